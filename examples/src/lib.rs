@@ -1,0 +1,1 @@
+//! Example servers; see the `billing` example.

@@ -1,0 +1,1 @@
+//! Procedural macros for Fusion. Use them through `fusion_runtime`, which re-exports them.

@@ -1,0 +1,424 @@
+//! The `<tool_error>` envelope: codes, severities, the fluent builder and its rendering.
+
+mod code;
+mod response;
+pub mod xml;
+
+pub use code::{ErrorCode, codes};
+pub use response::{Content, ToolResponse};
+
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How bad an error is, and whether the MCP result is flagged `isError`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Severity {
+    /// The action failed.
+    #[default]
+    Error,
+    /// The action failed, and must not be retried blindly.
+    Critical,
+    /// Guidance travelling on the success path: the result is not an error.
+    Warning,
+}
+
+impl Severity {
+    /// The wire spelling: `error`, `critical` or `warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+        }
+    }
+
+    /// Reads a wire spelling; anything else is `None`.
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "error" => Some(Severity::Error),
+            "critical" => Some(Severity::Critical),
+            "warning" => Some(Severity::Warning),
+            _ => None,
+        }
+    }
+
+    /// The `isError` flag of a result carrying this severity: false only for warnings.
+    pub fn is_error(self) -> bool {
+        !matches!(self, Severity::Warning)
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `retry_after` value: whole seconds, or a [`Duration`] rounded up to whole seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryAfter(pub Duration);
+
+impl From<Duration> for RetryAfter {
+    fn from(d: Duration) -> Self {
+        RetryAfter(d)
+    }
+}
+
+impl From<u64> for RetryAfter {
+    fn from(secs: u64) -> Self {
+        RetryAfter(Duration::from_secs(secs))
+    }
+}
+
+impl From<u32> for RetryAfter {
+    fn from(secs: u32) -> Self {
+        RetryAfter(Duration::from_secs(secs.into()))
+    }
+}
+
+/// Negative seconds mean "unset", like zero.
+impl From<i32> for RetryAfter {
+    fn from(secs: i32) -> Self {
+        RetryAfter(Duration::from_secs(secs.max(0).unsigned_abs().into()))
+    }
+}
+
+/// An error written for the language model that reads it: the `<tool_error>` envelope.
+///
+/// Start one with [`error`] and chain what the model needs to recover. It is a handler's
+/// error value as it is (no `.build()`), and renders lazily, once:
+///
+/// ```
+/// use fusion_runtime::{error, ErrorCode};
+///
+/// let e = error(ErrorCode::NotFound, "No invoice with that ID")
+///     .suggest("List invoices first, then retry with a real ID")
+///     .actions(["billing.list_invoices"])
+///     .details([("requestedId", "inv_2026_9999")])
+///     .retry_after(30);
+/// assert!(e.render().starts_with(r#"<tool_error code="NOT_FOUND" severity="error">"#));
+/// assert!(e.is_error());
+/// ```
+#[derive(Clone)]
+pub struct ToolError {
+    code: ErrorCode,
+    message: String,
+    suggestion: Option<String>,
+    actions: Vec<String>,
+    details: Vec<(String, String)>,
+    retry_after: Option<Duration>,
+    severity: Severity,
+    rendered: OnceLock<String>,
+}
+
+/// Starts a [`ToolError`] from a code and a message.
+pub fn error(code: impl Into<ErrorCode>, message: impl Into<String>) -> ToolError {
+    ToolError::new(code, message)
+}
+
+impl ToolError {
+    /// A new error with severity `error` and no optional section.
+    pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
+        ToolError {
+            code: code.into(),
+            message: message.into(),
+            suggestion: None,
+            actions: Vec::new(),
+            details: Vec::new(),
+            retry_after: None,
+            severity: Severity::Error,
+            rendered: OnceLock::new(),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Self)) -> Self {
+        f(&mut self);
+        self.rendered = OnceLock::new();
+        self
+    }
+
+    /// What the model should do next (rendered as `<recovery>`).
+    pub fn suggest(self, suggestion: impl Into<String>) -> Self {
+        self.edit(|e| e.suggestion = Some(suggestion.into()))
+    }
+
+    /// Actions the model can call instead; appended in order.
+    pub fn actions<I, S>(self, actions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.edit(|e| e.actions.extend(actions.into_iter().map(Into::into)))
+    }
+
+    /// One action the model can call instead.
+    pub fn action(self, action: impl Into<String>) -> Self {
+        self.edit(|e| e.actions.push(action.into()))
+    }
+
+    /// Key/value details, kept in insertion order; appended to any already set.
+    pub fn details<I, K, V>(self, details: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.edit(|e| {
+            e.details
+                .extend(details.into_iter().map(|(k, v)| (k.into(), v.into())))
+        })
+    }
+
+    /// One key/value detail.
+    pub fn detail(self, key: impl Into<String>, value: impl fmt::Display) -> Self {
+        self.edit(|e| e.details.push((key.into(), value.to_string())))
+    }
+
+    /// When to retry: whole seconds or a `Duration` (rounded up). Zero means unset.
+    pub fn retry_after(self, after: impl Into<RetryAfter>) -> Self {
+        let RetryAfter(d) = after.into();
+        self.edit(|e| e.retry_after = (!d.is_zero()).then_some(d))
+    }
+
+    /// Sets the severity.
+    pub fn severity(self, severity: Severity) -> Self {
+        self.edit(|e| e.severity = severity)
+    }
+
+    /// Severity `warning`: guidance on the success path, `isError: false`.
+    pub fn warning(self) -> Self {
+        self.severity(Severity::Warning)
+    }
+
+    /// Severity `critical`: failed, and must not be retried blindly.
+    pub fn critical(self) -> Self {
+        self.severity(Severity::Critical)
+    }
+
+    /// The code.
+    pub fn code(&self) -> &ErrorCode {
+        &self.code
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The recovery suggestion, if set and non-empty.
+    pub fn suggestion(&self) -> Option<&str> {
+        self.suggestion.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// The available actions.
+    pub fn available_actions(&self) -> &[String] {
+        &self.actions
+    }
+
+    /// The details, in insertion order.
+    pub fn detail_pairs(&self) -> &[(String, String)] {
+        &self.details
+    }
+
+    /// The value of the first detail with this key.
+    pub fn detail_value(&self, key: &str) -> Option<&str> {
+        self.details
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `retry_after` as set (before rounding), if any.
+    pub fn retry_after_duration(&self) -> Option<Duration> {
+        self.retry_after
+    }
+
+    /// `retry_after` in whole seconds, rounded up, as rendered; `None` when unset.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        self.retry_after
+            .map(|d| d.as_secs() + u64::from(d.subsec_nanos() > 0))
+    }
+
+    /// The severity.
+    pub fn severity_level(&self) -> Severity {
+        self.severity
+    }
+
+    /// The `isError` flag of a result carrying this envelope.
+    pub fn is_error(&self) -> bool {
+        self.severity.is_error()
+    }
+
+    /// The envelope text, rendered on first use and cached.
+    pub fn render(&self) -> &str {
+        self.rendered.get_or_init(|| self.render_uncached())
+    }
+
+    /// The envelope text, taking the cached rendering when there is one.
+    pub fn into_rendered(self) -> String {
+        match self.rendered.into_inner() {
+            Some(s) => s,
+            None => {
+                let e = ToolError {
+                    rendered: OnceLock::new(),
+                    ..self
+                };
+                e.render_uncached()
+            }
+        }
+    }
+
+    fn estimated_len(&self) -> usize {
+        let mut n = 64 + self.code.as_str().len() + self.message.len();
+        if let Some(s) = self.suggestion() {
+            n += 24 + s.len();
+        }
+        if !self.actions.is_empty() {
+            n += 48 + self.actions.iter().map(|a| a.len() + 22).sum::<usize>();
+        }
+        if !self.details.is_empty() {
+            n += 30
+                + self
+                    .details
+                    .iter()
+                    .map(|(k, v)| k.len() + v.len() + 30)
+                    .sum::<usize>();
+        }
+        if self.retry_after.is_some() {
+            n += 48;
+        }
+        n + n / 16
+    }
+
+    fn render_uncached(&self) -> String {
+        let mut out = String::with_capacity(self.estimated_len());
+        out.push_str("<tool_error code=\"");
+        xml::push_attr(&mut out, self.code.as_str());
+        out.push_str("\" severity=\"");
+        out.push_str(self.severity.as_str());
+        out.push_str("\">\n  <message>");
+        xml::push_text(&mut out, &self.message);
+        out.push_str("</message>");
+        if let Some(s) = self.suggestion() {
+            out.push_str("\n  <recovery>");
+            xml::push_text(&mut out, s);
+            out.push_str("</recovery>");
+        }
+        if !self.actions.is_empty() {
+            out.push_str("\n  <available_actions>");
+            for a in &self.actions {
+                out.push_str("\n    <action>");
+                xml::push_text(&mut out, a);
+                out.push_str("</action>");
+            }
+            out.push_str("\n  </available_actions>");
+        }
+        if !self.details.is_empty() {
+            out.push_str("\n  <details>");
+            for (k, v) in &self.details {
+                out.push_str("\n    <detail key=\"");
+                xml::push_attr(&mut out, k);
+                out.push_str("\">");
+                xml::push_text(&mut out, v);
+                out.push_str("</detail>");
+            }
+            out.push_str("\n  </details>");
+        }
+        if let Some(secs) = self.retry_after_secs() {
+            out.push_str("\n  <retry_after>");
+            out.push_str(&secs.to_string());
+            out.push_str(if secs == 1 { " second" } else { " seconds" });
+            out.push_str("</retry_after>");
+        }
+        out.push_str("\n</tool_error>");
+        out
+    }
+}
+
+/// Two errors are equal when every part of the envelope is; the rendering cache is ignored.
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.suggestion() == other.suggestion()
+            && self.actions == other.actions
+            && self.details == other.details
+            && self.retry_after == other.retry_after
+            && self.severity == other.severity
+    }
+}
+
+impl Eq for ToolError {}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolError")
+            .field("code", &self.code)
+            .field("severity", &self.severity)
+            .field("message", &self.message)
+            .field("suggestion", &self.suggestion)
+            .field("actions", &self.actions)
+            .field("details", &self.details)
+            .field("retry_after", &self.retry_after)
+            .finish()
+    }
+}
+
+/// `CODE: message`, the short form for logs and `source()` chains; the model gets [`ToolError::render`].
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builder_edits_after_render_invalidate_the_cache() {
+        let e = error(ErrorCode::NotFound, "m");
+        assert!(!e.render().contains("recovery"));
+        let e = e.suggest("r");
+        assert!(e.render().contains("<recovery>r</recovery>"));
+    }
+
+    #[test]
+    fn retry_after_rounds_up_and_zero_unsets() {
+        assert_eq!(
+            error("X", "m")
+                .retry_after(Duration::from_millis(1500))
+                .retry_after_secs(),
+            Some(2)
+        );
+        assert_eq!(error("X", "m").retry_after(0).retry_after_secs(), None);
+        assert_eq!(error("X", "m").retry_after(-3).retry_after_secs(), None);
+        assert_eq!(
+            error("X", "m").retry_after(7u64).retry_after_secs(),
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn severity_decides_is_error() {
+        assert!(error("X", "m").is_error());
+        assert!(error("X", "m").critical().is_error());
+        assert!(!error("X", "m").warning().is_error());
+        assert_eq!(Severity::default(), Severity::Error);
+    }
+
+    #[test]
+    fn rendering_capacity_is_enough_for_the_common_case() {
+        let e = error(ErrorCode::NotFound, "No invoice with that ID")
+            .suggest("List invoices first, then retry with a real ID")
+            .actions(["billing.list_invoices"])
+            .details([("requestedId", "inv_2026_9999")])
+            .retry_after(30);
+        let estimated = e.estimated_len();
+        let text = e.into_rendered();
+        assert!(estimated >= text.len(), "{estimated} < {}", text.len());
+    }
+}

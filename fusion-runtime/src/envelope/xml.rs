@@ -1,0 +1,113 @@
+//! Escaping for everything Fusion writes into an envelope.
+//!
+//! Element content escapes only `&` and `<` (`>` and quotes stay readable for the model), plus
+//! `]]>` → `]]&gt;`. Attribute values escape all five specials, and also tab, LF and CR as
+//! character references so that attribute-value normalization cannot change them. In both,
+//! characters XML 1.0 forbids (C0 controls other than tab/LF/CR, U+FFFE, U+FFFF) become U+FFFD.
+//! Whatever the input, the output is well-formed and no input can open or close an element.
+
+/// Whether XML 1.0 allows `c` in a document (surrogates cannot occur in a `char`).
+#[inline]
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// `s` with every character XML forbids replaced by U+FFFD: what a round trip through an
+/// envelope gives back.
+pub fn replace_forbidden(s: &str) -> String {
+    s.chars()
+        .map(|c| if is_xml_char(c) { c } else { '\u{FFFD}' })
+        .collect()
+}
+
+#[inline]
+fn needs_text_escape(b: u8) -> bool {
+    matches!(b, b'&' | b'<' | b'>')
+        || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
+        || b == 0xEF
+}
+
+/// Appends `s` as element content.
+pub fn push_text(out: &mut String, s: &str) {
+    if !s.bytes().any(needs_text_escape) {
+        out.push_str(s);
+        return;
+    }
+    let mut brackets = 0usize;
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' if brackets >= 2 => out.push_str("&gt;"),
+            c if !is_xml_char(c) => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+        brackets = if c == ']' { brackets + 1 } else { 0 };
+    }
+}
+
+/// Appends `s` as a double-quoted attribute value (without the quotes).
+pub fn push_attr(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' => out.push_str("&#9;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            c if !is_xml_char(c) => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+}
+
+/// `s` escaped as element content, in a new string.
+pub fn escape_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    push_text(&mut out, s);
+    out
+}
+
+/// `s` escaped as an attribute value, in a new string.
+pub fn escape_attr(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    push_attr(&mut out, s);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_escapes_only_amp_lt_and_cdata_end() {
+        assert_eq!(
+            escape_text(r#"a & b < c > d "e" 'f'"#),
+            r#"a &amp; b &lt; c > d "e" 'f'"#
+        );
+        assert_eq!(escape_text("x ]]> y ]> ]]]>"), "x ]]&gt; y ]> ]]]&gt;");
+        assert_eq!(escape_text("] ]>"), "] ]>");
+    }
+
+    #[test]
+    fn forbidden_characters_become_replacement() {
+        assert_eq!(
+            escape_text("a\u{0}b\u{1b}c\tn\nr\r"),
+            "a\u{FFFD}b\u{FFFD}c\tn\nr\r"
+        );
+        assert_eq!(
+            escape_text("\u{FFFE}\u{FFFF}\u{FFFD}"),
+            "\u{FFFD}\u{FFFD}\u{FFFD}"
+        );
+        assert_eq!(escape_attr("\u{7}\u{FFFF}"), "\u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn attributes_escape_all_five_and_whitespace() {
+        assert_eq!(escape_attr(r#"k&<>"'"#), "k&amp;&lt;&gt;&quot;&apos;");
+        assert_eq!(escape_attr("a\tb\nc\rd"), "a&#9;b&#10;c&#13;d");
+    }
+}

@@ -1,0 +1,22 @@
+//! Fusion: MCP servers whose errors are written for the language model that reads them.
+//!
+//! Every failure becomes a structured envelope the agent can act on — a `<tool_error>` with a
+//! code, a recovery hint and the actions to call instead, or a `<validation_error>` that says,
+//! field by field, what was sent and what was expected.
+//!
+//! ```
+//! use fusion_runtime::{error, codes::NOT_FOUND};
+//!
+//! let e = error(NOT_FOUND, "No invoice with that ID")
+//!     .suggest("List invoices first, then retry with a real ID")
+//!     .actions(["billing.list_invoices"]);
+//! println!("{}", e.render());
+//! ```
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod envelope;
+
+pub use envelope::{
+    Content, ErrorCode, RetryAfter, Severity, ToolError, ToolResponse, codes, error,
+};

@@ -1,0 +1,1 @@
+//! trybuild tests live in tests/ui.rs.
