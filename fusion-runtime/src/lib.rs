@@ -16,7 +16,12 @@
 
 pub mod client;
 pub mod envelope;
+pub mod input;
 
 pub use envelope::{
     Content, ErrorCode, RetryAfter, Severity, ToolError, ToolResponse, codes, error,
 };
+pub mod validation;
+
+pub use input::{JsonObject, ToolInput};
+pub use validation::{Issue, IssueKind, ValidationReport};

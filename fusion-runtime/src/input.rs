@@ -1,0 +1,24 @@
+//! The `ToolInput` trait: what `#[derive(ToolInput)]` implements for an action's input type.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::validation::ValidationReport;
+
+/// A JSON object, as MCP carries schemas and arguments.
+pub type JsonObject = serde_json::Map<String, Value>;
+
+/// An action's input: one JSON Schema shown to agents and run on every call.
+///
+/// Implemented by `#[derive(ToolInput)]`; the schema and the validation come from the same
+/// attributes, so they cannot disagree.
+pub trait ToolInput: Sized + Send + 'static {
+    /// The JSON Schema (draft 2020-12) of the arguments, as `tools/list` shows it. Built once
+    /// per type; every call returns the same `Arc`.
+    fn input_schema() -> Arc<JsonObject>;
+
+    /// Checks the raw arguments against the schema — every problem in one pass — then builds
+    /// the typed value and runs custom validators. `Err` carries every problem found.
+    fn from_arguments(arguments: Value) -> Result<Self, ValidationReport>;
+}
