@@ -16,6 +16,7 @@
 
 pub mod client;
 pub mod envelope;
+pub mod guard;
 pub mod input;
 
 pub use envelope::{

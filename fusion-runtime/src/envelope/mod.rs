@@ -102,6 +102,12 @@ impl From<i32> for RetryAfter {
 /// ```
 #[derive(Clone)]
 pub struct ToolError {
+    // Boxed so that `Result<T, ToolError>` stays one pointer wide on the error side.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
     code: ErrorCode,
     message: String,
     suggestion: Option<String>,
@@ -121,20 +127,22 @@ impl ToolError {
     /// A new error with severity `error` and no optional section.
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> Self {
         ToolError {
-            code: code.into(),
-            message: message.into(),
-            suggestion: None,
-            actions: Vec::new(),
-            details: Vec::new(),
-            retry_after: None,
-            severity: Severity::Error,
-            rendered: OnceLock::new(),
+            inner: Box::new(Inner {
+                code: code.into(),
+                message: message.into(),
+                suggestion: None,
+                actions: Vec::new(),
+                details: Vec::new(),
+                retry_after: None,
+                severity: Severity::Error,
+                rendered: OnceLock::new(),
+            }),
         }
     }
 
-    fn edit(mut self, f: impl FnOnce(&mut Self)) -> Self {
-        f(&mut self);
-        self.rendered = OnceLock::new();
+    fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        f(&mut self.inner);
+        self.inner.rendered = OnceLock::new();
         self
     }
 
@@ -198,32 +206,33 @@ impl ToolError {
 
     /// The code.
     pub fn code(&self) -> &ErrorCode {
-        &self.code
+        &self.inner.code
     }
 
     /// The message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// The recovery suggestion, if set and non-empty.
     pub fn suggestion(&self) -> Option<&str> {
-        self.suggestion.as_deref().filter(|s| !s.is_empty())
+        self.inner.suggestion.as_deref().filter(|s| !s.is_empty())
     }
 
     /// The available actions.
     pub fn available_actions(&self) -> &[String] {
-        &self.actions
+        &self.inner.actions
     }
 
     /// The details, in insertion order.
     pub fn detail_pairs(&self) -> &[(String, String)] {
-        &self.details
+        &self.inner.details
     }
 
     /// The value of the first detail with this key.
     pub fn detail_value(&self, key: &str) -> Option<&str> {
-        self.details
+        self.inner
+            .details
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
@@ -231,61 +240,63 @@ impl ToolError {
 
     /// `retry_after` as set (before rounding), if any.
     pub fn retry_after_duration(&self) -> Option<Duration> {
-        self.retry_after
+        self.inner.retry_after
     }
 
     /// `retry_after` in whole seconds, rounded up, as rendered; `None` when unset.
     pub fn retry_after_secs(&self) -> Option<u64> {
-        self.retry_after
+        self.inner
+            .retry_after
             .map(|d| d.as_secs() + u64::from(d.subsec_nanos() > 0))
     }
 
     /// The severity.
     pub fn severity_level(&self) -> Severity {
-        self.severity
+        self.inner.severity
     }
 
     /// The `isError` flag of a result carrying this envelope.
     pub fn is_error(&self) -> bool {
-        self.severity.is_error()
+        self.inner.severity.is_error()
     }
 
     /// The envelope text, rendered on first use and cached.
     pub fn render(&self) -> &str {
-        self.rendered.get_or_init(|| self.render_uncached())
+        self.inner.rendered.get_or_init(|| self.render_uncached())
     }
 
     /// The envelope text, taking the cached rendering when there is one.
-    pub fn into_rendered(self) -> String {
-        match self.rendered.into_inner() {
+    pub fn into_rendered(mut self) -> String {
+        match self.inner.rendered.take() {
             Some(s) => s,
-            None => {
-                let e = ToolError {
-                    rendered: OnceLock::new(),
-                    ..self
-                };
-                e.render_uncached()
-            }
+            None => self.render_uncached(),
         }
     }
 
     fn estimated_len(&self) -> usize {
-        let mut n = 64 + self.code.as_str().len() + self.message.len();
+        let mut n = 64 + self.inner.code.as_str().len() + self.inner.message.len();
         if let Some(s) = self.suggestion() {
             n += 24 + s.len();
         }
-        if !self.actions.is_empty() {
-            n += 48 + self.actions.iter().map(|a| a.len() + 22).sum::<usize>();
+        if !self.inner.actions.is_empty() {
+            n += 48
+                + self
+                    .inner
+                    .actions
+                    .iter()
+                    .map(|a| a.len() + 22)
+                    .sum::<usize>();
         }
-        if !self.details.is_empty() {
+        if !self.inner.details.is_empty() {
             n += 30
                 + self
+                    .inner
                     .details
                     .iter()
                     .map(|(k, v)| k.len() + v.len() + 30)
                     .sum::<usize>();
         }
-        if self.retry_after.is_some() {
+        if self.inner.retry_after.is_some() {
             n += 48;
         }
         n + n / 16
@@ -294,29 +305,29 @@ impl ToolError {
     fn render_uncached(&self) -> String {
         let mut out = String::with_capacity(self.estimated_len());
         out.push_str("<tool_error code=\"");
-        xml::push_attr(&mut out, self.code.as_str());
+        xml::push_attr(&mut out, self.inner.code.as_str());
         out.push_str("\" severity=\"");
-        out.push_str(self.severity.as_str());
+        out.push_str(self.inner.severity.as_str());
         out.push_str("\">\n  <message>");
-        xml::push_text(&mut out, &self.message);
+        xml::push_text(&mut out, &self.inner.message);
         out.push_str("</message>");
         if let Some(s) = self.suggestion() {
             out.push_str("\n  <recovery>");
             xml::push_text(&mut out, s);
             out.push_str("</recovery>");
         }
-        if !self.actions.is_empty() {
+        if !self.inner.actions.is_empty() {
             out.push_str("\n  <available_actions>");
-            for a in &self.actions {
+            for a in &self.inner.actions {
                 out.push_str("\n    <action>");
                 xml::push_text(&mut out, a);
                 out.push_str("</action>");
             }
             out.push_str("\n  </available_actions>");
         }
-        if !self.details.is_empty() {
+        if !self.inner.details.is_empty() {
             out.push_str("\n  <details>");
-            for (k, v) in &self.details {
+            for (k, v) in &self.inner.details {
                 out.push_str("\n    <detail key=\"");
                 xml::push_attr(&mut out, k);
                 out.push_str("\">");
@@ -339,13 +350,13 @@ impl ToolError {
 /// Two errors are equal when every part of the envelope is; the rendering cache is ignored.
 impl PartialEq for ToolError {
     fn eq(&self, other: &Self) -> bool {
-        self.code == other.code
-            && self.message == other.message
+        self.inner.code == other.inner.code
+            && self.inner.message == other.inner.message
             && self.suggestion() == other.suggestion()
-            && self.actions == other.actions
-            && self.details == other.details
-            && self.retry_after == other.retry_after
-            && self.severity == other.severity
+            && self.inner.actions == other.inner.actions
+            && self.inner.details == other.inner.details
+            && self.inner.retry_after == other.inner.retry_after
+            && self.inner.severity == other.inner.severity
     }
 }
 
@@ -354,13 +365,13 @@ impl Eq for ToolError {}
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolError")
-            .field("code", &self.code)
-            .field("severity", &self.severity)
-            .field("message", &self.message)
-            .field("suggestion", &self.suggestion)
-            .field("actions", &self.actions)
-            .field("details", &self.details)
-            .field("retry_after", &self.retry_after)
+            .field("code", &self.inner.code)
+            .field("severity", &self.inner.severity)
+            .field("message", &self.inner.message)
+            .field("suggestion", &self.inner.suggestion)
+            .field("actions", &self.inner.actions)
+            .field("details", &self.inner.details)
+            .field("retry_after", &self.inner.retry_after)
             .finish()
     }
 }
@@ -368,7 +379,7 @@ impl fmt::Debug for ToolError {
 /// `CODE: message`, the short form for logs and `source()` chains; the model gets [`ToolError::render`].
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        write!(f, "{}: {}", self.inner.code, self.inner.message)
     }
 }
 
