@@ -1,7 +1,11 @@
-//! The client side: reading envelopes back.
+//! The client side: reading envelopes back, over a real MCP connection.
 
+mod connect;
+mod outcome;
 mod parse;
 
+pub use connect::{FusionClient, FusionClientError, RetryPolicy};
+pub use outcome::{CallOutcome, ToolCallError, UNKNOWN_CODE};
 pub use parse::{
     Envelope, EnvelopeParseError, FieldLine, RawSection, ValidationEnvelope, looks_like_envelope,
     parse_envelope, parse_tool_error, parse_validation_error,

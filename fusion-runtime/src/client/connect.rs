@@ -1,0 +1,216 @@
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ServiceExt, transport::IntoTransport};
+use serde_json::Value;
+
+use super::outcome::{CallOutcome, ToolCallError};
+
+/// What can go wrong on the client side.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FusionClientError {
+    /// The tool answered with an error (only when errors are raised: `throw_on_error` or a
+    /// checked call).
+    #[error(transparent)]
+    Tool(Box<ToolCallError>),
+    /// Connecting failed (spawning the server, the HTTP handshake, initialization).
+    #[error("could not connect: {0}")]
+    Connect(String),
+    /// The MCP exchange failed (transport closed, JSON-RPC error, timeout).
+    #[error("MCP request failed: {0}")]
+    Service(#[from] rmcp::ServiceError),
+    /// Arguments were not a JSON object, or a typed result did not decode.
+    #[error("{0}")]
+    Json(String),
+}
+
+impl FusionClientError {
+    /// The tool error, when this is one.
+    pub fn as_tool_error(&self) -> Option<&ToolCallError> {
+        match self {
+            FusionClientError::Tool(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ToolCallError> for FusionClientError {
+    fn from(e: ToolCallError) -> Self {
+        FusionClientError::Tool(Box::new(e))
+    }
+}
+
+/// How the retry helper retries (opt-in, bounded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Calls made at most, the first one included.
+    pub max_attempts: u32,
+    /// The longest single wait; a longer `retry_after` gives up instead of waiting.
+    pub max_wait: Duration,
+    /// The wait when the envelope gives no `retry_after`.
+    pub default_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 3,
+            max_wait: Duration::from_secs(30),
+            default_wait: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A client of a Fusion (or any MCP) server that reads envelopes back.
+///
+/// Over stdio ([`FusionClient::spawn`]) or streamable HTTP ([`FusionClient::connect_http`]).
+/// [`FusionClient::call`] returns every result, errors included, as a [`CallOutcome`];
+/// with [`FusionClient::throw_on_error`] an error result becomes
+/// `Err(FusionClientError::Tool(..))` carrying code, recovery, actions, severity, details
+/// and the parsed envelope.
+pub struct FusionClient {
+    service: RunningService<RoleClient, ()>,
+    throw_on_error: bool,
+}
+
+impl std::fmt::Debug for FusionClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FusionClient")
+            .field("throw_on_error", &self.throw_on_error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FusionClient {
+    /// Connects over any `rmcp` client transport.
+    pub async fn connect<T, E, A>(transport: T) -> Result<Self, FusionClientError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let service =
+            ().serve(transport)
+                .await
+                .map_err(|e| FusionClientError::Connect(e.to_string()))?;
+        Ok(FusionClient {
+            service,
+            throw_on_error: false,
+        })
+    }
+
+    /// Spawns a server as a child process and talks to it over its stdio.
+    pub async fn spawn(command: tokio::process::Command) -> Result<Self, FusionClientError> {
+        let transport = TokioChildProcess::new(command)
+            .map_err(|e| FusionClientError::Connect(e.to_string()))?;
+        Self::connect(transport).await
+    }
+
+    /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`).
+    pub async fn connect_http(url: &str) -> Result<Self, FusionClientError> {
+        Self::connect(StreamableHttpClientTransport::from_uri(url.to_owned())).await
+    }
+
+    /// Whether error results become `Err(FusionClientError::Tool(..))` (default: false).
+    pub fn throw_on_error(mut self, raise: bool) -> Self {
+        self.throw_on_error = raise;
+        self
+    }
+
+    /// The underlying `rmcp` service, for anything this client does not wrap.
+    pub fn service(&self) -> &RunningService<RoleClient, ()> {
+        &self.service
+    }
+
+    /// Every tool the server lists.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, FusionClientError> {
+        Ok(self.service.list_all_tools().await?)
+    }
+
+    /// Calls `tool` with JSON `arguments` (an object, or `null` for none). Error results are
+    /// `Ok` unless `throw_on_error` is set.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<CallOutcome, FusionClientError> {
+        let outcome = self.call_raw(tool, arguments).await?;
+        if self.throw_on_error
+            && let Some(e) = outcome.error()
+        {
+            return Err(e.into());
+        }
+        Ok(outcome)
+    }
+
+    /// Like [`FusionClient::call`], always raising error results.
+    pub async fn call_checked(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<CallOutcome, FusionClientError> {
+        let outcome = self.call_raw(tool, arguments).await?;
+        match outcome.error() {
+            Some(e) => Err(e.into()),
+            None => Ok(outcome),
+        }
+    }
+
+    /// A checked call that retries `RATE_LIMITED` and `SERVER_BUSY` after their
+    /// `retry_after`, at most `policy.max_attempts` calls in all. Never retries `critical`
+    /// errors, validation errors or `INTERNAL_ERROR`.
+    pub async fn call_with_retry(
+        &self,
+        tool: &str,
+        arguments: Value,
+        policy: RetryPolicy,
+    ) -> Result<CallOutcome, FusionClientError> {
+        let mut attempt = 1;
+        loop {
+            match self.call_checked(tool, arguments.clone()).await {
+                Err(FusionClientError::Tool(e))
+                    if e.is_retryable() && attempt < policy.max_attempts =>
+                {
+                    let wait = e.retry_after.unwrap_or(policy.default_wait);
+                    if wait > policy.max_wait {
+                        return Err(FusionClientError::Tool(e));
+                    }
+                    tracing::debug!(tool, attempt, ?wait, code = %e.code, "retrying");
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn call_raw(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<CallOutcome, FusionClientError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        match arguments {
+            Value::Null => {}
+            Value::Object(map) => params = params.with_arguments(map),
+            other => {
+                return Err(FusionClientError::Json(format!(
+                    "tool arguments must be a JSON object, got {other}"
+                )));
+            }
+        }
+        let result = self.service.call_tool(params).await?;
+        Ok(CallOutcome::from_result(tool, result))
+    }
+
+    /// Closes the connection (and, over stdio, lets the child exit).
+    pub async fn close(self) -> Result<(), FusionClientError> {
+        self.service
+            .cancel()
+            .await
+            .map(|_| ())
+            .map_err(|e| FusionClientError::Connect(e.to_string()))
+    }
+}

@@ -1,0 +1,185 @@
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+use super::parse::{Envelope, FieldLine, looks_like_envelope, parse_envelope};
+use crate::envelope::{ErrorCode, Severity, ToolError};
+
+/// The code a client error carries when the server answered `isError` without an envelope.
+pub const UNKNOWN_CODE: &str = "UNKNOWN";
+
+/// What one `tools/call` answered, with its envelopes read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallOutcome {
+    /// The tool name called.
+    pub tool: String,
+    /// The `isError` flag (absent counts as `false`).
+    pub is_error: bool,
+    /// The content blocks, as sent.
+    pub content: Vec<ContentBlock>,
+    /// `structuredContent`, when sent.
+    pub structured_content: Option<Value>,
+    /// Every text block that parsed as an envelope, in order.
+    pub envelopes: Vec<Envelope>,
+}
+
+impl CallOutcome {
+    /// Reads a result: every text block that is an envelope is parsed; anything else is
+    /// left as content. Never fails and never panics, whatever the text.
+    pub fn from_result(tool: impl Into<String>, result: CallToolResult) -> Self {
+        let envelopes = result
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .filter(|t| looks_like_envelope(&t.text))
+            .filter_map(|t| parse_envelope(&t.text).ok())
+            .collect();
+        CallOutcome {
+            tool: tool.into(),
+            is_error: result.is_error.unwrap_or(false),
+            content: result.content,
+            structured_content: result.structured_content,
+            envelopes,
+        }
+    }
+
+    /// The text blocks that are not envelopes, joined by newlines: the result itself.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .map(|t| t.text.as_str())
+            .filter(|t| !(looks_like_envelope(t) && parse_envelope(t).is_ok()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The result as JSON: `structuredContent` when sent, else the text parsed as JSON.
+    pub fn json(&self) -> Option<Value> {
+        self.structured_content
+            .clone()
+            .or_else(|| serde_json::from_str(&self.text()).ok())
+    }
+
+    /// Warning envelopes (`severity="warning"`), which travel on successful results.
+    pub fn warnings(&self) -> impl Iterator<Item = &ToolError> {
+        self.envelopes.iter().filter_map(|e| match e {
+            Envelope::Tool(t) if t.severity_level() == Severity::Warning => Some(t),
+            _ => None,
+        })
+    }
+
+    /// The client error this outcome stands for, when it is an error result.
+    pub fn error(&self) -> Option<ToolCallError> {
+        if !self.is_error {
+            return None;
+        }
+        let raw_text = self
+            .content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .map(|t| t.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let envelope = self
+            .envelopes
+            .iter()
+            .find(|e| match e {
+                Envelope::Tool(t) => t.is_error(),
+                Envelope::Validation(_) => true,
+            })
+            .cloned();
+        Some(match envelope {
+            Some(Envelope::Tool(t)) => ToolCallError {
+                tool: self.tool.clone(),
+                code: t.code().clone(),
+                message: t.message().to_owned(),
+                recovery: t.suggestion().map(str::to_owned),
+                available_actions: t.available_actions().to_vec(),
+                severity: t.severity_level(),
+                retry_after: t.retry_after_secs().map(Duration::from_secs),
+                details: t.detail_pairs().to_vec(),
+                fields: Vec::new(),
+                envelope: Some(Envelope::Tool(t)),
+                text: raw_text,
+            },
+            Some(Envelope::Validation(v)) => ToolCallError {
+                tool: self.tool.clone(),
+                code: ErrorCode::ValidationError,
+                message: format!(
+                    "Invalid arguments for {}: {}",
+                    v.action,
+                    v.fields
+                        .iter()
+                        .map(|f| format!("{}: {}", f.name, f.text))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                recovery: v.recovery.clone(),
+                available_actions: Vec::new(),
+                severity: Severity::Error,
+                retry_after: None,
+                details: Vec::new(),
+                fields: v.fields.clone(),
+                envelope: Some(Envelope::Validation(v)),
+                text: raw_text,
+            },
+            None => ToolCallError {
+                tool: self.tool.clone(),
+                code: ErrorCode::custom(UNKNOWN_CODE),
+                message: if raw_text.is_empty() {
+                    "The tool reported an error without any text".to_owned()
+                } else {
+                    raw_text.clone()
+                },
+                recovery: None,
+                available_actions: Vec::new(),
+                severity: Severity::Error,
+                retry_after: None,
+                details: Vec::new(),
+                fields: Vec::new(),
+                envelope: None,
+                text: raw_text,
+            },
+        })
+    }
+}
+
+/// A tool call that answered with an error, read back from its envelope.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{tool} failed with {code}: {message}")]
+pub struct ToolCallError {
+    /// The tool name called.
+    pub tool: String,
+    /// The envelope's code; `VALIDATION_ERROR` for a `<validation_error>`; `UNKNOWN` when the
+    /// result carried no envelope.
+    pub code: ErrorCode,
+    /// The message (for a validation error, every field line).
+    pub message: String,
+    /// The `<recovery>` text.
+    pub recovery: Option<String>,
+    /// The `<available_actions>`.
+    pub available_actions: Vec<String>,
+    /// The severity.
+    pub severity: Severity,
+    /// `retry_after`, in whole seconds.
+    pub retry_after: Option<Duration>,
+    /// The `<details>`, in order.
+    pub details: Vec<(String, String)>,
+    /// For a validation error, its field lines.
+    pub fields: Vec<FieldLine>,
+    /// The parsed envelope, when there was one.
+    pub envelope: Option<Envelope>,
+    /// All text the result carried, as sent.
+    pub text: String,
+}
+
+impl ToolCallError {
+    /// Whether retrying after `retry_after` can help: `RATE_LIMITED` and `SERVER_BUSY`, never
+    /// when `critical`.
+    pub fn is_retryable(&self) -> bool {
+        self.severity != Severity::Critical
+            && matches!(self.code, ErrorCode::RateLimited | ErrorCode::ServerBusy)
+    }
+}
