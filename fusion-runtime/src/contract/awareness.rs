@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::ToolContract;
 use super::diff::{Delta, DeltaSeverity};
 use super::lockfile::{LockError, Lockfile};
-use super::ToolContract;
 use crate::envelope::xml;
 use crate::validation::quote_str;
 

@@ -105,8 +105,16 @@ impl fmt::Display for Delta {
 pub fn diff(old: &[ToolContract], new: &[ToolContract]) -> Vec<Delta> {
     let old: BTreeMap<&str, &ToolContract> = old.iter().map(|c| (c.action.as_str(), c)).collect();
     let new: BTreeMap<&str, &ToolContract> = new.iter().map(|c| (c.action.as_str(), c)).collect();
-    let removed: Vec<&str> = old.keys().filter(|k| !new.contains_key(*k)).copied().collect();
-    let added: Vec<&str> = new.keys().filter(|k| !old.contains_key(*k)).copied().collect();
+    let removed: Vec<&str> = old
+        .keys()
+        .filter(|k| !new.contains_key(*k))
+        .copied()
+        .collect();
+    let added: Vec<&str> = new
+        .keys()
+        .filter(|k| !old.contains_key(*k))
+        .copied()
+        .collect();
     let renames = unique_pairs(
         &removed,
         &added,
@@ -326,7 +334,9 @@ fn compare_actions(old: &ToolContract, new: &ToolContract, renamed: bool, out: &
             push(
                 path,
                 DeltaSeverity::Cosmetic,
-                format!("{key} of '{name}' is now written differently; its effective value stays {ea}."),
+                format!(
+                    "{key} of '{name}' is now written differently; its effective value stays {ea}."
+                ),
                 show(wb),
                 show(wa),
             );
@@ -562,7 +572,13 @@ impl Walker<'_> {
         self.refs.pop();
     }
 
-    fn object(&mut self, o: &Map<String, Value>, n: &Map<String, Value>, field: &str, depth: usize) {
+    fn object(
+        &mut self,
+        o: &Map<String, Value>,
+        n: &Map<String, Value>,
+        field: &str,
+        depth: usize,
+    ) {
         let subj = subject(field);
         let keys: BTreeSet<&String> = o.keys().chain(n.keys()).collect();
         for key in keys {
@@ -574,9 +590,39 @@ impl Walker<'_> {
             match k {
                 "type" => self.types(ov, nv, field),
                 "enum" => self.enums(ov, nv, field),
-                "const" => self.tighten_when_set(k, ov, nv, field, "the only accepted value"),
-                "pattern" => self.tighten_when_set(k, ov, nv, field, "the pattern"),
-                "format" => self.tighten_when_set(k, ov, nv, field, "the format"),
+                "const" => self.tighten_when_set(
+                    k,
+                    ov,
+                    nv,
+                    field,
+                    [
+                        "now accepts only one value",
+                        "now accepts only a different value",
+                        "no longer accepts only one value",
+                    ],
+                ),
+                "pattern" => self.tighten_when_set(
+                    k,
+                    ov,
+                    nv,
+                    field,
+                    [
+                        "now must match a pattern",
+                        "must match a different pattern",
+                        "no longer must match a pattern",
+                    ],
+                ),
+                "format" => self.tighten_when_set(
+                    k,
+                    ov,
+                    nv,
+                    field,
+                    [
+                        "now must have a format",
+                        "must have a different format",
+                        "no longer must have a format",
+                    ],
+                ),
                 "multipleOf" => self.multiple_of(ov, nv, field),
                 "uniqueItems" => self.unique_items(ov, nv, field),
                 "additionalProperties" => self.additional(ov, nv, field, depth),
@@ -705,7 +751,8 @@ impl Walker<'_> {
                 after,
             ),
             (Some(a), Some(b)) if a != b => {
-                let accepted = |t: &String| b.contains(t) || (t == "integer" && b.contains("number"));
+                let accepted =
+                    |t: &String| b.contains(t) || (t == "integer" && b.contains("number"));
                 if a.iter().all(accepted) {
                     self.push(
                         field,
@@ -785,7 +832,11 @@ impl Walker<'_> {
                     self.push(
                         field,
                         DeltaSeverity::Safe,
-                        format!("{} now also accepts {}.", capitalized(&subj), listed(&added)),
+                        format!(
+                            "{} now also accepts {}.",
+                            capitalized(&subj),
+                            listed(&added)
+                        ),
                         ov.map(json),
                         nv.map(json),
                     );
@@ -803,13 +854,13 @@ impl Walker<'_> {
         ov: Option<&Value>,
         nv: Option<&Value>,
         field: &str,
-        what: &str,
+        [added, changed, removed]: [&str; 3],
     ) {
         let subj = subject(field);
         let (severity, words) = match (ov, nv) {
-            (None, Some(_)) => (DeltaSeverity::Breaking, format!("now has {what} ({k})")),
-            (Some(_), Some(_)) => (DeltaSeverity::Breaking, format!("has a different {what} ({k})")),
-            _ => (DeltaSeverity::Safe, format!("no longer has {what} ({k})")),
+            (None, Some(_)) => (DeltaSeverity::Breaking, format!("{added} ({k} added)")),
+            (Some(_), Some(_)) => (DeltaSeverity::Breaking, format!("{changed} ({k} changed)")),
+            _ => (DeltaSeverity::Safe, format!("{removed} ({k} removed)")),
         };
         self.push(
             field,
@@ -824,8 +875,8 @@ impl Walker<'_> {
         let subj = subject(field);
         let (before, after) = (ov.map(json), nv.map(json));
         let (severity, words) = match (ov.map(Value::as_f64), nv.map(Value::as_f64)) {
-            (None, Some(Some(_))) => (DeltaSeverity::Breaking, format!("{k} was added")),
-            (Some(Some(_)), None) => (DeltaSeverity::Safe, format!("{k} was removed")),
+            (None, Some(Some(_))) => (DeltaSeverity::Breaking, format!("{k} was added to {subj}")),
+            (Some(Some(_)), None) => (DeltaSeverity::Safe, format!("{k} was removed from {subj}")),
             (Some(Some(a)), Some(Some(b))) => {
                 if a == b {
                     return;
@@ -833,33 +884,42 @@ impl Walker<'_> {
                 let tightened = if upper { b < a } else { b > a };
                 let moved = if b < a { "lowered" } else { "raised" };
                 if tightened {
-                    (DeltaSeverity::Breaking, format!("{k} was {moved} (tightened)"))
+                    (
+                        DeltaSeverity::Breaking,
+                        format!("{k} of {subj} was {moved} (tightened)"),
+                    )
                 } else {
-                    (DeltaSeverity::Safe, format!("{k} was {moved} (loosened)"))
+                    (
+                        DeltaSeverity::Safe,
+                        format!("{k} of {subj} was {moved} (loosened)"),
+                    )
                 }
             }
             _ => return self.unclassified(k, ov, nv, field),
         };
-        self.push(
-            field,
-            severity,
-            format!("The {words} on {subj}."),
-            before,
-            after,
-        );
+        self.push(field, severity, format!("{words}."), before, after);
     }
 
     fn multiple_of(&mut self, ov: Option<&Value>, nv: Option<&Value>, field: &str) {
         let subj = subject(field);
         let (before, after) = (ov.map(json), nv.map(json));
         let (severity, words) = match (ov.map(Value::as_f64), nv.map(Value::as_f64)) {
-            (None, Some(Some(_))) => (DeltaSeverity::Breaking, "now must be a multiple (multipleOf added)"),
-            (Some(Some(_)), None) => (DeltaSeverity::Safe, "no longer must be a multiple (multipleOf removed)"),
+            (None, Some(Some(_))) => (
+                DeltaSeverity::Breaking,
+                "now must be a multiple (multipleOf added)",
+            ),
+            (Some(Some(_)), None) => (
+                DeltaSeverity::Safe,
+                "no longer must be a multiple (multipleOf removed)",
+            ),
             (Some(Some(a)), Some(Some(b))) if b != 0.0 && (a / b).fract() == 0.0 => (
                 DeltaSeverity::Safe,
                 "accepts more multiples (multipleOf loosened: every old value stays valid)",
             ),
-            (Some(Some(_)), Some(Some(_))) => (DeltaSeverity::Breaking, "must be a multiple of a different number (multipleOf changed)"),
+            (Some(Some(_)), Some(Some(_))) => (
+                DeltaSeverity::Breaking,
+                "must be a multiple of a different number (multipleOf changed)",
+            ),
             _ => return self.unclassified("multipleOf", ov, nv, field),
         };
         self.push(
@@ -878,7 +938,10 @@ impl Walker<'_> {
             return self.push(
                 field,
                 DeltaSeverity::Cosmetic,
-                format!("Keyword 'uniqueItems' of {} is written differently.", subject(field)),
+                format!(
+                    "Keyword 'uniqueItems' of {} is written differently.",
+                    subject(field)
+                ),
                 ov.map(json),
                 nv.map(json),
             );
@@ -901,9 +964,10 @@ impl Walker<'_> {
         let subj = subject(field);
         let (before, after) = (ov.map(json), nv.map(json));
         let (severity, words) = match (extra(ov), extra(nv)) {
-            (Extra::Never, Extra::Never) | (Extra::Any, Extra::Any) => {
-                (DeltaSeverity::Cosmetic, "writes additionalProperties differently")
-            }
+            (Extra::Never, Extra::Never) | (Extra::Any, Extra::Any) => (
+                DeltaSeverity::Cosmetic,
+                "writes additionalProperties differently",
+            ),
             (_, Extra::Never) => (
                 DeltaSeverity::Breaking,
                 "now rejects unknown keys (additionalProperties: false)",
@@ -970,7 +1034,13 @@ impl Walker<'_> {
         }
     }
 
-    fn properties(&mut self, o: &Map<String, Value>, n: &Map<String, Value>, field: &str, depth: usize) {
+    fn properties(
+        &mut self,
+        o: &Map<String, Value>,
+        n: &Map<String, Value>,
+        field: &str,
+        depth: usize,
+    ) {
         let empty = Map::new();
         let props = |m: &Map<String, Value>| -> Map<String, Value> {
             m.get("properties")
@@ -981,7 +1051,12 @@ impl Walker<'_> {
         let required = |m: &Map<String, Value>| -> BTreeSet<String> {
             m.get("required")
                 .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let (op, np) = (props(o), props(n));
@@ -990,12 +1065,7 @@ impl Walker<'_> {
         let np_keys: BTreeSet<&str> = np.keys().map(String::as_str).collect();
         let removed: Vec<&str> = op_keys.difference(&np_keys).copied().collect();
         let added: Vec<&str> = np_keys.difference(&op_keys).copied().collect();
-        let renames = unique_pairs(
-            &removed,
-            &added,
-            |r| json(&op[r]),
-            |a| json(&np[a]),
-        );
+        let renames = unique_pairs(&removed, &added, |r| json(&op[r]), |a| json(&np[a]));
         let renamed_to: BTreeSet<&str> = renames.values().copied().collect();
 
         for (r, a) in &renames {
