@@ -189,3 +189,32 @@ fn display_value(json: &str) -> String {
 fn one_line(s: &str) -> String {
     s.replace(['\r', '\n', '\t'], " ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_display_as_a_model_reads_them() {
+        assert_eq!(display_value("\"id\""), "'id'");
+        assert_eq!(display_value("64"), "64");
+        assert_eq!(display_value("[\"a\",\"b\"]"), "[\"a\",\"b\"]");
+        let long = format!("[{}]", "1,".repeat(40) + "1");
+        let shown = display_value(&long);
+        assert_eq!(shown.chars().count(), 50);
+        assert!(shown.ends_with("..."));
+        assert_eq!(display_value("not json"), "not json");
+    }
+
+    #[test]
+    fn line_breaks_become_spaces() {
+        assert_eq!(one_line("a\nb\r\nc\td"), "a b  c d");
+    }
+
+    #[test]
+    fn lookup_without_deltas_is_empty() {
+        let a = ContractAwareness::new(Vec::new(), 5);
+        assert!(a.sections.is_empty() && a.tool_wide.is_none());
+        assert_eq!(a.section_for("anything"), None);
+    }
+}

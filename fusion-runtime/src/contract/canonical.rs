@@ -151,7 +151,11 @@ mod tests {
         let v = json!({"s": "a\"b\\c\n\u{1}", "n": [1, -2, 1.5, 1e300]});
         assert_eq!(
             to_canonical_string(&v),
-            r#"{"n":[1,-2,1.5,1e300],"s":"a\"b\\c\n\u0001"}"#
+            r#"{"n":[1,-2,1.5,1e+300],"s":"a\"b\\c\n\u0001"}"#
+        );
+        assert_eq!(
+            to_canonical_string(&v["n"]),
+            serde_json::to_string(&v["n"]).expect("serializes")
         );
     }
 
