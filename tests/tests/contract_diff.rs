@@ -394,7 +394,7 @@ fn nested_objects_and_local_refs_are_followed() {
     new.input_schema["$defs"]["Line"]["properties"]
         .as_object_mut()
         .map(|p| p.remove("sku"));
-    let got = diff(&[old.clone()], &[new]);
+    let got = diff(std::slice::from_ref(&old), &[new]);
     let summary: Vec<(DeltaSeverity, &str)> =
         got.iter().map(|d| (d.severity, d.path.as_str())).collect();
     assert_eq!(

@@ -58,6 +58,9 @@ fn reinserted(v: &Value) -> Value {
     }
 }
 
+type Mutation = Box<dyn Fn(&mut ToolContract)>;
+type IsExpected = fn(&LockError) -> bool;
+
 struct TempPath(PathBuf);
 
 impl TempPath {
@@ -125,7 +128,7 @@ const EXPECTED: &str = r#"{
 #[test]
 fn layout_is_sorted_pretty_json_with_a_trailing_newline() {
     let c = get_invoice();
-    let text = Lockfile::from_contracts(&[c.clone()])
+    let text = Lockfile::from_contracts(std::slice::from_ref(&c))
         .expect("builds")
         .to_string();
     assert_eq!(text, EXPECTED.replace("DIGEST", &c.digest()));
@@ -221,7 +224,7 @@ fn digest_changes_iff_the_contract_changes() {
     };
     assert_eq!(base.digest(), same.digest());
 
-    let mutations: Vec<(&str, Box<dyn Fn(&mut ToolContract)>)> = vec![
+    let mutations: Vec<(&str, Mutation)> = vec![
         ("action", Box::new(|c| c.action.push('2'))),
         ("tool", Box::new(|c| c.tool.push('2'))),
         ("description", Box::new(|c| c.description.push('.'))),
@@ -261,7 +264,7 @@ fn digest_changes_iff_the_contract_changes() {
         assert_ne!(d, base.digest(), "changing {what} must change the digest");
         assert!(seen.insert(d), "changing {what} gave a digest seen before");
         // And the lockfile sees every such change.
-        let lock = Lockfile::from_contracts(&[base.clone()]).expect("builds");
+        let lock = Lockfile::from_contracts(std::slice::from_ref(&base)).expect("builds");
         let current = [c.clone()];
         assert!(
             !lock.check(&current).is_empty(),
@@ -306,7 +309,7 @@ fn malformed_and_foreign_files_are_clear_errors() {
     let tampered = good.replace("\"Fetch one invoice\"", "\"Fetch two invoices\"");
     assert_ne!(tampered, good);
     let renamed_key = good.replacen("\"billing.get_invoice\": {", "\"billing.other\": {", 1);
-    let cases: Vec<(&str, String, fn(&LockError) -> bool)> = vec![
+    let cases: Vec<(&str, String, IsExpected)> = vec![
         ("empty", String::new(), |e| matches!(e, LockError::Json(_))),
         ("not json", "lock v1".into(), |e| matches!(e, LockError::Json(_))),
         ("truncated", good[..good.len() / 2].to_owned(), |e| matches!(e, LockError::Json(_))),
