@@ -189,6 +189,20 @@ fn breaking_rules() {
                 (Breaking, "actions.billing.get_invoice.input.memo", &["formerly 'note'", "now required"]),
             ],
         ),
+        row(
+            "field renamed and made optional",
+            vec![base()],
+            vec![with_schema(|s| {
+                let id = s["properties"]["id"].take();
+                s["properties"].as_object_mut().map(|p| p.remove("id"));
+                s["properties"]["invoice_id"] = id;
+                s["required"] = json!([]);
+            })],
+            vec![
+                (Breaking, "actions.billing.get_invoice.input.id", &["renamed to 'invoice_id'"]),
+                (Safe, "actions.billing.get_invoice.input.invoice_id", &["formerly 'id'", "now optional"]),
+            ],
+        ),
         one(
             "type changed",
             with_schema(|s| s["properties"]["note"]["type"] = json!("integer")),
@@ -405,6 +419,22 @@ fn nested_objects_and_local_refs_are_followed() {
         ],
         "{got:#?}"
     );
+
+    // The shape schemars gives an `Option<Struct>`: a nullable `anyOf` around a `$ref`.
+    let nullable = |max: u64| {
+        contract(
+            A,
+            json!({
+                "type": "object",
+                "properties": {"billing": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]}},
+                "$defs": {"Address": {"type": "object", "properties": {"zip": {"type": "string", "maxLength": max}}}}
+            }),
+        )
+    };
+    let got = diff(&[nullable(10)], &[nullable(12)]);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0].path, "actions.billing.get_invoice.input.billing.zip");
+    assert_eq!(got[0].severity, Safe);
 
     // A recursive schema terminates and still reports a change below the recursion.
     let tree = |max: u64| {

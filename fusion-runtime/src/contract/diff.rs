@@ -1086,6 +1086,15 @@ impl Walker<'_> {
                     Some("false".into()),
                     Some("true".into()),
                 );
+            } else if or.contains(*r) && !nr.contains(*a) {
+                let new_path = join_field(field, a);
+                self.push(
+                    &new_path,
+                    DeltaSeverity::Safe,
+                    format!("Field '{new_path}' (formerly '{path}') is now optional."),
+                    Some("true".into()),
+                    Some("false".into()),
+                );
             }
         }
         for r in removed.iter().filter(|r| !renames.contains_key(*r)) {
