@@ -1,0 +1,277 @@
+//! Tool contracts, the `fusion.lock` lockfile, the diff engine and `<contract_awareness>`
+//! (SPEC §5).
+//!
+//! A [`ToolContract`] is what an agent learns about one action: its names, description, hints,
+//! deprecation and input schema. A [`Lockfile`] freezes the contracts of a server in a
+//! deterministic, reviewable file. [`diff`] classifies every change between two sets of
+//! contracts into [`Delta`]s ([`DeltaSeverity::Breaking`], `Risky`, `Safe`, `Cosmetic`), and
+//! [`ContractAwareness`] turns the deltas, once, into the `<contract_awareness>` section a
+//! `<validation_error>` carries, so that an agent which learned the old contract is told what
+//! changed in the same error round.
+//!
+//! ```
+//! use fusion_runtime::contract::{ContractAwareness, Lockfile, ToolContract};
+//! use serde_json::json;
+//!
+//! let old = ToolContract::new(
+//!     "billing.get_invoice",
+//!     "billing_get_invoice",
+//!     "Fetch one invoice",
+//!     json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+//! );
+//! let lock = Lockfile::from_contracts(&[old.clone()])?;
+//!
+//! let mut new = old;
+//! new.input_schema = json!({
+//!     "type": "object",
+//!     "properties": {"invoice_id": {"type": "string"}},
+//!     "required": ["invoice_id"],
+//! });
+//! let deltas = lock.check(&[new]);
+//! assert_eq!(deltas.len(), 1);
+//! assert!(deltas[0].description.contains("renamed"));
+//!
+//! let awareness = ContractAwareness::new(deltas, ContractAwareness::DEFAULT_CAP);
+//! assert!(awareness.section_for("billing.get_invoice").is_some());
+//! # Ok::<(), fusion_runtime::contract::LockError>(())
+//! ```
+
+mod awareness;
+pub mod canonical;
+mod diff;
+mod lockfile;
+
+pub use awareness::ContractAwareness;
+pub use diff::{Delta, DeltaSeverity, diff};
+pub use lockfile::{LOCK_FORMAT, LOCK_VERSION, LockError, Lockfile};
+
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+/// The MCP tool annotations of an action, as written by the author.
+///
+/// Each hint is `None` when the author did not set it. MCP gives absent hints a default, and
+/// the diff engine compares the *effective* values ([`Annotations::effective_read_only`], …),
+/// so writing a default down explicitly is not a behavioural change (it is still a change of
+/// the contract, reported as cosmetic). The defaults are MCP's: not read-only, destructive,
+/// not idempotent, open world.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Annotations {
+    /// `readOnlyHint`: the action does not modify its environment (MCP default `false`).
+    pub read_only: Option<bool>,
+    /// `destructiveHint`: the action may perform destructive updates (MCP default `true`).
+    pub destructive: Option<bool>,
+    /// `idempotentHint`: calling again with the same arguments has no further effect (MCP
+    /// default `false`).
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`: the action interacts with external entities (MCP default `true`).
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// `readOnlyHint`, with MCP's default (`false`) when absent.
+    pub fn effective_read_only(&self) -> bool {
+        self.read_only.unwrap_or(false)
+    }
+
+    /// `destructiveHint`, with MCP's default (`true`) when absent.
+    pub fn effective_destructive(&self) -> bool {
+        self.destructive.unwrap_or(true)
+    }
+
+    /// `idempotentHint`, with MCP's default (`false`) when absent.
+    pub fn effective_idempotent(&self) -> bool {
+        self.idempotent.unwrap_or(false)
+    }
+
+    /// `openWorldHint`, with MCP's default (`true`) when absent.
+    pub fn effective_open_world(&self) -> bool {
+        self.open_world.unwrap_or(true)
+    }
+
+    /// The hints as a JSON object with MCP's key names (`readOnlyHint`, …); absent hints are
+    /// left out.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        for (key, hint) in self.entries() {
+            if let Some(b) = hint {
+                m.insert(key.to_owned(), Value::Bool(b));
+            }
+        }
+        Value::Object(m)
+    }
+
+    fn entries(&self) -> [(&'static str, Option<bool>); 4] {
+        [
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+            ("readOnlyHint", self.read_only),
+        ]
+    }
+}
+
+/// The contract of one action: everything an agent learns about it from `tools/list`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolContract {
+    /// The action name (`billing.get_invoice`); unique within a server.
+    pub action: String,
+    /// The exposed MCP tool name (`billing_get_invoice`).
+    pub tool: String,
+    /// The description shown to agents.
+    pub description: String,
+    /// The MCP tool annotations.
+    pub annotations: Annotations,
+    /// Why the action is deprecated and what to use instead; `None` when it is not.
+    pub deprecated: Option<String>,
+    /// The JSON Schema of the arguments.
+    pub input_schema: Value,
+}
+
+impl ToolContract {
+    /// A contract without hints or deprecation.
+    pub fn new(
+        action: impl Into<String>,
+        tool: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        ToolContract {
+            action: action.into(),
+            tool: tool.into(),
+            description: description.into(),
+            annotations: Annotations::default(),
+            deprecated: None,
+            input_schema,
+        }
+    }
+
+    /// Sets the annotations.
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Marks the action deprecated, with the reason or the replacement.
+    pub fn with_deprecated(mut self, note: impl Into<String>) -> Self {
+        self.deprecated = Some(note.into());
+        self
+    }
+
+    /// The contract as a JSON object (`action`, `annotations`, `deprecated` when set,
+    /// `description`, `input`, `tool`): the form stored in `fusion.lock` and digested.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("action".into(), Value::String(self.action.clone()));
+        m.insert("annotations".into(), self.annotations.to_json());
+        if let Some(note) = &self.deprecated {
+            m.insert("deprecated".into(), Value::String(note.clone()));
+        }
+        m.insert(
+            "description".into(),
+            Value::String(self.description.clone()),
+        );
+        m.insert("input".into(), self.input_schema.clone());
+        m.insert("tool".into(), Value::String(self.tool.clone()));
+        Value::Object(m)
+    }
+
+    /// The canonical JSON of [`ToolContract::to_json`]: keys sorted at every depth, no
+    /// insignificant whitespace.
+    pub fn canonical_json(&self) -> String {
+        canonical::to_canonical_string(&self.to_json())
+    }
+
+    /// `sha256:` and the lowercase hex SHA-256 of [`ToolContract::canonical_json`]. It changes
+    /// if and only if the contract changes.
+    pub fn digest(&self) -> String {
+        let hash = Sha256::digest(self.canonical_json().as_bytes());
+        let mut out = String::with_capacity(7 + 64);
+        out.push_str("sha256:");
+        for b in hash {
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xF)]));
+        }
+        out
+    }
+
+    /// Reads the form written by [`ToolContract::to_json`]. `at` is the path used in error
+    /// messages (`actions.billing.get_invoice.contract`).
+    pub fn from_json(value: &Value, at: &str) -> Result<ToolContract, LockError> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| LockError::invalid(at, "expected an object"))?;
+        for key in obj.keys() {
+            if !matches!(
+                key.as_str(),
+                "action" | "annotations" | "deprecated" | "description" | "input" | "tool"
+            ) {
+                return Err(LockError::invalid(
+                    format!("{at}.{key}"),
+                    "unknown key in a contract",
+                ));
+            }
+        }
+        let string = |key: &str| -> Result<String, LockError> {
+            obj.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| LockError::invalid(format!("{at}.{key}"), "expected a string"))
+        };
+        let deprecated = match obj.get("deprecated") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err(LockError::invalid(
+                    format!("{at}.deprecated"),
+                    "expected a string",
+                ));
+            }
+        };
+        let input_schema = obj
+            .get("input")
+            .cloned()
+            .ok_or_else(|| LockError::invalid(format!("{at}.input"), "missing input schema"))?;
+        Ok(ToolContract {
+            action: string("action")?,
+            tool: string("tool")?,
+            description: string("description")?,
+            annotations: annotations_from_json(obj.get("annotations"), at)?,
+            deprecated,
+            input_schema,
+        })
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn annotations_from_json(value: Option<&Value>, at: &str) -> Result<Annotations, LockError> {
+    let Some(value) = value else {
+        return Ok(Annotations::default());
+    };
+    let obj = value
+        .as_object()
+        .ok_or_else(|| LockError::invalid(format!("{at}.annotations"), "expected an object"))?;
+    let mut a = Annotations::default();
+    for (key, v) in obj {
+        let slot = match key.as_str() {
+            "readOnlyHint" => &mut a.read_only,
+            "destructiveHint" => &mut a.destructive,
+            "idempotentHint" => &mut a.idempotent,
+            "openWorldHint" => &mut a.open_world,
+            _ => {
+                return Err(LockError::invalid(
+                    format!("{at}.annotations.{key}"),
+                    "unknown hint",
+                ));
+            }
+        };
+        *slot = Some(v.as_bool().ok_or_else(|| {
+            LockError::invalid(format!("{at}.annotations.{key}"), "expected a boolean")
+        })?);
+    }
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests;
