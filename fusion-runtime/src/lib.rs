@@ -25,3 +25,9 @@ pub mod validation;
 
 pub use input::{JsonObject, ToolInput};
 pub use validation::{Issue, IssueKind, ValidationReport};
+
+// `#[derive(ToolInput)]` (issue 3)
+#[doc(hidden)]
+pub mod __private;
+pub mod schema;
+pub use fusion_macros::ToolInput;
