@@ -21,6 +21,8 @@ pub struct Field<'a> {
     pub skipped: bool,
     /// May be absent: an `Option`, or a serde default.
     pub optional: bool,
+    /// The type is `Option<T>`: validators receive `&T`, and run only on `Some`.
+    pub is_option: bool,
     pub class: TypeClass,
 }
 
@@ -113,6 +115,7 @@ impl<'a> Container<'a> {
                     attrs: FieldAttrs::from_ast(cx, &f.attrs),
                     skipped: sf.skip_deserializing,
                     optional: is_option || sf.default || serde.default,
+                    is_option,
                     class: classify(inner),
                 })
             })

@@ -204,9 +204,13 @@ pub fn clean_doc(raw: &str) -> Option<String> {
     Some(lines[start..=end].join("\n"))
 }
 
-/// The full range of the integer format `schemars` names, when it does not write it itself.
+/// The full range of the integer format `schemars` names.
 fn integer_range(format: &str) -> Option<(Value, Value)> {
     Some(match format {
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
         "int32" => (i32::MIN.into(), i32::MAX.into()),
         "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
         "uint32" => (0.into(), u32::MAX.into()),
@@ -224,10 +228,10 @@ pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec
         schema = json!({});
     }
     if let Value::Object(obj) = &mut schema {
-        add_integer_range(obj);
         for rule in field.rules {
             rule.apply(obj);
         }
+        add_integer_range(obj);
         if let Some(d) = field.description.and_then(clean_doc) {
             obj.insert("description".into(), d.into());
         }
@@ -249,8 +253,32 @@ fn add_integer_range(obj: &mut Map<String, Value>) {
         .and_then(Value::as_str)
         .and_then(integer_range);
     if let (true, Some((lo, hi))) = (is_integer, range) {
-        obj.entry("minimum").or_insert(lo);
-        obj.entry("maximum").or_insert(hi);
+        // The type's range, unless the author's bound is tighter: a value the schema accepts
+        // must also fit the Rust type.
+        let as_int = |v: &Value| v.as_i64().map(i128::from).or(v.as_u64().map(i128::from));
+        let tighter = |current: Option<&Value>, bound: &Value, lower: bool| match (
+            current.and_then(as_int),
+            as_int(bound),
+        ) {
+            (Some(c), Some(b)) => {
+                if lower {
+                    c >= b
+                } else {
+                    c <= b
+                }
+            }
+            (None, _) => current.and_then(Value::as_f64).is_some_and(|c| {
+                let b = bound.as_f64().unwrap_or(0.0);
+                if lower { c >= b } else { c <= b }
+            }),
+            _ => true,
+        };
+        if !tighter(obj.get("minimum"), &lo, true) {
+            obj.insert("minimum".into(), lo);
+        }
+        if !tighter(obj.get("maximum"), &hi, false) {
+            obj.insert("maximum".into(), hi);
+        }
     }
     if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
         for b in branches {
@@ -386,5 +414,22 @@ mod tests {
             add_integer_range(m);
         }
         assert_eq!(m["maximum"], json!(u32::MAX));
+    }
+
+    #[test]
+    fn the_tighter_bound_wins() {
+        let mut m = json!({"type": "integer", "format": "uint8", "minimum": -5, "maximum": 10});
+        if let Value::Object(m) = &mut m {
+            add_integer_range(m);
+        }
+        assert_eq!((&m["minimum"], &m["maximum"]), (&json!(0), &json!(10)));
+        let mut m = json!({"type": "integer", "format": "int32", "minimum": 2.5});
+        if let Value::Object(m) = &mut m {
+            add_integer_range(m);
+        }
+        assert_eq!(
+            (&m["minimum"], &m["maximum"]),
+            (&json!(2.5), &json!(i32::MAX))
+        );
     }
 }

@@ -214,15 +214,29 @@ fn validator_calls(field: &Field) -> TokenStream {
     let custom = field.attrs.validate.as_ref().map(|f| {
         // Spanned at the user's path: a wrong signature is reported there.
         let f = quote_spanned!(f.span()=> #f);
-        quote! {
+        let call = quote! {
             ::fusion_runtime::__private::run_validator(
-                &self.#ident,
+                __fusion_value,
                 #f,
                 __fusion_args,
                 &::fusion_runtime::__private::Path::Key(__fusion_path, #name),
                 #expected,
                 __fusion_issues,
             );
+        };
+        if field.is_option {
+            quote! {
+                if let ::core::option::Option::Some(__fusion_value) = &self.#ident {
+                    #call
+                }
+            }
+        } else {
+            quote! {
+                {
+                    let __fusion_value = &self.#ident;
+                    #call
+                }
+            }
         }
     });
     quote! {

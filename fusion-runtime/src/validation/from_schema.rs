@@ -204,7 +204,10 @@ fn type_words(kind: &TypeKind) -> String {
     match kind {
         TypeKind::Single(t) => json_type_words(*t).to_owned(),
         TypeKind::Multiple(set) => {
-            let words: Vec<&str> = set.iter().map(json_type_words).collect();
+            // `null` last: "a string or null" reads as the optional field it is.
+            let mut types: Vec<JsonType> = set.iter().collect();
+            types.sort_by_key(|t| *t == JsonType::Null);
+            let words: Vec<&str> = types.into_iter().map(json_type_words).collect();
             words.join(" or ")
         }
     }
@@ -300,11 +303,9 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> String {
     match s.get("type") {
         Some(Value::String(t)) => return type_name_words(t).to_owned(),
         Some(Value::Array(ts)) => {
-            let words: Vec<&str> = ts
-                .iter()
-                .filter_map(Value::as_str)
-                .map(type_name_words)
-                .collect();
+            let mut names: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
+            names.sort_by_key(|t| *t == "null");
+            let words: Vec<&str> = names.into_iter().map(type_name_words).collect();
             return words.join(" or ");
         }
         _ => {}
@@ -338,7 +339,12 @@ fn union_shapes(root: &Value, segments: &[String]) -> Vec<String> {
     let Some(schema) = schema_at(root, segments) else {
         return Vec::new();
     };
-    let s = resolve(root, schema);
+    let inner = unwrap_nullable(root, schema);
+    let s = if inner.get("anyOf").is_some() || inner.get("oneOf").is_some() {
+        inner
+    } else {
+        resolve(root, schema)
+    };
     match s.get("anyOf").or_else(|| s.get("oneOf")) {
         Some(Value::Array(branches)) => branches.iter().map(|b| describe(root, b, 1)).collect(),
         _ => Vec::new(),
