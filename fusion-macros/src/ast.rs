@@ -137,14 +137,12 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 
 /// `(true, T)` for `Option<T>`.
 fn peel_option(ty: &Type) -> (bool, &Type) {
-    if let Some(seg) = last_segment(ty) {
-        if seg.ident == "Option" {
-            if let PathArguments::AngleBracketed(args) = &seg.arguments {
-                if let Some(GenericArgument::Type(inner)) = args.args.first() {
-                    return (true, inner);
-                }
-            }
-        }
+    if let Some(seg) = last_segment(ty)
+        && seg.ident == "Option"
+        && let PathArguments::AngleBracketed(args) = &seg.arguments
+        && let Some(GenericArgument::Type(inner)) = args.args.first()
+    {
+        return (true, inner);
     }
     (false, ty)
 }

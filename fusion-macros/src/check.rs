@@ -106,17 +106,17 @@ fn check_applies_to_type(cx: &Ctxt, field: &Field) {
 fn check_bounds(cx: &Ctxt, field: &Field) {
     let a = &field.attrs;
     let counts = |b: &Bounds<Count>| {
-        if let (Some(min), Some(max)) = (b.min, b.max) {
-            if min.value > max.value {
-                err(
-                    cx,
-                    min.span,
-                    format_args!(
-                        "`min` ({}) is greater than `max` ({})",
-                        min.value, max.value
-                    ),
-                );
-            }
+        if let (Some(min), Some(max)) = (b.min, b.max)
+            && min.value > max.value
+        {
+            err(
+                cx,
+                min.span,
+                format_args!(
+                    "`min` ({}) is greater than `max` ({})",
+                    min.value, max.value
+                ),
+            );
         }
     };
     if let Some(l) = &a.length {
@@ -186,10 +186,10 @@ fn check_bounds(cx: &Ctxt, field: &Field) {
             }
         }
     }
-    if let Some(m) = &a.multiple_of {
-        if m.value.value <= 0.0 {
-            err(cx, m.value.span, "`multiple_of` must be greater than 0");
-        }
+    if let Some(m) = &a.multiple_of
+        && m.value.value <= 0.0
+    {
+        err(cx, m.value.span, "`multiple_of` must be greater than 0");
     }
 }
 
@@ -232,17 +232,17 @@ fn check_formats(cx: &Ctxt, field: &Field) {
 
 /// The pattern is compiled now, so a bad regex fails the build instead of every call.
 fn check_pattern(cx: &Ctxt, field: &Field) {
-    if let Some(p) = &field.attrs.pattern {
-        if let Err(e) = regex::Regex::new(&p.value.value()) {
-            let msg = match e {
-                regex::Error::Syntax(s) => s,
-                other => other.to_string(),
-            };
-            err(
-                cx,
-                p.value.span(),
-                format_args!("invalid regex in `pattern`:\n{msg}"),
-            );
-        }
+    if let Some(p) = &field.attrs.pattern
+        && let Err(e) = regex::Regex::new(&p.value.value())
+    {
+        let msg = match e {
+            regex::Error::Syntax(s) => s,
+            other => other.to_string(),
+        };
+        err(
+            cx,
+            p.value.span(),
+            format_args!("invalid regex in `pattern`:\n{msg}"),
+        );
     }
 }
