@@ -127,16 +127,14 @@ fn check_bounds(cx: &Ctxt, field: &Field) {
     }
     if let Some(r) = &a.range {
         let r = &r.value;
-        if let (Some(min), Some(emin)) = (&r.min, &r.exclusive_min) {
-            let _ = min;
+        if let (Some(_), Some(emin)) = (&r.min, &r.exclusive_min) {
             err(
                 cx,
                 emin.span,
                 "`range` takes `min` or `exclusive_min`, not both",
             );
         }
-        if let (Some(max), Some(emax)) = (&r.max, &r.exclusive_max) {
-            let _ = max;
+        if let (Some(_), Some(emax)) = (&r.max, &r.exclusive_max) {
             err(
                 cx,
                 emax.span,
