@@ -81,14 +81,14 @@ impl<'a> Container<'a> {
             },
             Data::Enum(e) => {
                 cx.error_spanned_by(
-                    e.enum_token,
+                    &e.enum_token,
                     "`#[derive(ToolInput)]` supports structs with named fields; for a string enum field, derive `Deserialize` and `JsonSchema` on the enum",
                 );
                 return None;
             }
             Data::Union(u) => {
                 cx.error_spanned_by(
-                    u.union_token,
+                    &u.union_token,
                     "`#[derive(ToolInput)]` supports structs with named fields",
                 );
                 return None;
