@@ -80,17 +80,17 @@ impl<'a> Container<'a> {
                 }
             },
             Data::Enum(e) => {
-                cx.error_spanned_by(
-                    &e.enum_token,
+                cx.syn_error(syn::Error::new(
+                    e.enum_token.span,
                     "`#[derive(ToolInput)]` supports structs with named fields; for a string enum field, derive `Deserialize` and `JsonSchema` on the enum",
-                );
+                ));
                 return None;
             }
             Data::Union(u) => {
-                cx.error_spanned_by(
-                    &u.union_token,
+                cx.syn_error(syn::Error::new(
+                    u.union_token.span,
                     "`#[derive(ToolInput)]` supports structs with named fields",
-                );
+                ));
                 return None;
             }
         };
