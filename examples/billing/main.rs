@@ -1,8 +1,11 @@
 //! The billing example: envelopes a billing MCP server sends to the model.
 //!
-//! `cargo run --example billing` prints each envelope with its `isError` flag.
+//! `cargo run --example billing` prints each envelope with its `isError` flag, then the
+//! `<validation_error>` a derived input (`inputs::SendReminder`) writes for bad arguments.
 
-use fusion_runtime::{ErrorCode, ToolResponse, error};
+mod inputs;
+
+use fusion_runtime::{ErrorCode, ToolInput, ToolResponse, error};
 
 fn main() {
     let cases = [
@@ -41,5 +44,16 @@ fn main() {
             println!("{text}");
         }
         println!();
+    }
+
+    let call =
+        serde_json::json!({"invoice_id": "2026-0001", "emial": "ana@example", "days_overdue": 0});
+    println!("→ billing.send_reminder {call}");
+    match inputs::SendReminder::from_arguments(call) {
+        Ok(input) => println!("← valid: {input:?}"),
+        Err(report) => {
+            println!("← isError: true");
+            println!("{}", report.render("billing.send_reminder"));
+        }
     }
 }

@@ -1,0 +1,2 @@
+pub mod fallback;
+pub mod tool_input;
