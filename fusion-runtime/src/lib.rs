@@ -25,3 +25,11 @@ pub mod validation;
 
 pub use input::{JsonObject, ToolInput};
 pub use validation::{Issue, IssueKind, ValidationReport};
+
+pub mod action;
+pub mod cli;
+pub mod mcp;
+pub mod server;
+
+pub use action::{ActionHints, ActionInfo, IntoActionOutput, ToolAction, WithWarnings};
+pub use server::{Context, Server, ServerBuilder};
