@@ -228,3 +228,20 @@ where
         Err(e) => Err(crate::server::failure_from(e)),
     }
 }
+
+/// The JSON Schema (draft 2020-12) of an output type, when it describes an object — MCP's
+/// `outputSchema` must. Anything else (arrays, strings, …) has no output schema: its result
+/// goes out as text only.
+pub fn output_schema_for<T: schemars::JsonSchema + ?Sized>() -> Option<Arc<JsonObject>> {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    match serde_json::to_value(schema) {
+        Ok(serde_json::Value::Object(map))
+            if map.get("type").and_then(serde_json::Value::as_str) == Some("object") =>
+        {
+            Some(Arc::new(map))
+        }
+        _ => None,
+    }
+}

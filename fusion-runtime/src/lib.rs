@@ -26,6 +26,8 @@ pub mod validation;
 pub use input::{JsonObject, ToolInput};
 pub use validation::{Issue, IssueKind, ValidationReport};
 
+#[doc(hidden)]
+pub mod __private;
 pub mod action;
 pub mod cli;
 pub mod mcp;
@@ -33,3 +35,6 @@ pub mod server;
 
 pub use action::{ActionHints, ActionInfo, IntoActionOutput, ToolAction, WithWarnings};
 pub use server::{Context, Server, ServerBuilder};
+
+#[doc = include_str!("../TOOL_ACTION.md")]
+pub use fusion_macros::tool_action;
