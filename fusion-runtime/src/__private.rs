@@ -1,115 +1,221 @@
-//! What the macros' expansions call. Not a public API: it may change in any release.
+//! What `#[derive(ToolInput)]` expands to calls. Not a public API: it changes in any release.
 
-use std::borrow::Cow;
-use std::marker::PhantomData;
+use std::fmt::Display;
 use std::sync::Arc;
 
-pub use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use schemars;
+pub use schemars::{JsonSchema, Schema, SchemaGenerator};
 pub use serde_json;
 
-pub use crate::action::{
-    ActionHints, ActionInfo, HandlerOutcome, HandlerReturn, IntoActionOutput, handler_outcome,
-};
-pub use crate::server::{CallContext, FromCallContext, StateRequirement};
+use crate::input::JsonObject;
+pub use crate::schema::{ContainerSpec, FieldSpec, Num, Rule, StringFormat, object_schema};
+use crate::validation::from_schema::{issues_from_errors, serde_issue, value_at};
+use crate::validation::{Issue, IssueKind, ValidationReport};
 
-use crate::action::HandlerFailure;
-use crate::envelope::ToolError;
-use crate::input::{JsonObject, ToolInput};
-use crate::validation::ValidationReport;
+/// The schema of a field's type, as a `fn` pointer the derive can store in a `const`.
+pub fn schema_for<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
 
-/// Builds an action's metadata (`#[tool_action]`'s `info()`).
-#[allow(clippy::too_many_arguments)]
-pub fn action_info(
-    name: &'static str,
-    title: Option<&'static str>,
-    description: &'static str,
-    hints: ActionHints,
-    deprecated: Option<&'static str>,
-    input_schema: Arc<JsonObject>,
-    output_schema: Option<Arc<JsonObject>>,
-    state: Option<StateRequirement>,
-) -> ActionInfo {
-    ActionInfo {
-        name,
-        title: title.map(Cow::Borrowed),
-        description: description_text(description),
-        hints,
-        deprecated: deprecated.map(Cow::Borrowed),
-        input_schema,
-        output_schema,
-        state,
+/// A derived input's schema and validator, built once per type.
+pub struct Compiled {
+    annotated: Value,
+    shown: Arc<JsonObject>,
+    validator: Result<jsonschema::Validator, String>,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("shown", &self.shown)
+            .finish_non_exhaustive()
     }
 }
 
-/// Doc-comment text as a description: each line's single leading space removed, the whole
-/// trimmed.
-pub fn description_text(doc: &'static str) -> Cow<'static, str> {
-    if !doc.contains('\n') && !doc.starts_with(' ') && doc.trim() == doc {
-        return Cow::Borrowed(doc);
-    }
-    let lines: Vec<&str> = doc
-        .lines()
-        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
-        .collect();
-    Cow::Owned(lines.join("\n").trim().to_owned())
-}
-
-/// A handler that fails before it starts (its context could not be built).
-pub fn fail_now(e: ToolError) -> BoxFuture<'static, HandlerOutcome> {
-    Box::pin(std::future::ready(Err(HandlerFailure::Tool(e))))
-}
-
-/// Finds an output type's JSON Schema when it has one (autoref specialization: the
-/// expansion calls `(&OutputProbe::<T>::new()).output_schema()` with both traits in scope).
-pub struct OutputProbe<T: ?Sized>(PhantomData<T>);
-
-impl<T: ?Sized> OutputProbe<T> {
-    /// A probe.
-    pub fn new() -> Self {
-        OutputProbe(PhantomData)
+/// Builds `T`'s schema (draft 2020-12) and its validator, with format validation on.
+pub fn compile<T: JsonSchema>() -> Compiled {
+    let annotated = crate::schema::annotated_root_schema::<T>();
+    let shown = Arc::new(crate::schema::shown_schema(&annotated));
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&annotated)
+        .map_err(|e| e.to_string());
+    Compiled {
+        annotated,
+        shown,
+        validator,
     }
 }
 
-impl<T: ?Sized> Default for OutputProbe<T> {
-    fn default() -> Self {
-        OutputProbe::new()
+impl Compiled {
+    /// The schema agents see.
+    pub fn schema(&self) -> Arc<JsonObject> {
+        Arc::clone(&self.shown)
+    }
+
+    /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.
+    pub fn check(&self, arguments: &Value) -> Vec<Issue> {
+        match &self.validator {
+            Ok(v) => {
+                if v.is_valid(arguments) {
+                    Vec::new()
+                } else {
+                    issues_from_errors(&self.annotated, v.iter_errors(arguments))
+                }
+            }
+            Err(e) => vec![Issue::new(
+                "",
+                IssueKind::Custom {
+                    message: format!(
+                        "The server's input schema does not compile ({e}); report this to the server's author"
+                    ),
+                },
+                None,
+            )],
+        }
     }
 }
 
-/// Chosen when the output implements `JsonSchema`.
-pub trait ViaJsonSchema {
-    /// The schema, when it describes an object (MCP's `outputSchema` must).
-    fn output_schema(&self) -> Option<Arc<JsonObject>>;
-}
-
-impl<T: schemars::JsonSchema + ?Sized> ViaJsonSchema for OutputProbe<T> {
-    fn output_schema(&self) -> Option<Arc<JsonObject>> {
-        crate::action::output_schema_for::<T>()
+/// `ToolInput::from_arguments` of a derived input: the schema first (every problem at once),
+/// then serde on the parsed value, then the custom validators.
+pub fn from_arguments<T: DeserializeOwned + Validate>(
+    compiled: &Compiled,
+    arguments: Value,
+) -> Result<T, ValidationReport> {
+    let issues = compiled.check(&arguments);
+    if !issues.is_empty() {
+        return Err(ValidationReport::new(issues));
+    }
+    let value = match T::deserialize(&arguments) {
+        Ok(v) => v,
+        Err(e) => return Err(ValidationReport::new(vec![serde_issue(&e)])),
+    };
+    let mut issues = Vec::new();
+    value.validate(&arguments, &Path::Root, &mut issues);
+    if issues.is_empty() {
+        Ok(value)
+    } else {
+        Err(ValidationReport::new(issues))
     }
 }
 
-/// Chosen otherwise.
-pub trait ViaNothing {
-    /// No schema.
-    fn output_schema(&self) -> Option<Arc<JsonObject>>;
+/// Where a value sits in the arguments; rendered (`items.0.sku`) only when an issue needs it.
+#[derive(Clone, Copy, Debug)]
+pub enum Path<'a> {
+    /// The arguments object.
+    Root,
+    /// A key of the object at the parent path.
+    Key(&'a Path<'a>, &'a str),
+    /// An index of the array at the parent path.
+    Index(&'a Path<'a>, usize),
 }
 
-impl<T: ?Sized> ViaNothing for &OutputProbe<T> {
-    fn output_schema(&self) -> Option<Arc<JsonObject>> {
-        None
+impl Path<'_> {
+    /// The dotted path.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        let (parent, seg) = match self {
+            Path::Root => return,
+            Path::Key(p, k) => (p, (*k).to_owned()),
+            Path::Index(p, i) => (p, i.to_string()),
+        };
+        parent.write(out);
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&seg);
     }
 }
 
-/// The input type of a `#[tool_action]` whose signature has no input (only used next to a
-/// compile error).
-pub struct NoInput;
+/// Custom validators of a derived input and of the inputs nested in it. `args` is the
+/// arguments object (for "You sent"); `path` where `self` sits in it.
+pub trait Validate {
+    /// Pushes one `custom` issue per failed validator.
+    fn validate(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>);
+}
 
-impl ToolInput for NoInput {
-    fn input_schema() -> Arc<JsonObject> {
-        Arc::new(JsonObject::new())
-    }
-
-    fn from_arguments(_: serde_json::Value) -> Result<Self, ValidationReport> {
-        Ok(NoInput)
+impl<T: Validate> Validate for Option<T> {
+    fn validate(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>) {
+        if let Some(v) = self {
+            v.validate(args, path, issues);
+        }
     }
 }
+
+impl<T: Validate> Validate for Vec<T> {
+    fn validate(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>) {
+        for (i, item) in self.iter().enumerate() {
+            item.validate(args, &Path::Index(path, i), issues);
+        }
+    }
+}
+
+impl<T: Validate> Validate for Box<T> {
+    fn validate(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>) {
+        (**self).validate(args, path, issues);
+    }
+}
+
+/// A field the derive dives into: `(&Dive(&field)).dive(..)` runs the field's validators when
+/// its type has some ([`Validate`]) and does nothing otherwise (autoref specialization).
+pub struct Dive<'a, T: ?Sized>(pub &'a T);
+
+/// The [`Dive`] branch for types with validators.
+pub trait DiveValidate {
+    /// Runs the validators.
+    fn dive(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>);
+}
+
+impl<T: Validate + ?Sized> DiveValidate for Dive<'_, T> {
+    fn dive(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>) {
+        self.0.validate(args, path, issues);
+    }
+}
+
+/// The [`Dive`] branch for types without validators.
+pub trait DiveNone {
+    /// Does nothing.
+    fn dive(&self, _args: &Value, _path: &Path<'_>, _issues: &mut Vec<Issue>) {}
+}
+
+impl<T: ?Sized> DiveNone for &Dive<'_, T> {}
+
+/// Runs `#[fusion(validate = f)]` on a field: an `Err(message)` becomes a `custom` issue at
+/// the field's path, with the value sent there and the author's expected text.
+pub fn run_validator<T: ?Sized, E: Display>(
+    value: &T,
+    validator: fn(&T) -> Result<(), E>,
+    args: &Value,
+    path: &Path<'_>,
+    expected: Option<&'static str>,
+    issues: &mut Vec<Issue>,
+) {
+    if let Err(message) = validator(value) {
+        let path = path.render();
+        let sent = value_at(args, &path).cloned();
+        let mut issue = Issue::new(
+            path,
+            IssueKind::Custom {
+                message: message.to_string(),
+            },
+            sent,
+        );
+        if let Some(e) = expected {
+            issue = issue.with_expected(e);
+        }
+        issues.push(issue);
+    }
+}
+
+// `#[tool_action]` (issue 4)
+mod tool_action;
+pub use tool_action::*;

@@ -26,8 +26,13 @@ pub mod validation;
 pub use input::{JsonObject, ToolInput};
 pub use validation::{Issue, IssueKind, ValidationReport};
 
+// `#[derive(ToolInput)]` (issue 3)
 #[doc(hidden)]
 pub mod __private;
+pub mod schema;
+pub use fusion_macros::ToolInput;
+
+// `#[tool_action]`, the pipeline, MCP, CLI (issue 4)
 pub mod action;
 pub mod cli;
 pub mod mcp;

@@ -1,0 +1,655 @@
+//! `#[fusion(..)]` and the `#[serde(..)]` keys that change the JSON shape, parsed into
+//! rules as data. Every bad key is reported; parsing goes on with what was understood.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::meta::ParseNestedMeta;
+use syn::spanned::Spanned as _;
+use syn::{Attribute, LitFloat, LitInt, LitStr, Token};
+
+use crate::ctxt::Ctxt;
+use crate::symbol::*;
+
+/// A slot for one attribute: a second occurrence is a "duplicate" error at its key.
+pub struct Attr<'c, T> {
+    cx: &'c Ctxt,
+    name: Symbol,
+    value: Option<T>,
+}
+
+impl<'c, T> Attr<'c, T> {
+    fn none(cx: &'c Ctxt, name: Symbol) -> Self {
+        Attr {
+            cx,
+            name,
+            value: None,
+        }
+    }
+
+    fn set<A: ToTokens>(&mut self, obj: A, value: T) {
+        if self.value.is_some() {
+            self.cx.error_spanned_by(
+                obj,
+                format_args!("duplicate fusion attribute `{}`", self.name),
+            );
+        } else {
+            self.value = Some(value);
+        }
+    }
+
+    fn get(self) -> Option<T> {
+        self.value
+    }
+}
+
+/// A number written in an attribute, with the tokens to point at.
+#[derive(Clone)]
+pub struct NumLit {
+    pub value: f64,
+    pub is_int: bool,
+    pub int: i64,
+    pub span: Span,
+}
+
+/// A count (`length`, `items`), with the tokens to point at.
+#[derive(Clone, Copy)]
+pub struct Count {
+    pub value: u64,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum StringFormat {
+    Email,
+    Url,
+    Uuid,
+    DateTime,
+    Date,
+    Ipv4,
+    Ipv6,
+}
+
+impl StringFormat {
+    pub fn keyword(self) -> Symbol {
+        match self {
+            StringFormat::Email => EMAIL,
+            StringFormat::Url => URL,
+            StringFormat::Uuid => UUID,
+            StringFormat::DateTime => DATE_TIME,
+            StringFormat::Date => DATE,
+            StringFormat::Ipv4 => IPV4,
+            StringFormat::Ipv6 => IPV6,
+        }
+    }
+}
+
+/// A rule and the key it was written with (for errors pointing at it).
+pub struct Keyed<T> {
+    pub key: Span,
+    pub value: T,
+}
+
+pub struct Bounds<B> {
+    pub min: Option<B>,
+    pub max: Option<B>,
+}
+
+pub struct RangeBounds {
+    pub min: Option<NumLit>,
+    pub max: Option<NumLit>,
+    pub exclusive_min: Option<NumLit>,
+    pub exclusive_max: Option<NumLit>,
+}
+
+/// `#[fusion(..)]` on a field.
+#[derive(Default)]
+pub struct FieldAttrs {
+    pub length: Option<Keyed<Bounds<Count>>>,
+    pub range: Option<Keyed<RangeBounds>>,
+    pub items: Option<Keyed<Bounds<Count>>>,
+    pub formats: Vec<Keyed<StringFormat>>,
+    pub pattern: Option<Keyed<LitStr>>,
+    pub multiple_of: Option<Keyed<NumLit>>,
+    pub expected: Option<LitStr>,
+    pub description: Option<LitStr>,
+    pub validate: Option<syn::Path>,
+}
+
+/// `#[fusion(..)]` on the struct.
+#[derive(Default)]
+pub struct ContainerAttrs {
+    pub allow_unknown_fields: bool,
+    pub description: Option<LitStr>,
+}
+
+/// The serde keys of a field that matter to the JSON shape.
+#[derive(Default)]
+pub struct SerdeField {
+    pub rename: Option<String>,
+    pub default: bool,
+    pub skip_deserializing: bool,
+}
+
+/// The serde keys of the struct that matter to the JSON shape.
+#[derive(Default)]
+pub struct SerdeContainer {
+    pub rename_all: Option<RenameRule>,
+    pub default: bool,
+}
+
+fn fusion_attrs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
+    attrs.iter().filter(|a| a.path() == FUSION)
+}
+
+fn serde_attrs(attrs: &[Attribute]) -> impl Iterator<Item = &Attribute> {
+    attrs.iter().filter(|a| a.path() == SERDE)
+}
+
+fn path_str(path: &syn::Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}
+
+impl ContainerAttrs {
+    pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
+        let mut allow_unknown = Attr::none(cx, ALLOW_UNKNOWN_FIELDS);
+        let mut description = Attr::none(cx, DESCRIPTION);
+        for attr in fusion_attrs(attrs) {
+            let result = attr.parse_nested_meta(|meta| {
+                if meta.path == ALLOW_UNKNOWN_FIELDS {
+                    // #[fusion(allow_unknown_fields)]
+                    allow_unknown.set(&meta.path, ());
+                } else if meta.path == DESCRIPTION {
+                    // #[fusion(description = "...")]
+                    let s: LitStr = meta.value()?.parse()?;
+                    description.set(&meta.path, s);
+                } else {
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format_args!(
+                            "unknown fusion container attribute `{}`",
+                            path_str(&meta.path)
+                        ),
+                    );
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+        }
+        ContainerAttrs {
+            allow_unknown_fields: allow_unknown.get().is_some(),
+            description: description.get(),
+        }
+    }
+}
+
+impl FieldAttrs {
+    pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
+        let mut length = Attr::none(cx, LENGTH);
+        let mut range = Attr::none(cx, RANGE);
+        let mut items = Attr::none(cx, ITEMS);
+        let mut formats: Vec<Keyed<StringFormat>> = Vec::new();
+        let mut pattern = Attr::none(cx, PATTERN);
+        let mut multiple_of = Attr::none(cx, MULTIPLE_OF);
+        let mut expected = Attr::none(cx, EXPECTED);
+        let mut description = Attr::none(cx, DESCRIPTION);
+        let mut validate = Attr::none(cx, VALIDATE);
+        const FORMATS: [StringFormat; 7] = [
+            StringFormat::Email,
+            StringFormat::Url,
+            StringFormat::Uuid,
+            StringFormat::DateTime,
+            StringFormat::Date,
+            StringFormat::Ipv4,
+            StringFormat::Ipv6,
+        ];
+        for attr in fusion_attrs(attrs) {
+            let result = attr.parse_nested_meta(|meta| {
+                if meta.path == LENGTH {
+                    // #[fusion(length(min = 1, max = 64))]
+                    let b = parse_counts(cx, &meta, LENGTH)?;
+                    length.set(
+                        &meta.path,
+                        Keyed {
+                            key: meta.path.span(),
+                            value: b,
+                        },
+                    );
+                } else if meta.path == RANGE {
+                    // #[fusion(range(min = 1, max = 10))], #[fusion(range(exclusive_min = 0))]
+                    let b = parse_range(cx, &meta)?;
+                    range.set(
+                        &meta.path,
+                        Keyed {
+                            key: meta.path.span(),
+                            value: b,
+                        },
+                    );
+                } else if meta.path == ITEMS {
+                    // #[fusion(items(min = 1, max = 100))]
+                    let b = parse_counts(cx, &meta, ITEMS)?;
+                    items.set(
+                        &meta.path,
+                        Keyed {
+                            key: meta.path.span(),
+                            value: b,
+                        },
+                    );
+                } else if let Some(f) = FORMATS.iter().find(|f| meta.path == f.keyword()) {
+                    // #[fusion(email)], #[fusion(url)], #[fusion(uuid)], #[fusion(date_time)], ..
+                    if formats.iter().any(|g| g.value == *f) {
+                        cx.error_spanned_by(
+                            &meta.path,
+                            format_args!("duplicate fusion attribute `{}`", f.keyword()),
+                        );
+                    } else {
+                        formats.push(Keyed {
+                            key: meta.path.span(),
+                            value: *f,
+                        });
+                    }
+                } else if meta.path == PATTERN {
+                    // #[fusion(pattern = "^inv_[0-9]{4}$")]
+                    let s: LitStr = meta.value()?.parse()?;
+                    pattern.set(
+                        &meta.path,
+                        Keyed {
+                            key: meta.path.span(),
+                            value: s,
+                        },
+                    );
+                } else if meta.path == MULTIPLE_OF {
+                    // #[fusion(multiple_of = 5)]
+                    let n = parse_num(&meta)?;
+                    multiple_of.set(
+                        &meta.path,
+                        Keyed {
+                            key: meta.path.span(),
+                            value: n,
+                        },
+                    );
+                } else if meta.path == EXPECTED {
+                    // #[fusion(expected = "an invoice ID like inv_2026_0001")]
+                    let s: LitStr = meta.value()?.parse()?;
+                    expected.set(&meta.path, s);
+                } else if meta.path == DESCRIPTION {
+                    // #[fusion(description = "...")]
+                    let s: LitStr = meta.value()?.parse()?;
+                    description.set(&meta.path, s);
+                } else if meta.path == VALIDATE {
+                    // #[fusion(validate = path::to_fn)]
+                    let p: syn::Path = meta.value()?.parse()?;
+                    validate.set(&meta.path, p);
+                } else {
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format_args!("unknown fusion field attribute `{}`", path_str(&meta.path)),
+                    );
+                    skip_value(&meta)?;
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+        }
+        FieldAttrs {
+            length: length.get(),
+            range: range.get(),
+            items: items.get(),
+            formats,
+            pattern: pattern.get(),
+            multiple_of: multiple_of.get(),
+            expected: expected.get(),
+            description: description.get(),
+            validate: validate.get(),
+        }
+    }
+}
+
+fn parse_counts(cx: &Ctxt, meta: &ParseNestedMeta, key: Symbol) -> syn::Result<Bounds<Count>> {
+    let mut min = Attr::none(cx, MIN);
+    let mut max = Attr::none(cx, MAX);
+    meta.parse_nested_meta(|inner| {
+        if inner.path == MIN {
+            // min = 1
+            let n = parse_count(&inner)?;
+            min.set(&inner.path, n);
+        } else if inner.path == MAX {
+            // max = 64
+            let n = parse_count(&inner)?;
+            max.set(&inner.path, n);
+        } else {
+            return Err(inner.error(format_args!(
+                "unknown key `{}` in `{key}`, expected `min` or `max`",
+                path_str(&inner.path)
+            )));
+        }
+        Ok(())
+    })?;
+    let b = Bounds {
+        min: min.get(),
+        max: max.get(),
+    };
+    if b.min.is_none() && b.max.is_none() {
+        cx.error_spanned_by(
+            &meta.path,
+            format_args!("`{key}` needs `min`, `max` or both, e.g. `{key}(min = 1, max = 64)`"),
+        );
+    }
+    Ok(b)
+}
+
+fn parse_count(meta: &ParseNestedMeta) -> syn::Result<Count> {
+    let input = meta.value()?;
+    if input.peek(Token![-]) {
+        let minus: Token![-] = input.parse()?;
+        return Err(syn::Error::new(
+            minus.span,
+            "expected a count (a non-negative integer)",
+        ));
+    }
+    let lit: LitInt = input
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), "expected a count (a non-negative integer)"))?;
+    let value = lit.base10_parse::<u64>()?;
+    Ok(Count {
+        value,
+        span: lit.span(),
+    })
+}
+
+fn parse_num(meta: &ParseNestedMeta) -> syn::Result<NumLit> {
+    let input = meta.value()?;
+    let neg = if input.peek(Token![-]) {
+        input.parse::<Token![-]>()?;
+        true
+    } else {
+        false
+    };
+    if input.peek(LitInt) {
+        let lit: LitInt = input.parse()?;
+        let v = lit.base10_parse::<i64>()?;
+        let int = if neg { -v } else { v };
+        Ok(NumLit {
+            value: int as f64,
+            is_int: true,
+            int,
+            span: lit.span(),
+        })
+    } else if input.peek(LitFloat) {
+        let lit: LitFloat = input.parse()?;
+        let v = lit.base10_parse::<f64>()?;
+        Ok(NumLit {
+            value: if neg { -v } else { v },
+            is_int: false,
+            int: 0,
+            span: lit.span(),
+        })
+    } else {
+        Err(input.error("expected a number literal"))
+    }
+}
+
+fn parse_range(cx: &Ctxt, meta: &ParseNestedMeta) -> syn::Result<RangeBounds> {
+    let mut min = Attr::none(cx, MIN);
+    let mut max = Attr::none(cx, MAX);
+    let mut emin = Attr::none(cx, EXCLUSIVE_MIN);
+    let mut emax = Attr::none(cx, EXCLUSIVE_MAX);
+    meta.parse_nested_meta(|inner| {
+        if inner.path == MIN {
+            // min = 1 (inclusive)
+            min.set(&inner.path, parse_num(&inner)?);
+        } else if inner.path == MAX {
+            // max = 10 (inclusive)
+            max.set(&inner.path, parse_num(&inner)?);
+        } else if inner.path == EXCLUSIVE_MIN {
+            // exclusive_min = 0
+            emin.set(&inner.path, parse_num(&inner)?);
+        } else if inner.path == EXCLUSIVE_MAX {
+            // exclusive_max = 100
+            emax.set(&inner.path, parse_num(&inner)?);
+        } else {
+            return Err(inner.error(format_args!(
+                "unknown key `{}` in `range`, expected `min`, `max`, `exclusive_min` or `exclusive_max`",
+                path_str(&inner.path)
+            )));
+        }
+        Ok(())
+    })?;
+    let b = RangeBounds {
+        min: min.get(),
+        max: max.get(),
+        exclusive_min: emin.get(),
+        exclusive_max: emax.get(),
+    };
+    if b.min.is_none() && b.max.is_none() && b.exclusive_min.is_none() && b.exclusive_max.is_none()
+    {
+        cx.error_spanned_by(
+            &meta.path,
+            "`range` needs a bound, e.g. `range(min = 1, max = 10)` or `range(exclusive_min = 0)`",
+        );
+    }
+    Ok(b)
+}
+
+/// serde's `rename_all` conventions.
+#[derive(Clone, Copy)]
+pub enum RenameRule {
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+impl RenameRule {
+    fn from_str(s: &str) -> Option<Self> {
+        Some(match s {
+            "lowercase" => RenameRule::Lower,
+            "UPPERCASE" => RenameRule::Upper,
+            "PascalCase" => RenameRule::Pascal,
+            "camelCase" => RenameRule::Camel,
+            "snake_case" => RenameRule::Snake,
+            "SCREAMING_SNAKE_CASE" => RenameRule::ScreamingSnake,
+            "kebab-case" => RenameRule::Kebab,
+            "SCREAMING-KEBAB-CASE" => RenameRule::ScreamingKebab,
+            _ => return None,
+        })
+    }
+
+    /// A snake_case field name under this rule (serde's `apply_to_field`).
+    pub fn apply_to_field(self, field: &str) -> String {
+        match self {
+            RenameRule::Lower | RenameRule::Snake => field.to_owned(),
+            RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
+            RenameRule::Pascal => {
+                let mut out = String::new();
+                let mut capitalize = true;
+                for ch in field.chars() {
+                    if ch == '_' {
+                        capitalize = true;
+                    } else if capitalize {
+                        out.push(ch.to_ascii_uppercase());
+                        capitalize = false;
+                    } else {
+                        out.push(ch);
+                    }
+                }
+                out
+            }
+            RenameRule::Camel => {
+                let pascal = RenameRule::Pascal.apply_to_field(field);
+                let mut chars = pascal.chars();
+                match chars.next() {
+                    Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                    None => pascal,
+                }
+            }
+            RenameRule::Kebab => field.replace('_', "-"),
+            RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+}
+
+/// Consumes the value of a serde key we do not interpret (`= expr` or `(..)`).
+fn skip_value(meta: &ParseNestedMeta) -> syn::Result<()> {
+    if meta.input.peek(Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| skip_value(&inner))?;
+    }
+    Ok(())
+}
+
+fn unsupported_serde(cx: &Ctxt, meta: &ParseNestedMeta, why: &str) -> syn::Result<()> {
+    cx.error_spanned_by(
+        &meta.path,
+        format_args!(
+            "`#[serde({})]` is not supported by `#[derive(ToolInput)]`: {why}",
+            path_str(&meta.path)
+        ),
+    );
+    skip_value(meta)
+}
+
+impl SerdeContainer {
+    pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
+        let mut out = SerdeContainer::default();
+        for attr in serde_attrs(attrs) {
+            let result = attr.parse_nested_meta(|meta| {
+                let key = path_str(&meta.path);
+                match key.as_str() {
+                    // #[serde(rename_all = "camelCase")]
+                    "rename_all" => {
+                        if meta.input.peek(Token![=]) {
+                            let s: LitStr = meta.value()?.parse()?;
+                            match RenameRule::from_str(&s.value()) {
+                                Some(r) => out.rename_all = Some(r),
+                                None => cx.error_spanned_by(&s, "unknown `rename_all` rule"),
+                            }
+                        } else {
+                            // rename_all(deserialize = "..", serialize = "..")
+                            meta.parse_nested_meta(|inner| {
+                                if inner.path == DESERIALIZE {
+                                    let s: LitStr = inner.value()?.parse()?;
+                                    match RenameRule::from_str(&s.value()) {
+                                        Some(r) => out.rename_all = Some(r),
+                                        None => {
+                                            cx.error_spanned_by(&s, "unknown `rename_all` rule")
+                                        }
+                                    }
+                                    Ok(())
+                                } else {
+                                    skip_value(&inner)
+                                }
+                            })?;
+                        }
+                    }
+                    // #[serde(default)], #[serde(default = "path")]
+                    "default" => {
+                        skip_value(&meta)?;
+                        out.default = true;
+                    }
+                    // shape-neutral keys
+                    "deny_unknown_fields" | "rename" | "bound" | "crate" | "expecting"
+                    | "into" | "remote" => skip_value(&meta)?,
+                    "tag" | "content" | "untagged" => {
+                        unsupported_serde(
+                            cx,
+                            &meta,
+                            "an input is a plain JSON object of its fields",
+                        )?;
+                    }
+                    "transparent" | "from" | "try_from" => {
+                        unsupported_serde(
+                            cx,
+                            &meta,
+                            "the schema is built from the struct's fields, so deserialization must read them as they are",
+                        )?;
+                    }
+                    _ => skip_value(&meta)?,
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+        }
+        out
+    }
+}
+
+impl SerdeField {
+    pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
+        let mut out = SerdeField::default();
+        for attr in serde_attrs(attrs) {
+            let result = attr.parse_nested_meta(|meta| {
+                let key = path_str(&meta.path);
+                match key.as_str() {
+                    "rename" => {
+                        if meta.input.peek(Token![=]) {
+                            // #[serde(rename = "name")]
+                            let s: LitStr = meta.value()?.parse()?;
+                            out.rename = Some(s.value());
+                        } else {
+                            // #[serde(rename(deserialize = "name"))]
+                            meta.parse_nested_meta(|inner| {
+                                if inner.path == DESERIALIZE {
+                                    let s: LitStr = inner.value()?.parse()?;
+                                    out.rename = Some(s.value());
+                                    Ok(())
+                                } else if inner.path == SERIALIZE {
+                                    skip_value(&inner)
+                                } else {
+                                    Err(inner.error("expected `deserialize` or `serialize`"))
+                                }
+                            })?;
+                        }
+                    }
+                    // #[serde(default)], #[serde(default = "path")]
+                    "default" => {
+                        skip_value(&meta)?;
+                        out.default = true;
+                    }
+                    // #[serde(skip)], #[serde(skip_deserializing)]
+                    "skip" | "skip_deserializing" => out.skip_deserializing = true,
+                    "skip_serializing" | "skip_serializing_if" | "serialize_with" | "getter"
+                    | "bound" => skip_value(&meta)?,
+                    "alias" => {
+                        unsupported_serde(
+                            cx,
+                            &meta,
+                            "the schema gives each field one name; use `rename` instead",
+                        )?;
+                    }
+                    "flatten" => {
+                        unsupported_serde(
+                            cx,
+                            &meta,
+                            "nest the inner input as a field instead",
+                        )?;
+                    }
+                    "with" | "deserialize_with" | "borrow" => {
+                        unsupported_serde(
+                            cx,
+                            &meta,
+                            "the schema would no longer describe what deserialization accepts; use a field type that implements `JsonSchema` and `Deserialize` instead",
+                        )?;
+                    }
+                    _ => skip_value(&meta)?,
+                }
+                Ok(())
+            });
+            if let Err(e) = result {
+                cx.syn_error(e);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,248 @@
+//! Checks across attributes: what one key cannot know alone.
+
+use proc_macro2::Span;
+
+use crate::ast::{Container, Field, TypeClass};
+use crate::attr::{Bounds, Count, NumLit};
+use crate::ctxt::Ctxt;
+
+pub fn check(cx: &Ctxt, cont: &Container) {
+    for field in &cont.fields {
+        check_applies_to_type(cx, field);
+        check_bounds(cx, field);
+        check_formats(cx, field);
+        check_pattern(cx, field);
+    }
+}
+
+fn err(cx: &Ctxt, span: Span, msg: impl std::fmt::Display) {
+    cx.syn_error(syn::Error::new(span, msg));
+}
+
+/// A rule on a type it cannot apply to would be a keyword the validator silently ignores:
+/// the agent would read a constraint that is never enforced. Only types the syntax names
+/// for sure are checked; other types (newtypes, aliases) are trusted.
+fn check_applies_to_type(cx: &Ctxt, field: &Field) {
+    let class = field.class;
+    if class == TypeClass::Other {
+        return;
+    }
+    let a = &field.attrs;
+    let is_string = class == TypeClass::String;
+    let is_number = matches!(class, TypeClass::Integer | TypeClass::Float);
+    let is_array = class == TypeClass::Array;
+    if let (Some(l), false) = (&a.length, is_string) {
+        err(
+            cx,
+            l.key,
+            format_args!(
+                "`length` is only supported on string fields, and `{}` is {}; use `range` for numbers or `items` for arrays",
+                field.ident,
+                class.words()
+            ),
+        );
+    }
+    if let (Some(r), false) = (&a.range, is_number) {
+        err(
+            cx,
+            r.key,
+            format_args!(
+                "`range` is only supported on numeric fields, and `{}` is {}; use `length` for strings or `items` for arrays",
+                field.ident,
+                class.words()
+            ),
+        );
+    }
+    if let (Some(m), false) = (&a.multiple_of, is_number) {
+        err(
+            cx,
+            m.key,
+            format_args!(
+                "`multiple_of` is only supported on numeric fields, and `{}` is {}",
+                field.ident,
+                class.words()
+            ),
+        );
+    }
+    if let (Some(i), false) = (&a.items, is_array) {
+        err(
+            cx,
+            i.key,
+            format_args!(
+                "`items` is only supported on array fields, and `{}` is {}",
+                field.ident,
+                class.words()
+            ),
+        );
+    }
+    if !is_string {
+        for f in &a.formats {
+            err(
+                cx,
+                f.key,
+                format_args!(
+                    "`{}` is only supported on string fields, and `{}` is {}",
+                    f.value.keyword(),
+                    field.ident,
+                    class.words()
+                ),
+            );
+        }
+        if let Some(p) = &a.pattern {
+            err(
+                cx,
+                p.key,
+                format_args!(
+                    "`pattern` is only supported on string fields, and `{}` is {}",
+                    field.ident,
+                    class.words()
+                ),
+            );
+        }
+    }
+}
+
+/// Bounds that no value can meet are a schema no agent can satisfy.
+fn check_bounds(cx: &Ctxt, field: &Field) {
+    let a = &field.attrs;
+    let counts = |b: &Bounds<Count>| {
+        if let (Some(min), Some(max)) = (b.min, b.max) {
+            if min.value > max.value {
+                err(
+                    cx,
+                    min.span,
+                    format_args!(
+                        "`min` ({}) is greater than `max` ({})",
+                        min.value, max.value
+                    ),
+                );
+            }
+        }
+    };
+    if let Some(l) = &a.length {
+        counts(&l.value);
+    }
+    if let Some(i) = &a.items {
+        counts(&i.value);
+    }
+    if let Some(r) = &a.range {
+        let r = &r.value;
+        if let (Some(min), Some(emin)) = (&r.min, &r.exclusive_min) {
+            let _ = min;
+            err(
+                cx,
+                emin.span,
+                "`range` takes `min` or `exclusive_min`, not both",
+            );
+        }
+        if let (Some(max), Some(emax)) = (&r.max, &r.exclusive_max) {
+            let _ = max;
+            err(
+                cx,
+                emax.span,
+                "`range` takes `max` or `exclusive_max`, not both",
+            );
+        }
+        let lower = r
+            .min
+            .as_ref()
+            .map(|n| (n, true))
+            .or(r.exclusive_min.as_ref().map(|n| (n, false)));
+        let upper = r
+            .max
+            .as_ref()
+            .map(|n| (n, true))
+            .or(r.exclusive_max.as_ref().map(|n| (n, false)));
+        if let (Some((lo, lo_incl)), Some((hi, hi_incl))) = (lower, upper) {
+            let empty = if lo_incl && hi_incl {
+                lo.value > hi.value
+            } else {
+                lo.value >= hi.value
+            };
+            if empty {
+                err(
+                    cx,
+                    lo.span,
+                    format_args!(
+                        "the lower bound ({}) is not below the upper bound ({}): no number fits",
+                        show(lo),
+                        show(hi)
+                    ),
+                );
+            }
+        }
+        if field.class == TypeClass::Integer {
+            for n in [&r.min, &r.max, &r.exclusive_min, &r.exclusive_max]
+                .into_iter()
+                .flatten()
+            {
+                if !n.is_int {
+                    err(
+                        cx,
+                        n.span,
+                        "this field is an integer: write the bound as an integer",
+                    );
+                }
+            }
+        }
+    }
+    if let Some(m) = &a.multiple_of {
+        if m.value.value <= 0.0 {
+            err(cx, m.value.span, "`multiple_of` must be greater than 0");
+        }
+    }
+}
+
+fn show(n: &NumLit) -> String {
+    if n.is_int {
+        n.int.to_string()
+    } else {
+        n.value.to_string()
+    }
+}
+
+/// Two formats (or a format and a pattern) on one field: a value can rarely satisfy both,
+/// and the issue could only name one of them.
+fn check_formats(cx: &Ctxt, field: &Field) {
+    let a = &field.attrs;
+    if let Some(first) = a.formats.first() {
+        for other in &a.formats[1..] {
+            err(
+                cx,
+                other.key,
+                format_args!(
+                    "`#[fusion({})]` cannot be combined with `{}`",
+                    first.value.keyword(),
+                    other.value.keyword()
+                ),
+            );
+        }
+        if let Some(p) = &a.pattern {
+            err(
+                cx,
+                p.key,
+                format_args!(
+                    "`#[fusion({})]` cannot be combined with `pattern`",
+                    first.value.keyword()
+                ),
+            );
+        }
+    }
+}
+
+/// The pattern is compiled now, so a bad regex fails the build instead of every call.
+fn check_pattern(cx: &Ctxt, field: &Field) {
+    if let Some(p) = &field.attrs.pattern {
+        if let Err(e) = regex::Regex::new(&p.value.value()) {
+            let msg = match e {
+                regex::Error::Syntax(s) => s,
+                other => other.to_string(),
+            };
+            err(
+                cx,
+                p.value.span(),
+                format_args!("invalid regex in `pattern`:\n{msg}"),
+            );
+        }
+    }
+}

@@ -1,0 +1,250 @@
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::DeriveInput;
+use syn::spanned::Spanned;
+
+use crate::ast::{Container, Field};
+use crate::attr::{NumLit, StringFormat};
+use crate::ctxt::Ctxt;
+use crate::{check, doc};
+
+pub fn derive(input: &DeriveInput) -> TokenStream {
+    let cx = Ctxt::new();
+    let cont = Container::from_ast(&cx, input);
+    if let Some(cont) = &cont {
+        check::check(&cx, cont);
+    }
+    match (cx.check(), cont) {
+        (Ok(()), Some(cont)) => expand(&cont),
+        (Err(e), _) => super::fallback::expand(input, e),
+        (Ok(()), None) => super::fallback::expand(
+            input,
+            syn::Error::new_spanned(input, "`#[derive(ToolInput)]` could not read this item"),
+        ),
+    }
+}
+
+fn expand(cont: &Container) -> TokenStream {
+    let ident = &cont.original.ident;
+    let name = ident.to_string();
+    let description = option_str(
+        cont.attrs
+            .description
+            .as_ref()
+            .map(|d| quote!(#d))
+            .or_else(|| doc::doc_expr(&cont.original.attrs)),
+    );
+    let allow_unknown = cont.attrs.allow_unknown_fields;
+    let fields: Vec<&Field> = cont.fields.iter().filter(|f| !f.skipped).collect();
+    let specs = fields.iter().map(|f| field_spec(f));
+    let validators = cont.fields.iter().map(validator_calls);
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::all)]
+        const _: () = {
+            const __FUSION_SPEC: ::fusion_runtime::__private::ContainerSpec =
+                ::fusion_runtime::__private::ContainerSpec {
+                    name: #name,
+                    description: #description,
+                    fields: &[#(#specs),*],
+                    allow_unknown_fields: #allow_unknown,
+                };
+
+            fn __fusion_compiled() -> &'static ::fusion_runtime::__private::Compiled {
+                static __FUSION_COMPILED: ::std::sync::OnceLock<::fusion_runtime::__private::Compiled> =
+                    ::std::sync::OnceLock::new();
+                __FUSION_COMPILED.get_or_init(::fusion_runtime::__private::compile::<#ident>)
+            }
+
+            #[automatically_derived]
+            impl ::fusion_runtime::__private::JsonSchema for #ident {
+                fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                    ::std::borrow::Cow::Borrowed(#name)
+                }
+                fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                    ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #name))
+                }
+                fn json_schema(
+                    __fusion_gen: &mut ::fusion_runtime::__private::SchemaGenerator,
+                ) -> ::fusion_runtime::__private::Schema {
+                    ::fusion_runtime::__private::object_schema(__fusion_gen, &__FUSION_SPEC)
+                }
+            }
+
+            #[automatically_derived]
+            impl ::fusion_runtime::__private::Validate for #ident {
+                fn validate(
+                    &self,
+                    __fusion_args: &::fusion_runtime::__private::serde_json::Value,
+                    __fusion_path: &::fusion_runtime::__private::Path<'_>,
+                    __fusion_issues: &mut ::std::vec::Vec<::fusion_runtime::Issue>,
+                ) {
+                    #[allow(unused_imports)]
+                    use ::fusion_runtime::__private::{DiveNone as _, DiveValidate as _};
+                    #(#validators)*
+                }
+            }
+
+            #[automatically_derived]
+            impl ::fusion_runtime::ToolInput for #ident {
+                fn input_schema() -> ::std::sync::Arc<::fusion_runtime::JsonObject> {
+                    __fusion_compiled().schema()
+                }
+                fn from_arguments(
+                    __fusion_args: ::fusion_runtime::__private::serde_json::Value,
+                ) -> ::core::result::Result<Self, ::fusion_runtime::ValidationReport> {
+                    ::fusion_runtime::__private::from_arguments::<Self>(__fusion_compiled(), __fusion_args)
+                }
+            }
+        };
+    }
+}
+
+fn option_str(s: Option<TokenStream>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn num(n: &NumLit) -> TokenStream {
+    if n.is_int {
+        let v = n.int;
+        quote!(::fusion_runtime::__private::Num::Int(#v))
+    } else {
+        let v = n.value;
+        quote!(::fusion_runtime::__private::Num::Float(#v))
+    }
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> TokenStream) -> TokenStream {
+    match v {
+        Some(v) => {
+            let t = f(v);
+            quote!(::core::option::Option::Some(#t))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn field_spec(field: &Field) -> TokenStream {
+    let name = &field.name;
+    let ty = &field.original.ty;
+    let a = &field.attrs;
+    let description = option_str(
+        a.description
+            .as_ref()
+            .map(|d| quote!(#d))
+            .or_else(|| doc::doc_expr(&field.original.attrs)),
+    );
+    let expected = opt(a.expected.as_ref(), |e| quote!(#e));
+    let required = !field.optional;
+    let mut rules = Vec::new();
+    let p = quote!(::fusion_runtime::__private);
+    if let Some(l) = &a.length {
+        let min = opt(l.value.min, |c| {
+            let v = c.value;
+            quote!(#v)
+        });
+        let max = opt(l.value.max, |c| {
+            let v = c.value;
+            quote!(#v)
+        });
+        rules.push(quote!(#p::Rule::Length { min: #min, max: #max }));
+    }
+    if let Some(r) = &a.range {
+        let r = &r.value;
+        let min = opt(r.min.as_ref(), num);
+        let max = opt(r.max.as_ref(), num);
+        let emin = opt(r.exclusive_min.as_ref(), num);
+        let emax = opt(r.exclusive_max.as_ref(), num);
+        rules.push(quote!(#p::Rule::Range { min: #min, max: #max, exclusive_min: #emin, exclusive_max: #emax }));
+    }
+    if let Some(i) = &a.items {
+        let min = opt(i.value.min, |c| {
+            let v = c.value;
+            quote!(#v)
+        });
+        let max = opt(i.value.max, |c| {
+            let v = c.value;
+            quote!(#v)
+        });
+        rules.push(quote!(#p::Rule::Items { min: #min, max: #max }));
+    }
+    for f in &a.formats {
+        let variant = match f.value {
+            StringFormat::Email => quote!(Email),
+            StringFormat::Url => quote!(Url),
+            StringFormat::Uuid => quote!(Uuid),
+            StringFormat::DateTime => quote!(DateTime),
+            StringFormat::Date => quote!(Date),
+            StringFormat::Ipv4 => quote!(Ipv4),
+            StringFormat::Ipv6 => quote!(Ipv6),
+        };
+        rules.push(quote!(#p::Rule::Format(#p::StringFormat::#variant)));
+    }
+    if let Some(pat) = &a.pattern {
+        let s = &pat.value;
+        rules.push(quote!(#p::Rule::Pattern(#s)));
+    }
+    if let Some(m) = &a.multiple_of {
+        let n = num(&m.value);
+        rules.push(quote!(#p::Rule::MultipleOf(#n)));
+    }
+    quote! {
+        #p::FieldSpec {
+            name: #name,
+            description: #description,
+            expected: #expected,
+            required: #required,
+            rules: &[#(#rules),*],
+            schema: #p::schema_for::<#ty>,
+        }
+    }
+}
+
+fn validator_calls(field: &Field) -> TokenStream {
+    if field.skipped {
+        return TokenStream::new();
+    }
+    let ident = field.ident;
+    let name = &field.name;
+    let expected = opt(field.attrs.expected.as_ref(), |e| quote!(#e));
+    let custom = field.attrs.validate.as_ref().map(|f| {
+        // Spanned at the user's path: a wrong signature is reported there.
+        let f = quote_spanned!(f.span()=> #f);
+        let call = quote! {
+            ::fusion_runtime::__private::run_validator(
+                __fusion_value,
+                #f,
+                __fusion_args,
+                &::fusion_runtime::__private::Path::Key(__fusion_path, #name),
+                #expected,
+                __fusion_issues,
+            );
+        };
+        if field.is_option {
+            quote! {
+                if let ::core::option::Option::Some(__fusion_value) = &self.#ident {
+                    #call
+                }
+            }
+        } else {
+            quote! {
+                {
+                    let __fusion_value = &self.#ident;
+                    #call
+                }
+            }
+        }
+    });
+    quote! {
+        #custom
+        (&::fusion_runtime::__private::Dive(&self.#ident)).dive(
+            __fusion_args,
+            &::fusion_runtime::__private::Path::Key(__fusion_path, #name),
+            __fusion_issues,
+        );
+    }
+}
