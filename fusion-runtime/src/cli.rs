@@ -7,8 +7,9 @@
 //!           [--stateless]        no sessions: for several instances behind a load balancer
 //!           [--allow-host H]     accept this Host header too (beyond loopback names)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
-//! my-server call TOOL 'JSON'     run one call through the full pipeline and print the
-//!                                result; exit status 1 when it is an error
+//! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
+//!           [--json]             the model reads (`--json`: the whole MCP result);
+//!                                exit status 1 when it is an error
 //! ```
 //!
 //! ```no_run
@@ -59,14 +60,17 @@ pub enum Command {
     },
     /// Print tools/list as JSON: every tool with its input schema.
     Tools,
-    /// Run one call through the full pipeline and print the result as JSON; exits with
-    /// status 1 when the result is an error.
+    /// Run one call through the full pipeline and print what the model would read (each text
+    /// block; `--json` for the whole MCP result); exits with status 1 when it is an error.
     Call {
         /// The tool name, as tools/list shows it (e.g. `billing_get_invoice`).
         tool: String,
         /// The arguments, a JSON object (default `{}`).
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Print the whole `CallToolResult` as JSON instead.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -135,15 +139,25 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             println!("{}", serde_json::to_string_pretty(&server.tools_json())?);
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Call { tool, arguments }) => {
+        Some(Command::Call {
+            tool,
+            arguments,
+            json,
+        }) => {
             let arguments: Value = match serde_json::from_str(&arguments) {
                 Ok(v) => v,
                 Err(e) => anyhow::bail!("the arguments are not JSON ({e}): {arguments}"),
             };
             let response = server.call_json(&tool, arguments).await;
             let is_error = response.is_error;
-            let result = mcp::to_call_tool_result(response);
-            println!("{}", serde_json::to_string_pretty(&result)?);
+            if json {
+                let result = mcp::to_call_tool_result(response);
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                let texts: Vec<&str> = response.texts().collect();
+                println!("{}", texts.join("\n\n"));
+                eprintln!("isError: {is_error}");
+            }
             Ok(if is_error {
                 ExitCode::FAILURE
             } else {

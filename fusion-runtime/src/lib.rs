@@ -41,5 +41,8 @@ pub mod server;
 pub use action::{ActionHints, ActionInfo, IntoActionOutput, ToolAction, WithWarnings};
 pub use server::{Context, Server, ServerBuilder};
 
+/// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
+pub use rmcp;
+
 #[doc = include_str!("../TOOL_ACTION.md")]
 pub use fusion_macros::tool_action;
