@@ -2,6 +2,8 @@
 //! over stdio, connects an `rmcp` client to it, and prints each call and the answer the model
 //! would read.
 
+use std::fmt::Write as _;
+use std::path::Path;
 use std::process::{ExitCode, Stdio};
 
 use fusion_runtime::rmcp::ServiceExt;
@@ -70,10 +72,17 @@ pub fn script() -> Vec<(&'static str, Value, &'static str)> {
     ]
 }
 
-/// Runs the demo.
+/// Runs the demo against this binary, printing the transcript.
 pub async fn run() -> ExitCode {
-    match drive().await {
-        Ok(()) => ExitCode::SUCCESS,
+    let transcript = match std::env::current_exe() {
+        Ok(exe) => transcript(&exe).await,
+        Err(e) => Err(e.into()),
+    };
+    match transcript {
+        Ok(t) => {
+            print!("{t}");
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("demo failed: {e:#}");
             ExitCode::FAILURE
@@ -81,8 +90,10 @@ pub async fn run() -> ExitCode {
     }
 }
 
-async fn drive() -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?;
+/// Starts `exe serve` (a billing server binary), drives it through an `rmcp` client over
+/// stdio, and returns what it printed: each call and the answer.
+pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
+    let mut out = String::new();
     let mut command = tokio::process::Command::new(exe);
     command
         .arg("serve")
@@ -99,43 +110,41 @@ async fn drive() -> anyhow::Result<()> {
         .map(|s| s.name)
         .unwrap_or_default();
     let tools = client.list_all_tools().await?;
-    println!("Connected to the '{info}' MCP server over stdio. tools/list:");
+    writeln!(
+        out,
+        "Connected to the '{info}' MCP server over stdio. tools/list:"
+    )?;
     for t in &tools {
-        println!(
-            "  {:<28} {}",
-            t.name,
-            t.description
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("")
-        );
+        let summary = t.description.as_deref().unwrap_or("");
+        let summary = summary.lines().next().unwrap_or("");
+        writeln!(out, "  {:<28} {summary}", t.name)?;
     }
-    println!();
+    writeln!(out)?;
     for (tool, args, shows) in script() {
         let arguments = args.as_object().cloned().unwrap_or_default();
-        println!("── {shows}");
-        println!("→ tools/call {tool} {args}");
+        writeln!(out, "── {shows}")?;
+        writeln!(out, "→ tools/call {tool} {args}")?;
         let result = client
             .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
             .await?;
-        print_result(&result);
-        println!();
+        write_result(&mut out, &result)?;
+        writeln!(out)?;
     }
-    println!(
+    writeln!(
+        out,
         "Try it yourself: cargo run --example billing -- call billing_get_invoice '{{\"id\":\"inv_2026_9999\"}}'"
-    );
+    )?;
     client.cancel().await?;
-    Ok(())
+    Ok(out)
 }
 
-fn print_result(result: &CallToolResult) {
-    println!("← isError: {}", result.is_error.unwrap_or(false));
+fn write_result(out: &mut String, result: &CallToolResult) -> std::fmt::Result {
+    writeln!(out, "← isError: {}", result.is_error.unwrap_or(false))?;
     for block in &result.content {
         match block.as_text() {
-            Some(t) => println!("{}", t.text),
-            None => println!("{block:?}"),
+            Some(t) => writeln!(out, "{}", t.text)?,
+            None => writeln!(out, "{block:?}")?,
         }
     }
+    Ok(())
 }

@@ -382,3 +382,31 @@ async fn round_trip_timings() {
     assert!(s50 < Duration::from_millis(100), "stdio p50 {s50:?}");
     assert!(h50 < Duration::from_millis(100), "http p50 {h50:?}");
 }
+
+/// README's main command: the demo drives a spawned server over stdio and shows each envelope.
+#[tokio::test]
+async fn the_demo_shows_every_envelope_over_a_real_connection() {
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_billing-server"));
+    let transcript = bounded("demo", examples::billing::demo::transcript(exe))
+        .await
+        .unwrap_or_else(|e| panic!("demo: {e:#}"));
+    assert!(transcript.contains(NOT_FOUND), "{transcript}");
+    for needle in [
+        "<validation_error action=\"billing.send_reminder\">",
+        "<tool_error code=\"CONFLICT\" severity=\"warning\">",
+        "<tool_error code=\"AMOUNT_EXCEEDS_BALANCE\" severity=\"error\">",
+        "<tool_error code=\"DEPRECATED\" severity=\"warning\">",
+        "<tool_error code=\"UNAUTHORIZED\" severity=\"error\">",
+        "<tool_error code=\"UNKNOWN_ACTION\" severity=\"error\">",
+        "panicked; the server is still running",
+    ] {
+        assert!(
+            transcript.contains(needle),
+            "missing {needle}:\n{transcript}"
+        );
+    }
+    assert_eq!(
+        transcript.matches("← isError: ").count(),
+        examples::billing::demo::script().len()
+    );
+}

@@ -298,6 +298,10 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
             combined.combine(e);
         }
         let compile_errors = combined.to_compile_error();
+        if item.sig.receiver().is_some() {
+            // A method sits in an `impl` block, where no companion item can be declared.
+            return quote!(#item #compile_errors);
+        }
         let input = match sig.input {
             Some(t) => quote!(#t),
             None => quote!(::fusion_runtime::__private::NoInput),
@@ -369,6 +373,13 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
             quote!(__fusion_input),
         ),
     };
+    // Every use of the input and output types carries their spans, so a type that does not
+    // fit is reported at the user's token, not at the attribute.
+    let self_input = quote_spanned!(input.span()=> Self::Input);
+    let self_output = quote_spanned!(output.span()=> Self::Output);
+    let output_assoc = quote_spanned! {output.span()=>
+        type Output = <<#ret as ::fusion_runtime::__private::HandlerReturn>::Ok as ::fusion_runtime::__private::IntoActionOutput>::Value;
+    };
     let outcome = quote_spanned! {output.span()=>
         ::fusion_runtime::__private::handler_outcome::<#ret>(#fn_ident(#call_args).await)
     };
@@ -382,7 +393,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
             impl ::fusion_runtime::ToolAction for #action {
                 const NAME: &'static str = #name;
                 type Input = #input_ty;
-                type Output = <<#ret as ::fusion_runtime::__private::HandlerReturn>::Ok as ::fusion_runtime::__private::IntoActionOutput>::Value;
+                #output_assoc
 
                 fn info() -> ::fusion_runtime::__private::ActionInfo {
                     #[allow(unused_imports)]
@@ -398,14 +409,14 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                             open_world: #open_world,
                         },
                         #deprecated,
-                        <#input_ty as ::fusion_runtime::ToolInput>::input_schema(),
-                        (&::fusion_runtime::__private::OutputProbe::<Self::Output>::new()).output_schema(),
+                        <#self_input as ::fusion_runtime::ToolInput>::input_schema(),
+                        (&::fusion_runtime::__private::OutputProbe::<#self_output>::new()).output_schema(),
                         #state,
                     )
                 }
 
                 fn call(
-                    __fusion_input: Self::Input,
+                    __fusion_input: #self_input,
                     __fusion_cx: &::fusion_runtime::__private::CallContext,
                 ) -> ::fusion_runtime::__private::BoxFuture<'static, ::fusion_runtime::__private::HandlerOutcome> {
                     #context_arg
