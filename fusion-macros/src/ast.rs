@@ -80,17 +80,17 @@ impl<'a> Container<'a> {
                 }
             },
             Data::Enum(e) => {
-                cx.error_spanned_by(
-                    e.enum_token,
+                cx.syn_error(syn::Error::new(
+                    e.enum_token.span,
                     "`#[derive(ToolInput)]` supports structs with named fields; for a string enum field, derive `Deserialize` and `JsonSchema` on the enum",
-                );
+                ));
                 return None;
             }
             Data::Union(u) => {
-                cx.error_spanned_by(
-                    u.union_token,
+                cx.syn_error(syn::Error::new(
+                    u.union_token.span,
                     "`#[derive(ToolInput)]` supports structs with named fields",
-                );
+                ));
                 return None;
             }
         };
@@ -137,14 +137,12 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 
 /// `(true, T)` for `Option<T>`.
 fn peel_option(ty: &Type) -> (bool, &Type) {
-    if let Some(seg) = last_segment(ty) {
-        if seg.ident == "Option" {
-            if let PathArguments::AngleBracketed(args) = &seg.arguments {
-                if let Some(GenericArgument::Type(inner)) = args.args.first() {
-                    return (true, inner);
-                }
-            }
-        }
+    if let Some(seg) = last_segment(ty)
+        && seg.ident == "Option"
+        && let PathArguments::AngleBracketed(args) = &seg.arguments
+        && let Some(GenericArgument::Type(inner)) = args.args.first()
+    {
+        return (true, inner);
     }
     (false, ty)
 }

@@ -106,17 +106,17 @@ fn check_applies_to_type(cx: &Ctxt, field: &Field) {
 fn check_bounds(cx: &Ctxt, field: &Field) {
     let a = &field.attrs;
     let counts = |b: &Bounds<Count>| {
-        if let (Some(min), Some(max)) = (b.min, b.max) {
-            if min.value > max.value {
-                err(
-                    cx,
-                    min.span,
-                    format_args!(
-                        "`min` ({}) is greater than `max` ({})",
-                        min.value, max.value
-                    ),
-                );
-            }
+        if let (Some(min), Some(max)) = (b.min, b.max)
+            && min.value > max.value
+        {
+            err(
+                cx,
+                min.span,
+                format_args!(
+                    "`min` ({}) is greater than `max` ({})",
+                    min.value, max.value
+                ),
+            );
         }
     };
     if let Some(l) = &a.length {
@@ -127,16 +127,14 @@ fn check_bounds(cx: &Ctxt, field: &Field) {
     }
     if let Some(r) = &a.range {
         let r = &r.value;
-        if let (Some(min), Some(emin)) = (&r.min, &r.exclusive_min) {
-            let _ = min;
+        if let (Some(_), Some(emin)) = (&r.min, &r.exclusive_min) {
             err(
                 cx,
                 emin.span,
                 "`range` takes `min` or `exclusive_min`, not both",
             );
         }
-        if let (Some(max), Some(emax)) = (&r.max, &r.exclusive_max) {
-            let _ = max;
+        if let (Some(_), Some(emax)) = (&r.max, &r.exclusive_max) {
             err(
                 cx,
                 emax.span,
@@ -186,10 +184,10 @@ fn check_bounds(cx: &Ctxt, field: &Field) {
             }
         }
     }
-    if let Some(m) = &a.multiple_of {
-        if m.value.value <= 0.0 {
-            err(cx, m.value.span, "`multiple_of` must be greater than 0");
-        }
+    if let Some(m) = &a.multiple_of
+        && m.value.value <= 0.0
+    {
+        err(cx, m.value.span, "`multiple_of` must be greater than 0");
     }
 }
 
@@ -232,17 +230,17 @@ fn check_formats(cx: &Ctxt, field: &Field) {
 
 /// The pattern is compiled now, so a bad regex fails the build instead of every call.
 fn check_pattern(cx: &Ctxt, field: &Field) {
-    if let Some(p) = &field.attrs.pattern {
-        if let Err(e) = regex::Regex::new(&p.value.value()) {
-            let msg = match e {
-                regex::Error::Syntax(s) => s,
-                other => other.to_string(),
-            };
-            err(
-                cx,
-                p.value.span(),
-                format_args!("invalid regex in `pattern`:\n{msg}"),
-            );
-        }
+    if let Some(p) = &field.attrs.pattern
+        && let Err(e) = regex::Regex::new(&p.value.value())
+    {
+        let msg = match e {
+            regex::Error::Syntax(s) => s,
+            other => other.to_string(),
+        };
+        err(
+            cx,
+            p.value.span(),
+            format_args!("invalid regex in `pattern`:\n{msg}"),
+        );
     }
 }

@@ -124,13 +124,14 @@ fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<
                 .into_iter()
                 .filter(|errs| !is_type_mismatch_at(errs, &parts.instance_path))
                 .collect();
-            if informative.len() == 1 && depth < MAX_DEPTH {
-                if let Some(errs) = informative.pop() {
-                    for inner in errs {
-                        push_error(root, inner, depth + 1, out);
-                    }
-                    return;
+            if informative.len() == 1
+                && depth < MAX_DEPTH
+                && let Some(errs) = informative.pop()
+            {
+                for inner in errs {
+                    push_error(root, inner, depth + 1, out);
                 }
+                return;
             }
             IssueKind::InvalidUnion {
                 shapes: union_shapes(root, &segments),
@@ -277,8 +278,8 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> String {
         return e;
     }
     let s = resolve(root, schema);
-    if let Some(f) = s.get("format").and_then(Value::as_str) {
-        if let known @ (Format::Email
+    if let Some(f) = s.get("format").and_then(Value::as_str)
+        && let known @ (Format::Email
         | Format::Url
         | Format::Uuid
         | Format::DateTime
@@ -286,9 +287,8 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> String {
         | Format::Time
         | Format::Ipv4
         | Format::Ipv6) = Format::from_keyword(f)
-        {
-            return known.expected().into_owned();
-        }
+    {
+        return known.expected().into_owned();
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
         return Format::Pattern(p.to_owned()).expected().into_owned();
@@ -310,14 +310,14 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> String {
         }
         _ => {}
     }
-    if depth < 4 {
-        if let Some(Value::Array(branches)) = s.get("anyOf").or_else(|| s.get("oneOf")) {
-            let words: Vec<String> = branches
-                .iter()
-                .map(|b| describe(root, b, depth + 1))
-                .collect();
-            return words.join(" or ");
-        }
+    if depth < 4
+        && let Some(Value::Array(branches)) = s.get("anyOf").or_else(|| s.get("oneOf"))
+    {
+        let words: Vec<String> = branches
+            .iter()
+            .map(|b| describe(root, b, depth + 1))
+            .collect();
+        return words.join(" or ");
     }
     "a value".to_owned()
 }

@@ -1,0 +1,10 @@
+use fusion_runtime::ToolInput;
+use serde::Deserialize;
+
+#[derive(Deserialize, ToolInput)]
+struct Input {
+    #[fusion(length(min = "one"))]
+    name: String,
+}
+
+fn main() {}

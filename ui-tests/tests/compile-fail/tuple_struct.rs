@@ -1,0 +1,7 @@
+use fusion_runtime::ToolInput;
+use serde::Deserialize;
+
+#[derive(Deserialize, ToolInput)]
+struct Input(String, u32);
+
+fn main() {}
