@@ -94,6 +94,13 @@ pub struct ChargeResult {
     pub balance_cents: u64,
 }
 
+/// Why a charge did not go through.
+enum Refused {
+    AlreadyPaid,
+    Void,
+    MoreThanBalance(u64),
+}
+
 /// Charge an amount (in cents) against an open invoice.
 #[tool_action(name = "billing.charge", destructive)]
 pub async fn charge(
@@ -101,46 +108,56 @@ pub async fn charge(
     store: Context<Store>,
 ) -> Result<WithWarnings<ChargeResult>, ToolError> {
     let id = input.invoice_id.as_str();
-    let outcome = store.update(id, |inv| -> Result<WithWarnings<ChargeResult>, ToolError> {
-        match inv.status {
-            Status::Paid => Ok(WithWarnings::new(ChargeResult {
-                invoice_id: inv.id.clone(),
-                charged: false,
-                amount_cents: 0,
-                balance_cents: 0,
-            })
-            .warning(
-                error(CONFLICT, format!("Invoice {} is already paid; nothing was charged", inv.id))
-                    .suggest("Do not charge it again. Tell the user it is paid; call billing.get_invoice to show it")
-                    .actions(["billing.get_invoice"]),
-            )),
-            Status::Void => Err(error(CONFLICT, format!("Invoice {} is void and cannot be charged", inv.id))
-                .suggest("Charge an open invoice instead")
-                .actions(["billing.list_invoices"])),
-            Status::Open => {
-                let balance = inv.balance_cents();
-                if input.amount_cents > balance {
-                    return Err(error("AMOUNT_EXCEEDS_BALANCE", "The amount is more than what is left to pay")
-                        .suggest(format!("Charge at most {balance} cents, the remaining balance"))
-                        .actions(["billing.get_invoice"])
-                        .detail("invoiceId", &inv.id)
-                        .detail("amountCents", input.amount_cents)
-                        .detail("balanceCents", balance));
-                }
-                inv.paid_cents += input.amount_cents;
-                if inv.balance_cents() == 0 {
-                    inv.status = Status::Paid;
-                }
-                Ok(WithWarnings::new(ChargeResult {
-                    invoice_id: inv.id.clone(),
-                    charged: true,
-                    amount_cents: input.amount_cents,
-                    balance_cents: inv.balance_cents(),
-                }))
+    let outcome = store.update(id, |inv| match inv.status {
+        Status::Paid => Err(Refused::AlreadyPaid),
+        Status::Void => Err(Refused::Void),
+        Status::Open if input.amount_cents > inv.balance_cents() => {
+            Err(Refused::MoreThanBalance(inv.balance_cents()))
+        }
+        Status::Open => {
+            inv.paid_cents += input.amount_cents;
+            if inv.balance_cents() == 0 {
+                inv.status = Status::Paid;
             }
+            Ok(inv.balance_cents())
         }
     });
-    outcome.unwrap_or_else(|| Err(not_found(id)))
+    match outcome {
+        None => Err(not_found(id)),
+        Some(Ok(balance_cents)) => Ok(WithWarnings::new(ChargeResult {
+            invoice_id: id.to_owned(),
+            charged: true,
+            amount_cents: input.amount_cents,
+            balance_cents,
+        })),
+        // Guidance on the success path: nothing failed, but the model must not charge again.
+        Some(Err(Refused::AlreadyPaid)) => Ok(WithWarnings::new(ChargeResult {
+            invoice_id: id.to_owned(),
+            charged: false,
+            amount_cents: 0,
+            balance_cents: 0,
+        })
+        .warning(
+            error(CONFLICT, format!("Invoice {id} is already paid; nothing was charged"))
+                .suggest("Do not charge it again. Tell the user it is paid; call billing.get_invoice to show it")
+                .actions(["billing.get_invoice"]),
+        )),
+        Some(Err(Refused::Void)) => Err(error(
+            CONFLICT,
+            format!("Invoice {id} is void and cannot be charged"),
+        )
+        .suggest("Charge an open invoice instead")
+        .actions(["billing.list_invoices"])),
+        Some(Err(Refused::MoreThanBalance(balance))) => Err(error(
+            "AMOUNT_EXCEEDS_BALANCE",
+            "The amount is more than what is left to pay",
+        )
+        .suggest(format!("Charge at most {balance} cents, the remaining balance"))
+        .actions(["billing.get_invoice"])
+        .detail("invoiceId", id)
+        .detail("amountCents", input.amount_cents)
+        .detail("balanceCents", balance)),
+    }
 }
 
 /// Find an invoice by ID.

@@ -182,7 +182,7 @@ impl fmt::Debug for CallContext {
 /// [`ServerBuilder::state`](super::ServerBuilder::state). `Context<()>` (the default) needs no
 /// state. It dereferences to `S`.
 ///
-/// ```ignore
+/// ```text
 /// #[tool_action(name = "billing.get_invoice")]
 /// async fn get_invoice(input: GetInvoice, cx: Context<Store>) -> Result<Invoice, ToolError> {
 ///     if cx.is_cancelled() { /* … */ }

@@ -174,8 +174,8 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
 
 /// Picks a group member for a call: the discriminator's value, or an envelope saying what
 /// is wrong with it.
-pub(crate) fn pick_member<'g>(
-    group: &'g Group,
+pub(crate) fn pick_member(
+    group: &Group,
     discriminator: &str,
     arguments: &mut JsonObject,
     infos: &[ActionInfo],
