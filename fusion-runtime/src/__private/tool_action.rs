@@ -112,3 +112,18 @@ impl ToolInput for NoInput {
         Ok(NoInput)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_comments_become_descriptions() {
+        assert_eq!(description_text("Plain."), "Plain.");
+        assert_eq!(
+            description_text(" Get one invoice.\n\n Second paragraph."),
+            "Get one invoice.\n\nSecond paragraph."
+        );
+        assert_eq!(description_text("  indented code\n"), "indented code");
+    }
+}

@@ -150,9 +150,30 @@ pub fn valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
+/// At most this many tools are listed in an `UNKNOWN_ACTION` envelope (the nearest names).
+pub const MAX_LISTED_TOOLS: usize = 20;
+
 /// The `UNKNOWN_ACTION` envelope for a tool name nothing is exposed as.
 pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
     let near = closest(requested, tools.iter().map(String::as_str));
+    let listed: Vec<String> = if tools.len() <= MAX_LISTED_TOOLS {
+        tools.to_vec()
+    } else {
+        let lower = requested.to_lowercase();
+        let mut by_distance: Vec<(usize, usize)> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (strsim::damerau_levenshtein(&lower, &t.to_lowercase()), i))
+            .collect();
+        by_distance.sort();
+        let mut keep: Vec<usize> = by_distance
+            .iter()
+            .take(MAX_LISTED_TOOLS)
+            .map(|(_, i)| *i)
+            .collect();
+        keep.sort_unstable();
+        keep.into_iter().map(|i| tools[i].clone()).collect()
+    };
     let recovery = match near {
         Some(n) => {
             format!("Call {n} instead (the closest name), or pick one of the available tools")
@@ -164,7 +185,7 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
         format!("No tool named '{requested}'"),
     )
     .suggest(recovery)
-    .actions(tools.iter().cloned())
+    .actions(listed)
     .detail("requested", requested);
     if let Some(n) = near {
         e = e.detail("closest", n);
@@ -354,4 +375,139 @@ pub(crate) fn group_tool(
         schema.insert("$defs".into(), Value::Object(defs));
     }
     (description, Arc::new(schema), hints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn info(name: &'static str, props: &[&str], hints: ActionHints) -> ActionInfo {
+        let properties: JsonObject = props
+            .iter()
+            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": properties, "required": props});
+        ActionInfo {
+            name,
+            title: None,
+            description: Cow::Borrowed("Does a thing.\nMore text."),
+            hints,
+            deprecated: None,
+            input_schema: Arc::new(schema.as_object().cloned().unwrap_or_default()),
+            output_schema: None,
+            state: None,
+        }
+    }
+
+    fn infos() -> Vec<ActionInfo> {
+        let ro = ActionHints {
+            read_only: Some(true),
+            ..Default::default()
+        };
+        vec![
+            info("billing.get_invoice", &["id"], ro),
+            info(
+                "billing.send_reminder",
+                &["invoice_id", "email"],
+                ActionHints::default(),
+            ),
+            info("status", &[], ro),
+        ]
+    }
+
+    #[test]
+    fn flat_and_grouped_layouts() {
+        let flat = layout(&infos(), &Exposure::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            flat.tool_order,
+            ["billing_get_invoice", "billing_send_reminder", "status"]
+        );
+        let grouped = layout(
+            &infos(),
+            &Exposure::Grouped {
+                discriminator: "action".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(grouped.tool_order, ["billing", "status"]);
+        assert_eq!(grouped.groups[0].members.len(), 2);
+        let bad = layout(
+            &infos(),
+            &Exposure::Flat {
+                separator: "/".into(),
+            },
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn a_missing_discriminator_is_guessed_from_the_arguments() {
+        let infos = infos();
+        let grouped = layout(
+            &infos,
+            &Exposure::Grouped {
+                discriminator: "action".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut args = json!({"email": "a@b.c", "invoice_id": "x"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e = pick_member(&grouped.groups[0], "action", &mut args, &infos)
+            .err()
+            .unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
+        assert_eq!(e.detail_value("closest"), Some("send_reminder"));
+        let mut wrong_type = json!({"action": 3})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e = pick_member(&grouped.groups[0], "action", &mut wrong_type, &infos).err();
+        assert!(e.is_some_and(|e| e.message().contains("to be a string")));
+        let mut ok = json!({"action": "get_invoice", "id": "x"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            pick_member(&grouped.groups[0], "action", &mut ok, &infos).ok(),
+            Some(0)
+        );
+        assert!(!ok.contains_key("action"), "the discriminator is removed");
+    }
+
+    #[test]
+    fn grouped_tools_merge_schemas_and_hints() {
+        let infos = infos();
+        let grouped = layout(
+            &infos,
+            &Exposure::Grouped {
+                discriminator: "op".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (description, schema, hints) = group_tool(&grouped.groups[0], "op", &infos);
+        assert!(description.contains("- get_invoice: Does a thing. Fields: id (required)."));
+        assert_eq!(schema["required"], json!(["op"]));
+        let props = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let keys: Vec<&str> = props.keys().map(String::as_str).collect();
+        for k in ["op", "id", "invoice_id", "email"] {
+            assert!(keys.contains(&k), "{k}");
+        }
+        assert_eq!(hints.read_only, Some(false), "one member writes");
+    }
+
+    #[test]
+    fn unknown_tool_lists_the_nearest_names_when_there_are_many() {
+        let tools: Vec<String> = (0..50).map(|i| format!("tool_{i:02}")).collect();
+        let e = unknown_tool("tool_07x", &tools);
+        assert_eq!(e.available_actions().len(), MAX_LISTED_TOOLS);
+        assert!(e.available_actions().iter().any(|a| a == "tool_07"));
+        assert_eq!(e.detail_value("closest"), Some("tool_07"));
+        assert!(valid_tool_name("a.b-c_d") && !valid_tool_name("") && !valid_tool_name("a b"));
+    }
 }
