@@ -1,7 +1,39 @@
-//! The billing tools' inputs: one `#[derive(ToolInput)]` struct per action.
+//! The billing actions' inputs: one `#[derive(ToolInput)]` each. Their JSON Schemas are what
+//! `tools/list` shows, and what every call is validated against.
 
 use fusion_runtime::ToolInput;
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// An invoice's status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Waiting for payment.
+    Open,
+    /// Paid in full.
+    Paid,
+    /// Cancelled.
+    Void,
+}
+
+/// List invoices, newest first.
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct ListInvoices {
+    /// Only invoices with this status.
+    pub status: Option<Status>,
+    /// At most this many invoices (20 when omitted).
+    #[fusion(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+}
+
+/// Get one invoice.
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct GetInvoice {
+    /// The invoice ID, e.g. `inv_2026_0001`.
+    #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
+    pub id: String,
+}
 
 /// Send a payment reminder for an overdue invoice.
 #[derive(Debug, Deserialize, ToolInput)]
@@ -18,4 +50,48 @@ pub struct SendReminder {
     /// Days since the due date.
     #[fusion(range(min = 1))]
     pub days_overdue: u32,
+}
+
+/// Charge an amount against an invoice.
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct Charge {
+    /// The invoice to charge.
+    #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
+    pub invoice_id: String,
+    /// The amount, in cents.
+    #[fusion(range(min = 1))]
+    pub amount_cents: u64,
+}
+
+/// One invoice, by ID (deprecated form).
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct FindInvoice {
+    /// The invoice ID.
+    pub id: String,
+}
+
+/// Export the ledger.
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct ExportLedger {
+    /// Only invoices with this status.
+    pub status: Option<Status>,
+}
+
+/// Recompute an invoice's total from its lines.
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct RecalculateTotals {
+    /// The invoice.
+    #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
+    pub invoice_id: String,
+}
+
+/// Void an invoice.
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct VoidInvoice {
+    /// The invoice.
+    #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
+    pub invoice_id: String,
+    /// Why it is voided, for the audit log.
+    #[fusion(length(min = 3, max = 200))]
+    pub reason: String,
 }

@@ -1,59 +1,31 @@
-//! The billing example: envelopes a billing MCP server sends to the model.
+//! The billing example.
 //!
-//! `cargo run --example billing` prints each envelope with its `isError` flag, then the
-//! `<validation_error>` a derived input (`inputs::SendReminder`) writes for bad arguments.
+//! ```text
+//! cargo run --example billing                     a demo: starts the server, drives it through
+//!                                                 an MCP client over stdio, prints each answer
+//! cargo run --example billing -- serve            serve MCP over stdio (for an MCP client)
+//! cargo run --example billing -- serve --http 127.0.0.1:8080 [--stateless]
+//! cargo run --example billing -- tools            every tool with its schema
+//! cargo run --example billing -- call billing_get_invoice '{"id":"inv_2026_9999"}'
+//! ```
 
-mod inputs;
+use std::process::ExitCode;
 
-use fusion_runtime::{ErrorCode, ToolInput, ToolResponse, error};
+use examples::billing;
+use fusion_runtime::cli::{self, Cli, Parser};
 
-fn main() {
-    let cases = [
-        (
-            "billing.get_invoice {\"id\":\"inv_2026_9999\"}",
-            ToolResponse::error(
-                error(ErrorCode::NotFound, "No invoice with that ID")
-                    .suggest("List invoices first, then retry with a real ID")
-                    .actions(["billing.list_invoices"])
-                    .details([("requestedId", "inv_2026_9999")]),
-            ),
-        ),
-        (
-            "billing.charge {\"invoice_id\":\"inv_2026_0001\",\"amount_cents\":100}",
-            ToolResponse::text("{\"charged\":false,\"invoice\":\"inv_2026_0001\"}").with_warning(
-                error(
-                    ErrorCode::Conflict,
-                    "Invoice inv_2026_0001 is already paid; nothing was charged",
-                )
-                .suggest("Do not charge it again; call billing.get_invoice to show its status"),
-            ),
-        ),
-        (
-            "billing.charge (11th call this minute)",
-            ToolResponse::error(
-                error(ErrorCode::RateLimited, "Too many charges")
-                    .suggest("Wait, then retry the same call")
-                    .retry_after(std::time::Duration::from_millis(1500)),
-            ),
-        ),
-    ];
-    for (call, response) in cases {
-        println!("→ {call}");
-        println!("← isError: {}", response.is_error);
-        for text in response.texts() {
-            println!("{text}");
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let server = match billing::server() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
         }
-        println!();
-    }
-
-    let call =
-        serde_json::json!({"invoice_id": "2026-0001", "emial": "ana@example", "days_overdue": 0});
-    println!("→ billing.send_reminder {call}");
-    match inputs::SendReminder::from_arguments(call) {
-        Ok(input) => println!("← valid: {input:?}"),
-        Err(report) => {
-            println!("← isError: true");
-            println!("{}", report.render("billing.send_reminder"));
-        }
+    };
+    match cli.command {
+        None => billing::demo::run().await,
+        command => cli::run_command(server, command).await,
     }
 }

@@ -15,3 +15,13 @@ pub fn derive_tool_input(input: proc_macro::TokenStream) -> proc_macro::TokenStr
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     expand::tool_input::derive(&input).into()
 }
+
+// `#[tool_action]` (issue 4)
+/// Turns an `async fn` into an action; documented on its re-export in `fusion_runtime`.
+#[proc_macro_attribute]
+pub fn tool_action(
+    args: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    expand::tool_action::attribute(args.into(), item.into()).into()
+}

@@ -215,3 +215,7 @@ pub fn run_validator<T: ?Sized, E: Display>(
         issues.push(issue);
     }
 }
+
+// `#[tool_action]` (issue 4)
+mod tool_action;
+pub use tool_action::*;

@@ -133,3 +133,18 @@ pub mod schema;
 /// );
 /// ```
 pub use fusion_macros::ToolInput;
+
+// `#[tool_action]`, the pipeline, MCP, CLI (issue 4)
+pub mod action;
+pub mod cli;
+pub mod mcp;
+pub mod server;
+
+pub use action::{ActionHints, ActionInfo, IntoActionOutput, ToolAction, WithWarnings};
+pub use server::{Context, Server, ServerBuilder};
+
+/// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
+pub use rmcp;
+
+#[doc = include_str!("../TOOL_ACTION.md")]
+pub use fusion_macros::tool_action;

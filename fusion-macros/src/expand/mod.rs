@@ -1,2 +1,3 @@
 pub mod fallback;
+pub mod tool_action;
 pub mod tool_input;

@@ -1,0 +1,460 @@
+//! `#[tool_action]`: leaves the `async fn` as written and emits its companion struct
+//! (`GetInvoiceAction` for `fn get_invoice`) implementing `::fusion_runtime::ToolAction`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, FnArg, Ident, ItemFn, LitBool, LitStr, ReturnType, Type};
+
+/// The arguments of `#[tool_action(..)]`, as written.
+#[derive(Default)]
+pub struct Args {
+    name: Option<LitStr>,
+    title: Option<LitStr>,
+    description: Option<LitStr>,
+    read_only: Option<LitBool>,
+    destructive: Option<LitBool>,
+    idempotent: Option<LitBool>,
+    open_world: Option<LitBool>,
+    deprecated: Option<LitStr>,
+}
+
+fn set<T>(slot: &mut Option<T>, value: T, meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error(format_args!(
+            "duplicate `tool_action` key `{}`",
+            path_str(&meta.path)
+        )));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+fn path_str(path: &syn::Path) -> String {
+    quote!(#path).to_string().replace(' ', "")
+}
+
+/// A hint: bare (`read_only`) is true; `read_only = false` sets it false.
+fn hint(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitBool> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse()
+    } else {
+        Ok(LitBool::new(true, meta.path.span()))
+    }
+}
+
+impl Args {
+    pub fn parse(&mut self, meta: syn::meta::ParseNestedMeta) -> syn::Result<()> {
+        if meta.path.is_ident("name") {
+            // #[tool_action(name = "billing.get_invoice")]
+            let lit: LitStr = meta.value()?.parse()?;
+            check_name(&lit)?;
+            set(&mut self.name, lit, &meta)
+        } else if meta.path.is_ident("title") {
+            // #[tool_action(title = "Get an invoice")]
+            let lit = meta.value()?.parse()?;
+            set(&mut self.title, lit, &meta)
+        } else if meta.path.is_ident("description") {
+            // #[tool_action(description = "…")]
+            let lit = meta.value()?.parse()?;
+            set(&mut self.description, lit, &meta)
+        } else if meta.path.is_ident("read_only") {
+            // #[tool_action(read_only)] or #[tool_action(read_only = false)]
+            let v = hint(&meta)?;
+            set(&mut self.read_only, v, &meta)
+        } else if meta.path.is_ident("destructive") {
+            // #[tool_action(destructive)]
+            let v = hint(&meta)?;
+            set(&mut self.destructive, v, &meta)
+        } else if meta.path.is_ident("idempotent") {
+            // #[tool_action(idempotent)]
+            let v = hint(&meta)?;
+            set(&mut self.idempotent, v, &meta)
+        } else if meta.path.is_ident("open_world") {
+            // #[tool_action(open_world)]
+            let v = hint(&meta)?;
+            set(&mut self.open_world, v, &meta)
+        } else if meta.path.is_ident("deprecated") {
+            // #[tool_action(deprecated)] or #[tool_action(deprecated = "use … instead")]
+            let lit = if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse()?
+            } else {
+                LitStr::new("it will be removed", meta.path.span())
+            };
+            set(&mut self.deprecated, lit, &meta)
+        } else {
+            Err(meta.error(format_args!(
+                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`",
+                path_str(&meta.path)
+            )))
+        }
+    }
+}
+
+/// Action names become MCP tool names (dots replaced by a separator, or split into group and
+/// action), which clients accept only as 1 to 64 of `A-Z a-z 0-9 _ - .`.
+fn check_name(lit: &LitStr) -> syn::Result<()> {
+    let name = lit.value();
+    let bad = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')));
+    let msg = if name.is_empty() {
+        "the action name is empty".to_owned()
+    } else if let Some(c) = bad {
+        format!(
+            "MCP clients reject tool names containing {c:?}: use only `A-Z a-z 0-9 _ - .` (e.g. `billing.get_invoice`)"
+        )
+    } else if name.len() > 64 {
+        format!(
+            "MCP clients reject tool names longer than 64 characters; this one has {}",
+            name.len()
+        )
+    } else if name.starts_with('.') || name.ends_with('.') || name.contains("..") {
+        "each dot-separated segment of an action name must be non-empty (e.g. `billing.get_invoice`)"
+            .to_owned()
+    } else {
+        return Ok(());
+    };
+    Err(syn::Error::new(lit.span(), msg))
+}
+
+fn pascal(ident: &Ident) -> String {
+    let s = ident.to_string();
+    let s = s.strip_prefix("r#").unwrap_or(&s);
+    s.split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().chain(c).collect::<String>(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The companion struct's name: `get_invoice` → `GetInvoiceAction`.
+pub fn companion_ident(ident: &Ident) -> Ident {
+    format_ident!("{}Action", pascal(ident), span = ident.span())
+}
+
+struct Signature<'a> {
+    input: Option<&'a Type>,
+    context: Option<&'a Type>,
+    output: Option<&'a Type>,
+}
+
+fn check_signature<'a>(item: &'a ItemFn, errors: &mut Vec<syn::Error>) -> Signature<'a> {
+    let sig = &item.sig;
+    if sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            sig.fn_token.span,
+            "`#[tool_action]` requires an `async fn`",
+        ));
+    }
+    if let Some(c) = &sig.constness {
+        errors.push(syn::Error::new(
+            c.span,
+            "`#[tool_action]` functions cannot be `const`",
+        ));
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.push(syn::Error::new(
+            u.span,
+            "`#[tool_action]` functions cannot be `unsafe`",
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.push(syn::Error::new_spanned(
+            &sig.generics,
+            "`#[tool_action]` functions cannot be generic: name the input type and the state type",
+        ));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(syn::Error::new_spanned(
+            v,
+            "`#[tool_action]` functions cannot be variadic",
+        ));
+    }
+    let mut typed = Vec::new();
+    for arg in &sig.inputs {
+        match arg {
+            FnArg::Receiver(r) => errors.push(syn::Error::new_spanned(
+                r,
+                "`#[tool_action]` cannot take `self`: write a free function and reach shared state through `Context<S>`",
+            )),
+            FnArg::Typed(t) => typed.push(t),
+        }
+    }
+    if typed.is_empty() && sig.receiver().is_none() {
+        errors.push(syn::Error::new(
+            sig.paren_token.span.join(),
+            "`#[tool_action]` needs an input parameter: `async fn name(input: MyInput)` where `MyInput` derives `ToolInput`",
+        ));
+    }
+    for extra in typed.iter().skip(2) {
+        errors.push(syn::Error::new_spanned(
+            extra,
+            "`#[tool_action]` takes at most two parameters: the input, then `Context<S>`",
+        ));
+    }
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => Some(&**ty),
+        ReturnType::Default => {
+            errors.push(syn::Error::new(
+                sig.ident.span(),
+                "`#[tool_action]` functions return `Result<T, E>`: add a return type",
+            ));
+            None
+        }
+    };
+    Signature {
+        input: typed.first().map(|t| &*t.ty),
+        context: typed.get(1).map(|t| &*t.ty),
+        output,
+    }
+}
+
+fn doc_exprs(item: &ItemFn) -> Vec<&Expr> {
+    item.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => Some(&nv.value),
+            _ => None,
+        })
+        .collect()
+}
+
+fn opt_bool(b: &Option<LitBool>) -> TokenStream {
+    match b {
+        Some(b) => quote!(::core::option::Option::Some(#b)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt_str(s: &Option<LitStr>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The attribute: parses its arguments and the function, then expands. Never panics; every
+/// problem becomes a `compile_error!` next to the unchanged function.
+pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item: ItemFn = match syn::parse2(item.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let e = syn::Error::new(e.span(), "`#[tool_action]` goes on an `async fn`")
+                .to_compile_error();
+            return quote!(#item #e);
+        }
+    };
+    let mut parsed = Args::default();
+    let parser = syn::meta::parser(|meta| parsed.parse(meta));
+    let mut errors = Vec::new();
+    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
+        errors.push(e);
+    }
+    expand(parsed, item, errors)
+}
+
+fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream {
+    let sig = check_signature(&item, &mut errors);
+    let docs = doc_exprs(&item);
+    if args.description.is_none() && docs.is_empty() {
+        errors.push(syn::Error::new(
+            item.sig.ident.span(),
+            "`#[tool_action]` needs a description for the model: add a doc comment or `description = \"..\"`",
+        ));
+    }
+    let fn_ident = &item.sig.ident;
+    let vis = &item.vis;
+    let action = companion_ident(fn_ident);
+    let name = match &args.name {
+        Some(n) => LitStr::new(&n.value(), n.span()),
+        None => {
+            let n = LitStr::new(&fn_ident.to_string(), fn_ident.span());
+            if let Err(e) = check_name(&n) {
+                errors.push(e);
+            }
+            n
+        }
+    };
+    let struct_doc = format!(
+        "The `{}` action: `#[tool_action]` generated this from `fn {fn_ident}`. Register it with `ServerBuilder::action::<{action}>()`.",
+        name.value()
+    );
+    let companion = quote! {
+        #[doc = #struct_doc]
+        #[derive(Clone, Copy, Debug, Default)]
+        #vis struct #action;
+    };
+
+    if !errors.is_empty() {
+        let mut combined = errors.remove(0);
+        for e in errors {
+            combined.combine(e);
+        }
+        let compile_errors = combined.to_compile_error();
+        if item.sig.receiver().is_some() {
+            // A method sits in an `impl` block, where no companion item can be declared.
+            return quote!(#item #compile_errors);
+        }
+        let input = match sig.input {
+            Some(t) => quote!(#t),
+            None => quote!(::fusion_runtime::__private::NoInput),
+        };
+        return quote! {
+            #item
+            #companion
+            #compile_errors
+            const _: () = {
+                #[automatically_derived]
+                impl ::fusion_runtime::ToolAction for #action {
+                    const NAME: &'static str = #name;
+                    type Input = #input;
+                    type Output = ();
+                    fn info() -> ::fusion_runtime::__private::ActionInfo {
+                        ::core::unreachable!()
+                    }
+                    fn call(
+                        _: Self::Input,
+                        _: &::fusion_runtime::__private::CallContext,
+                    ) -> ::fusion_runtime::__private::BoxFuture<'static, ::fusion_runtime::__private::HandlerOutcome> {
+                        ::core::unreachable!()
+                    }
+                }
+            };
+        };
+    }
+
+    // Checked above: an input and a return type exist when there is no error.
+    let (Some(input), Some(output)) = (sig.input, sig.output) else {
+        return quote!(#item);
+    };
+    let description = match &args.description {
+        Some(d) => quote!(#d),
+        None => {
+            let parts = docs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| if i == 0 { quote!(#d) } else { quote!("\n", #d) });
+            quote!(::core::concat!(#(#parts),*))
+        }
+    };
+    let title = opt_str(&args.title);
+    let deprecated = opt_str(&args.deprecated);
+    let read_only = opt_bool(&args.read_only);
+    let destructive = opt_bool(&args.destructive);
+    let idempotent = opt_bool(&args.idempotent);
+    let open_world = opt_bool(&args.open_world);
+
+    let input_ty = quote_spanned!(input.span()=> #input);
+    let ret = quote_spanned!(output.span()=> #output);
+    let (state, context_arg, call_args) = match sig.context {
+        Some(ctx) => {
+            let ctx_ty = quote_spanned!(ctx.span()=> #ctx);
+            (
+                quote!(<#ctx_ty as ::fusion_runtime::__private::FromCallContext>::requirement()),
+                quote! {
+                    let __fusion_context = match <#ctx_ty as ::fusion_runtime::__private::FromCallContext>::from_call_context(__fusion_cx) {
+                        ::core::result::Result::Ok(__fusion_c) => __fusion_c,
+                        ::core::result::Result::Err(__fusion_e) => return ::fusion_runtime::__private::fail_now(__fusion_e),
+                    };
+                },
+                quote!(__fusion_input, __fusion_context),
+            )
+        }
+        None => (
+            quote!(::core::option::Option::None),
+            quote!(),
+            quote!(__fusion_input),
+        ),
+    };
+    // Every use of the input and output types carries their spans, so a type that does not
+    // fit is reported at the user's token, not at the attribute.
+    let self_input = quote_spanned!(input.span()=> Self::Input);
+    let self_output = quote_spanned!(output.span()=> Self::Output);
+    let output_assoc = quote_spanned! {output.span()=>
+        type Output = <<#ret as ::fusion_runtime::__private::HandlerReturn>::Ok as ::fusion_runtime::__private::IntoActionOutput>::Value;
+    };
+    let outcome = quote_spanned! {output.span()=>
+        ::fusion_runtime::__private::handler_outcome::<#ret>(#fn_ident(#call_args).await)
+    };
+
+    quote! {
+        #item
+        #companion
+        const _: () = {
+            #[automatically_derived]
+            #[allow(unused_qualifications)]
+            impl ::fusion_runtime::ToolAction for #action {
+                const NAME: &'static str = #name;
+                type Input = #input_ty;
+                #output_assoc
+
+                fn info() -> ::fusion_runtime::__private::ActionInfo {
+                    #[allow(unused_imports)]
+                    use ::fusion_runtime::__private::{ViaJsonSchema as _, ViaNothing as _};
+                    ::fusion_runtime::__private::action_info(
+                        Self::NAME,
+                        #title,
+                        #description,
+                        ::fusion_runtime::__private::ActionHints {
+                            read_only: #read_only,
+                            destructive: #destructive,
+                            idempotent: #idempotent,
+                            open_world: #open_world,
+                        },
+                        #deprecated,
+                        <#self_input as ::fusion_runtime::ToolInput>::input_schema(),
+                        (&::fusion_runtime::__private::OutputProbe::<#self_output>::new()).output_schema(),
+                        #state,
+                    )
+                }
+
+                fn call(
+                    __fusion_input: #self_input,
+                    __fusion_cx: &::fusion_runtime::__private::CallContext,
+                ) -> ::fusion_runtime::__private::BoxFuture<'static, ::fusion_runtime::__private::HandlerOutcome> {
+                    #context_arg
+                    ::std::boxed::Box::pin(async move { #outcome })
+                }
+            }
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proc_macro2::Span;
+
+    #[test]
+    fn companion_names_are_pascal_case_plus_action() {
+        let f: Ident = syn::parse_quote!(get_invoice);
+        assert_eq!(companion_ident(&f).to_string(), "GetInvoiceAction");
+        let f: Ident = syn::parse_quote!(r#list);
+        assert_eq!(companion_ident(&f).to_string(), "ListAction");
+    }
+
+    #[test]
+    fn names_mcp_clients_reject_are_refused() {
+        for bad in ["", "billing get", "billing/get", ".a", "a..b", "a.", "é"] {
+            assert!(
+                check_name(&LitStr::new(bad, Span::call_site())).is_err(),
+                "{bad}"
+            );
+        }
+        let long = "a".repeat(65);
+        assert!(check_name(&LitStr::new(&long, Span::call_site())).is_err());
+        for good in ["billing.get_invoice", "a", "a-b.c_d", &"a".repeat(64)] {
+            assert!(
+                check_name(&LitStr::new(good, Span::call_site())).is_ok(),
+                "{good}"
+            );
+        }
+    }
+}

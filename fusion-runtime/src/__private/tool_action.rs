@@ -1,0 +1,129 @@
+//! What `#[tool_action]` expands to calls.
+
+use std::borrow::Cow;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+pub use futures::future::BoxFuture;
+
+pub use crate::action::{
+    ActionHints, ActionInfo, HandlerOutcome, HandlerReturn, IntoActionOutput, handler_outcome,
+};
+pub use crate::server::{CallContext, FromCallContext, StateRequirement};
+
+use crate::action::HandlerFailure;
+use crate::envelope::ToolError;
+use crate::input::{JsonObject, ToolInput};
+use crate::validation::ValidationReport;
+
+/// Builds an action's metadata (`#[tool_action]`'s `info()`).
+#[allow(clippy::too_many_arguments)]
+pub fn action_info(
+    name: &'static str,
+    title: Option<&'static str>,
+    description: &'static str,
+    hints: ActionHints,
+    deprecated: Option<&'static str>,
+    input_schema: Arc<JsonObject>,
+    output_schema: Option<Arc<JsonObject>>,
+    state: Option<StateRequirement>,
+) -> ActionInfo {
+    ActionInfo {
+        name,
+        title: title.map(Cow::Borrowed),
+        description: description_text(description),
+        hints,
+        deprecated: deprecated.map(Cow::Borrowed),
+        input_schema,
+        output_schema,
+        state,
+    }
+}
+
+/// Doc-comment text as a description: each line's single leading space removed, the whole
+/// trimmed.
+pub fn description_text(doc: &'static str) -> Cow<'static, str> {
+    if !doc.contains('\n') && !doc.starts_with(' ') && doc.trim() == doc {
+        return Cow::Borrowed(doc);
+    }
+    let lines: Vec<&str> = doc
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect();
+    Cow::Owned(lines.join("\n").trim().to_owned())
+}
+
+/// A handler that fails before it starts (its context could not be built).
+pub fn fail_now(e: ToolError) -> BoxFuture<'static, HandlerOutcome> {
+    Box::pin(std::future::ready(Err(HandlerFailure::Tool(e))))
+}
+
+/// Finds an output type's JSON Schema when it has one (autoref specialization: the
+/// expansion calls `(&OutputProbe::<T>::new()).output_schema()` with both traits in scope).
+pub struct OutputProbe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> OutputProbe<T> {
+    /// A probe.
+    pub fn new() -> Self {
+        OutputProbe(PhantomData)
+    }
+}
+
+impl<T: ?Sized> Default for OutputProbe<T> {
+    fn default() -> Self {
+        OutputProbe::new()
+    }
+}
+
+/// Chosen when the output implements `JsonSchema`.
+pub trait ViaJsonSchema {
+    /// The schema, when it describes an object (MCP's `outputSchema` must).
+    fn output_schema(&self) -> Option<Arc<JsonObject>>;
+}
+
+impl<T: schemars::JsonSchema + ?Sized> ViaJsonSchema for OutputProbe<T> {
+    fn output_schema(&self) -> Option<Arc<JsonObject>> {
+        crate::action::output_schema_for::<T>()
+    }
+}
+
+/// Chosen otherwise.
+pub trait ViaNothing {
+    /// No schema.
+    fn output_schema(&self) -> Option<Arc<JsonObject>>;
+}
+
+impl<T: ?Sized> ViaNothing for &OutputProbe<T> {
+    fn output_schema(&self) -> Option<Arc<JsonObject>> {
+        None
+    }
+}
+
+/// The input type of a `#[tool_action]` whose signature has no input (only used next to a
+/// compile error).
+pub struct NoInput;
+
+impl ToolInput for NoInput {
+    fn input_schema() -> Arc<JsonObject> {
+        Arc::new(JsonObject::new())
+    }
+
+    fn from_arguments(_: serde_json::Value) -> Result<Self, ValidationReport> {
+        Ok(NoInput)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_comments_become_descriptions() {
+        assert_eq!(description_text("Plain."), "Plain.");
+        assert_eq!(
+            description_text(" Get one invoice.\n\n Second paragraph."),
+            "Get one invoice.\n\nSecond paragraph."
+        );
+        assert_eq!(description_text("  indented code\n"), "indented code");
+    }
+}

@@ -1,0 +1,348 @@
+//! What a handler and middleware know about the call they serve: shared state, the request's
+//! cancellation token, the MCP peer and the progress token.
+
+use std::any::{Any, TypeId, type_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use rmcp::model::{Extensions, ProgressToken};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::envelope::{ToolError, codes};
+
+/// The shared states registered with [`ServerBuilder::state`](super::ServerBuilder::state),
+/// one value per type.
+#[derive(Clone, Default)]
+pub(crate) struct States {
+    map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl States {
+    pub(crate) fn insert<S: Send + Sync + 'static>(&mut self, state: Arc<S>) {
+        self.map.insert(TypeId::of::<S>(), state);
+    }
+
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        id == TypeId::of::<()>() || self.map.contains_key(&id)
+    }
+
+    fn get<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
+        if TypeId::of::<S>() == TypeId::of::<()>() {
+            // `Context<()>` needs no registration.
+            let unit: Arc<dyn Any + Send + Sync> = Arc::new(());
+            return unit.downcast::<S>().ok();
+        }
+        self.map
+            .get(&TypeId::of::<S>())?
+            .clone()
+            .downcast::<S>()
+            .ok()
+    }
+}
+
+/// A state type a handler needs; the server refuses to build when it is not registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateRequirement {
+    /// The state's type id.
+    pub type_id: TypeId,
+    /// The state's type name, for the error message.
+    pub type_name: &'static str,
+}
+
+impl StateRequirement {
+    /// The requirement for state type `S`.
+    pub fn of<S: 'static>() -> Self {
+        StateRequirement {
+            type_id: TypeId::of::<S>(),
+            type_name: type_name::<S>(),
+        }
+    }
+}
+
+/// Where a call comes from: the transport-level facts of one request.
+///
+/// The MCP bridge fills it from rmcp's request context; a call made in-process (the `call`
+/// command, tests) uses [`RequestScope::detached`].
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestScope {
+    /// Cancelled when the client cancels the request or the connection closes.
+    pub cancellation: CancellationToken,
+    /// The client, to send it notifications (progress, logs). `None` in-process.
+    pub peer: Option<Peer<RoleServer>>,
+    /// The progress token the client sent with the request, if any.
+    pub progress_token: Option<ProgressToken>,
+    /// Transport extensions (over HTTP: the request's `http::request::Parts`).
+    pub extensions: Extensions,
+}
+
+impl RequestScope {
+    /// A scope with no peer: for in-process calls.
+    pub fn detached() -> Self {
+        RequestScope::default()
+    }
+
+    /// The scope of an rmcp request.
+    pub fn from_rmcp(cx: &RequestContext<RoleServer>) -> Self {
+        RequestScope {
+            cancellation: cx.ct.clone(),
+            peer: Some(cx.peer.clone()),
+            progress_token: cx.meta.get_progress_token(),
+            extensions: cx.extensions.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for RequestScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestScope")
+            .field("cancelled", &self.cancellation.is_cancelled())
+            .field("peer", &self.peer.is_some())
+            .field("progress_token", &self.progress_token)
+            .finish()
+    }
+}
+
+struct CallInner {
+    action: &'static str,
+    tool: String,
+    states: Arc<States>,
+    scope: RequestScope,
+}
+
+/// One call, untyped: the action being run, the registered states and the request scope.
+///
+/// Cheap to clone. Handlers receive the typed [`Context`] built from it; middleware receives
+/// it directly.
+#[derive(Clone)]
+pub struct CallContext {
+    inner: Arc<CallInner>,
+}
+
+impl CallContext {
+    pub(crate) fn new(
+        action: &'static str,
+        tool: String,
+        states: Arc<States>,
+        scope: RequestScope,
+    ) -> Self {
+        CallContext {
+            inner: Arc::new(CallInner {
+                action,
+                tool,
+                states,
+                scope,
+            }),
+        }
+    }
+
+    /// The action's name (`billing.get_invoice`).
+    pub fn action(&self) -> &'static str {
+        self.inner.action
+    }
+
+    /// The MCP tool name the client called (`billing_get_invoice`, or the group's tool).
+    pub fn tool(&self) -> &str {
+        &self.inner.tool
+    }
+
+    /// The registered state of type `S`, if any.
+    pub fn state<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
+        self.inner.states.get::<S>()
+    }
+
+    /// The request scope: cancellation, peer, progress token, transport extensions.
+    pub fn scope(&self) -> &RequestScope {
+        &self.inner.scope
+    }
+
+    /// The request's cancellation token.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        &self.inner.scope.cancellation
+    }
+}
+
+impl fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallContext")
+            .field("action", &self.inner.action)
+            .field("tool", &self.inner.tool)
+            .field("scope", &self.inner.scope)
+            .finish()
+    }
+}
+
+/// A handler's context parameter: the shared state `S` and the call's request scope.
+///
+/// Take it as the second parameter of a `#[tool_action]` function; register the state with
+/// [`ServerBuilder::state`](super::ServerBuilder::state). `Context<()>` (the default) needs no
+/// state. It dereferences to `S`.
+///
+/// ```text
+/// #[tool_action(name = "billing.get_invoice")]
+/// async fn get_invoice(input: GetInvoice, cx: Context<Store>) -> Result<Invoice, ToolError> {
+///     if cx.is_cancelled() { /* … */ }
+///     cx.find(&input.id).ok_or_else(|| error(NOT_FOUND, "No invoice with that ID"))
+/// }
+/// ```
+pub struct Context<S = ()> {
+    state: Arc<S>,
+    call: CallContext,
+}
+
+impl<S> Context<S> {
+    /// The shared state.
+    pub fn state(&self) -> &S {
+        &self.state
+    }
+
+    /// The shared state, as the `Arc` it is kept in.
+    pub fn state_arc(&self) -> &Arc<S> {
+        &self.state
+    }
+
+    /// The untyped call: action name, tool name, request scope, other states.
+    pub fn call(&self) -> &CallContext {
+        &self.call
+    }
+
+    /// The action's name.
+    pub fn action(&self) -> &'static str {
+        self.call.action()
+    }
+
+    /// Cancelled when the client cancels the request; long handlers should watch it.
+    pub fn cancellation_token(&self) -> &CancellationToken {
+        self.call.cancellation_token()
+    }
+
+    /// Whether the client cancelled the request.
+    pub fn is_cancelled(&self) -> bool {
+        self.call.cancellation_token().is_cancelled()
+    }
+
+    /// The client connection, for notifications; `None` for in-process calls.
+    pub fn peer(&self) -> Option<&Peer<RoleServer>> {
+        self.call.scope().peer.as_ref()
+    }
+
+    /// The progress token the client sent, if any.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.call.scope().progress_token.as_ref()
+    }
+}
+
+impl<S> Clone for Context<S> {
+    fn clone(&self) -> Self {
+        Context {
+            state: self.state.clone(),
+            call: self.call.clone(),
+        }
+    }
+}
+
+impl<S> Deref for Context<S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.state
+    }
+}
+
+impl<S> fmt::Debug for Context<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("state", &type_name::<S>())
+            .field("call", &self.call)
+            .finish()
+    }
+}
+
+/// A value a handler can take as its context parameter, built from the call.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a `#[tool_action]` context parameter",
+    label = "the parameter after the input must be `fusion_runtime::Context<S>`"
+)]
+pub trait FromCallContext: Sized + Send + 'static {
+    /// The shared state this parameter needs, checked when the server is built.
+    fn requirement() -> Option<StateRequirement>;
+
+    /// Builds the parameter. An `Err` is sent to the model as it is.
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError>;
+}
+
+impl<S: Send + Sync + 'static> FromCallContext for Context<S> {
+    fn requirement() -> Option<StateRequirement> {
+        (TypeId::of::<S>() != TypeId::of::<()>()).then(StateRequirement::of::<S>)
+    }
+
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        match cx.state::<S>() {
+            Some(state) => Ok(Context {
+                state,
+                call: cx.clone(),
+            }),
+            None => Err(ToolError::new(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "The server is misconfigured: action {} needs state {} that was not registered",
+                    cx.action(),
+                    type_name::<S>()
+                ),
+            )
+            .suggest("Do not retry; report this to the server's operator")
+            .critical()),
+        }
+    }
+}
+
+impl FromCallContext for CallContext {
+    fn requirement() -> Option<StateRequirement> {
+        None
+    }
+
+    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
+        Ok(cx.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Store(u32);
+
+    fn call_with(states: States) -> CallContext {
+        CallContext::new(
+            "a.b",
+            "a_b".into(),
+            Arc::new(states),
+            RequestScope::detached(),
+        )
+    }
+
+    #[test]
+    fn unit_context_needs_no_state() {
+        let cx = call_with(States::default());
+        assert!(Context::<()>::from_call_context(&cx).is_ok());
+        assert_eq!(<Context<()> as FromCallContext>::requirement(), None);
+    }
+
+    #[test]
+    fn registered_state_is_found_and_missing_state_is_an_internal_error() {
+        let mut states = States::default();
+        states.insert(Arc::new(Store(7)));
+        let cx = call_with(states);
+        let ctx = Context::<Store>::from_call_context(&cx).map(|c| c.0);
+        assert_eq!(ctx.ok(), Some(7));
+        let missing = Context::<String>::from_call_context(&cx);
+        assert!(matches!(missing, Err(e) if e.code() == &codes::INTERNAL_ERROR));
+        assert_eq!(
+            <Context<Store> as FromCallContext>::requirement().map(|r| r.type_id),
+            Some(TypeId::of::<Store>())
+        );
+    }
+}

@@ -1,0 +1,358 @@
+//! The server: registered actions and states, routing, middleware and the call pipeline.
+//!
+//! ```text
+//! let server = Server::builder()
+//!     .name("billing")
+//!     .state(Store::seeded())
+//!     .action::<GetInvoiceAction>()
+//!     .middleware(auth)
+//!     .build()?;
+//! fusion_runtime::cli::run(server).await
+//! ```
+//!
+//! A call goes through [`Server::call`]: route → (guard slot) → validate → middleware →
+//! handler → response. Every failure on the way is a [`ToolResponse`] carrying an envelope;
+//! nothing panics out of it.
+
+// `ToolError` is the error type handlers and middleware return by design; its size (an
+// envelope with optional sections) is the price of returning it without boxing.
+#![allow(clippy::result_large_err)]
+
+mod context;
+mod failure;
+mod middleware;
+mod pipeline;
+mod routing;
+
+pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequirement};
+pub use failure::{INTERNAL_RECOVERY, failure_from};
+pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
+pub use routing::{Exposure, valid_tool_name};
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use rmcp::model::{Tool, ToolAnnotations};
+
+use crate::action::{ActionInfo, ToolAction};
+use crate::envelope::ToolResponse;
+use crate::input::JsonObject;
+use context::States;
+use failure::InternalErrors;
+use pipeline::{Erased, Registered};
+use routing::{Group, Route};
+
+/// One action as the server exposes it: its metadata, the MCP tool it is reached through and,
+/// in a grouped tool, its discriminator value. The plain data behind `tools/list`, the
+/// `tools` command and contract files.
+#[derive(Clone, Debug)]
+pub struct ActionDescriptor {
+    /// The action's metadata.
+    pub info: ActionInfo,
+    /// The MCP tool name it is exposed as.
+    pub tool: String,
+    /// Its discriminator value, when exposed through a grouped tool.
+    pub discriminator: Option<String>,
+}
+
+/// Why a server could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two actions have the same name.
+    #[error("action `{0}` is registered twice")]
+    DuplicateAction(&'static str),
+    /// An action needs a state that was not registered.
+    #[error("action `{action}` needs state `{state}`: register it with `.state(..)`")]
+    MissingState {
+        /// The action.
+        action: &'static str,
+        /// The state's type name.
+        state: &'static str,
+    },
+    /// The exposure does not work for these actions.
+    #[error("{0}")]
+    Exposure(String),
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    actions: Vec<Arc<dyn Erased>>,
+    states: States,
+    middleware: Vec<Arc<dyn Middleware>>,
+    exposure: Exposure,
+    internal: InternalErrors,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            name: "fusion".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            instructions: None,
+            actions: Vec::new(),
+            states: States::default(),
+            middleware: Vec::new(),
+            exposure: Exposure::default(),
+            internal: InternalErrors::default(),
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// The server's name, sent to clients on `initialize`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The server's version, sent to clients on `initialize`.
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Instructions for the model, sent on `initialize`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Registers an action: the companion struct `#[tool_action]` generated.
+    pub fn action<A: ToolAction>(mut self) -> Self {
+        self.actions.push(Arc::new(Registered::<A>::new()));
+        self
+    }
+
+    /// Registers shared state, one value per type; handlers take it as `Context<S>`.
+    pub fn state<S: Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.states.insert(Arc::new(state));
+        self
+    }
+
+    /// Registers shared state already in an `Arc`.
+    pub fn state_arc<S: Send + Sync + 'static>(mut self, state: Arc<S>) -> Self {
+        self.states.insert(state);
+        self
+    }
+
+    /// Appends a middleware; the first added runs first (outermost).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Sets the exposure.
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// Flat exposure with this separator in place of `.` (`_` by default).
+    pub fn separator(self, separator: impl Into<String>) -> Self {
+        self.exposure(Exposure::Flat {
+            separator: separator.into(),
+        })
+    }
+
+    /// Grouped exposure: one tool per group, the action named by an `action` argument.
+    pub fn grouped(self) -> Self {
+        self.grouped_by("action")
+    }
+
+    /// Grouped exposure with another discriminator name.
+    pub fn grouped_by(self, discriminator: impl Into<String>) -> Self {
+        self.exposure(Exposure::Grouped {
+            discriminator: discriminator.into(),
+        })
+    }
+
+    /// Hides the messages of errors that are not tool errors: the model reads only that the
+    /// action failed internally.
+    pub fn hide_internal_errors(mut self, hide: bool) -> Self {
+        self.internal.hide_messages = hide;
+        self
+    }
+
+    /// Checks the registrations and builds the server.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
+        let mut seen = HashMap::new();
+        for info in &infos {
+            if seen.insert(info.name, ()).is_some() {
+                return Err(BuildError::DuplicateAction(info.name));
+            }
+            if let Some(req) = info.state
+                && !self.states.contains(req.type_id)
+            {
+                return Err(BuildError::MissingState {
+                    action: info.name,
+                    state: req.type_name,
+                });
+            }
+        }
+        let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
+        let descriptors: Vec<ActionDescriptor> = infos
+            .iter()
+            .zip(&layout.placements)
+            .map(|(info, p)| ActionDescriptor {
+                info: info.clone(),
+                tool: p.tool.clone(),
+                discriminator: p.discriminator.clone(),
+            })
+            .collect();
+        let discriminator = match &self.exposure {
+            Exposure::Grouped { discriminator } => discriminator.clone(),
+            Exposure::Flat { .. } => String::from("action"),
+        };
+        let tools = layout
+            .tool_order
+            .iter()
+            .filter_map(|name| match layout.routes.get(name)? {
+                Route::Action(i) => Some(action_tool(name, &infos[*i])),
+                Route::Group(g) => {
+                    let group = &layout.groups[*g];
+                    let (description, schema, hints) =
+                        routing::group_tool(group, &discriminator, &infos);
+                    Some(Tool::new(name.clone(), description, schema).annotate(annotations(&hints)))
+                }
+            })
+            .collect();
+        Ok(Server {
+            inner: Arc::new(Inner {
+                name: self.name,
+                version: self.version,
+                instructions: self.instructions,
+                actions: self.actions,
+                infos,
+                descriptors,
+                tools,
+                tool_names: layout.tool_order,
+                routes: layout.routes,
+                groups: layout.groups,
+                discriminator,
+                states: Arc::new(self.states),
+                middleware: self.middleware.into(),
+                internal: self.internal,
+            }),
+        })
+    }
+}
+
+fn annotations(h: &crate::action::ActionHints) -> ToolAnnotations {
+    ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
+}
+
+fn action_tool(name: &str, info: &ActionInfo) -> Tool {
+    let description = match &info.deprecated {
+        Some(why) => format!("DEPRECATED: {why}. {}", info.description),
+        None => info.description.to_string(),
+    };
+    let mut tool = Tool::new(name.to_owned(), description, info.input_schema.clone());
+    if !info.hints.is_empty() {
+        tool = tool.annotate(annotations(&info.hints));
+    }
+    if let Some(title) = &info.title {
+        tool = tool.with_title(title.to_string());
+    }
+    if let Some(schema) = &info.output_schema {
+        tool = tool.with_raw_output_schema(schema.clone());
+    }
+    tool
+}
+
+struct Inner {
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    actions: Vec<Arc<dyn Erased>>,
+    infos: Vec<ActionInfo>,
+    descriptors: Vec<ActionDescriptor>,
+    tools: Vec<Tool>,
+    tool_names: Vec<String>,
+    routes: HashMap<String, Route>,
+    groups: Vec<Group>,
+    discriminator: String,
+    states: Arc<States>,
+    middleware: Arc<[Arc<dyn Middleware>]>,
+    internal: InternalErrors,
+}
+
+/// A Fusion server: cheap to clone, shared by every connection.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+impl Server {
+    /// Starts a builder.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The server's version.
+    pub fn version(&self) -> &str {
+        &self.inner.version
+    }
+
+    /// The instructions for the model, if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// Every action, in registration order, with where it is exposed.
+    pub fn actions(&self) -> &[ActionDescriptor] {
+        &self.inner.descriptors
+    }
+
+    /// The MCP tools, as `tools/list` answers them.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// `tools/list` as JSON: `{"tools": [..]}`.
+    pub fn tools_json(&self) -> serde_json::Value {
+        serde_json::json!({ "tools": self.inner.tools })
+    }
+
+    /// Runs one call through the whole pipeline. Never fails and never panics: every failure
+    /// is a response carrying an envelope.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        scope: RequestScope,
+    ) -> ToolResponse {
+        pipeline::call(&self.inner, tool, arguments, scope).await
+    }
+
+    /// [`Server::call`] from in-process code, with no MCP peer; `arguments` should be a JSON
+    /// object (anything else is reported to the caller as a validation error).
+    pub async fn call_json(&self, tool: &str, arguments: serde_json::Value) -> ToolResponse {
+        match arguments {
+            serde_json::Value::Object(map) => {
+                self.call(tool, Some(map), RequestScope::detached()).await
+            }
+            serde_json::Value::Null => self.call(tool, None, RequestScope::detached()).await,
+            other => pipeline::not_an_object(tool, &other),
+        }
+    }
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.inner.name)
+            .field("tools", &self.inner.tool_names)
+            .finish()
+    }
+}

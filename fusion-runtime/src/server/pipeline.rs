@@ -1,0 +1,211 @@
+//! The call pipeline, stage by stage:
+//!
+//! 1. **route** — tool name (and discriminator) → action, or `UNKNOWN_ACTION` /
+//!    `MISSING_DISCRIMINATOR`;
+//! 2. **admit** — the guard slot (concurrency, rate limit, timeout are inserted here);
+//! 3. **validate** — arguments → typed input, or `<validation_error>`;
+//! 4. **middleware → handler**, with panics caught;
+//! 5. **respond** — the outcome written for the model.
+
+use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::context::{CallContext, RequestScope};
+use super::middleware::{CallRequest, Next};
+use super::routing::{self, Route};
+use super::{Inner, failure::InternalErrors};
+use crate::action::{ActionInfo, ActionOutput, HandlerOutcome, ToolAction};
+use crate::envelope::{ToolError, ToolResponse, codes};
+use crate::input::{JsonObject, ToolInput};
+use crate::validation::{Issue, IssueKind, ValidationReport};
+
+/// A validated input waiting for its handler.
+pub(crate) type Invocation =
+    Box<dyn FnOnce(&CallContext) -> BoxFuture<'static, HandlerOutcome> + Send>;
+
+/// An action with its types erased.
+pub(crate) trait Erased: Send + Sync {
+    fn info(&self) -> &ActionInfo;
+    fn validate(&self, arguments: Value) -> Result<Invocation, ValidationReport>;
+}
+
+pub(crate) struct Registered<A> {
+    info: OnceLock<ActionInfo>,
+    _action: PhantomData<fn() -> A>,
+}
+
+impl<A: ToolAction> Registered<A> {
+    pub(crate) fn new() -> Self {
+        Registered {
+            info: OnceLock::new(),
+            _action: PhantomData,
+        }
+    }
+}
+
+impl<A: ToolAction> Erased for Registered<A> {
+    fn info(&self) -> &ActionInfo {
+        self.info.get_or_init(A::info)
+    }
+
+    fn validate(&self, arguments: Value) -> Result<Invocation, ValidationReport> {
+        let input = <A::Input as ToolInput>::from_arguments(arguments)?;
+        Ok(Box::new(move |cx: &CallContext| A::call(input, cx)))
+    }
+}
+
+/// The whole pipeline for one call.
+pub(crate) async fn call(
+    inner: &Inner,
+    tool: &str,
+    arguments: Option<JsonObject>,
+    scope: RequestScope,
+) -> ToolResponse {
+    let started = Instant::now();
+    let arguments = arguments.unwrap_or_default();
+    let (index, arguments) = match route(inner, tool, arguments) {
+        Ok(routed) => routed,
+        Err(e) => {
+            tracing::info!(tool, code = %e.code(), "call not routed");
+            return ToolResponse::error(e);
+        }
+    };
+    let action = &inner.actions[index];
+    let info = action.info();
+    let response = run_action(inner, action.as_ref(), tool, arguments, scope).await;
+    tracing::info!(
+        tool,
+        action = info.name,
+        is_error = response.is_error,
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "call"
+    );
+    response
+}
+
+/// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.
+fn route(
+    inner: &Inner,
+    tool: &str,
+    mut arguments: JsonObject,
+) -> Result<(usize, JsonObject), ToolError> {
+    match inner.routes.get(tool) {
+        Some(Route::Action(i)) => Ok((*i, arguments)),
+        Some(Route::Group(g)) => {
+            let group = &inner.groups[*g];
+            let i =
+                routing::pick_member(group, &inner.discriminator, &mut arguments, &inner.infos)?;
+            Ok((i, arguments))
+        }
+        None => Err(routing::unknown_tool(tool, &inner.tool_names)),
+    }
+}
+
+/// Stage 2, the guard slot: admits the call or answers for it (`SERVER_BUSY`,
+/// `RATE_LIMITED`, …). Admits everything until guards are configured.
+fn admit(_inner: &Inner, _info: &ActionInfo) -> Result<Admission, ToolError> {
+    Ok(Admission)
+}
+
+/// Held while the call runs; dropping it releases whatever the guard reserved.
+struct Admission;
+
+/// Stages 2–5 for a routed call.
+async fn run_action(
+    inner: &Inner,
+    action: &dyn Erased,
+    tool: &str,
+    arguments: JsonObject,
+    scope: RequestScope,
+) -> ToolResponse {
+    let info = action.info();
+    let _admission = match admit(inner, info) {
+        Ok(a) => a,
+        Err(e) => return ToolResponse::error(e),
+    };
+    let internal = inner.internal;
+    let arguments = Arc::new(arguments);
+    let validated = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        action.validate(Value::Object(arguments.as_ref().clone()))
+    }));
+    let invocation = match validated {
+        Ok(Ok(inv)) => inv,
+        Ok(Err(report)) => return validation_response(info.name, &report),
+        Err(_) => {
+            tracing::error!(action = info.name, "input validation panicked");
+            return ToolResponse::error(internal.panic_envelope(info.name));
+        }
+    };
+    let cx = CallContext::new(info.name, tool.to_owned(), inner.states.clone(), scope);
+    let endpoint_info = info.clone();
+    let endpoint = Box::new(
+        move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
+            let fut = invocation(req.context());
+            Box::pin(async move { respond(&endpoint_info, fut.await, internal) })
+        },
+    );
+    let next = Next::new(inner.middleware.clone(), internal, endpoint);
+    let request = CallRequest::new(cx, arguments);
+    match AssertUnwindSafe(next.run(request)).catch_unwind().await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::error!(action = info.name, "handler panicked");
+            ToolResponse::error(internal.panic_envelope(info.name))
+        }
+    }
+}
+
+fn validation_response(action: &str, report: &ValidationReport) -> ToolResponse {
+    ToolResponse {
+        content: vec![crate::envelope::Content::Text(report.render(action))],
+        is_error: true,
+        structured_content: None,
+    }
+}
+
+/// Stage 5: the outcome written for the model.
+fn respond(info: &ActionInfo, outcome: HandlerOutcome, internal: InternalErrors) -> ToolResponse {
+    let mut response = match outcome {
+        Ok(ActionOutput::Value { value, warnings }) => {
+            let mut r = ToolResponse::json(value);
+            if info.output_schema.is_none()
+                || !r.structured_content.as_ref().is_some_and(Value::is_object)
+            {
+                r.structured_content = None;
+            }
+            warnings.into_iter().fold(r, ToolResponse::with_warning)
+        }
+        Ok(ActionOutput::Response(r)) => r,
+        Err(f) => ToolResponse::error(internal.into_envelope(info.name, f)),
+    };
+    if let Some(why) = &info.deprecated
+        && !response.is_error
+    {
+        response = response.with_warning(
+            ToolError::new(
+                codes::DEPRECATED,
+                format!("{} is deprecated: {why}", info.name),
+            )
+            .suggest("This call worked; switch to the replacement before this action is removed"),
+        );
+    }
+    response
+}
+
+/// The answer for arguments that are not a JSON object.
+pub(crate) fn not_an_object(tool: &str, sent: &Value) -> ToolResponse {
+    let report = ValidationReport::new(vec![Issue::new(
+        "",
+        IssueKind::InvalidType {
+            expected: "an object".into(),
+        },
+        Some(sent.clone()),
+    )]);
+    validation_response(tool, &report)
+}

@@ -1,0 +1,513 @@
+//! Exposure and routing: which MCP tools the actions become, and which action a
+//! `tools/call` reaches.
+//!
+//! Flat exposure (the default) makes each action its own tool, dots replaced by a separator
+//! (`billing.get_invoice` → `billing_get_invoice`). Grouped exposure makes one tool per
+//! prefix (`billing`) whose `action` discriminator names the action (`get_invoice`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::action::{ActionHints, ActionInfo};
+use crate::envelope::{ToolError, codes};
+use crate::input::JsonObject;
+use crate::validation::closest;
+
+/// How actions are exposed as MCP tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// Each action its own tool; the dots of its name replaced by `separator`.
+    Flat {
+        /// Replaces `.` in action names (`_` by default).
+        separator: String,
+    },
+    /// One tool per group (the action name's first segment); `discriminator` names the action.
+    Grouped {
+        /// The argument naming the action (`action` by default).
+        discriminator: String,
+    },
+}
+
+impl Default for Exposure {
+    fn default() -> Self {
+        Exposure::Flat {
+            separator: "_".into(),
+        }
+    }
+}
+
+/// Where a tool name leads.
+#[derive(Clone, Debug)]
+pub(crate) enum Route {
+    Action(usize),
+    Group(usize),
+}
+
+/// A grouped tool.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    pub tool: String,
+    /// Discriminator value → action index, in registration order.
+    pub members: Vec<(String, usize)>,
+}
+
+/// Where each action is exposed: its tool and, in a group, its discriminator value.
+#[derive(Clone, Debug)]
+pub(crate) struct Placement {
+    pub tool: String,
+    pub discriminator: Option<String>,
+}
+
+pub(crate) struct Layout {
+    pub placements: Vec<Placement>,
+    pub routes: HashMap<String, Route>,
+    pub groups: Vec<Group>,
+    /// Tool names in listing order.
+    pub tool_order: Vec<String>,
+}
+
+pub(crate) fn layout(infos: &[ActionInfo], exposure: &Exposure) -> Result<Layout, String> {
+    let mut placements = Vec::with_capacity(infos.len());
+    let mut routes = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut tool_order = Vec::new();
+    for (i, info) in infos.iter().enumerate() {
+        let placement = match exposure {
+            Exposure::Flat { separator } => Placement {
+                tool: info.name.replace('.', separator),
+                discriminator: None,
+            },
+            Exposure::Grouped { .. } => match info.name.split_once('.') {
+                Some((group, rest)) => Placement {
+                    tool: group.to_owned(),
+                    discriminator: Some(rest.to_owned()),
+                },
+                None => Placement {
+                    tool: info.name.to_owned(),
+                    discriminator: None,
+                },
+            },
+        };
+        match &placement.discriminator {
+            None => {
+                if routes
+                    .insert(placement.tool.clone(), Route::Action(i))
+                    .is_some()
+                {
+                    return Err(format!(
+                        "two actions are exposed as the same tool `{}`",
+                        placement.tool
+                    ));
+                }
+                tool_order.push(placement.tool.clone());
+            }
+            Some(value) => {
+                let g = match routes.get(&placement.tool) {
+                    Some(Route::Group(g)) => *g,
+                    Some(Route::Action(_)) => {
+                        return Err(format!(
+                            "tool `{}` is both an action and a group",
+                            placement.tool
+                        ));
+                    }
+                    None => {
+                        groups.push(Group {
+                            tool: placement.tool.clone(),
+                            members: Vec::new(),
+                        });
+                        routes.insert(placement.tool.clone(), Route::Group(groups.len() - 1));
+                        tool_order.push(placement.tool.clone());
+                        groups.len() - 1
+                    }
+                };
+                groups[g].members.push((value.clone(), i));
+            }
+        }
+        placements.push(placement);
+    }
+    for name in &tool_order {
+        if !valid_tool_name(name) {
+            return Err(format!(
+                "`{name}` is not a tool name MCP clients accept (1 to 64 of A-Z a-z 0-9 _ - .)"
+            ));
+        }
+    }
+    Ok(Layout {
+        placements,
+        routes,
+        groups,
+        tool_order,
+    })
+}
+
+/// Whether MCP clients accept `name` as a tool name: 1 to 64 of `A-Z a-z 0-9 _ - .`.
+pub fn valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// At most this many tools are listed in an `UNKNOWN_ACTION` envelope (the nearest names).
+pub const MAX_LISTED_TOOLS: usize = 20;
+
+/// The `UNKNOWN_ACTION` envelope for a tool name nothing is exposed as.
+pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
+    let near = closest(requested, tools.iter().map(String::as_str));
+    let listed: Vec<String> = if tools.len() <= MAX_LISTED_TOOLS {
+        tools.to_vec()
+    } else {
+        let lower = requested.to_lowercase();
+        let mut by_distance: Vec<(usize, usize)> = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (strsim::damerau_levenshtein(&lower, &t.to_lowercase()), i))
+            .collect();
+        by_distance.sort();
+        let mut keep: Vec<usize> = by_distance
+            .iter()
+            .take(MAX_LISTED_TOOLS)
+            .map(|(_, i)| *i)
+            .collect();
+        keep.sort_unstable();
+        keep.into_iter().map(|i| tools[i].clone()).collect()
+    };
+    let recovery = match near {
+        Some(n) => {
+            format!("Call {n} instead (the closest name), or pick one of the available tools")
+        }
+        None => "Call one of the available tools; do not invent tool names".to_owned(),
+    };
+    let mut e = ToolError::new(
+        codes::UNKNOWN_ACTION,
+        format!("No tool named '{requested}'"),
+    )
+    .suggest(recovery)
+    .actions(listed)
+    .detail("requested", requested);
+    if let Some(n) = near {
+        e = e.detail("closest", n);
+    }
+    e
+}
+
+/// Picks a group member for a call: the discriminator's value, or an envelope saying what
+/// is wrong with it.
+pub(crate) fn pick_member(
+    group: &Group,
+    discriminator: &str,
+    arguments: &mut JsonObject,
+    infos: &[ActionInfo],
+) -> Result<usize, ToolError> {
+    let values = || group.members.iter().map(|(v, _)| v.clone());
+    let sent = arguments.remove(discriminator);
+    let requested = match sent {
+        Some(Value::String(s)) => s,
+        other => {
+            let near = guess_from_arguments(group, arguments, infos);
+            let problem = match other {
+                None => format!(
+                    "The {} tool needs '{discriminator}' to say which action to run",
+                    group.tool
+                ),
+                Some(v) => format!(
+                    "The {} tool needs '{discriminator}' to be a string naming an action; it was {v}",
+                    group.tool
+                ),
+            };
+            let recovery = match near {
+                Some(n) => format!(
+                    "Call {} again with \"{discriminator}\": \"{n}\" (it fits the arguments you sent), or another of the available actions",
+                    group.tool
+                ),
+                None => format!(
+                    "Call {} again with \"{discriminator}\" set to one of the available actions",
+                    group.tool
+                ),
+            };
+            let mut e = ToolError::new(codes::MISSING_DISCRIMINATOR, problem)
+                .suggest(recovery)
+                .actions(values())
+                .detail("discriminator", discriminator);
+            if let Some(n) = near {
+                e = e.detail("closest", n);
+            }
+            return Err(e);
+        }
+    };
+    if let Some((_, i)) = group.members.iter().find(|(v, _)| *v == requested) {
+        return Ok(*i);
+    }
+    let near = closest(&requested, group.members.iter().map(|(v, _)| v.as_str()));
+    let recovery = match near {
+        Some(n) => format!(
+            "Call {} again with \"{discriminator}\": \"{n}\" (the closest name), or another of the available actions",
+            group.tool
+        ),
+        None => format!(
+            "Call {} again with \"{discriminator}\" set to one of the available actions",
+            group.tool
+        ),
+    };
+    let mut e = ToolError::new(
+        codes::UNKNOWN_ACTION,
+        format!("The {} tool has no action '{requested}'", group.tool),
+    )
+    .suggest(recovery)
+    .actions(values())
+    .detail("requested", requested.as_str());
+    if let Some(n) = near {
+        e = e.detail("closest", n);
+    }
+    Err(e)
+}
+
+/// The member whose input properties cover most of the keys sent (none when no key matches).
+fn guess_from_arguments<'g>(
+    group: &'g Group,
+    arguments: &JsonObject,
+    infos: &[ActionInfo],
+) -> Option<&'g str> {
+    if arguments.is_empty() {
+        return None;
+    }
+    group
+        .members
+        .iter()
+        .map(|(v, i)| {
+            let props = infos[*i]
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object);
+            let hits = arguments
+                .keys()
+                .filter(|k| props.is_some_and(|p| p.contains_key(*k)))
+                .count();
+            let misses = arguments.len() - hits;
+            (hits, misses, v.as_str())
+        })
+        .filter(|(hits, _, _)| *hits > 0)
+        .max_by(|a, b| (a.0, std::cmp::Reverse(a.1)).cmp(&(b.0, std::cmp::Reverse(b.1))))
+        .map(|(_, _, v)| v)
+}
+
+/// The description and input schema of a grouped tool.
+pub(crate) fn group_tool(
+    group: &Group,
+    discriminator: &str,
+    infos: &[ActionInfo],
+) -> (String, Arc<JsonObject>, ActionHints) {
+    let mut description = format!(
+        "{} actions. Set '{discriminator}' to the action to run, and give that action's fields:",
+        group.tool
+    );
+    let mut properties = JsonObject::new();
+    let mut defs = JsonObject::new();
+    let mut schema_uri = None;
+    let values: Vec<Value> = group
+        .members
+        .iter()
+        .map(|(v, _)| Value::String(v.clone()))
+        .collect();
+    properties.insert(
+        discriminator.to_owned(),
+        json!({"type": "string", "enum": values, "description": "The action to run"}),
+    );
+    let mut hints = ActionHints {
+        read_only: Some(true),
+        destructive: Some(false),
+        idempotent: Some(true),
+        open_world: Some(false),
+    };
+    for (value, i) in &group.members {
+        let info = &infos[*i];
+        let summary = info.description.lines().next().unwrap_or("").trim();
+        description.push_str(&format!("\n- {value}: {summary}"));
+        if let Some(why) = &info.deprecated {
+            description.push_str(&format!(" (deprecated: {why})"));
+        }
+        let schema = &info.input_schema;
+        if schema_uri.is_none() {
+            schema_uri = schema.get("$schema").cloned();
+        }
+        if let Some(Value::Object(props)) = schema.get("properties") {
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let mut fields = Vec::new();
+            for (k, v) in props {
+                fields.push(if required.contains(&k.as_str()) {
+                    format!("{k} (required)")
+                } else {
+                    k.clone()
+                });
+                properties.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            if !fields.is_empty() {
+                description.push_str(&format!(" Fields: {}.", fields.join(", ")));
+            }
+        }
+        for key in ["$defs", "definitions"] {
+            if let Some(Value::Object(d)) = schema.get(key) {
+                for (k, v) in d {
+                    defs.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        let h = info.hints;
+        hints.read_only = Some(hints.read_only == Some(true) && h.read_only == Some(true));
+        hints.destructive = Some(hints.destructive == Some(true) || h.destructive == Some(true));
+        hints.idempotent = Some(hints.idempotent == Some(true) && h.idempotent == Some(true));
+        hints.open_world = Some(hints.open_world == Some(true) || h.open_world == Some(true));
+    }
+    let mut schema = JsonObject::new();
+    if let Some(uri) = schema_uri {
+        schema.insert("$schema".into(), uri);
+    }
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    schema.insert("required".into(), json!([discriminator]));
+    if !defs.is_empty() {
+        schema.insert("$defs".into(), Value::Object(defs));
+    }
+    (description, Arc::new(schema), hints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn info(name: &'static str, props: &[&str], hints: ActionHints) -> ActionInfo {
+        let properties: JsonObject = props
+            .iter()
+            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+            .collect();
+        let schema = json!({"type": "object", "properties": properties, "required": props});
+        ActionInfo {
+            name,
+            title: None,
+            description: Cow::Borrowed("Does a thing.\nMore text."),
+            hints,
+            deprecated: None,
+            input_schema: Arc::new(schema.as_object().cloned().unwrap_or_default()),
+            output_schema: None,
+            state: None,
+        }
+    }
+
+    fn infos() -> Vec<ActionInfo> {
+        let ro = ActionHints {
+            read_only: Some(true),
+            ..Default::default()
+        };
+        vec![
+            info("billing.get_invoice", &["id"], ro),
+            info(
+                "billing.send_reminder",
+                &["invoice_id", "email"],
+                ActionHints::default(),
+            ),
+            info("status", &[], ro),
+        ]
+    }
+
+    #[test]
+    fn flat_and_grouped_layouts() {
+        let flat = layout(&infos(), &Exposure::default()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            flat.tool_order,
+            ["billing_get_invoice", "billing_send_reminder", "status"]
+        );
+        let grouped = layout(
+            &infos(),
+            &Exposure::Grouped {
+                discriminator: "action".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(grouped.tool_order, ["billing", "status"]);
+        assert_eq!(grouped.groups[0].members.len(), 2);
+        let bad = layout(
+            &infos(),
+            &Exposure::Flat {
+                separator: "/".into(),
+            },
+        );
+        assert!(bad.is_err());
+    }
+
+    #[test]
+    fn a_missing_discriminator_is_guessed_from_the_arguments() {
+        let infos = infos();
+        let grouped = layout(
+            &infos,
+            &Exposure::Grouped {
+                discriminator: "action".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut args = json!({"email": "a@b.c", "invoice_id": "x"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e = pick_member(&grouped.groups[0], "action", &mut args, &infos)
+            .err()
+            .unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
+        assert_eq!(e.detail_value("closest"), Some("send_reminder"));
+        let mut wrong_type = json!({"action": 3})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e = pick_member(&grouped.groups[0], "action", &mut wrong_type, &infos).err();
+        assert!(e.is_some_and(|e| e.message().contains("to be a string")));
+        let mut ok = json!({"action": "get_invoice", "id": "x"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(
+            pick_member(&grouped.groups[0], "action", &mut ok, &infos).ok(),
+            Some(0)
+        );
+        assert!(!ok.contains_key("action"), "the discriminator is removed");
+    }
+
+    #[test]
+    fn grouped_tools_merge_schemas_and_hints() {
+        let infos = infos();
+        let grouped = layout(
+            &infos,
+            &Exposure::Grouped {
+                discriminator: "op".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (description, schema, hints) = group_tool(&grouped.groups[0], "op", &infos);
+        assert!(description.contains("- get_invoice: Does a thing. Fields: id (required)."));
+        assert_eq!(schema["required"], json!(["op"]));
+        let props = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let keys: Vec<&str> = props.keys().map(String::as_str).collect();
+        for k in ["op", "id", "invoice_id", "email"] {
+            assert!(keys.contains(&k), "{k}");
+        }
+        assert_eq!(hints.read_only, Some(false), "one member writes");
+    }
+
+    #[test]
+    fn unknown_tool_lists_the_nearest_names_when_there_are_many() {
+        let tools: Vec<String> = (0..50).map(|i| format!("tool_{i:02}")).collect();
+        let e = unknown_tool("tool_07x", &tools);
+        assert_eq!(e.available_actions().len(), MAX_LISTED_TOOLS);
+        assert!(e.available_actions().iter().any(|a| a == "tool_07"));
+        assert_eq!(e.detail_value("closest"), Some("tool_07"));
+        assert!(valid_tool_name("a.b-c_d") && !valid_tool_name("") && !valid_tool_name("a b"));
+    }
+}
