@@ -7,10 +7,6 @@
 //! [`ServerBuilder::action`](crate::server::ServerBuilder::action); a typed client names it to
 //! call the action.
 
-// `ToolError` is the error type handlers and middleware return by design; its size (an
-// envelope with optional sections) is the price of returning it without boxing.
-#![allow(clippy::result_large_err)]
-
 use std::borrow::Cow;
 use std::sync::Arc;
 

@@ -20,9 +20,6 @@ pub mod envelope;
 pub mod guard;
 pub mod input;
 
-/// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
-pub use rmcp;
-
 pub use envelope::{
     Content, ErrorCode, RetryAfter, Severity, ToolError, ToolResponse, codes, error,
 };

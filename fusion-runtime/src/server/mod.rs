@@ -14,10 +14,6 @@
 //! handler → response. Every failure on the way is a [`ToolResponse`] carrying an envelope;
 //! nothing panics out of it.
 
-// `ToolError` is the error type handlers and middleware return by design; its size (an
-// envelope with optional sections) is the price of returning it without boxing.
-#![allow(clippy::result_large_err)]
-
 mod context;
 mod failure;
 mod middleware;
