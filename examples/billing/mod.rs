@@ -60,9 +60,13 @@ pub fn builder() -> ServerBuilder {
         .middleware(middleware_fn(require_operator))
 }
 
-/// The billing server, flat exposure.
+/// The billing example's committed contract lockfile (`lock` writes it, `lock --check`
+/// gates it in CI).
+pub const LOCKFILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/billing/fusion.lock");
+
+/// The billing server, flat exposure, with self-healing against [`LOCKFILE`].
 pub fn server() -> Result<Server, BuildError> {
-    builder().build()
+    builder().self_healing(LOCKFILE).build()
 }
 
 /// Admin actions pass only when the server has an operator token.

@@ -10,6 +10,9 @@
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
 //!                                exit status 1 when it is an error
+//! my-server lock                 write the contract lockfile (fusion.lock)
+//!           [--check]            compare instead: exit status 1 and the deltas when stale
+//!           [--path PATH]        another lockfile than the server's (default ./fusion.lock)
 //! ```
 //!
 //! ```no_run
@@ -24,12 +27,14 @@
 //! the command's output.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
+use crate::contract::Lockfile;
 use crate::mcp::{self, HttpOptions};
 use crate::server::Server;
 
@@ -71,6 +76,17 @@ pub enum Command {
         /// Print the whole `CallToolResult` as JSON instead.
         #[arg(long)]
         json: bool,
+    },
+    /// Write the contract lockfile: every action's exposed name, description, hints,
+    /// deprecation and input schema, with a SHA-256 digest each. Deterministic; commit it.
+    Lock {
+        /// Compare instead of writing: exit status 1 and print the deltas when the lockfile is
+        /// missing or stale (a CI gate).
+        #[arg(long)]
+        check: bool,
+        /// The lockfile (default: the server's configured lockfile, else `./fusion.lock`).
+        #[arg(long, value_name = "PATH")]
+        path: Option<PathBuf>,
     },
 }
 
@@ -135,6 +151,22 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             running.wait().await?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Lock { check, path }) => {
+            let path = path
+                .or_else(|| server.lockfile_path().map(PathBuf::from))
+                .unwrap_or_else(|| PathBuf::from("fusion.lock"));
+            let lock = Lockfile::from_contracts(server.contracts())?;
+            if !check {
+                lock.write(&path)?;
+                println!(
+                    "wrote {} ({} actions)",
+                    path.display(),
+                    lock.contracts().len()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            Ok(check_lockfile(&lock, &path))
+        }
         Some(Command::Tools) => {
             println!("{}", serde_json::to_string_pretty(&server.tools_json())?);
             Ok(ExitCode::SUCCESS)
@@ -165,4 +197,36 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             })
         }
     }
+}
+
+/// `lock --check`: up to date means the same contracts AND the same bytes (a hand-edited but
+/// equivalent file is stale too, so the committed file is always what `lock` writes).
+fn check_lockfile(current: &Lockfile, path: &std::path::Path) -> ExitCode {
+    let committed = match Lockfile::read(path) {
+        Ok(l) => l,
+        Err(e) => {
+            println!("{e}");
+            println!("run the `lock` command to write {}", path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let deltas = committed.check(current.contracts());
+    let same_bytes = std::fs::read_to_string(path).is_ok_and(|text| text == current.to_string());
+    if deltas.is_empty() && same_bytes {
+        println!(
+            "{} is up to date ({} actions)",
+            path.display(),
+            current.contracts().len()
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!("{} is stale:", path.display());
+    for d in &deltas {
+        println!("  {d}");
+    }
+    if deltas.is_empty() {
+        println!("  (same contracts, different formatting)");
+    }
+    println!("run the `lock` command to update it, and review the deltas above");
+    ExitCode::FAILURE
 }

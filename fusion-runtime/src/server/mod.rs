@@ -27,11 +27,13 @@ pub use routing::{Exposure, valid_tool_name};
 
 use std::collections::HashMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rmcp::model::{Tool, ToolAnnotations};
 
 use crate::action::{ActionInfo, ToolAction};
+use crate::contract::{Annotations, ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::input::JsonObject;
 use context::States;
@@ -82,6 +84,8 @@ pub struct ServerBuilder {
     middleware: Vec<Arc<dyn Middleware>>,
     exposure: Exposure,
     internal: InternalErrors,
+    lockfile: Option<PathBuf>,
+    self_healing_cap: Option<usize>,
 }
 
 impl Default for ServerBuilder {
@@ -95,6 +99,8 @@ impl Default for ServerBuilder {
             middleware: Vec::new(),
             exposure: Exposure::default(),
             internal: InternalErrors::default(),
+            lockfile: None,
+            self_healing_cap: None,
         }
     }
 }
@@ -174,6 +180,32 @@ impl ServerBuilder {
         self
     }
 
+    /// Where this server's contract lockfile lives: what the `lock` command writes and
+    /// `lock --check` compares (default `./fusion.lock`). Does not turn on self-healing.
+    pub fn lockfile(mut self, path: impl Into<PathBuf>) -> Self {
+        self.lockfile = Some(path.into());
+        self
+    }
+
+    /// Self-healing (SPEC §5): reads the lockfile at `path` once, diffs it against the
+    /// current contracts, and embeds the BREAKING and RISKY deltas of the failed action (at
+    /// most five, BREAKING first) as `<contract_awareness>` in its validation errors. A
+    /// missing or unreadable lockfile is reported once on stderr and the server runs
+    /// without the section. Also sets [`ServerBuilder::lockfile`].
+    pub fn self_healing(mut self, path: impl Into<PathBuf>) -> Self {
+        self.lockfile = Some(path.into());
+        self.self_healing_cap = Some(ContractAwareness::DEFAULT_CAP);
+        self
+    }
+
+    /// With self-healing on: at most `cap` deltas per `<contract_awareness>` section.
+    pub fn self_healing_cap(mut self, cap: usize) -> Self {
+        if self.self_healing_cap.is_some() {
+            self.self_healing_cap = Some(cap);
+        }
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
@@ -218,8 +250,16 @@ impl ServerBuilder {
                 }
             })
             .collect();
+        let contracts = contracts_of(&descriptors);
+        let awareness = match (&self.lockfile, self.self_healing_cap) {
+            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
+            _ => None,
+        };
         Ok(Server {
             inner: Arc::new(Inner {
+                contracts,
+                awareness,
+                lockfile: self.lockfile,
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,
@@ -236,6 +276,57 @@ impl ServerBuilder {
                 internal: self.internal,
             }),
         })
+    }
+}
+
+fn contracts_of(descriptors: &[ActionDescriptor]) -> Vec<ToolContract> {
+    descriptors
+        .iter()
+        .map(|d| {
+            let h = &d.info.hints;
+            let mut c = ToolContract::new(
+                d.info.name,
+                d.tool.clone(),
+                d.info.description.to_string(),
+                serde_json::Value::Object(d.info.input_schema.as_ref().clone()),
+            )
+            .with_annotations(Annotations {
+                read_only: h.read_only,
+                destructive: h.destructive,
+                idempotent: h.idempotent,
+                open_world: h.open_world,
+            });
+            if let Some(why) = &d.info.deprecated {
+                c = c.with_deprecated(why.to_string());
+            }
+            c
+        })
+        .collect()
+}
+
+/// The frozen self-healing sections, or `None` (said once on stderr) when the lockfile
+/// cannot be read. No deltas means no per-call cost at all.
+fn load_awareness(
+    path: &Path,
+    contracts: &[ToolContract],
+    cap: usize,
+) -> Option<ContractAwareness> {
+    match ContractAwareness::from_lockfile(path, contracts, cap) {
+        Ok(a) if a.is_empty() => None,
+        Ok(a) => Some(a),
+        Err(e) => {
+            let msg = format!(
+                "fusion: self-healing is off: cannot use the contract lockfile {}: {e}",
+                path.display()
+            );
+            // The server is often built before logging is set up: make sure it is seen.
+            if tracing::dispatcher::has_been_set() {
+                tracing::warn!("{msg}");
+            } else {
+                eprintln!("{msg}");
+            }
+            None
+        }
     }
 }
 
@@ -262,6 +353,9 @@ fn action_tool(name: &str, info: &ActionInfo) -> Tool {
 }
 
 struct Inner {
+    contracts: Vec<ToolContract>,
+    awareness: Option<ContractAwareness>,
+    lockfile: Option<PathBuf>,
     name: String,
     version: String,
     instructions: Option<String>,
@@ -308,6 +402,22 @@ impl Server {
     /// Every action, in registration order, with where it is exposed.
     pub fn actions(&self) -> &[ActionDescriptor] {
         &self.inner.descriptors
+    }
+
+    /// Every action's contract, as the lockfile records it.
+    pub fn contracts(&self) -> &[ToolContract] {
+        &self.inner.contracts
+    }
+
+    /// The lockfile path set with [`ServerBuilder::lockfile`] or
+    /// [`ServerBuilder::self_healing`].
+    pub fn lockfile_path(&self) -> Option<&Path> {
+        self.inner.lockfile.as_deref()
+    }
+
+    /// The self-healing sections, when self-healing is on and the lockfile shows deltas.
+    pub fn contract_awareness(&self) -> Option<&ContractAwareness> {
+        self.inner.awareness.as_ref()
     }
 
     /// The MCP tools, as `tools/list` answers them.

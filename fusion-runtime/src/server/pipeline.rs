@@ -136,7 +136,13 @@ async fn run_action(
     }));
     let invocation = match validated {
         Ok(Ok(inv)) => inv,
-        Ok(Err(report)) => return validation_response(info.name, &report),
+        Ok(Err(report)) => {
+            let section = inner
+                .awareness
+                .as_ref()
+                .and_then(|a| a.section_for(info.name));
+            return validation_response(info.name, &report, section);
+        }
         Err(_) => {
             tracing::error!(action = info.name, "input validation panicked");
             return ToolResponse::error(internal.panic_envelope(info.name));
@@ -161,9 +167,17 @@ async fn run_action(
     }
 }
 
-fn validation_response(action: &str, report: &ValidationReport) -> ToolResponse {
+fn validation_response(
+    action: &str,
+    report: &ValidationReport,
+    contract_awareness: Option<&str>,
+) -> ToolResponse {
+    let text = match contract_awareness {
+        Some(section) => report.render_with_sections(action, &[section]),
+        None => report.render(action),
+    };
     ToolResponse {
-        content: vec![crate::envelope::Content::Text(report.render(action))],
+        content: vec![crate::envelope::Content::Text(text)],
         is_error: true,
         structured_content: None,
     }
@@ -207,5 +221,5 @@ pub(crate) fn not_an_object(tool: &str, sent: &Value) -> ToolResponse {
         },
         Some(sent.clone()),
     )]);
-    validation_response(tool, &report)
+    validation_response(tool, &report, None)
 }
