@@ -6,7 +6,7 @@ use std::io;
 use fusion_runtime::codes::{CONFLICT, NOT_FOUND};
 use fusion_runtime::{Context, ToolError, WithWarnings, error, tool_action};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::inputs::*;
 use super::store::{Invoice, InvoiceList, Store};
@@ -40,7 +40,7 @@ pub async fn get_invoice(input: GetInvoice, store: Context<Store>) -> Result<Inv
 }
 
 /// What a reminder did.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReminderSent {
     /// The invoice.
     pub invoice_id: String,
@@ -82,7 +82,7 @@ pub async fn send_reminder(
 }
 
 /// What a charge did.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ChargeResult {
     /// The invoice.
     pub invoice_id: String,
@@ -171,7 +171,7 @@ pub async fn find_invoice(input: FindInvoice, store: Context<Store>) -> Result<I
 }
 
 /// Where an export went.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Export {
     /// The file written.
     pub path: String,

@@ -18,7 +18,7 @@ pub enum Status {
 }
 
 /// List invoices, newest first.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct ListInvoices {
     /// Only invoices with this status.
     pub status: Option<Status>,
@@ -28,7 +28,7 @@ pub struct ListInvoices {
 }
 
 /// Get one invoice.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct GetInvoice {
     /// The invoice ID, e.g. `inv_2026_0001`.
     #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
@@ -36,7 +36,7 @@ pub struct GetInvoice {
 }
 
 /// Send a payment reminder for an overdue invoice.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct SendReminder {
     /// The invoice to remind about, e.g. inv_2026_0001.
     #[fusion(
@@ -53,7 +53,7 @@ pub struct SendReminder {
 }
 
 /// Charge an amount against an invoice.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct Charge {
     /// The invoice to charge.
     #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
@@ -64,21 +64,21 @@ pub struct Charge {
 }
 
 /// One invoice, by ID (deprecated form).
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct FindInvoice {
     /// The invoice ID.
     pub id: String,
 }
 
 /// Export the ledger.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct ExportLedger {
     /// Only invoices with this status.
     pub status: Option<Status>,
 }
 
 /// Recompute an invoice's total from its lines.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct RecalculateTotals {
     /// The invoice.
     #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
@@ -86,7 +86,7 @@ pub struct RecalculateTotals {
 }
 
 /// Void an invoice.
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct VoidInvoice {
     /// The invoice.
     #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]

@@ -3,12 +3,12 @@
 use std::sync::Mutex;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::inputs::Status;
 
 /// One invoice line.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Line {
     /// What was sold.
     pub description: String,
@@ -17,7 +17,7 @@ pub struct Line {
 }
 
 /// An invoice.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Invoice {
     /// `inv_YYYY_NNNN`.
     pub id: String,
@@ -45,7 +45,7 @@ impl Invoice {
 }
 
 /// A page of invoices.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct InvoiceList {
     /// The invoices, newest first.
     pub invoices: Vec<Invoice>,

@@ -123,7 +123,7 @@ async fn connect(handler: Scripted) -> FusionClient {
 async fn warnings_travel_with_success() {
     let client = connect(Scripted::default()).await.throw_on_error(true);
     let out = client
-        .call("ok_with_warning", json!({}))
+        .call_tool("ok_with_warning", json!({}))
         .await
         .expect("success");
     assert!(!out.is_error);
@@ -140,13 +140,13 @@ async fn warnings_travel_with_success() {
 async fn tool_errors_read_back_field_for_field() {
     let client = connect(Scripted::default()).await;
     let out = client
-        .call("not_found", json!({"id": "inv_2026_9999"}))
+        .call_tool("not_found", json!({"id": "inv_2026_9999"}))
         .await
         .expect("ok without throw");
     assert!(out.is_error);
     let client = client.throw_on_error(true);
     let err = client
-        .call("not_found", json!({}))
+        .call_tool("not_found", json!({}))
         .await
         .expect_err("raised");
     let e = err.as_tool_error().expect("a tool error");
@@ -173,7 +173,7 @@ async fn tool_errors_read_back_field_for_field() {
 async fn validation_errors_become_validation_error_with_fields() {
     let client = connect(Scripted::default()).await;
     let err = client
-        .call_checked("invalid", json!({}))
+        .call_tool_checked("invalid", json!({}))
         .await
         .expect_err("raised");
     let e = err.as_tool_error().expect("a tool error");
@@ -194,7 +194,7 @@ async fn validation_errors_become_validation_error_with_fields() {
 async fn errors_without_an_envelope_keep_their_text() {
     let client = connect(Scripted::default()).await;
     let err = client
-        .call_checked("bare", json!({}))
+        .call_tool_checked("bare", json!({}))
         .await
         .expect_err("raised");
     let e = err.as_tool_error().expect("a tool error");
@@ -202,7 +202,7 @@ async fn errors_without_an_envelope_keep_their_text() {
     assert_eq!(e.text, "boom <not an envelope>");
     assert_eq!(e.message, "boom <not an envelope>");
     let err = client
-        .call_checked("empty_error", json!({}))
+        .call_tool_checked("empty_error", json!({}))
         .await
         .expect_err("raised");
     assert!(
@@ -215,7 +215,7 @@ async fn errors_without_an_envelope_keep_their_text() {
 async fn arguments_must_be_an_object() {
     let client = connect(Scripted::default()).await;
     let err = client
-        .call("not_found", json!([1, 2]))
+        .call_tool("not_found", json!([1, 2]))
         .await
         .expect_err("refused locally");
     assert!(matches!(err, FusionClientError::Json(_)));
@@ -228,7 +228,7 @@ async fn retries_rate_limited_after_retry_after_and_stops_at_the_bound() {
     let client = connect(handler).await;
     let started = std::time::Instant::now();
     let out = client
-        .call_with_retry("flaky", json!({}), RetryPolicy::default())
+        .call_tool_with_retry("flaky", json!({}), RetryPolicy::default())
         .await
         .expect("third call succeeds");
     assert_eq!(out.text(), "done");
@@ -244,7 +244,7 @@ async fn retries_rate_limited_after_retry_after_and_stops_at_the_bound() {
         ..RetryPolicy::default()
     };
     let err = client
-        .call_with_retry("flaky", json!({}), policy)
+        .call_tool_with_retry("flaky", json!({}), policy)
         .await
         .expect_err("bounded");
     assert_eq!(
@@ -261,14 +261,14 @@ async fn never_retries_critical_or_internal() {
     let client = connect(handler).await;
     assert!(
         client
-            .call_with_retry("critical_busy", json!({}), RetryPolicy::default())
+            .call_tool_with_retry("critical_busy", json!({}), RetryPolicy::default())
             .await
             .is_err()
     );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert!(
         client
-            .call_with_retry("internal", json!({}), RetryPolicy::default())
+            .call_tool_with_retry("internal", json!({}), RetryPolicy::default())
             .await
             .is_err()
     );

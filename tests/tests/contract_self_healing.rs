@@ -100,7 +100,7 @@ async fn old_shape_gets_contract_awareness_over_mcp() {
         .expect("connects");
 
     let out = client
-        .call("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_0001"}))
         .await
         .expect("answered");
     assert!(out.is_error);
@@ -139,7 +139,7 @@ async fn old_shape_gets_contract_awareness_over_mcp() {
 
     // An action without changes carries no section.
     let out = client
-        .call("billing_list_invoices", json!({"limit": 0}))
+        .call_tool("billing_list_invoices", json!({"limit": 0}))
         .await
         .expect("answered");
     let err = out.error().expect("limit 0 is invalid");
@@ -150,7 +150,7 @@ async fn old_shape_gets_contract_awareness_over_mcp() {
 
     // The new shape works.
     let out = client
-        .call(
+        .call_tool(
             "billing_get_invoice",
             json!({"invoice_id": "inv_2026_0001"}),
         )

@@ -7,6 +7,9 @@ use rmcp::{ServiceExt, transport::IntoTransport};
 use serde_json::Value;
 
 use super::outcome::{CallOutcome, ToolCallError};
+use crate::action::ToolAction;
+use crate::envelope::ToolError;
+use crate::server::Exposure;
 
 /// What can go wrong on the client side.
 #[derive(Debug, thiserror::Error)]
@@ -67,13 +70,23 @@ impl Default for RetryPolicy {
 /// A client of a Fusion (or any MCP) server that reads envelopes back.
 ///
 /// Over stdio ([`FusionClient::spawn`]) or streamable HTTP ([`FusionClient::connect_http`]).
-/// [`FusionClient::call`] returns every result, errors included, as a [`CallOutcome`];
+/// [`FusionClient::call_tool`] returns every result, errors included, as a [`CallOutcome`];
 /// with [`FusionClient::throw_on_error`] an error result becomes
 /// `Err(FusionClientError::Tool(..))` carrying code, recovery, actions, severity, details
 /// and the parsed envelope.
 pub struct FusionClient {
     service: RunningService<RoleClient, ()>,
     throw_on_error: bool,
+    exposure: Exposure,
+}
+
+/// A typed call's result: the decoded value and the warning envelopes that came with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typed<T> {
+    /// The handler's value, decoded.
+    pub value: T,
+    /// Warning envelopes sent alongside it (`isError: false`), in order.
+    pub warnings: Vec<ToolError>,
 }
 
 impl std::fmt::Debug for FusionClient {
@@ -98,6 +111,7 @@ impl FusionClient {
         Ok(FusionClient {
             service,
             throw_on_error: false,
+            exposure: Exposure::default(),
         })
     }
 
@@ -119,6 +133,13 @@ impl FusionClient {
         self
     }
 
+    /// How the server exposes its actions (flat with `_` by default), so typed calls find the
+    /// tool (and, for grouped exposure, the discriminator) of an action.
+    pub fn exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
     /// The underlying `rmcp` service, for anything this client does not wrap.
     pub fn service(&self) -> &RunningService<RoleClient, ()> {
         &self.service
@@ -131,7 +152,7 @@ impl FusionClient {
 
     /// Calls `tool` with JSON `arguments` (an object, or `null` for none). Error results are
     /// `Ok` unless `throw_on_error` is set.
-    pub async fn call(
+    pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Value,
@@ -145,8 +166,8 @@ impl FusionClient {
         Ok(outcome)
     }
 
-    /// Like [`FusionClient::call`], always raising error results.
-    pub async fn call_checked(
+    /// Like [`FusionClient::call_tool`], always raising error results.
+    pub async fn call_tool_checked(
         &self,
         tool: &str,
         arguments: Value,
@@ -161,7 +182,7 @@ impl FusionClient {
     /// A checked call that retries `RATE_LIMITED` and `SERVER_BUSY` after their
     /// `retry_after`, at most `policy.max_attempts` calls in all. Never retries `critical`
     /// errors, validation errors or `INTERNAL_ERROR`.
-    pub async fn call_with_retry(
+    pub async fn call_tool_with_retry(
         &self,
         tool: &str,
         arguments: Value,
@@ -169,7 +190,7 @@ impl FusionClient {
     ) -> Result<CallOutcome, FusionClientError> {
         let mut attempt = 1;
         loop {
-            match self.call_checked(tool, arguments.clone()).await {
+            match self.call_tool_checked(tool, arguments.clone()).await {
                 Err(FusionClientError::Tool(e))
                     if e.is_retryable() && attempt < policy.max_attempts =>
                 {
@@ -184,6 +205,56 @@ impl FusionClient {
                 other => return other,
             }
         }
+    }
+
+    /// Calls the action `A` with a typed input and decodes its typed output, with the
+    /// server's own types: `client.call::<GetInvoiceAction>(&GetInvoice { id })`. Error
+    /// results are always raised (`FusionClientError::Tool`); warnings come back with the
+    /// value.
+    pub async fn call<A>(&self, input: &A::Input) -> Result<Typed<A::Output>, FusionClientError>
+    where
+        A: ToolAction,
+        A::Input: serde::Serialize,
+        A::Output: serde::de::DeserializeOwned,
+    {
+        let (tool, arguments) = self.typed_arguments::<A>(input)?;
+        let outcome = self.call_tool_checked(&tool, arguments).await?;
+        decode::<A::Output>(&outcome)
+    }
+
+    /// [`FusionClient::call`] with the bounded retry of [`FusionClient::call_tool_with_retry`].
+    pub async fn call_with_retry<A>(
+        &self,
+        input: &A::Input,
+        policy: RetryPolicy,
+    ) -> Result<Typed<A::Output>, FusionClientError>
+    where
+        A: ToolAction,
+        A::Input: serde::Serialize,
+        A::Output: serde::de::DeserializeOwned,
+    {
+        let (tool, arguments) = self.typed_arguments::<A>(input)?;
+        let outcome = self.call_tool_with_retry(&tool, arguments, policy).await?;
+        decode::<A::Output>(&outcome)
+    }
+
+    fn typed_arguments<A>(&self, input: &A::Input) -> Result<(String, Value), FusionClientError>
+    where
+        A: ToolAction,
+        A::Input: serde::Serialize,
+    {
+        let mut arguments = serde_json::to_value(input).map_err(|e| {
+            FusionClientError::Json(format!("the input of {} did not serialize: {e}", A::NAME))
+        })?;
+        let placement = self.exposure.place(A::NAME);
+        if let (Some(value), Some(name), Value::Object(map)) = (
+            placement.discriminator,
+            self.exposure.discriminator(),
+            &mut arguments,
+        ) {
+            map.insert(name.to_owned(), Value::String(value));
+        }
+        Ok((placement.tool, arguments))
     }
 
     async fn call_raw(
@@ -213,4 +284,21 @@ impl FusionClient {
             .map(|_| ())
             .map_err(|e| FusionClientError::Connect(e.to_string()))
     }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(
+    outcome: &CallOutcome,
+) -> Result<Typed<T>, FusionClientError> {
+    let json = outcome.json().unwrap_or(Value::Null);
+    let value = serde_json::from_value(json).map_err(|e| {
+        FusionClientError::Json(format!(
+            "the result of {} did not decode as {}: {e}",
+            outcome.tool,
+            std::any::type_name::<T>()
+        ))
+    })?;
+    Ok(Typed {
+        value,
+        warnings: outcome.warnings().cloned().collect(),
+    })
 }

@@ -4,7 +4,7 @@ mod connect;
 mod outcome;
 mod parse;
 
-pub use connect::{FusionClient, FusionClientError, RetryPolicy};
+pub use connect::{FusionClient, FusionClientError, RetryPolicy, Typed};
 pub use outcome::{CallOutcome, ToolCallError, UNKNOWN_CODE};
 pub use parse::{
     Envelope, EnvelopeParseError, FieldLine, RawSection, ValidationEnvelope, looks_like_envelope,

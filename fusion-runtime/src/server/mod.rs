@@ -23,7 +23,7 @@ mod routing;
 pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequirement};
 pub use failure::{INTERNAL_RECOVERY, failure_from};
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
-pub use routing::{Exposure, valid_tool_name};
+pub use routing::{Exposure, Placement, valid_tool_name};
 
 use std::collections::HashMap;
 use std::fmt;

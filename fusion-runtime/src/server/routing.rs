@@ -30,6 +30,37 @@ pub enum Exposure {
     },
 }
 
+impl Exposure {
+    /// The MCP tool an action is reached through, and its discriminator value in a grouped
+    /// tool (the same rule the server lays its tools out by; a typed client uses it too).
+    pub fn place(&self, action: &str) -> Placement {
+        match self {
+            Exposure::Flat { separator } => Placement {
+                tool: action.replace('.', separator),
+                discriminator: None,
+            },
+            Exposure::Grouped { .. } => match action.split_once('.') {
+                Some((group, rest)) => Placement {
+                    tool: group.to_owned(),
+                    discriminator: Some(rest.to_owned()),
+                },
+                None => Placement {
+                    tool: action.to_owned(),
+                    discriminator: None,
+                },
+            },
+        }
+    }
+
+    /// The discriminator's argument name, for grouped exposure.
+    pub fn discriminator(&self) -> Option<&str> {
+        match self {
+            Exposure::Grouped { discriminator } => Some(discriminator),
+            Exposure::Flat { .. } => None,
+        }
+    }
+}
+
 impl Default for Exposure {
     fn default() -> Self {
         Exposure::Flat {
@@ -53,10 +84,12 @@ pub(crate) struct Group {
     pub members: Vec<(String, usize)>,
 }
 
-/// Where each action is exposed: its tool and, in a group, its discriminator value.
-#[derive(Clone, Debug)]
-pub(crate) struct Placement {
+/// Where an action is exposed: its tool and, in a group, its discriminator value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The MCP tool name.
     pub tool: String,
+    /// The discriminator value, in a grouped tool.
     pub discriminator: Option<String>,
 }
 
@@ -74,22 +107,7 @@ pub(crate) fn layout(infos: &[ActionInfo], exposure: &Exposure) -> Result<Layout
     let mut groups: Vec<Group> = Vec::new();
     let mut tool_order = Vec::new();
     for (i, info) in infos.iter().enumerate() {
-        let placement = match exposure {
-            Exposure::Flat { separator } => Placement {
-                tool: info.name.replace('.', separator),
-                discriminator: None,
-            },
-            Exposure::Grouped { .. } => match info.name.split_once('.') {
-                Some((group, rest)) => Placement {
-                    tool: group.to_owned(),
-                    discriminator: Some(rest.to_owned()),
-                },
-                None => Placement {
-                    tool: info.name.to_owned(),
-                    discriminator: None,
-                },
-            },
-        };
+        let placement = exposure.place(info.name);
         match &placement.discriminator {
             None => {
                 if routes

@@ -1,0 +1,225 @@
+//! The typed client against the billing example over stdio (the spawned `billing-server`)
+//! and streamable HTTP: every envelope kind read back field for field, typed calls with the
+//! server's own types, and warnings returned with the value.
+
+use std::time::Duration;
+
+use examples::billing::{
+    Charge, ChargeAction, GetInvoice, GetInvoiceAction, ListInvoices, ListInvoicesAction,
+    SendReminder, SendReminderAction, Status,
+};
+use fusion_runtime::client::{Envelope, FusionClient, FusionClientError};
+use fusion_runtime::mcp::{HttpOptions, spawn_http};
+use fusion_runtime::server::Exposure;
+use fusion_runtime::{ErrorCode, Severity};
+use serde_json::json;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+async fn stdio() -> FusionClient {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_billing-server"));
+    command
+        .arg("serve")
+        .env("RUST_LOG", "off")
+        .env_remove("BILLING_OPERATOR_TOKEN");
+    tokio::time::timeout(LIMIT, FusionClient::spawn(command))
+        .await
+        .expect("handshake in time")
+        .expect("spawns and connects")
+}
+
+async fn every_envelope_kind(client: FusionClient) {
+    // Typed success with the server's types.
+    let list = client
+        .call::<ListInvoicesAction>(&ListInvoices {
+            status: Some(Status::Open),
+            limit: Some(2),
+        })
+        .await
+        .expect("typed list");
+    assert!(list.warnings.is_empty());
+    assert!(!list.value.invoices.is_empty() && list.value.invoices.len() <= 2);
+    let first = list.value.invoices[0].id.clone();
+    let invoice = client
+        .call::<GetInvoiceAction>(&GetInvoice { id: first.clone() })
+        .await
+        .expect("typed get");
+    assert_eq!(invoice.value.id, first);
+
+    // NOT_FOUND, field for field, from a typed call.
+    let err = client
+        .call::<GetInvoiceAction>(&GetInvoice {
+            id: "inv_2026_9999".into(),
+        })
+        .await
+        .expect_err("unknown invoice");
+    let e = err.as_tool_error().expect("a tool error");
+    assert_eq!(e.code, ErrorCode::NotFound);
+    assert_eq!(e.severity, Severity::Error);
+    assert_eq!(e.message, "No invoice with that ID");
+    assert_eq!(
+        e.recovery.as_deref(),
+        Some("List invoices first, then retry with a real ID")
+    );
+    assert_eq!(e.available_actions, ["billing.list_invoices"]);
+    assert_eq!(
+        e.details,
+        [("requestedId".to_owned(), "inv_2026_9999".to_owned())]
+    );
+    assert!(matches!(e.envelope, Some(Envelope::Tool(_))));
+
+    // A validation error from a typed input the server rejects.
+    let err = client
+        .call::<SendReminderAction>(&SendReminder {
+            invoice_id: first.clone(),
+            email: "not-an-email".into(),
+            days_overdue: 3,
+        })
+        .await
+        .expect_err("bad email");
+    let e = err.as_tool_error().expect("a tool error");
+    assert_eq!(e.code, ErrorCode::ValidationError);
+    assert_eq!(e.fields.len(), 1);
+    assert_eq!(e.fields[0].name, "email");
+    assert_eq!(
+        e.fields[0].text,
+        "Invalid email format. You sent: 'not-an-email'. Expected a valid email address."
+    );
+
+    // Untyped: wrong types the typed API cannot even express.
+    let out = client
+        .call_tool(
+            "billing_send_reminder",
+            json!({"invoice_id": 7, "emial": "a@b.co"}),
+        )
+        .await
+        .expect("answered");
+    assert!(out.is_error);
+    let e = out.error().expect("error");
+    assert!(
+        e.fields
+            .iter()
+            .any(|f| f.name == "(root)" && f.text.contains("did you mean 'email'?"))
+    );
+    assert!(
+        e.fields
+            .iter()
+            .any(|f| f.name == "invoice_id" && f.text.starts_with("Invalid type. You sent: 7."))
+    );
+
+    // INTERNAL_ERROR from a plain io::Error.
+    let out = client
+        .call_tool("billing_export_ledger", json!({}))
+        .await
+        .expect("answered");
+    let e = out.error().expect("error");
+    assert_eq!(e.code, ErrorCode::InternalError);
+    assert!(
+        e.recovery
+            .as_deref()
+            .is_some_and(|r| r.contains("not retry")),
+        "{:?}",
+        e.recovery
+    );
+
+    // An unknown tool is an envelope naming the closest one, not a JSON-RPC error.
+    let out = client
+        .call_tool("billing_get_invoices", json!({}))
+        .await
+        .expect("answered");
+    let e = out.error().expect("error");
+    assert_eq!(e.code, ErrorCode::UnknownAction);
+    assert!(e.message.contains("billing_get_invoice"), "{}", e.message);
+
+    // Warnings on a successful result are not lost.
+    let paid = client
+        .call::<ListInvoicesAction>(&ListInvoices {
+            status: Some(Status::Paid),
+            limit: Some(1),
+        })
+        .await
+        .expect("paid invoices");
+    let paid_id = paid.value.invoices[0].id.clone();
+    let charged = client
+        .call::<ChargeAction>(&Charge {
+            invoice_id: paid_id,
+            amount_cents: 100,
+        })
+        .await
+        .expect("a warning, not an error");
+    assert_eq!(charged.warnings.len(), 1);
+    assert_eq!(charged.warnings[0].severity_level(), Severity::Warning);
+
+    // A deprecated action answers with its result plus a DEPRECATED warning.
+    let out = client
+        .call_tool("billing_find_invoice", json!({"id": first}))
+        .await
+        .expect("answered");
+    assert!(!out.is_error);
+    let warnings: Vec<_> = out.warnings().collect();
+    assert!(warnings.iter().any(|w| w.code() == &ErrorCode::Deprecated));
+
+    // throw_on_error turns error results into Err.
+    let client = client.throw_on_error(true);
+    let err = client
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_9999"}))
+        .await;
+    assert!(matches!(err, Err(FusionClientError::Tool(_))));
+    let _ = client.close().await;
+}
+
+#[tokio::test]
+async fn over_stdio() {
+    tokio::time::timeout(LIMIT * 2, every_envelope_kind(stdio().await))
+        .await
+        .expect("in time");
+}
+
+#[tokio::test]
+async fn over_streamable_http() {
+    let server = examples::billing::server().expect("builds");
+    let running = spawn_http(
+        server,
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("binds loopback");
+    let client = FusionClient::connect_http(&running.url)
+        .await
+        .expect("connects");
+    tokio::time::timeout(LIMIT * 2, every_envelope_kind(client))
+        .await
+        .expect("in time");
+    running.shutdown().await.expect("stops");
+}
+
+#[tokio::test]
+async fn typed_calls_through_a_grouped_server() {
+    let server = examples::billing::builder()
+        .grouped()
+        .build()
+        .expect("builds");
+    let running = spawn_http(
+        server,
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("binds loopback");
+    let client = FusionClient::connect_http(&running.url)
+        .await
+        .expect("connects")
+        .exposure(Exposure::Grouped {
+            discriminator: "action".into(),
+        });
+    let got = client
+        .call::<GetInvoiceAction>(&GetInvoice {
+            id: "inv_2026_0001".into(),
+        })
+        .await
+        .expect("typed call through the billing group");
+    assert_eq!(got.value.id, "inv_2026_0001");
+    let _ = client.close().await;
+    running.shutdown().await.expect("stops");
+}
