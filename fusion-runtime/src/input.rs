@@ -13,6 +13,11 @@ pub type JsonObject = serde_json::Map<String, Value>;
 ///
 /// Implemented by `#[derive(ToolInput)]`; the schema and the validation come from the same
 /// attributes, so they cannot disagree.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool input",
+    label = "this type has no `#[derive(ToolInput)]`",
+    note = "derive it on a struct with named fields: `#[derive(serde::Deserialize, fusion_runtime::ToolInput)]`"
+)]
 pub trait ToolInput: Sized + Send + 'static {
     /// The JSON Schema (draft 2020-12) of the arguments, as `tools/list` shows it. Built once
     /// per type; every call returns the same `Arc`.
