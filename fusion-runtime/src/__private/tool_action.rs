@@ -8,7 +8,8 @@ use std::time::Duration;
 pub use futures::future::BoxFuture;
 
 pub use crate::action::{
-    ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput, handler_outcome,
+    ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
+    handler_outcome,
 };
 pub use crate::server::{CallContext, FromCallContext, StateRequirement};
 
@@ -55,18 +56,17 @@ pub fn concurrency_limit(max_active: usize, max_queue: usize) -> ConcurrencyLimi
 }
 
 /// `calls` per `per_millis` milliseconds, bursts of `burst` (`calls` when `None`).
-pub fn rate_limit(
-    calls: u32,
-    per_millis: u64,
-    burst: Option<u32>,
-    per_client: bool,
-) -> RateLimit {
+pub fn rate_limit(calls: u32, per_millis: u64, burst: Option<u32>, per_client: bool) -> RateLimit {
     let limit = RateLimit::new(calls, Duration::from_millis(per_millis));
     let limit = match burst {
         Some(b) => limit.burst(b),
         None => limit,
     };
-    if per_client { limit.per_client() } else { limit }
+    if per_client {
+        limit.per_client()
+    } else {
+        limit
+    }
 }
 
 /// A duration in milliseconds.

@@ -106,7 +106,10 @@ impl GuardConfig {
         }
         let mut groups = HashMap::new();
         for (group, limit) in &self.groups {
-            if !infos.iter().any(|i| group_of(i.name) == Some(group.as_str())) {
+            if !infos
+                .iter()
+                .any(|i| group_of(i.name) == Some(group.as_str()))
+            {
                 return Err(format!(
                     "a group concurrency limit for `{group}`, but no action is named `{group}.…`"
                 ));
