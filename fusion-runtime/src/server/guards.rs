@@ -116,7 +116,7 @@ impl GuardConfig {
             }
             groups.insert(
                 group.clone(),
-                Arc::new(ConcurrencyGuard::new(format!("the {group} tools"), *limit)),
+                Arc::new(ConcurrencyGuard::new(format!("the {group} group"), *limit)),
             );
         }
         let actions = infos
