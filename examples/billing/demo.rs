@@ -182,7 +182,7 @@ async fn busy(
     Ok(())
 }
 
-/// The calls [`busy`] makes and answers: two.
+/// How many calls the demo makes besides [`script`]: the two concurrent reconciliations.
 pub const BUSY_CALLS: usize = 2;
 
 fn write_result(out: &mut String, result: &CallToolResult) -> std::fmt::Result {
