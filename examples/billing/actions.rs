@@ -101,8 +101,13 @@ enum Refused {
     MoreThanBalance(u64),
 }
 
-/// Charge an amount (in cents) against an open invoice.
-#[tool_action(name = "billing.charge", destructive)]
+/// Charge an amount (in cents) against an open invoice. At most 3 charges per minute per
+/// client.
+#[tool_action(
+    name = "billing.charge",
+    destructive,
+    rate_limit(calls = 3, per = "1min", per_client)
+)]
 pub async fn charge(
     input: Charge,
     store: Context<Store>,
@@ -242,4 +247,40 @@ pub async fn void_invoice(input: VoidInvoice, store: Context<Store>) -> Result<I
             inv.clone()
         })
         .ok_or_else(|| not_found(&input.invoice_id))
+}
+
+/// What a reconciliation found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Reconciled {
+    /// Invoices compared with the payment processor.
+    pub invoices_checked: usize,
+    /// Open invoices with money still due.
+    pub open_balance_cents: u64,
+    /// How long it took, in milliseconds.
+    pub took_ms: u64,
+}
+
+/// Reconcile the ledger against the payment processor. Slow (about 2 seconds) and exclusive:
+/// one reconciliation at a time, none waiting.
+#[tool_action(
+    name = "billing.reconcile",
+    read_only,
+    idempotent,
+    max_active = 1,
+    max_queue = 0,
+    timeout = "5s"
+)]
+pub async fn reconcile(input: Reconcile, store: Context<Store>) -> Result<Reconciled, ToolError> {
+    let took_ms = input.duration_ms.unwrap_or(2000);
+    tokio::time::sleep(std::time::Duration::from_millis(took_ms)).await;
+    let invoices = store.list(None);
+    Ok(Reconciled {
+        invoices_checked: invoices.len(),
+        open_balance_cents: invoices
+            .iter()
+            .filter(|i| i.status == Status::Open)
+            .map(Invoice::balance_cents)
+            .sum(),
+        took_ms,
+    })
 }

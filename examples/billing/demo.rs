@@ -40,6 +40,16 @@ pub fn script() -> Vec<(&'static str, Value, &'static str)> {
             "too much: an error with details",
         ),
         (
+            "billing_charge",
+            json!({"invoice_id": "inv_2026_0003", "amount_cents": 100}),
+            "a real charge: the third this minute (the limit is 3 a minute per client)",
+        ),
+        (
+            "billing_charge",
+            json!({"invoice_id": "inv_2026_0003", "amount_cents": 100}),
+            "a fourth charge within the minute: RATE_LIMITED, retry_after from the limiter",
+        ),
+        (
             "billing_find_invoice",
             json!({"id": "inv_2026_0003"}),
             "a deprecated action: the result plus a DEPRECATED warning",
@@ -130,6 +140,7 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
         write_result(&mut out, &result)?;
         writeln!(out)?;
     }
+    busy(&client, &mut out).await?;
     writeln!(
         out,
         "Try it yourself: cargo run --example billing -- call billing_get_invoice '{{\"id\":\"inv_2026_9999\"}}'"
@@ -137,6 +148,42 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
     client.cancel().await?;
     Ok(out)
 }
+
+/// Two reconciliations at once against `max_active = 1, max_queue = 0`: the second, sent while
+/// the first runs, is refused at once with `SERVER_BUSY`; the first completes.
+async fn busy(
+    client: &fusion_runtime::rmcp::service::RunningService<fusion_runtime::rmcp::RoleClient, ()>,
+    out: &mut String,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "── two reconciliations at once (max_active 1, max_queue 0): the second gets SERVER_BUSY"
+    )?;
+    writeln!(
+        out,
+        "→ tools/call billing_reconcile {{}}   (1st: runs about 2 s)"
+    )?;
+    writeln!(
+        out,
+        "→ tools/call billing_reconcile {{}}   (2nd: sent 300 ms later, while the 1st runs)"
+    )?;
+    let call = || client.call_tool(CallToolRequestParams::new("billing_reconcile"));
+    let second = async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        call().await
+    };
+    let (first, second) = tokio::join!(call(), second);
+    let (first, second) = (first?, second?);
+    write!(out, "2nd ")?;
+    write_result(out, &second)?;
+    write!(out, "1st ")?;
+    write_result(out, &first)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// How many calls the demo makes besides [`script`]: the two concurrent reconciliations.
+pub const BUSY_CALLS: usize = 2;
 
 fn write_result(out: &mut String, result: &CallToolResult) -> std::fmt::Result {
     writeln!(out, "← isError: {}", result.is_error.unwrap_or(false))?;

@@ -95,3 +95,12 @@ pub struct VoidInvoice {
     #[fusion(length(min = 3, max = 200))]
     pub reason: String,
 }
+
+/// Reconcile the ledger against the payment processor (slow).
+#[derive(Debug, Deserialize, ToolInput)]
+pub struct Reconcile {
+    /// How long the reconciliation takes, in milliseconds (2000 when omitted). The action is
+    /// stopped with `TIMEOUT` after 5 seconds.
+    #[fusion(range(min = 0, max = 10000))]
+    pub duration_ms: Option<u64>,
+}

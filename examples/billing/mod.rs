@@ -1,4 +1,4 @@
-//! The billing example server: an in-memory invoice store behind eight actions, each
+//! The billing example server: an in-memory invoice store behind nine actions, each
 //! showing one way an answer reaches the model.
 //!
 //! | action | shows |
@@ -6,11 +6,12 @@
 //! | `billing.list_invoices` | a success with `structuredContent` and an `outputSchema` |
 //! | `billing.get_invoice` | `NOT_FOUND` for an unknown ID, with the action to call instead |
 //! | `billing.send_reminder` | a `<validation_error>` for a bad email or `days_overdue` < 1 |
-//! | `billing.charge` | a warning on success (already paid) and an error with details (too much) |
+//! | `billing.charge` | a warning on success (already paid), an error with details (too much), and `RATE_LIMITED` past 3 charges a minute per client |
 //! | `billing.find_invoice` | a deprecated action: the result plus a `DEPRECATED` warning |
 //! | `billing.export_ledger` | a plain `std::io::Error` becoming `INTERNAL_ERROR` |
 //! | `billing.recalculate_totals` | a panic (a bug kept on purpose) answered as `INTERNAL_ERROR` |
 //! | `billing.void_invoice` | middleware answering `UNAUTHORIZED` without an operator token |
+//! | `billing.reconcile` | a slow action, one at a time (`max_active = 1, max_queue = 0`): `SERVER_BUSY` for a second call while one runs; `TIMEOUT` past 5 seconds |
 
 mod actions;
 pub mod demo;
@@ -57,6 +58,7 @@ pub fn builder() -> ServerBuilder {
         .action::<ExportLedgerAction>()
         .action::<RecalculateTotalsAction>()
         .action::<VoidInvoiceAction>()
+        .action::<ReconcileAction>()
         .middleware(middleware_fn(require_operator))
 }
 

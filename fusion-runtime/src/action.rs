@@ -9,10 +9,12 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 
 use crate::envelope::{ToolError, ToolResponse};
+use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
 use crate::server::{CallContext, StateRequirement};
 
@@ -37,6 +39,38 @@ impl ActionHints {
     }
 }
 
+/// The runtime guards of an action: how many calls run and wait at once (`SERVER_BUSY`
+/// beyond), how often it may be called (`RATE_LIMITED` beyond) and how long a call may take
+/// (`TIMEOUT` beyond). `None` sets no limit.
+///
+/// Declared with `#[tool_action(max_active = .., max_queue = .., rate_limit = "..",
+/// timeout = "..")]`; the builder's `concurrency`, `rate_limit` and `timeout` override them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ActionLimits {
+    /// Calls running at once and waiting in line.
+    pub concurrency: Option<ConcurrencyLimit>,
+    /// Calls allowed per period, shared or per client.
+    pub rate_limit: Option<RateLimit>,
+    /// How long a call may run (middleware and handler) before it is stopped.
+    pub timeout: Option<Duration>,
+}
+
+impl ActionLimits {
+    /// No limit.
+    pub const fn none() -> Self {
+        ActionLimits {
+            concurrency: None,
+            rate_limit: None,
+            timeout: None,
+        }
+    }
+
+    /// Whether no limit is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ActionLimits::none()
+    }
+}
+
 /// Everything known about an action before it is called: the plain data `tools/list`, the
 /// `tools` command and contract files are built from.
 #[derive(Clone, Debug)]
@@ -57,6 +91,9 @@ pub struct ActionInfo {
     pub output_schema: Option<Arc<JsonObject>>,
     /// The shared state the handler needs, checked when the server is built.
     pub state: Option<StateRequirement>,
+    /// Its runtime guards. In a built server's [`actions`](crate::Server::actions), the
+    /// limits in force: the declared ones with the builder's overrides applied.
+    pub limits: ActionLimits,
 }
 
 /// The result of running a handler: a success (a value or a ready response) or a tool error

@@ -38,6 +38,19 @@ impl ConcurrencyLimit {
     }
 }
 
+/// A snapshot of a concurrency guard: calls running and waiting, and its limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GuardState {
+    /// Calls running now.
+    pub active: usize,
+    /// Calls waiting for a slot now.
+    pub queued: usize,
+    /// Calls that may run at once.
+    pub max_active: usize,
+    /// Calls that may wait.
+    pub max_queue: usize,
+}
+
 /// A concurrency guard: at most `max_active` calls run, at most `max_queue` wait (FIFO), and
 /// any further call is refused at once with `SERVER_BUSY`.
 #[derive(Debug)]
@@ -93,6 +106,16 @@ impl ConcurrencyGuard {
     /// The limits.
     pub fn limit(&self) -> ConcurrencyLimit {
         self.limit
+    }
+
+    /// The guard's counters and limits now.
+    pub fn state(&self) -> GuardState {
+        GuardState {
+            active: self.active(),
+            queued: self.queued(),
+            max_active: self.limit.max_active,
+            max_queue: self.limit.max_queue,
+        }
     }
 
     /// Calls running now.
@@ -207,6 +230,8 @@ pub struct RateLimit {
     pub per: Duration,
     /// Calls allowed at once from a full bucket (at least 1; defaults to `calls`).
     pub burst: u32,
+    /// One bucket per client (MCP session) instead of one bucket shared by every caller.
+    pub per_client: bool,
 }
 
 impl RateLimit {
@@ -216,6 +241,7 @@ impl RateLimit {
             calls,
             per,
             burst: calls,
+            per_client: false,
         }
     }
 
@@ -232,6 +258,13 @@ impl RateLimit {
     /// Sets the burst size.
     pub fn burst(mut self, burst: u32) -> Self {
         self.burst = burst;
+        self
+    }
+
+    /// One bucket per client (per MCP session) instead of one shared bucket: see
+    /// [`ClientKey`](crate::server::ClientKey) for how a client is told apart.
+    pub fn per_client(mut self) -> Self {
+        self.per_client = true;
         self
     }
 
@@ -290,11 +323,12 @@ impl RateLimiterGuard {
         error(
             ErrorCode::RateLimited,
             format!(
-                "{} is rate limited: at most {} call{} per {} (bursts of {}). This call was not run.",
+                "{} is rate limited: at most {} call{} per {}{} (bursts of {}). This call was not run.",
                 self.name,
                 self.limit.calls,
                 plural(self.limit.calls as usize),
                 describe_period(self.limit.per),
+                if self.limit.per_client { " per client" } else { "" },
                 self.limit.burst.max(1),
             ),
         )

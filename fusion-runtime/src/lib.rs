@@ -137,7 +137,9 @@ pub mod cli;
 pub mod mcp;
 pub mod server;
 
-pub use action::{ActionHints, ActionInfo, IntoActionOutput, ToolAction, WithWarnings};
+pub use action::{
+    ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,
+};
 pub use server::{Context, Server, ServerBuilder};
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.

@@ -79,6 +79,7 @@ async function everyPath(client) {
     'billing_export_ledger',
     'billing_recalculate_totals',
     'billing_void_invoice',
+    'billing_reconcile',
   ]);
   for (const t of tools) {
     assert.ok(t.description && t.description.length > 0, t.name);

@@ -62,6 +62,7 @@ fn lockfile_bytes_do_not_depend_on_registration_order() {
     let reversed = Server::builder()
         .state(Store::seeded())
         .state(billing::Operator::default())
+        .action::<billing::ReconcileAction>()
         .action::<billing::VoidInvoiceAction>()
         .action::<billing::RecalculateTotalsAction>()
         .action::<billing::ExportLedgerAction>()
@@ -72,6 +73,7 @@ fn lockfile_bytes_do_not_depend_on_registration_order() {
         .action::<ListInvoicesAction>()
         .build()
         .expect("builds");
+    assert_eq!(forward.contracts().len(), reversed.contracts().len());
     let a = Lockfile::from_contracts(forward.contracts())
         .expect("lock")
         .to_string();

@@ -93,7 +93,7 @@ async fn every_path(client: &Client) {
         .unwrap_or_else(|e| panic!("tools/list: {e}"));
     assert_eq!(
         tools.len(),
-        8,
+        9,
         "{:?}",
         tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
@@ -332,7 +332,7 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     let e = tool_error(&unknown, 0);
     assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("get_invoice"));
-    assert_eq!(e.available_actions().len(), 8);
+    assert_eq!(e.available_actions().len(), 9);
 
     let invalid = call(&client, "billing", json!({"action": "send_reminder", "invoice_id": "inv_2026_0001", "email": "x", "days_overdue": 3})).await;
     assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing.send_reminder\">"));
@@ -399,6 +399,8 @@ async fn the_demo_shows_every_envelope_over_a_real_connection() {
         "<tool_error code=\"UNAUTHORIZED\" severity=\"error\">",
         "<tool_error code=\"UNKNOWN_ACTION\" severity=\"error\">",
         "panicked; the server is still running",
+        "<tool_error code=\"RATE_LIMITED\" severity=\"error\">",
+        "<tool_error code=\"SERVER_BUSY\" severity=\"error\">",
     ] {
         assert!(
             transcript.contains(needle),
@@ -407,6 +409,6 @@ async fn the_demo_shows_every_envelope_over_a_real_connection() {
     }
     assert_eq!(
         transcript.matches("← isError: ").count(),
-        examples::billing::demo::script().len()
+        examples::billing::demo::script().len() + examples::billing::demo::BUSY_CALLS
     );
 }

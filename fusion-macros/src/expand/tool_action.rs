@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, FnArg, Ident, ItemFn, LitBool, LitStr, ReturnType, Type};
+use syn::{Expr, FnArg, Ident, ItemFn, LitBool, LitInt, LitStr, ReturnType, Type};
 
 /// The arguments of `#[tool_action(..)]`, as written.
 #[derive(Default)]
@@ -17,6 +17,19 @@ pub struct Args {
     idempotent: Option<LitBool>,
     open_world: Option<LitBool>,
     deprecated: Option<LitStr>,
+    max_active: Option<usize>,
+    max_queue: Option<(usize, proc_macro2::Span)>,
+    rate_limit: Option<Rate>,
+    timeout: Option<u64>,
+}
+
+/// A rate limit as written: `calls` per `per_ms` milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    calls: u32,
+    per_ms: u64,
+    burst: Option<u32>,
+    per_client: bool,
 }
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
@@ -82,13 +95,160 @@ impl Args {
                 LitStr::new("it will be removed", meta.path.span())
             };
             set(&mut self.deprecated, lit, &meta)
+        } else if meta.path.is_ident("max_active") {
+            // #[tool_action(max_active = 4)]
+            let lit: LitInt = meta.value()?.parse()?;
+            let n: usize = lit.base10_parse()?;
+            if n == 0 {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "`max_active` must be at least 1: it is how many calls run at once",
+                ));
+            }
+            set(&mut self.max_active, n, &meta)
+        } else if meta.path.is_ident("max_queue") {
+            // #[tool_action(max_active = 4, max_queue = 16)]
+            let lit: LitInt = meta.value()?.parse()?;
+            let n: usize = lit.base10_parse()?;
+            set(&mut self.max_queue, (n, meta.path.span()), &meta)
+        } else if meta.path.is_ident("rate_limit") {
+            // #[tool_action(rate_limit = "10/min")]
+            // #[tool_action(rate_limit(calls = 10, per = "1min", burst = 20, per_client))]
+            let rate = if meta.input.peek(syn::Token![=]) {
+                let lit: LitStr = meta.value()?.parse()?;
+                parse_rate(&lit.value()).map_err(|m| syn::Error::new(lit.span(), m))?
+            } else {
+                parse_rate_list(&meta)?
+            };
+            set(&mut self.rate_limit, rate, &meta)
+        } else if meta.path.is_ident("timeout") {
+            // #[tool_action(timeout = "30s")]
+            let value = meta.value()?;
+            if value.peek(LitInt) {
+                let int: LitInt = value.parse()?;
+                return Err(syn::Error::new(
+                    int.span(),
+                    format_args!("write the unit: `timeout = \"{}s\"`", int.base10_digits()),
+                ));
+            }
+            let lit: LitStr = value.parse()?;
+            let ms = parse_duration_ms(&lit.value()).map_err(|m| syn::Error::new(lit.span(), m))?;
+            set(&mut self.timeout, ms, &meta)
         } else {
             Err(meta.error(format_args!(
-                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`",
+                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`",
                 path_str(&meta.path)
             )))
         }
     }
+}
+
+/// `rate_limit(calls = 10, per = "1min", burst = 20, per_client)`.
+fn parse_rate_list(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Rate> {
+    let mut calls: Option<u32> = None;
+    let mut per: Option<u64> = None;
+    let mut burst: Option<u32> = None;
+    let mut per_client = false;
+    let span = meta.path.span();
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("calls") {
+            // calls = 10
+            let lit: LitInt = inner.value()?.parse()?;
+            let n: u32 = lit.base10_parse()?;
+            if n == 0 {
+                return Err(syn::Error::new(lit.span(), "`calls` must be at least 1"));
+            }
+            set(&mut calls, n, &inner)
+        } else if inner.path.is_ident("per") {
+            // per = "1min"
+            let lit: LitStr = inner.value()?.parse()?;
+            let ms = parse_duration_ms(&lit.value()).map_err(|m| syn::Error::new(lit.span(), m))?;
+            set(&mut per, ms, &inner)
+        } else if inner.path.is_ident("burst") {
+            // burst = 20
+            let lit: LitInt = inner.value()?.parse()?;
+            let n: u32 = lit.base10_parse()?;
+            if n == 0 {
+                return Err(syn::Error::new(lit.span(), "`burst` must be at least 1"));
+            }
+            set(&mut burst, n, &inner)
+        } else if inner.path.is_ident("per_client") {
+            // per_client
+            per_client = true;
+            Ok(())
+        } else {
+            Err(inner.error(format_args!(
+                "unknown `rate_limit` key `{}`; expected `calls`, `per`, `burst` or `per_client`",
+                path_str(&inner.path)
+            )))
+        }
+    })?;
+    match (calls, per) {
+        (Some(calls), Some(per_ms)) => Ok(Rate {
+            calls,
+            per_ms,
+            burst,
+            per_client,
+        }),
+        _ => Err(syn::Error::new(
+            span,
+            "`rate_limit(..)` needs `calls` and `per`: `rate_limit(calls = 10, per = \"1min\")`",
+        )),
+    }
+}
+
+/// `"10/min"`, `"5/s"`, `"100/h"`, `"3/30s"`: calls, a slash, then a unit or a duration.
+pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    let usage = "write a rate limit as `\"CALLS/PERIOD\"`: `\"10/min\"`, `\"5/s\"`, `\"100/h\"` or `\"3/30s\"`";
+    let Some((calls, per)) = text.split_once('/') else {
+        return Err(usage.to_owned());
+    };
+    let calls: u32 = calls.trim().parse().map_err(|_| usage.to_owned())?;
+    if calls == 0 {
+        return Err("a rate limit must allow at least 1 call".to_owned());
+    }
+    let per = per.trim();
+    let per_ms = match unit_ms(per) {
+        Some(ms) => ms,
+        None => parse_duration_ms(per).map_err(|_| usage.to_owned())?,
+    };
+    Ok(Rate {
+        calls,
+        per_ms,
+        burst: None,
+        per_client: false,
+    })
+}
+
+fn unit_ms(unit: &str) -> Option<u64> {
+    match unit {
+        "ms" => Some(1),
+        "s" | "sec" | "second" => Some(1_000),
+        "m" | "min" | "minute" => Some(60_000),
+        "h" | "hour" => Some(3_600_000),
+        "d" | "day" => Some(86_400_000),
+        _ => None,
+    }
+}
+
+/// `"500ms"`, `"30s"`, `"2min"`, `"1h"` → milliseconds (more than zero).
+pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let usage = format!(
+        "`{text}` is not a duration: write a whole number and a unit (`ms`, `s`, `min`, `h`), e.g. `\"30s\"`"
+    );
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().map_err(|_| usage.clone())?;
+    let ms = unit_ms(unit.trim())
+        .and_then(|u| n.checked_mul(u))
+        .ok_or_else(|| usage.clone())?;
+    if ms == 0 {
+        return Err("the duration must be more than zero".to_owned());
+    }
+    Ok(ms)
 }
 
 /// Action names become MCP tool names (dots replaced by a separator, or split into group and
@@ -240,6 +400,50 @@ fn opt_str(s: &Option<LitStr>) -> TokenStream {
     }
 }
 
+/// The tail of `info()`: the declared guards set on `__fusion_info`, or it as is.
+fn limits(args: &Args) -> TokenStream {
+    if args.max_active.is_none() && args.rate_limit.is_none() && args.timeout.is_none() {
+        return quote!(__fusion_info);
+    }
+    let none = quote!(::core::option::Option::None);
+    let concurrency = match args.max_active {
+        Some(active) => {
+            let queue = args.max_queue.map_or(0, |(q, _)| q);
+            quote!(::core::option::Option::Some(::fusion_runtime::__private::concurrency_limit(#active, #queue)))
+        }
+        None => none.clone(),
+    };
+    let rate_limit = match args.rate_limit {
+        Some(Rate {
+            calls,
+            per_ms,
+            burst,
+            per_client,
+        }) => {
+            let burst = match burst {
+                Some(b) => quote!(::core::option::Option::Some(#b)),
+                None => none.clone(),
+            };
+            quote!(::core::option::Option::Some(::fusion_runtime::__private::rate_limit(#calls, #per_ms, #burst, #per_client)))
+        }
+        None => none.clone(),
+    };
+    let timeout = match args.timeout {
+        Some(ms) => quote!(::core::option::Option::Some(::fusion_runtime::__private::millis(#ms))),
+        None => none,
+    };
+    quote! {
+        ::fusion_runtime::__private::with_limits(
+            __fusion_info,
+            ::fusion_runtime::__private::ActionLimits {
+                concurrency: #concurrency,
+                rate_limit: #rate_limit,
+                timeout: #timeout,
+            },
+        )
+    }
+}
+
 /// The attribute: parses its arguments and the function, then expands. Never panics; every
 /// problem becomes a `compile_error!` next to the unchanged function.
 pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -262,6 +466,12 @@ pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
 
 fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream {
     let sig = check_signature(&item, &mut errors);
+    if let (Some((_, span)), None) = (args.max_queue, args.max_active) {
+        errors.push(syn::Error::new(
+            span,
+            "`max_queue` needs `max_active`: how many calls run at once before others wait",
+        ));
+    }
     let docs = doc_exprs(&item);
     if args.description.is_none() && docs.is_empty() {
         errors.push(syn::Error::new(
@@ -350,6 +560,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
     let destructive = opt_bool(&args.destructive);
     let idempotent = opt_bool(&args.idempotent);
     let open_world = opt_bool(&args.open_world);
+    let limits = limits(&args);
 
     let input_ty = quote_spanned!(input.span()=> #input);
     let ret = quote_spanned!(output.span()=> #output);
@@ -398,7 +609,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                 fn info() -> ::fusion_runtime::__private::ActionInfo {
                     #[allow(unused_imports)]
                     use ::fusion_runtime::__private::{ViaJsonSchema as _, ViaNothing as _};
-                    ::fusion_runtime::__private::action_info(
+                    let __fusion_info = ::fusion_runtime::__private::action_info(
                         Self::NAME,
                         #title,
                         #description,
@@ -412,7 +623,8 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                         <#self_input as ::fusion_runtime::ToolInput>::input_schema(),
                         (&::fusion_runtime::__private::OutputProbe::<#self_output>::new()).output_schema(),
                         #state,
-                    )
+                    );
+                    #limits
                 }
 
                 fn call(
@@ -438,6 +650,45 @@ mod tests {
         assert_eq!(companion_ident(&f).to_string(), "GetInvoiceAction");
         let f: Ident = syn::parse_quote!(r#list);
         assert_eq!(companion_ident(&f).to_string(), "ListAction");
+    }
+
+    #[test]
+    fn rates_and_durations_parse() {
+        let r = parse_rate("10/min").expect("valid");
+        assert_eq!((r.calls, r.per_ms), (10, 60_000));
+        assert_eq!(parse_rate("5/s").map(|r| r.per_ms), Ok(1_000));
+        assert_eq!(
+            parse_rate(" 3 / 30s ").map(|r| (r.calls, r.per_ms)),
+            Ok((3, 30_000))
+        );
+        assert_eq!(parse_rate("100/hour").map(|r| r.per_ms), Ok(3_600_000));
+        for bad in [
+            "10",
+            "0/min",
+            "x/min",
+            "10/fortnight",
+            "10/0s",
+            "-1/s",
+            "10/",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_duration_ms("30s"), Ok(30_000));
+        assert_eq!(parse_duration_ms("500ms"), Ok(500));
+        assert_eq!(parse_duration_ms("2min"), Ok(120_000));
+        assert_eq!(parse_duration_ms("1h"), Ok(3_600_000));
+        for bad in [
+            "",
+            "30",
+            "s",
+            "0s",
+            "1.5s",
+            "30 sec onds",
+            "-3s",
+            "99999999999999999999h",
+        ] {
+            assert!(parse_duration_ms(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

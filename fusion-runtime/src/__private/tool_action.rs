@@ -3,16 +3,19 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use futures::future::BoxFuture;
 
 pub use crate::action::{
-    ActionHints, ActionInfo, HandlerOutcome, HandlerReturn, IntoActionOutput, handler_outcome,
+    ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
+    handler_outcome,
 };
 pub use crate::server::{CallContext, FromCallContext, StateRequirement};
 
 use crate::action::HandlerFailure;
 use crate::envelope::ToolError;
+use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
 use crate::validation::ValidationReport;
 
@@ -37,7 +40,38 @@ pub fn action_info(
         input_schema,
         output_schema,
         state,
+        limits: ActionLimits::none(),
     }
+}
+
+/// Sets the guards an action declares (`max_active`, `rate_limit`, `timeout`, …).
+pub fn with_limits(mut info: ActionInfo, limits: ActionLimits) -> ActionInfo {
+    info.limits = limits;
+    info
+}
+
+/// `max_active` running, `max_queue` waiting.
+pub fn concurrency_limit(max_active: usize, max_queue: usize) -> ConcurrencyLimit {
+    ConcurrencyLimit::new(max_active, max_queue)
+}
+
+/// `calls` per `per_millis` milliseconds, bursts of `burst` (`calls` when `None`).
+pub fn rate_limit(calls: u32, per_millis: u64, burst: Option<u32>, per_client: bool) -> RateLimit {
+    let limit = RateLimit::new(calls, Duration::from_millis(per_millis));
+    let limit = match burst {
+        Some(b) => limit.burst(b),
+        None => limit,
+    };
+    if per_client {
+        limit.per_client()
+    } else {
+        limit
+    }
+}
+
+/// A duration in milliseconds.
+pub fn millis(ms: u64) -> Duration {
+    Duration::from_millis(ms)
 }
 
 /// Doc-comment text as a description: each line's single leading space removed, the whole

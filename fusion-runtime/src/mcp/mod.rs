@@ -216,7 +216,9 @@ pub async fn spawn_http(
     let shutdown = options.shutdown.clone();
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
-        axum::serve(listener, router)
+        // The peer address lets per-client rate limits tell stateless callers apart.
+        let app = router.into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await
     });

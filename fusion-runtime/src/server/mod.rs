@@ -16,12 +16,14 @@
 
 mod context;
 mod failure;
+mod guards;
 mod middleware;
 mod pipeline;
 mod routing;
 
 pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequirement};
 pub use failure::{INTERNAL_RECOVERY, failure_from};
+pub use guards::ClientKey;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use routing::{Exposure, Placement, valid_tool_name};
 
@@ -29,12 +31,14 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{Tool, ToolAnnotations};
 
 use crate::action::{ActionInfo, ToolAction};
 use crate::contract::{Annotations, ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
+use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use crate::input::JsonObject;
 use context::States;
 use failure::InternalErrors;
@@ -72,6 +76,9 @@ pub enum BuildError {
     /// The exposure does not work for these actions.
     #[error("{0}")]
     Exposure(String),
+    /// A guard override names no registered action or group.
+    #[error("{0}")]
+    Guard(String),
 }
 
 /// Builds a [`Server`].
@@ -86,6 +93,7 @@ pub struct ServerBuilder {
     internal: InternalErrors,
     lockfile: Option<PathBuf>,
     self_healing_cap: Option<usize>,
+    guards: guards::GuardConfig,
 }
 
 impl Default for ServerBuilder {
@@ -101,6 +109,7 @@ impl Default for ServerBuilder {
             internal: InternalErrors::default(),
             lockfile: None,
             self_healing_cap: None,
+            guards: guards::GuardConfig::default(),
         }
     }
 }
@@ -206,9 +215,39 @@ impl ServerBuilder {
         self
     }
 
+    /// Limits how many calls of `action` run at once and wait in line, overriding its
+    /// `max_active` / `max_queue`. Beyond both, calls are answered `SERVER_BUSY` at once.
+    pub fn concurrency(mut self, action: impl Into<String>, limit: ConcurrencyLimit) -> Self {
+        self.guards.concurrency.push((action.into(), limit));
+        self
+    }
+
+    /// Limits how often `action` may be called — shared by all callers, or per client with
+    /// [`RateLimit::per_client`] — overriding its `rate_limit`. Beyond it, calls are answered
+    /// `RATE_LIMITED` with the limiter's wait as `retry_after`.
+    pub fn rate_limit(mut self, action: impl Into<String>, limit: RateLimit) -> Self {
+        self.guards.rate_limits.push((action.into(), limit));
+        self
+    }
+
+    /// Stops calls of `action` (middleware and handler) after `limit`, overriding its
+    /// `timeout`; the call is answered `TIMEOUT` and its future dropped.
+    pub fn timeout(mut self, action: impl Into<String>, limit: Duration) -> Self {
+        self.guards.timeouts.push((action.into(), limit));
+        self
+    }
+
+    /// Limits how many calls of a group's actions (`billing` for `billing.*`, the tool of
+    /// grouped exposure) run at once and wait, all actions together. Applies on top of each
+    /// action's own limit, in flat and grouped exposure alike.
+    pub fn group_concurrency(mut self, group: impl Into<String>, limit: ConcurrencyLimit) -> Self {
+        self.guards.groups.push((group.into(), limit));
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
-        let infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
+        let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
         let mut seen = HashMap::new();
         for info in &infos {
             if seen.insert(info.name, ()).is_some() {
@@ -223,6 +262,7 @@ impl ServerBuilder {
                 });
             }
         }
+        let guards = self.guards.build(&mut infos).map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         let descriptors: Vec<ActionDescriptor> = infos
             .iter()
@@ -274,6 +314,7 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 middleware: self.middleware.into(),
                 internal: self.internal,
+                guards,
             }),
         })
     }
@@ -370,6 +411,7 @@ struct Inner {
     states: Arc<States>,
     middleware: Arc<[Arc<dyn Middleware>]>,
     internal: InternalErrors,
+    guards: guards::Guards,
 }
 
 /// A Fusion server: cheap to clone, shared by every connection.
@@ -423,6 +465,19 @@ impl Server {
     /// The MCP tools, as `tools/list` answers them.
     pub fn tools(&self) -> &[Tool] {
         &self.inner.tools
+    }
+
+    /// The concurrency guard of `action` now — calls running and waiting, and its limits —
+    /// or `None` when the action is unknown or has no concurrency limit.
+    pub fn guard_state(&self, action: &str) -> Option<GuardState> {
+        let i = self.inner.infos.iter().position(|i| i.name == action)?;
+        self.inner.guards.actions.get(i)?.state()
+    }
+
+    /// The concurrency guard of `group` (see [`ServerBuilder::group_concurrency`]) now, or
+    /// `None` when the group has no limit.
+    pub fn group_guard_state(&self, group: &str) -> Option<GuardState> {
+        self.inner.guards.groups.get(group).map(|g| g.state())
     }
 
     /// `tools/list` as JSON: `{"tools": [..]}`.

@@ -2,10 +2,17 @@
 //!
 //! 1. **route** — tool name (and discriminator) → action, or `UNKNOWN_ACTION` /
 //!    `MISSING_DISCRIMINATOR`;
-//! 2. **admit** — the guard slot (concurrency, rate limit, timeout are inserted here);
+//! 2. **admit** — the rate limit (`RATE_LIMITED`), then a slot from the action's and its
+//!    group's concurrency guards (`SERVER_BUSY` when running and queue are full). A refused
+//!    call is neither validated nor run;
 //! 3. **validate** — arguments → typed input, or `<validation_error>`;
-//! 4. **middleware → handler**, with panics caught;
+//! 4. **middleware → handler**, with panics caught, under the action's timeout (`TIMEOUT`);
 //! 5. **respond** — the outcome written for the model.
+//!
+//! Stages 2–5 race the request's cancellation token (MCP `notifications/cancelled`, or the
+//! connection closing): a cancelled call is dropped wherever it is — waiting in a queue or
+//! running — and its slot or queue place is freed. The slot is held until the response is
+//! written.
 
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
@@ -17,11 +24,13 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::context::{CallContext, RequestScope};
+use super::guards::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
 use super::routing::{self, Route};
 use super::{Inner, failure::InternalErrors};
 use crate::action::{ActionInfo, ActionOutput, HandlerOutcome, ToolAction};
 use crate::envelope::{ToolError, ToolResponse, codes};
+use crate::guard;
 use crate::input::{JsonObject, ToolInput};
 use crate::validation::{Issue, IssueKind, ValidationReport};
 
@@ -78,7 +87,16 @@ pub(crate) async fn call(
     };
     let action = &inner.actions[index];
     let info = action.info();
-    let response = run_action(inner, action.as_ref(), tool, arguments, scope).await;
+    let guards = &inner.guards.actions[index];
+    let cancellation = scope.cancellation.clone();
+    let response = tokio::select! {
+        biased;
+        () = cancellation.cancelled() => {
+            tracing::info!(tool, action = info.name, "call cancelled by the client");
+            ToolResponse::error(guards::cancelled(info.name))
+        }
+        r = run_action(inner, action.as_ref(), guards, tool, arguments, scope) => r,
+    };
     tracing::info!(
         tool,
         action = info.name,
@@ -107,25 +125,29 @@ fn route(
     }
 }
 
-/// Stage 2, the guard slot: admits the call or answers for it (`SERVER_BUSY`,
-/// `RATE_LIMITED`, …). Admits everything until guards are configured.
-fn admit(_inner: &Inner, _info: &ActionInfo) -> Result<Admission, ToolError> {
-    Ok(Admission)
+/// Stage 2, the guard slot: admits the call — the returned [`Admission`] holds its slots until
+/// dropped — or answers for it (`RATE_LIMITED`, `SERVER_BUSY`).
+async fn admit(
+    guards: &ActionGuards,
+    info: &ActionInfo,
+    scope: &RequestScope,
+) -> Result<Admission, ToolError> {
+    guards.admit(scope).await.inspect_err(|e| {
+        tracing::info!(action = info.name, code = %e.code(), "call refused by a guard");
+    })
 }
-
-/// Held while the call runs; dropping it releases whatever the guard reserved.
-struct Admission;
 
 /// Stages 2–5 for a routed call.
 async fn run_action(
     inner: &Inner,
     action: &dyn Erased,
+    guards: &ActionGuards,
     tool: &str,
     arguments: JsonObject,
     scope: RequestScope,
 ) -> ToolResponse {
     let info = action.info();
-    let _admission = match admit(inner, info) {
+    let _admission = match admit(guards, info, &scope).await {
         Ok(a) => a,
         Err(e) => return ToolResponse::error(e),
     };
@@ -158,7 +180,18 @@ async fn run_action(
     );
     let next = Next::new(inner.middleware.clone(), internal, endpoint);
     let request = CallRequest::new(cx, arguments);
-    match AssertUnwindSafe(next.run(request)).catch_unwind().await {
+    let run = AssertUnwindSafe(next.run(request)).catch_unwind();
+    let ran = match guards.timeout {
+        Some(limit) => match guard::with_timeout(info.name, limit, run).await {
+            Ok(ran) => ran,
+            Err(e) => {
+                tracing::warn!(action = info.name, ?limit, "call timed out");
+                return ToolResponse::error(e);
+            }
+        },
+        None => run.await,
+    };
+    match ran {
         Ok(response) => response,
         Err(_) => {
             tracing::error!(action = info.name, "handler panicked");

@@ -415,6 +415,7 @@ mod tests {
             input_schema: Arc::new(schema.as_object().cloned().unwrap_or_default()),
             output_schema: None,
             state: None,
+            limits: Default::default(),
         }
     }
 

@@ -1,0 +1,208 @@
+//! The admit stage's guards, per action: the rate limit (`RATE_LIMITED`), the action's and its
+//! group's concurrency guards (`SERVER_BUSY`) and the timeout (`TIMEOUT`).
+//!
+//! Limits come from `#[tool_action(..)]` ([`ActionInfo::limits`]) and are overridden by the
+//! builder ([`ServerBuilder::concurrency`](super::ServerBuilder::concurrency) and the like).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::extract::ConnectInfo;
+use axum::http::request::Parts;
+
+use super::context::RequestScope;
+use crate::action::ActionInfo;
+use crate::envelope::{ToolError, error};
+use crate::guard::{
+    ActivePermit, ConcurrencyGuard, ConcurrencyLimit, GuardState, RateLimit, RateLimiterGuard,
+};
+
+/// Who a per-client rate limit ([`RateLimit::per_client`]) counts a call against.
+///
+/// Worked out from the call's [`RequestScope`], first match wins:
+///
+/// 1. a `ClientKey` the embedding code put in the scope's `extensions` (an auth layer that
+///    knows the user; tests);
+/// 2. over streamable HTTP, the `mcp-session-id` header: one bucket per MCP session;
+/// 3. over HTTP without a session (stateless mode), the peer's IP address when the server
+///    records it ([`spawn_http`](crate::mcp::spawn_http) does); otherwise one bucket for all
+///    stateless HTTP callers;
+/// 4. any other transport with a peer (stdio serves one client per process): `connection`;
+/// 5. in-process calls with no peer: `local`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientKey(pub String);
+
+impl ClientKey {
+    /// A key set by the embedding code.
+    pub fn new(key: impl Into<String>) -> Self {
+        ClientKey(key.into())
+    }
+
+    /// The key of the call in `scope` (see the type's documentation for the order).
+    pub fn of(scope: &RequestScope) -> ClientKey {
+        if let Some(key) = scope.extensions.get::<ClientKey>() {
+            return key.clone();
+        }
+        if let Some(parts) = scope.extensions.get::<Parts>() {
+            if let Some(session) = parts
+                .headers
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+            {
+                return ClientKey(format!("session:{session}"));
+            }
+            if let Some(ConnectInfo(addr)) =
+                parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>()
+            {
+                return ClientKey(format!("ip:{}", addr.ip()));
+            }
+            return ClientKey("http".to_owned());
+        }
+        if scope.peer.is_some() {
+            return ClientKey("connection".to_owned());
+        }
+        ClientKey("local".to_owned())
+    }
+}
+
+/// The builder's guard overrides, by action or group name.
+#[derive(Default)]
+pub(crate) struct GuardConfig {
+    pub concurrency: Vec<(String, ConcurrencyLimit)>,
+    pub rate_limits: Vec<(String, RateLimit)>,
+    pub timeouts: Vec<(String, Duration)>,
+    pub groups: Vec<(String, ConcurrencyLimit)>,
+}
+
+/// The group an action belongs to: its name up to the first dot (`billing` for
+/// `billing.charge`), as grouped exposure forms tools.
+pub(crate) fn group_of(action: &str) -> Option<&str> {
+    action.split_once('.').map(|(g, _)| g)
+}
+
+impl GuardConfig {
+    /// Applies the overrides to the actions' declared limits and builds the guards, one set per
+    /// action in `infos` order. Fails when an override names no registered action or group.
+    pub(crate) fn build(&self, infos: &mut [ActionInfo]) -> Result<Guards, String> {
+        fn find<'a>(
+            infos: &'a mut [ActionInfo],
+            name: &str,
+            what: &str,
+        ) -> Result<&'a mut ActionInfo, String> {
+            infos.iter_mut().find(|i| i.name == name).ok_or_else(|| {
+                format!("{what} for `{name}`, but no action of that name is registered")
+            })
+        }
+        for (name, limit) in &self.concurrency {
+            find(infos, name, "a concurrency limit")?.limits.concurrency = Some(*limit);
+        }
+        for (name, limit) in &self.rate_limits {
+            find(infos, name, "a rate limit")?.limits.rate_limit = Some(*limit);
+        }
+        for (name, limit) in &self.timeouts {
+            find(infos, name, "a timeout")?.limits.timeout = Some(*limit);
+        }
+        let mut groups = HashMap::new();
+        for (group, limit) in &self.groups {
+            if !infos
+                .iter()
+                .any(|i| group_of(i.name) == Some(group.as_str()))
+            {
+                return Err(format!(
+                    "a group concurrency limit for `{group}`, but no action is named `{group}.…`"
+                ));
+            }
+            groups.insert(
+                group.clone(),
+                Arc::new(ConcurrencyGuard::new(format!("the {group} group"), *limit)),
+            );
+        }
+        let actions = infos
+            .iter()
+            .map(|info| ActionGuards {
+                concurrency: info
+                    .limits
+                    .concurrency
+                    .map(|l| ConcurrencyGuard::new(info.name, l)),
+                group: group_of(info.name).and_then(|g| groups.get(g).cloned()),
+                rate: info
+                    .limits
+                    .rate_limit
+                    .map(|l| (RateLimiterGuard::new(info.name, l), l.per_client)),
+                timeout: info.limits.timeout,
+                checks: AtomicU64::new(0),
+            })
+            .collect();
+        Ok(Guards { actions, groups })
+    }
+}
+
+/// Every action's guards, in registration order, and the group guards.
+pub(crate) struct Guards {
+    pub actions: Vec<ActionGuards>,
+    pub groups: HashMap<String, Arc<ConcurrencyGuard>>,
+}
+
+/// One action's guards.
+pub(crate) struct ActionGuards {
+    concurrency: Option<ConcurrencyGuard>,
+    group: Option<Arc<ConcurrencyGuard>>,
+    rate: Option<(RateLimiterGuard, bool)>,
+    pub timeout: Option<Duration>,
+    checks: AtomicU64,
+}
+
+/// Held while an admitted call runs; dropping it frees the slots it holds.
+pub(crate) struct Admission {
+    _action: Option<ActivePermit>,
+    _group: Option<ActivePermit>,
+}
+
+/// Keyed buckets are swept of idle clients once every this many checks.
+const SWEEP_EVERY: u64 = 1024;
+
+impl ActionGuards {
+    /// The rate limit, then the action's slot, then its group's slot. Cancel-safe: dropping
+    /// the future while it waits in a queue gives the place back.
+    pub(crate) async fn admit(&self, scope: &RequestScope) -> Result<Admission, ToolError> {
+        if let Some((rate, per_client)) = &self.rate {
+            if *per_client {
+                rate.check(&ClientKey::of(scope).0)?;
+                if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
+                    rate.retain_recent();
+                }
+            } else {
+                rate.check("")?;
+            }
+        }
+        let action = match &self.concurrency {
+            Some(g) => Some(g.acquire().await?),
+            None => None,
+        };
+        let group = match &self.group {
+            Some(g) => Some(g.acquire().await?),
+            None => None,
+        };
+        Ok(Admission {
+            _action: action,
+            _group: group,
+        })
+    }
+
+    /// The action's concurrency guard state, when it has one.
+    pub(crate) fn state(&self) -> Option<GuardState> {
+        self.concurrency.as_ref().map(ConcurrencyGuard::state)
+    }
+}
+
+/// The answer for a call its client cancelled: nobody reads it (the client stopped waiting),
+/// but it is logged and keeps the pipeline total.
+pub(crate) fn cancelled(action: &str) -> ToolError {
+    error(
+        "CANCELLED",
+        format!("The call to {action} was cancelled by the client before it finished"),
+    )
+    .suggest("Send the call again if you still need its result")
+}
