@@ -138,7 +138,7 @@ pub mod mcp;
 pub mod server;
 
 pub use action::{ActionHints, ActionInfo, IntoActionOutput, ToolAction, WithWarnings};
-pub use server::{Context, Server, ServerBuilder};
+pub use server::{Context, LogLevel, Server, ServerBuilder};
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;

@@ -17,12 +17,14 @@
 mod context;
 mod failure;
 mod middleware;
+mod notify;
 mod pipeline;
 mod routing;
 
 pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequirement};
 pub use failure::{INTERNAL_RECOVERY, failure_from};
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
+pub use notify::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 pub use routing::{Exposure, valid_tool_name};
 
 use std::collections::HashMap;
