@@ -105,11 +105,10 @@ impl ServerHandler for McpHandler {
             .enable_tools()
             .enable_logging()
             .build();
-        let info = ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new(
-                self.server.name(),
-                self.server.version(),
-            ));
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.server.name(),
+            self.server.version(),
+        ));
         match self.server.instructions() {
             Some(i) => info.with_instructions(i),
             None => info,

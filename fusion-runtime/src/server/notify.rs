@@ -11,9 +11,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use rmcp::model::ProgressNotificationParam;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::model::ProgressNotificationParam;
 
 use super::context::CallContext;
 
