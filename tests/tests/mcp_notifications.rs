@@ -141,10 +141,16 @@ async fn connect(server: &Server) -> (Client, Recorder) {
         }
     });
     let recorder = Recorder::default();
-    let client = tokio::time::timeout(Duration::from_secs(10), recorder.clone().serve(client_io))
-        .await
-        .unwrap_or_else(|_| panic!("handshake timed out"))
-        .unwrap_or_else(|e| panic!("handshake: {e}"));
+    let client = match tokio::time::timeout(
+        Duration::from_secs(10),
+        recorder.clone().serve(client_io),
+    )
+    .await
+    {
+        Ok(Ok(client)) => client,
+        Ok(Err(e)) => panic!("handshake: {e}"),
+        Err(_) => panic!("handshake timed out"),
+    };
     (client, recorder)
 }
 
