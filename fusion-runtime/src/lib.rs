@@ -140,7 +140,7 @@ pub mod server;
 pub use action::{
     ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,
 };
-pub use server::{Context, Server, ServerBuilder};
+pub use server::{Context, LogLevel, Server, ServerBuilder};
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;

@@ -29,12 +29,63 @@ pub enum Content {
         /// The resource text.
         text: String,
     },
+    /// An embedded binary resource, base64-encoded.
+    ResourceBlob {
+        /// The resource URI.
+        uri: String,
+        /// MIME type, if known.
+        mime_type: Option<String>,
+        /// Base64 data.
+        blob: String,
+    },
 }
 
 impl Content {
     /// A text block.
     pub fn text(s: impl Into<String>) -> Self {
         Content::Text(s.into())
+    }
+
+    /// An image block from base64 `data` (`image/png`, `image/jpeg`, …).
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An audio block from base64 `data` (`audio/wav`, `audio/mpeg`, …).
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Content::Audio {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An embedded text resource.
+    pub fn resource(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Content::Resource {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: text.into(),
+        }
+    }
+
+    /// An embedded binary resource from base64 `blob`.
+    pub fn resource_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        blob: impl Into<String>,
+    ) -> Self {
+        Content::ResourceBlob {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            blob: blob.into(),
+        }
     }
 
     /// The text of a text block.

@@ -3,10 +3,19 @@
 //!
 //! Tool-level failures — bad arguments, an unknown tool — are always a `CallToolResult` with
 //! `isError` and an envelope, never a JSON-RPC error the model cannot read.
+//!
+//! The server advertises the `logging` capability and answers `logging/setLevel`; the level
+//! is kept per session (one [`McpHandler`] per stdio connection or HTTP session) and filters
+//! what handlers send with [`Context::log`](crate::Context::log). Until a client sets one,
+//! [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL) applies. In stateless HTTP mode
+//! every request is its own session: a level set in one request does not carry over, and
+//! answers are plain JSON, so notifications cannot be sent at all.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+#[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
@@ -18,23 +27,33 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::envelope::{Content, ToolResponse};
-use crate::server::{RequestScope, Server};
+use crate::server::{LogLevel, LogThreshold, RequestScope, Server};
 
-/// The rmcp `ServerHandler` of a Fusion [`Server`].
+/// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
+/// log level. Clones share it; make a new handler per connection.
 #[derive(Clone, Debug)]
 pub struct McpHandler {
     server: Server,
+    log_threshold: LogThreshold,
 }
 
 impl McpHandler {
-    /// The handler for `server`.
+    /// The handler for one session of `server`.
     pub fn new(server: Server) -> Self {
-        McpHandler { server }
+        McpHandler {
+            server,
+            log_threshold: LogThreshold::default(),
+        }
     }
 
     /// The server behind it.
     pub fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// The session's log level, as the client last set it.
+    pub fn log_level(&self) -> LogLevel {
+        self.log_threshold.get()
     }
 }
 
@@ -65,16 +84,31 @@ fn to_block(c: Content) -> ContentBlock {
             text,
             meta: None,
         }),
+        Content::ResourceBlob {
+            uri,
+            mime_type,
+            blob,
+        } => ContentBlock::resource(ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob,
+            meta: None,
+        }),
     }
 }
 
 impl ServerHandler for McpHandler {
+    // MCP logging is deprecated by SEP-2577 but still what clients speak.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                self.server.name(),
-                self.server.version(),
-            ));
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.server.name(),
+            self.server.version(),
+        ));
         match self.server.instructions() {
             Some(i) => info.with_instructions(i),
             None => info,
@@ -96,12 +130,25 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let scope = RequestScope::from_rmcp(&context);
+        let scope =
+            RequestScope::from_rmcp(&context).with_log_threshold(self.log_threshold.clone());
         let response = self
             .server
             .call(&request.name, request.arguments, scope)
             .await;
         Ok(to_call_tool_result(response).into())
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let level = LogLevel::from_rmcp(request.level);
+        tracing::debug!(%level, "client set the log level");
+        self.log_threshold.set(level);
+        Ok(())
     }
 }
 
@@ -169,9 +216,8 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         .with_json_response(options.stateless)
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_cancellation_token(options.shutdown.child_token());
-    let handler = McpHandler::new(server);
     let service = StreamableHttpService::new(
-        move || Ok(handler.clone()),
+        move || Ok(McpHandler::new(server.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );

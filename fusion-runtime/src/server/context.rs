@@ -12,6 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use super::notify::{LogLevel, LogThreshold};
 use crate::envelope::{ToolError, codes};
 
 /// The shared states registered with [`ServerBuilder::state`](super::ServerBuilder::state),
@@ -78,6 +79,8 @@ pub struct RequestScope {
     pub progress_token: Option<ProgressToken>,
     /// Transport extensions (over HTTP: the request's `http::request::Parts`).
     pub extensions: Extensions,
+    /// The lowest log level the client's session asked for (`logging/setLevel`).
+    pub log_threshold: LogThreshold,
 }
 
 impl RequestScope {
@@ -93,7 +96,14 @@ impl RequestScope {
             peer: Some(cx.peer.clone()),
             progress_token: cx.meta.get_progress_token(),
             extensions: cx.extensions.clone(),
+            log_threshold: LogThreshold::default(),
         }
+    }
+
+    /// The same scope, filtering log messages with the session's `threshold`.
+    pub fn with_log_threshold(mut self, threshold: LogThreshold) -> Self {
+        self.log_threshold = threshold;
+        self
     }
 }
 
@@ -103,6 +113,7 @@ impl fmt::Debug for RequestScope {
             .field("cancelled", &self.cancellation.is_cancelled())
             .field("peer", &self.peer.is_some())
             .field("progress_token", &self.progress_token)
+            .field("log_threshold", &self.log_threshold.get())
             .finish()
     }
 }
@@ -233,6 +244,28 @@ impl<S> Context<S> {
     /// The progress token the client sent, if any.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.call.scope().progress_token.as_ref()
+    }
+
+    /// Reports progress (`notifications/progress` with the request's progress token), so
+    /// clients can draw a progress bar: `ctx.progress(50.0, Some(100.0), Some("halfway"))`.
+    /// Returns whether it was sent: not when the client sent no progress token, nor
+    /// in-process. See [`CallContext::progress`].
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        self.call.progress(progress, total, message).await
+    }
+
+    /// Sends a log message (`notifications/message`) if the client's session asked for
+    /// `level` or lower (`info` until it calls `logging/setLevel`):
+    /// `ctx.log(LogLevel::Info, "fetched 3 pages")`. Returns whether it was sent. See
+    /// [`CallContext::log`].
+    pub async fn log(&self, level: LogLevel, data: impl Into<serde_json::Value>) -> bool {
+        self.call.log(level, data).await
+    }
+
+    /// Whether a log message at `level` would be sent; check it before building an
+    /// expensive message.
+    pub fn log_enabled(&self, level: LogLevel) -> bool {
+        self.call.log_enabled(level)
     }
 }
 

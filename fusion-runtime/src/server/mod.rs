@@ -18,6 +18,7 @@ mod context;
 mod failure;
 mod guards;
 mod middleware;
+mod notify;
 mod pipeline;
 mod routing;
 
@@ -25,6 +26,7 @@ pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequ
 pub use failure::{INTERNAL_RECOVERY, failure_from};
 pub use guards::ClientKey;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
+pub use notify::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 pub use routing::{Exposure, Placement, valid_tool_name};
 
 use std::collections::HashMap;

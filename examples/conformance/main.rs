@@ -1,0 +1,178 @@
+//! A Fusion server exposing the tools the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`) calls, so `.ci/run` can run the suite against a real
+//! Fusion server over streamable HTTP.
+//!
+//! ```text
+//! cargo run --example conformance -- serve --http 127.0.0.1:8080
+//! npx @modelcontextprotocol/conformance server --url http://127.0.0.1:8080/mcp --scenario tools-list
+//! ```
+//!
+//! Each tool is an ordinary `#[tool_action]`; what the suite checks is in its doc comment.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use fusion_runtime::codes::INTERNAL_ERROR;
+use fusion_runtime::{
+    Content, Context, LogLevel, Server, ToolError, ToolInput, ToolResponse, error, tool_action,
+};
+use serde::Deserialize;
+
+/// A 1×1 red PNG.
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+
+/// One millisecond of silence: a RIFF/WAVE file, PCM, mono, 8 kHz, 8 bits, 8 samples.
+const SILENCE_WAV: &str =
+    "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+const STEP: Duration = Duration::from_millis(50);
+
+/// No arguments.
+#[derive(Deserialize, ToolInput)]
+pub struct NoArgs {}
+
+/// Returns one text block.
+#[tool_action(name = "test_simple_text", read_only)]
+async fn simple_text(_: NoArgs) -> Result<ToolResponse, ToolError> {
+    Ok(ToolResponse::text(
+        "This is a simple text response for testing.",
+    ))
+}
+
+/// Returns one image block: a 1×1 red PNG.
+#[tool_action(name = "test_image_content", read_only)]
+async fn image_content(_: NoArgs) -> Result<ToolResponse, ToolError> {
+    Ok(ToolResponse::content([Content::image(
+        RED_PIXEL_PNG,
+        "image/png",
+    )]))
+}
+
+/// Returns one audio block: a tiny WAV file.
+#[tool_action(name = "test_audio_content", read_only)]
+async fn audio_content(_: NoArgs) -> Result<ToolResponse, ToolError> {
+    Ok(ToolResponse::content([Content::audio(
+        SILENCE_WAV,
+        "audio/wav",
+    )]))
+}
+
+fn embedded() -> Content {
+    Content::resource(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )
+}
+
+/// Returns one embedded text resource.
+#[tool_action(name = "test_embedded_resource", read_only)]
+async fn embedded_resource(_: NoArgs) -> Result<ToolResponse, ToolError> {
+    Ok(ToolResponse::content([embedded()]))
+}
+
+/// Returns text, an image and an embedded resource in one result.
+#[tool_action(name = "test_multiple_content_types", read_only)]
+async fn multiple_content_types(_: NoArgs) -> Result<ToolResponse, ToolError> {
+    Ok(ToolResponse::content([
+        Content::text("Multiple content types test:"),
+        Content::image(RED_PIXEL_PNG, "image/png"),
+        embedded(),
+    ]))
+}
+
+/// Sends three log messages at info level, 50 ms apart, while it runs.
+#[tool_action(name = "test_tool_with_logging", read_only)]
+async fn tool_with_logging(_: NoArgs, cx: Context) -> Result<ToolResponse, ToolError> {
+    cx.log(LogLevel::Info, "Tool execution started").await;
+    tokio::time::sleep(STEP).await;
+    cx.log(LogLevel::Info, "Tool processing data").await;
+    tokio::time::sleep(STEP).await;
+    cx.log(LogLevel::Info, "Tool execution completed").await;
+    Ok(ToolResponse::text("Logging test completed"))
+}
+
+/// Reports progress 0, 50 and 100 of 100, 50 ms apart, when the client sent a progress token.
+#[tool_action(name = "test_tool_with_progress", read_only)]
+async fn tool_with_progress(_: NoArgs, cx: Context) -> Result<ToolResponse, ToolError> {
+    for (i, message) in ["started", "halfway", "done"].into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(STEP).await;
+        }
+        cx.progress(i as f64 * 50.0, Some(100.0), Some(message))
+            .await;
+    }
+    Ok(ToolResponse::text("Progress test completed"))
+}
+
+/// Always fails: an `isError: true` result carrying a `<tool_error>` envelope.
+#[tool_action(name = "test_error_handling", read_only)]
+async fn error_handling(_: NoArgs) -> Result<ToolResponse, ToolError> {
+    Err(error(
+        INTERNAL_ERROR,
+        "This tool intentionally returns an error for testing",
+    )
+    .suggest("Do not retry: this tool always fails")
+    .critical())
+}
+
+/// A postal address.
+// Named in lower case because the suite looks for `$defs.address`, and the schema's
+// definition is named after the type (a container `#[serde(rename)]` does not rename it).
+#[allow(non_camel_case_types)]
+#[derive(Deserialize, ToolInput)]
+#[fusion(allow_unknown_fields)]
+pub struct address {
+    /// The street and number.
+    pub street: Option<String>,
+    /// The city.
+    pub city: Option<String>,
+}
+
+/// The JSON Schema 2020-12 tool's arguments: its schema carries `$schema`, `$defs` and
+/// `additionalProperties: false`.
+#[derive(Deserialize, ToolInput)]
+pub struct SchemaFeatures {
+    /// A name.
+    pub name: Option<String>,
+    /// An address, by reference to `$defs`.
+    pub address: Option<address>,
+}
+
+/// Tool with JSON Schema 2020-12 features
+#[tool_action(name = "json_schema_2020_12_tool", read_only)]
+async fn json_schema_2020_12_tool(input: SchemaFeatures) -> Result<ToolResponse, ToolError> {
+    let city = input.address.and_then(|a| a.city);
+    Ok(ToolResponse::text(format!(
+        "name: {}, city: {}",
+        input.name.as_deref().unwrap_or("(none)"),
+        city.as_deref().unwrap_or("(none)")
+    )))
+}
+
+fn server() -> Result<Server, fusion_runtime::server::BuildError> {
+    Server::builder()
+        .name("fusion-conformance")
+        .action::<SimpleTextAction>()
+        .action::<ImageContentAction>()
+        .action::<AudioContentAction>()
+        .action::<EmbeddedResourceAction>()
+        .action::<MultipleContentTypesAction>()
+        .action::<ToolWithLoggingAction>()
+        .action::<ToolWithProgressAction>()
+        .action::<ErrorHandlingAction>()
+        .action::<JsonSchema202012ToolAction>()
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match server() {
+        Ok(server) => fusion_runtime::cli::run(server).await,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,106 @@
+// Progress and log notifications from Fusion handlers, as the official MCP TypeScript SDK
+// receives them: `onprogress` on a tool call, and a `notifications/message` handler after
+// `logging/setLevel`. Drives the conformance example (its `test_tool_with_progress` reports
+// 0, 50 and 100 of 100; `test_tool_with_logging` logs three times at info level).
+//
+// Run: cargo build --example conformance && npm ci && npm test
+// CONFORMANCE_BIN overrides the binary (default: ../../target/debug/examples/conformance).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BIN =
+  process.env.CONFORMANCE_BIN ?? path.resolve(here, '../../target/debug/examples/conformance');
+const ENV = { ...process.env, RUST_LOG: 'warn' };
+
+function startHttp() {
+  const child = spawn(BIN, ['serve', '--http', '127.0.0.1:0'], {
+    env: ENV,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`no URL from the server in 10 s; stderr: ${seen}`));
+    }, 10_000);
+    child.stderr.on('data', (chunk) => {
+      seen += chunk;
+      const m = seen.match(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: new URL(m[1]) });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}); stderr: ${seen}`));
+    });
+  });
+}
+
+async function progressAndLogs(t, transport) {
+  const client = new Client({ name: 'fusion-progress-e2e', version: '0.1.0' });
+  const logs = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.connect(transport);
+  try {
+    assert.ok(client.getServerCapabilities()?.logging, 'the server advertises logging');
+
+    const progress = [];
+    const result = await client.callTool(
+      { name: 'test_tool_with_progress', arguments: {} },
+      undefined,
+      { onprogress: (p) => progress.push(p) },
+    );
+    t.diagnostic(`progress notifications: ${JSON.stringify(progress)}`);
+    assert.notEqual(result.isError, true);
+    assert.deepEqual(
+      progress.map(({ progress, total, message }) => ({ progress, total, message })),
+      [
+        { progress: 0, total: 100, message: 'started' },
+        { progress: 50, total: 100, message: 'halfway' },
+        { progress: 100, total: 100, message: 'done' },
+      ],
+    );
+
+    // Below the session's level nothing is sent; `warning` filters out the tool's info logs.
+    await client.setLoggingLevel('warning');
+    await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(logs, []);
+
+    await client.setLoggingLevel('info');
+    await client.callTool({ name: 'test_tool_with_logging', arguments: {} });
+    for (let i = 0; i < 50 && logs.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    t.diagnostic(`log notifications: ${JSON.stringify(logs)}`);
+    assert.deepEqual(logs, [
+      { level: 'info', logger: 'test_tool_with_logging', data: 'Tool execution started' },
+      { level: 'info', logger: 'test_tool_with_logging', data: 'Tool processing data' },
+      { level: 'info', logger: 'test_tool_with_logging', data: 'Tool execution completed' },
+    ]);
+  } finally {
+    await client.close();
+  }
+}
+
+test('stdio: onprogress sees 0, 50, 100 of 100; logs follow setLevel', { timeout: 30_000 }, (t) =>
+  progressAndLogs(t, new StdioClientTransport({ command: BIN, args: ['serve'], env: ENV })),
+);
+
+test('streamable HTTP: the same', { timeout: 30_000 }, async (t) => {
+  const { child, url } = await startHttp();
+  try {
+    await progressAndLogs(t, new StreamableHTTPClientTransport(url));
+  } finally {
+    child.kill();
+  }
+});
