@@ -1,15 +1,18 @@
 //! `cargo run --example billing` with no arguments: starts this same binary as an MCP server
-//! over stdio, connects an `rmcp` client to it, and prints each call and the answer the model
-//! would read.
+//! over stdio, connects the typed [`FusionClient`] to it, and prints each call, the answer the
+//! model would read, and what the client reads back.
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{ExitCode, Stdio};
 
-use fusion_runtime::rmcp::ServiceExt;
-use fusion_runtime::rmcp::model::{CallToolRequestParams, CallToolResult};
-use fusion_runtime::rmcp::transport::TokioChildProcess;
+use fusion_runtime::client::{CallOutcome, FusionClient};
 use serde_json::{Value, json};
+
+use super::{
+    FindInvoice, FindInvoiceAction, GetInvoice, GetInvoiceAction, ListInvoices, ListInvoicesAction,
+    Status,
+};
 
 /// The calls the demo makes: (tool, arguments, what it shows).
 pub fn script() -> Vec<(&'static str, Value, &'static str)> {
@@ -100,8 +103,9 @@ pub async fn run() -> ExitCode {
     }
 }
 
-/// Starts `exe serve` (a billing server binary), drives it through an `rmcp` client over
-/// stdio, and returns what it printed: each call and the answer.
+/// Starts `exe serve` (a billing server binary), drives it through the typed
+/// [`FusionClient`] over stdio, and returns what it printed: each call, the answer the model
+/// reads, and what the client reads back from it.
 pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
     let mut out = String::new();
     let mut command = tokio::process::Command::new(exe);
@@ -110,16 +114,14 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
         .env("RUST_LOG", "off")
         .env_remove("BILLING_OPERATOR_TOKEN");
     // The server's stderr (its logs, the panic message) stays out of the demo's output.
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(Stdio::null())
-        .spawn()?;
-    let client = ().serve(transport).await?;
+    let client = FusionClient::spawn_with_stderr(command, Stdio::null()).await?;
     let info = client
+        .service()
         .peer_info()
         .and_then(|i| i.server_info.clone())
         .map(|s| s.name)
         .unwrap_or_default();
-    let tools = client.list_all_tools().await?;
+    let tools = client.list_tools().await?;
     writeln!(
         out,
         "Connected to the '{info}' MCP server over stdio. tools/list:"
@@ -130,14 +132,12 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
         writeln!(out, "  {:<28} {summary}", t.name)?;
     }
     writeln!(out)?;
+    typed(&client, &mut out).await?;
     for (tool, args, shows) in script() {
-        let arguments = args.as_object().cloned().unwrap_or_default();
         writeln!(out, "── {shows}")?;
         writeln!(out, "→ tools/call {tool} {args}")?;
-        let result = client
-            .call_tool(CallToolRequestParams::new(tool).with_arguments(arguments))
-            .await?;
-        write_result(&mut out, &result)?;
+        let outcome = client.call_tool(tool, args).await?;
+        write_outcome(&mut out, &outcome)?;
         writeln!(out)?;
     }
     busy(&client, &mut out).await?;
@@ -145,16 +145,87 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
         out,
         "Try it yourself: cargo run --example billing -- call billing_get_invoice '{{\"id\":\"inv_2026_9999\"}}'"
     )?;
-    client.cancel().await?;
+    client.close().await?;
     Ok(out)
+}
+
+/// Typed calls with the server's own types: the input and output structs of the actions.
+async fn typed(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "── typed calls with the server's own types (client.call::<Action>(&input))"
+    )?;
+    writeln!(
+        out,
+        "→ client.call::<ListInvoicesAction>(&ListInvoices {{ status: Some(Status::Open), limit: Some(2) }})"
+    )?;
+    let list = client
+        .call::<ListInvoicesAction>(&ListInvoices {
+            status: Some(Status::Open),
+            limit: Some(2),
+        })
+        .await?;
+    let ids: Vec<String> = list
+        .value
+        .invoices
+        .iter()
+        .map(|i| format!("{} ({}, {} cents)", i.id, i.customer, i.total_cents))
+        .collect();
+    writeln!(
+        out,
+        "← Ok: {} of {} open: {}",
+        ids.len(),
+        list.value.matching,
+        ids.join(", ")
+    )?;
+    writeln!(
+        out,
+        "→ client.call::<GetInvoiceAction>(&GetInvoice {{ id: \"inv_2026_9999\".into() }})"
+    )?;
+    match client
+        .call::<GetInvoiceAction>(&GetInvoice {
+            id: "inv_2026_9999".into(),
+        })
+        .await
+    {
+        Ok(found) => writeln!(out, "← Ok: {}", found.value.id)?,
+        Err(e) => match e.as_tool_error() {
+            Some(t) => writeln!(
+                out,
+                "← Err(FusionClientError::Tool): code {}, message {:?}, recovery {:?}, available_actions {:?}, details {:?}",
+                t.code, t.message, t.recovery, t.available_actions, t.details
+            )?,
+            None => return Err(e.into()),
+        },
+    }
+    writeln!(
+        out,
+        "→ client.call::<FindInvoiceAction>(&FindInvoice {{ id: \"inv_2026_0003\".into() }})   (deprecated)"
+    )?;
+    let found = client
+        .call::<FindInvoiceAction>(&FindInvoice {
+            id: "inv_2026_0003".into(),
+        })
+        .await?;
+    let warnings: Vec<String> = found
+        .warnings
+        .iter()
+        .map(|w| format!("{} ({})", w.code(), w.message()))
+        .collect();
+    writeln!(
+        out,
+        "← Ok: {} for {}, with warnings: {}",
+        found.value.id,
+        found.value.customer,
+        warnings.join("; ")
+    )?;
+    writeln!(out)?;
+    Ok(())
 }
 
 /// Two reconciliations at once against `max_active = 1, max_queue = 0`: the second, sent while
 /// the first runs, is refused at once with `SERVER_BUSY`; the first completes.
-async fn busy(
-    client: &fusion_runtime::rmcp::service::RunningService<fusion_runtime::rmcp::RoleClient, ()>,
-    out: &mut String,
-) -> anyhow::Result<()> {
+async fn busy(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     writeln!(
         out,
         "── two reconciliations at once (max_active 1, max_queue 0): the second gets SERVER_BUSY"
@@ -167,7 +238,7 @@ async fn busy(
         out,
         "→ tools/call billing_reconcile {{}}   (2nd: sent 300 ms later, while the 1st runs)"
     )?;
-    let call = || client.call_tool(CallToolRequestParams::new("billing_reconcile"));
+    let call = || client.call_tool("billing_reconcile", json!({}));
     let second = async {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         call().await
@@ -175,9 +246,9 @@ async fn busy(
     let (first, second) = tokio::join!(call(), second);
     let (first, second) = (first?, second?);
     write!(out, "2nd ")?;
-    write_result(out, &second)?;
+    write_outcome(out, &second)?;
     write!(out, "1st ")?;
-    write_result(out, &first)?;
+    write_outcome(out, &first)?;
     writeln!(out)?;
     Ok(())
 }
@@ -185,12 +256,34 @@ async fn busy(
 /// How many calls the demo makes besides [`script`]: the two concurrent reconciliations.
 pub const BUSY_CALLS: usize = 2;
 
-fn write_result(out: &mut String, result: &CallToolResult) -> std::fmt::Result {
-    writeln!(out, "← isError: {}", result.is_error.unwrap_or(false))?;
-    for block in &result.content {
+/// What the model reads (every block), then what the client read back from it.
+fn write_outcome(out: &mut String, outcome: &CallOutcome) -> std::fmt::Result {
+    writeln!(out, "← isError: {}", outcome.is_error)?;
+    for block in &outcome.content {
         match block.as_text() {
             Some(t) => writeln!(out, "{}", t.text)?,
             None => writeln!(out, "{block:?}")?,
+        }
+    }
+    if let Some(e) = outcome.error() {
+        writeln!(
+            out,
+            "  (client reads: {} {}, recovery {:?}{})",
+            e.severity,
+            e.code,
+            e.recovery.as_deref().unwrap_or("none"),
+            e.retry_after
+                .map(|d| format!(", retry after {} s", d.as_secs()))
+                .unwrap_or_default()
+        )?;
+    } else {
+        let warnings: Vec<String> = outcome.warnings().map(|w| w.code().to_string()).collect();
+        if !warnings.is_empty() {
+            writeln!(
+                out,
+                "  (client reads: success with warnings {})",
+                warnings.join(", ")
+            )?;
         }
     }
     Ok(())

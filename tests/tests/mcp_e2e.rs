@@ -2,7 +2,7 @@
 //! stdio (the spawned `billing-server` binary) and over streamable HTTP on 127.0.0.1
 //! (stateful and stateless), covering every path of the pipeline.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fusion_runtime::client::{Envelope, parse_envelope, parse_tool_error};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
@@ -341,46 +341,6 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     bounded("shutdown", running.shutdown())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-async fn timings(client: &Client, n: usize) -> (Duration, Duration) {
-    let mut samples = Vec::with_capacity(n);
-    for _ in 0..n {
-        let started = Instant::now();
-        let r = call(
-            client,
-            "billing_get_invoice",
-            json!({"id": "inv_2026_0001"}),
-        )
-        .await;
-        samples.push(started.elapsed());
-        assert!(!is_error(&r));
-    }
-    samples.sort();
-    (percentile(&samples, 0.5), percentile(&samples, 0.99))
-}
-
-/// Round trips of a successful call, measured (printed with `--nocapture`); the bound is
-/// generous, it only catches something pathological (a sleep, a retry loop).
-#[tokio::test]
-async fn round_trip_timings() {
-    let stdio = stdio_client().await;
-    let (s50, s99) = timings(&stdio, 200).await;
-    let _ = stdio.cancel().await;
-    let (http, running) = http_client(billing(), true).await;
-    let (h50, h99) = timings(&http, 200).await;
-    let _ = http.cancel().await;
-    let _ = running.shutdown().await;
-    eprintln!(
-        "round trip billing_get_invoice, 200 calls: stdio p50 {s50:?} p99 {s99:?}; stateless HTTP p50 {h50:?} p99 {h99:?}"
-    );
-    assert!(s50 < Duration::from_millis(100), "stdio p50 {s50:?}");
-    assert!(h50 < Duration::from_millis(100), "http p50 {h50:?}");
 }
 
 /// README's main command: the demo drives a spawned server over stdio and shows each envelope.

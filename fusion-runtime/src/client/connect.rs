@@ -115,9 +115,21 @@ impl FusionClient {
         })
     }
 
-    /// Spawns a server as a child process and talks to it over its stdio.
+    /// Spawns a server as a child process and talks to it over its stdio; the child's
+    /// stderr (its logs) goes to this process's stderr.
     pub async fn spawn(command: tokio::process::Command) -> Result<Self, FusionClientError> {
-        let transport = TokioChildProcess::new(command)
+        Self::spawn_with_stderr(command, std::process::Stdio::inherit()).await
+    }
+
+    /// [`FusionClient::spawn`], with the child's stderr sent where `stderr` says
+    /// (`Stdio::null()` to silence its logs).
+    pub async fn spawn_with_stderr(
+        command: tokio::process::Command,
+        stderr: impl Into<std::process::Stdio>,
+    ) -> Result<Self, FusionClientError> {
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(stderr)
+            .spawn()
             .map_err(|e| FusionClientError::Connect(e.to_string()))?;
         Self::connect(transport).await
     }
