@@ -76,9 +76,7 @@ impl Compiled {
     /// What the `jsonschema` validator answers for `arguments` (`false` when the schema does
     /// not compile).
     pub fn schema_accepts(&self, arguments: &Value) -> bool {
-        self.validator
-            .as_ref()
-            .is_ok_and(|v| v.is_valid(arguments))
+        self.validator.as_ref().is_ok_and(|v| v.is_valid(arguments))
     }
 
     /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.

@@ -5,7 +5,9 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{Signup, TOOL, fusion_server, interleaved_owned, invalid_args, registered, report, valid_args};
+use common::{
+    Signup, TOOL, fusion_server, interleaved_owned, invalid_args, registered, report, valid_args,
+};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use fusion_runtime::server::RequestScope;
 use fusion_runtime::{JsonObject, ToolInput, ToolResponse};
@@ -40,19 +42,35 @@ fn pipeline(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("pipeline");
     g.bench_function("valid_call", |b| {
-        b.iter_batched(|| valid.clone(), |a| black_box(call(a)), BatchSize::SmallInput)
+        b.iter_batched(
+            || valid.clone(),
+            |a| black_box(call(a)),
+            BatchSize::SmallInput,
+        )
     });
     g.bench_function("invalid_call", |b| {
-        b.iter_batched(|| invalid.clone(), |a| black_box(call(a)), BatchSize::SmallInput)
+        b.iter_batched(
+            || invalid.clone(),
+            |a| black_box(call(a)),
+            BatchSize::SmallInput,
+        )
     });
     g.bench_function("baseline_by_hand_valid", |b| {
-        b.iter_batched(|| valid.clone(), |a| black_box(by_hand(a)), BatchSize::SmallInput)
+        b.iter_batched(
+            || valid.clone(),
+            |a| black_box(by_hand(a)),
+            BatchSize::SmallInput,
+        )
     });
     g.finish();
 
     for (what, args, budget) in [
         ("(4) pipeline, valid call", &valid, "< 1000 ns"),
-        ("(4) pipeline, invalid call (3 problems)", &invalid, "< 4000 ns"),
+        (
+            "(4) pipeline, invalid call (3 problems)",
+            &invalid,
+            "< 4000 ns",
+        ),
     ] {
         let (ours, base) = interleaved_owned(
             || args.clone(),

@@ -53,7 +53,9 @@ fn stdio(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("stdio");
     g.sample_size(30).measurement_time(Duration::from_secs(5));
-    g.bench_function("fusion_server_tools_call", |b| b.iter(|| rt.block_on(call(&fusion))));
+    g.bench_function("fusion_server_tools_call", |b| {
+        b.iter(|| rt.block_on(call(&fusion)))
+    });
     g.bench_function("baseline_bare_rmcp_server_tools_call", |b| {
         b.iter(|| rt.block_on(call(&bare)))
     });

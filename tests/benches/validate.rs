@@ -21,7 +21,10 @@ fn invalid_text(v: Value) -> usize {
 fn validate(c: &mut Criterion) {
     let valid = valid_args();
     let invalid = invalid_args();
-    assert!(Signup::from_arguments(valid.clone()).is_ok(), "the valid input validates");
+    assert!(
+        Signup::from_arguments(valid.clone()).is_ok(),
+        "the valid input validates"
+    );
     match Signup::from_arguments(invalid.clone()) {
         Ok(_) => panic!("the invalid input fails"),
         Err(r) => assert_eq!(r.issues().len(), 3, "{r}"),
@@ -67,7 +70,12 @@ fn validate(c: &mut Criterion) {
     let (text, bare) = interleaved_owned(
         || invalid.clone(),
         |v: Value| (invalid_text(black_box(v)), None),
-        |v: Value| (usize::from(Signup::deserialize(black_box(&v)).is_ok()), Some(v)),
+        |v: Value| {
+            (
+                usize::from(Signup::deserialize(black_box(&v)).is_ok()),
+                Some(v),
+            )
+        },
         1_000,
         51,
     );

@@ -4,8 +4,8 @@
 
 use std::collections::HashSet;
 
-use fusion_runtime::ToolInput;
 use fusion_runtime::__private::{Compiled, compile};
+use fusion_runtime::ToolInput;
 use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;

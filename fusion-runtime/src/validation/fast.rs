@@ -200,15 +200,16 @@ impl<'a> Compiler<'a> {
         let mut string = Map::new();
         for (key, value) in obj {
             match key.as_str() {
-                k if ANNOTATIONS.contains(&k) || k.starts_with(crate::schema::ANNOTATION_PREFIX) => {}
+                k if ANNOTATIONS.contains(&k)
+                    || k.starts_with(crate::schema::ANNOTATION_PREFIX) => {}
                 // Only the root's `$defs`, read by `resolve`.
                 "$defs" if std::ptr::eq(obj, self.root) => {}
                 "type" => {
                     node.types = match value {
                         Value::String(t) => type_bit(t)?,
-                        Value::Array(ts) => ts.iter().try_fold(0, |acc, t| {
-                            t.as_str().and_then(type_bit).map(|b| acc | b)
-                        })?,
+                        Value::Array(ts) => ts
+                            .iter()
+                            .try_fold(0, |acc, t| t.as_str().and_then(type_bit).map(|b| acc | b))?,
                         _ => return None,
                     }
                 }
@@ -386,7 +387,9 @@ pub(crate) fn is_plain_email(s: &str) -> bool {
         if label.len() > 63
             || !first.is_ascii_alphanumeric()
             || !last.is_ascii_alphanumeric()
-            || !label.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-')
+            || !label
+                .iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b == b'-')
             || (label.len() >= 4 && label[2] == b'-' && label[3] == b'-')
         {
             return false;
@@ -437,10 +440,8 @@ impl FastCheck {
 
     fn check(&self, i: usize, v: &Value) -> bool {
         let n = &self.nodes[i];
-        if let Some(r) = n.ref_ {
-            if !self.check(r, v) {
-                return false;
-            }
+        if n.ref_.is_some_and(|r| !self.check(r, v)) {
+            return false;
         }
         if n.types & type_of(v) == 0 {
             return false;
@@ -480,8 +481,7 @@ impl FastCheck {
         };
         ok && n.all_of.iter().all(|&s| self.check(s, v))
             && (n.any_of.is_empty() || n.any_of.iter().any(|&s| self.check(s, v)))
-            && (n.one_of.is_empty()
-                || n.one_of.iter().filter(|&&s| self.check(s, v)).count() == 1)
+            && (n.one_of.is_empty() || n.one_of.iter().filter(|&&s| self.check(s, v)).count() == 1)
     }
 
     fn check_object(&self, n: &Node, obj: &Map<String, Value>) -> bool {
@@ -518,11 +518,26 @@ mod tests {
     #[test]
     fn plain_emails_are_valid_emails() {
         let slow = delegate(json!({"format": "email"})).expect("compiles");
-        for s in ["a@b.co", "first.last+tag@mail.example.com", "x_y@a-b.io", "a@b.c"] {
+        for s in [
+            "a@b.co",
+            "first.last+tag@mail.example.com",
+            "x_y@a-b.io",
+            "a@b.c",
+        ] {
             assert!(is_plain_email(s), "{s}");
             assert!(slow.is_valid(&json!(s)), "{s}");
         }
-        for s in ["a@b", "a..b@c.d", ".a@b.c", "a@-b.c", "a@b-.c", "a@xn--a.com", "\"q\"@b.c", "a b@c.d", ""] {
+        for s in [
+            "a@b",
+            "a..b@c.d",
+            ".a@b.c",
+            "a@-b.c",
+            "a@b-.c",
+            "a@xn--a.com",
+            "\"q\"@b.c",
+            "a b@c.d",
+            "",
+        ] {
             assert!(!is_plain_email(s), "{s}");
         }
     }

@@ -124,7 +124,12 @@ pub fn check_by_hand(input: &Signup) -> Result<(), String> {
 
 /// Times `a` and `b` in alternating rounds of `iters` calls, so both see the same load, and
 /// returns the median time per call of each, in nanoseconds.
-pub fn interleaved(mut a: impl FnMut(), mut b: impl FnMut(), iters: u32, rounds: u32) -> (f64, f64) {
+pub fn interleaved(
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+    iters: u32,
+    rounds: u32,
+) -> (f64, f64) {
     let round = |f: &mut dyn FnMut()| {
         let start = std::time::Instant::now();
         for _ in 0..iters {

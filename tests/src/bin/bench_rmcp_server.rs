@@ -44,14 +44,18 @@ impl ServerHandler for Bare {
         let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let input: common::Signup = match serde_json::from_value(args) {
             Ok(i) => i,
-            Err(e) => return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
+            Err(e) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into());
+            }
         };
         if let Err(e) = common::check_by_hand(&input) {
             return Ok(CallToolResult::error(vec![ContentBlock::text(e)]).into());
         }
         let value = match serde_json::to_value(common::registered(input)) {
             Ok(v) => v,
-            Err(e) => return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
+            Err(e) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into());
+            }
         };
         let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -62,9 +66,15 @@ impl ServerHandler for Bare {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let tool = Tool::new(common::TOOL, "Register an account.", common::Signup::input_schema());
+    let tool = Tool::new(
+        common::TOOL,
+        "Register an account.",
+        common::Signup::input_schema(),
+    );
     let served = async {
-        let running = Bare { tool }.serve(fusion_runtime::rmcp::transport::stdio()).await?;
+        let running = Bare { tool }
+            .serve(fusion_runtime::rmcp::transport::stdio())
+            .await?;
         running.waiting().await?;
         anyhow::Ok(())
     };
