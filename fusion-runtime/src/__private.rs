@@ -12,6 +12,7 @@ pub use serde_json;
 
 use crate::input::JsonObject;
 pub use crate::schema::{ContainerSpec, FieldSpec, Num, Rule, StringFormat, object_schema};
+use crate::validation::fast::FastCheck;
 use crate::validation::from_schema::{issues_from_errors, serde_issue, value_at};
 use crate::validation::{Issue, IssueKind, ValidationReport};
 
@@ -25,6 +26,9 @@ pub struct Compiled {
     annotated: Value,
     shown: Arc<JsonObject>,
     validator: Result<jsonschema::Validator, String>,
+    /// The schema checked directly in Rust; `None` when it holds a keyword the fast path does
+    /// not check.
+    fast: Option<FastCheck>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -44,10 +48,15 @@ pub fn compile<T: JsonSchema>() -> Compiled {
         .should_validate_formats(true)
         .build(&annotated)
         .map_err(|e| e.to_string());
+    let fast = validator
+        .is_ok()
+        .then(|| FastCheck::compile(&annotated))
+        .flatten();
     Compiled {
         annotated,
         shown,
         validator,
+        fast,
     }
 }
 
@@ -55,6 +64,19 @@ impl Compiled {
     /// The schema agents see.
     pub fn schema(&self) -> Arc<JsonObject> {
         Arc::clone(&self.shown)
+    }
+
+    /// What the fast path answers for `arguments`: `Some(accepted)`, or `None` when the
+    /// schema has keywords it does not check. For contract tests: it must equal
+    /// [`Compiled::schema_accepts`].
+    pub fn fast_accepts(&self, arguments: &Value) -> Option<bool> {
+        self.fast.as_ref().map(|f| f.accepts(arguments))
+    }
+
+    /// What the `jsonschema` validator answers for `arguments` (`false` when the schema does
+    /// not compile).
+    pub fn schema_accepts(&self, arguments: &Value) -> bool {
+        self.validator.as_ref().is_ok_and(|v| v.is_valid(arguments))
     }
 
     /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.
@@ -82,13 +104,19 @@ impl Compiled {
 
 /// `ToolInput::from_arguments` of a derived input: the schema first (every problem at once),
 /// then serde on the parsed value, then the custom validators.
+///
+/// The schema is checked by the fast path (direct Rust checks of the same schema) when it can;
+/// only when it rejects the arguments does the `jsonschema` validator run, to collect every
+/// problem. The two agree on every input, so the outcome is the same either way.
 pub fn from_arguments<T: DeserializeOwned + Validate>(
     compiled: &Compiled,
     arguments: Value,
 ) -> Result<T, ValidationReport> {
-    let issues = compiled.check(&arguments);
-    if !issues.is_empty() {
-        return Err(ValidationReport::new(issues));
+    if compiled.fast_accepts(&arguments) != Some(true) {
+        let issues = compiled.check(&arguments);
+        if !issues.is_empty() {
+            return Err(ValidationReport::new(issues));
+        }
     }
     let value = match T::deserialize(&arguments) {
         Ok(v) => v,

@@ -8,6 +8,7 @@ pub use code::{ErrorCode, codes};
 pub use response::{Content, ToolResponse};
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -338,7 +339,8 @@ impl ToolError {
         }
         if let Some(secs) = self.retry_after_secs() {
             out.push_str("\n  <retry_after>");
-            out.push_str(&secs.to_string());
+            // Into the buffer directly: no intermediate `String`.
+            let _ = write!(out, "{secs}");
             out.push_str(if secs == 1 { " second" } else { " seconds" });
             out.push_str("</retry_after>");
         }

@@ -20,16 +20,35 @@ pub fn replace_forbidden(s: &str) -> String {
         .collect()
 }
 
+/// Bytes after which element content may need escaping: `&`, `<`, `>` (only after `]]`, but
+/// the slow path decides), the C0 controls XML forbids, and `0xEF` (the lead byte of U+FFFE
+/// and U+FFFF).
+const TEXT_SPECIAL: [bool; 256] = special(false);
+/// The same for attribute values: also `"`, `'`, tab, LF and CR.
+const ATTR_SPECIAL: [bool; 256] = special(true);
+
+const fn special(attr: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = matches!(c, b'&' | b'<' | b'>' | 0xEF)
+            || (c < 0x20 && (attr || !matches!(c, b'\t' | b'\n' | b'\r')))
+            || (attr && matches!(c, b'"' | b'\''));
+        b += 1;
+    }
+    t
+}
+
+/// Whether every byte of `s` can be copied as is.
 #[inline]
-fn needs_text_escape(b: u8) -> bool {
-    matches!(b, b'&' | b'<' | b'>')
-        || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
-        || b == 0xEF
+fn plain(s: &str, table: &[bool; 256]) -> bool {
+    !s.bytes().any(|b| table[usize::from(b)])
 }
 
 /// Appends `s` as element content.
 pub fn push_text(out: &mut String, s: &str) {
-    if !s.bytes().any(needs_text_escape) {
+    if plain(s, &TEXT_SPECIAL) {
         out.push_str(s);
         return;
     }
@@ -48,6 +67,10 @@ pub fn push_text(out: &mut String, s: &str) {
 
 /// Appends `s` as a double-quoted attribute value (without the quotes).
 pub fn push_attr(out: &mut String, s: &str) {
+    if plain(s, &ATTR_SPECIAL) {
+        out.push_str(s);
+        return;
+    }
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),

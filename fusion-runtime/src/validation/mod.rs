@@ -5,6 +5,7 @@
 //! `<field>` line per issue — what went wrong, `You sent: …`, `Expected …` — and the verbatim
 //! recovery line.
 
+pub(crate) mod fast;
 pub(crate) mod from_schema;
 mod sent;
 

@@ -1,0 +1,341 @@
+//! Contract: the validation fast path (the derived schema checked directly in Rust) accepts
+//! exactly what the `jsonschema` validator accepts, on generated arguments covering every rule,
+//! every format (with its edge cases), nested inputs, `Option`, `Vec` and unknown keys.
+
+use std::collections::HashSet;
+
+use fusion_runtime::__private::{Compiled, compile};
+use fusion_runtime::ToolInput;
+use proptest::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Plan {
+    Free,
+    Pro,
+}
+
+#[derive(Deserialize, ToolInput, Debug)]
+struct Item {
+    #[fusion(pattern = "^SKU-\\d{1,3}$")]
+    sku: String,
+    #[fusion(range(min = 1, max = 50), multiple_of = 2)]
+    qty: u8,
+    note: Option<String>,
+}
+
+#[derive(Deserialize, ToolInput, Debug)]
+struct Everything {
+    #[fusion(length(min = 2, max = 5))]
+    name: String,
+    #[fusion(email)]
+    email: Option<String>,
+    #[fusion(url)]
+    url: Option<String>,
+    #[fusion(uuid)]
+    uuid: Option<String>,
+    #[fusion(date_time)]
+    at: Option<String>,
+    #[fusion(date)]
+    day: Option<String>,
+    #[fusion(ipv4)]
+    v4: Option<String>,
+    #[fusion(ipv6)]
+    v6: Option<String>,
+    #[fusion(range(exclusive_min = 0, exclusive_max = 100))]
+    pct: Option<i64>,
+    #[fusion(range(min = -1.5, max = 2.5), multiple_of = 0.5)]
+    ratio: Option<f64>,
+    small: Option<i8>,
+    plan: Option<Plan>,
+    #[fusion(items(min = 1, max = 3))]
+    tags: Option<Vec<String>>,
+    item: Option<Item>,
+    items: Option<Vec<Item>>,
+    flag: Option<bool>,
+}
+
+#[derive(Deserialize, ToolInput, Debug)]
+#[fusion(allow_unknown_fields)]
+struct Loose {
+    #[fusion(range(max = 10))]
+    n: Option<u32>,
+}
+
+/// `HashSet` gets `uniqueItems`, which the fast path does not check: the validator keeps it.
+#[derive(Deserialize, ToolInput, Debug)]
+struct Unchecked {
+    ids: HashSet<String>,
+}
+
+fn strings() -> impl Strategy<Value = Value> {
+    prop::sample::select(vec![
+        "",
+        "a",
+        "ab",
+        "abcde",
+        "abcdef",
+        "éé",
+        "ééééé",
+        "éééééé",
+        "漢字漢字漢",
+        "free",
+        "pro",
+        "Pro",
+        // email
+        "a@b.co",
+        "first.last+tag@mail.example.com",
+        "a@b",
+        "a@localhost",
+        "a..b@c.de",
+        ".a@c.de",
+        "a.@c.de",
+        "\"q\"@c.de",
+        "\"\"@c.de",
+        "a b@c.de",
+        "Joe <a@c.de>",
+        "a@[127.0.0.1]",
+        "a@[IPv6:::1]",
+        "a@-c.de",
+        "a@c-.de",
+        "a@xn--nxasmq6b.com",
+        "a@ab--c.de",
+        "é@c.de",
+        "a@é.de",
+        "a@c.de.",
+        "a@@c.de",
+        "@c.de",
+        // url
+        "https://example.com/x?y=1#z",
+        "http://[::1]:80/",
+        "mailto:a@b.co",
+        "urn:isbn:0451450523",
+        "example.com",
+        "/relative",
+        "http://exa mple.com",
+        // uuid
+        "123e4567-e89b-12d3-a456-426614174000",
+        "123E4567-E89B-12D3-A456-426614174000",
+        "123e4567e89b12d3a456426614174000",
+        "123e4567-e89b-12d3-a456-42661417400",
+        "g23e4567-e89b-12d3-a456-426614174000",
+        // date-time and date
+        "2024-02-29T12:00:00Z",
+        "2023-02-29T12:00:00Z",
+        "2024-01-01T23:59:60Z",
+        "2024-01-01t00:00:00.5+05:30",
+        "2024-01-01 00:00:00Z",
+        "2024-01-01T00:00:00",
+        "2024-02-29",
+        "2023-02-29",
+        "2024-13-01",
+        "2024-1-01",
+        // ipv4 and ipv6
+        "127.0.0.1",
+        "255.255.255.255",
+        "256.0.0.1",
+        "01.2.3.4",
+        "1.2.3",
+        "::1",
+        "::",
+        "2001:db8::1",
+        "2001:db8::1::2",
+        "::ffff:1.2.3.4",
+        "fe80::1%eth0",
+        // pattern
+        "SKU-1",
+        "SKU-123",
+        "SKU-1234",
+        "SKU-١",
+        "sku-1",
+    ])
+    .prop_map(Value::from)
+}
+
+fn numbers() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-3i64..110).prop_map(Value::from),
+        prop::sample::select(vec![
+            json!(0),
+            json!(1),
+            json!(99),
+            json!(100),
+            json!(127),
+            json!(128),
+            json!(-128),
+            json!(-129),
+            json!(2.0),
+            json!(2.5),
+            json!(-1.5),
+            json!(-2.0),
+            json!(0.25),
+            json!(1e300),
+            json!(u64::MAX),
+            json!(i64::MIN),
+        ]),
+        (-3.0f64..3.0).prop_map(Value::from),
+        (-6i32..6).prop_map(|h| Value::from(f64::from(h) / 2.0)),
+    ]
+}
+
+fn scalar() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        1 => Just(Value::Null),
+        1 => any::<bool>().prop_map(Value::from),
+        3 => numbers(),
+        6 => strings(),
+    ]
+}
+
+fn item() -> impl Strategy<Value = Value> {
+    let keys = prop::sample::select(vec!["sku", "qty", "note", "extra"]);
+    prop_oneof![
+        4 => (strings(), numbers(), prop::option::of(scalar())).prop_map(|(s, q, n)| {
+            let mut m = Map::new();
+            m.insert("sku".into(), s);
+            m.insert("qty".into(), q);
+            if let Some(n) = n {
+                m.insert("note".into(), n);
+            }
+            Value::Object(m)
+        }),
+        1 => prop::collection::vec((keys, scalar()), 0..4).prop_map(|pairs| {
+            Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        }),
+        1 => scalar(),
+    ]
+}
+
+fn field() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        6 => scalar(),
+        2 => item(),
+        2 => prop::collection::vec(item(), 0..4).prop_map(Value::Array),
+        2 => prop::collection::vec(scalar(), 0..5).prop_map(Value::Array),
+    ]
+}
+
+const KEYS: &[&str] = &[
+    "name", "email", "url", "uuid", "at", "day", "v4", "v6", "pct", "ratio", "small", "plan",
+    "tags", "item", "items", "flag", "nmae", "n",
+];
+
+fn arguments() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        // Any keys, any values.
+        1 => prop::collection::vec((prop::sample::select(KEYS.to_vec()), field()), 0..10)
+            .prop_map(|pairs| {
+                let mut m = Map::new();
+                for (k, v) in pairs {
+                    m.insert(k.to_owned(), v);
+                }
+                Value::Object(m)
+            }),
+        // A valid-shaped base with a few fields replaced: mostly accepted, near misses.
+        2 => (prop::collection::vec((prop::sample::select(KEYS.to_vec()), field()), 0..3))
+            .prop_map(|pairs| {
+                let mut m = match json!({
+                    "name": "abc", "email": "a@b.co", "pct": 5, "ratio": 0.5, "plan": "pro",
+                    "tags": ["x"], "item": {"sku": "SKU-1", "qty": 2},
+                    "items": [{"sku": "SKU-12", "qty": 4, "note": null}],
+                }) {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                };
+                for (k, v) in pairs {
+                    m.insert(k.to_owned(), v);
+                }
+                Value::Object(m)
+            }),
+        1 => scalar(),
+    ]
+}
+
+fn assert_agree(compiled: &Compiled, args: &Value) -> Result<(), TestCaseError> {
+    let fast = compiled.fast_accepts(args);
+    prop_assert!(fast.is_some(), "the fast path covers this input type");
+    prop_assert_eq!(
+        fast,
+        Some(compiled.schema_accepts(args)),
+        "fast path and schema disagree on {}",
+        args
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn fast_path_accepts_exactly_what_the_schema_accepts(args in arguments()) {
+        let compiled = compile::<Everything>();
+        assert_agree(&compiled, &args)?;
+        // And `from_arguments` as a whole still follows the schema.
+        let accepted = compiled.schema_accepts(&args);
+        if Everything::from_arguments(args.clone()).is_ok() {
+            prop_assert!(accepted, "passed but the schema rejects {}", args);
+        }
+    }
+
+    #[test]
+    fn every_format_agrees_on_every_string(s in strings()) {
+        let compiled = compile::<Everything>();
+        for key in ["name", "email", "url", "uuid", "at", "day", "v4", "v6", "plan"] {
+            let args = json!({"name": "abc", key: s.clone()});
+            assert_agree(&compiled, &args)?;
+        }
+        assert_agree(&compile::<Item>(), &json!({"sku": s, "qty": 2}))?;
+    }
+
+    #[test]
+    fn every_number_agrees_at_every_numeric_field(n in numbers()) {
+        let compiled = compile::<Everything>();
+        for key in ["pct", "ratio", "small"] {
+            assert_agree(&compiled, &json!({"name": "abc", key: n.clone()}))?;
+        }
+        assert_agree(&compile::<Item>(), &json!({"sku": "SKU-1", "qty": n.clone()}))?;
+        assert_agree(&compile::<Loose>(), &json!({"n": n, "other": 1}))?;
+    }
+}
+
+#[test]
+fn known_inputs_take_the_expected_path() {
+    let compiled = compile::<Everything>();
+    let valid = json!({"name": "abc", "email": "a@b.co", "items": [{"sku": "SKU-1", "qty": 2}]});
+    assert_eq!(compiled.fast_accepts(&valid), Some(true));
+    assert!(Everything::from_arguments(valid).is_ok());
+    let unknown = json!({"name": "abc", "nmae": 1});
+    assert_eq!(compiled.fast_accepts(&unknown), Some(false));
+    let report = Everything::from_arguments(unknown).expect_err("unknown key");
+    assert!(report.to_string().contains("nmae"), "{report}");
+    // A quoted local part is valid for the schema: the fast path asks the validator.
+    let quoted = json!({"name": "abc", "email": "\"q\"@c.de"});
+    assert_eq!(compiled.fast_accepts(&quoted), Some(true));
+    assert_eq!(
+        compile::<Loose>().fast_accepts(&json!({"n": 3, "x": 1})),
+        Some(true)
+    );
+}
+
+#[test]
+fn types_the_fast_path_cannot_check_keep_the_validator() {
+    let compiled = compile::<Unchecked>();
+    assert_eq!(compiled.fast_accepts(&json!({"ids": ["a"]})), None);
+    assert!(Unchecked::from_arguments(json!({"ids": ["a", "b"]})).is_ok());
+    assert!(Unchecked::from_arguments(json!({"ids": ["a", "a"]})).is_err());
+}
+
+#[test]
+fn integral_floats_behave_as_before() {
+    // JSON Schema calls `1.0` an integer; serde does not take it for an `i64`. Both paths
+    // accept it at the schema level and report serde's one issue.
+    let compiled = compile::<Everything>();
+    let args = json!({"name": "abc", "pct": 5.0});
+    assert_eq!(compiled.fast_accepts(&args), Some(true));
+    assert!(compiled.schema_accepts(&args));
+    let report = Everything::from_arguments(args).expect_err("serde rejects 5.0 for i64");
+    assert_eq!(report.issues().len(), 1, "{report}");
+}
