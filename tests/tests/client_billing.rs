@@ -223,3 +223,74 @@ async fn typed_calls_through_a_grouped_server() {
     let _ = client.close().await;
     running.shutdown().await.expect("stops");
 }
+
+#[tokio::test]
+async fn retries_a_rate_limited_charge_after_retry_after() {
+    use fusion_runtime::client::RetryPolicy;
+    use fusion_runtime::guard::RateLimit;
+
+    // The billing server, with billing.charge limited to one call a second.
+    let server = examples::billing::builder()
+        .rate_limit("billing.charge", RateLimit::per_second(1))
+        .build()
+        .expect("builds");
+    let running = spawn_http(
+        server,
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("binds loopback");
+    let client = FusionClient::connect_http(&running.url)
+        .await
+        .expect("connects");
+    let charge = Charge {
+        invoice_id: "inv_2026_0001".into(),
+        amount_cents: 1,
+    };
+    client
+        .call::<ChargeAction>(&charge)
+        .await
+        .expect("first charge passes");
+
+    // Without retry: RATE_LIMITED, read back with its retry_after.
+    let err = client
+        .call::<ChargeAction>(&charge)
+        .await
+        .expect_err("limited");
+    let e = err.as_tool_error().expect("a tool error");
+    assert_eq!(e.code, ErrorCode::RateLimited);
+    assert_eq!(e.retry_after, Some(Duration::from_secs(1)));
+    assert!(e.is_retryable());
+
+    // With retry: waits retry_after, then the charge goes through.
+    let started = std::time::Instant::now();
+    let done = tokio::time::timeout(
+        LIMIT,
+        client.call_with_retry::<ChargeAction>(&charge, RetryPolicy::default()),
+    )
+    .await
+    .expect("in time")
+    .expect("charged after waiting");
+    assert!(done.value.charged);
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "it waited before retrying"
+    );
+
+    // A policy that may not wait that long gives up with the error instead.
+    let impatient = RetryPolicy {
+        max_wait: Duration::from_millis(10),
+        ..RetryPolicy::default()
+    };
+    let err = client
+        .call_with_retry::<ChargeAction>(&charge, impatient)
+        .await
+        .expect_err("gives up");
+    assert_eq!(
+        err.as_tool_error().map(|e| e.code.clone()),
+        Some(ErrorCode::RateLimited)
+    );
+    let _ = client.close().await;
+    running.shutdown().await.expect("stops");
+}
