@@ -98,10 +98,7 @@ fn renamed_inputs_validate_and_deserialize_as_the_schema_says() {
     let bad = json!({"ship_to": {"street_name": "Main St 1"}, "bill_to": {"zip": 1000}});
     assert!(!compiled.schema_accepts(&bad));
     assert_eq!(compiled.fast_accepts(&bad), Some(false));
-    let rendered = Order::from_arguments(bad)
-        .err()
-        .expect("invalid")
-        .render("t");
+    let rendered = Order::from_arguments(bad).expect_err("invalid").render("t");
     assert!(
         rendered.contains(
             "<field name=\"ship_to\">Unrecognized key 'street_name' (did you mean 'streetName'?)"
