@@ -118,12 +118,11 @@ async fn error_handling(_: NoArgs) -> Result<ToolResponse, ToolError> {
 }
 
 /// A postal address.
-// Named in lower case because the suite looks for `$defs.address`, and the schema's
-// definition is named after the type (a container `#[serde(rename)]` does not rename it).
-#[allow(non_camel_case_types)]
+// The suite looks for `$defs.address`: the container rename names the schema.
 #[derive(Deserialize, ToolInput)]
+#[serde(rename = "address")]
 #[fusion(allow_unknown_fields)]
-pub struct address {
+pub struct Address {
     /// The street and number.
     pub street: Option<String>,
     /// The city.
@@ -137,7 +136,7 @@ pub struct SchemaFeatures {
     /// A name.
     pub name: Option<String>,
     /// An address, by reference to `$defs`.
-    pub address: Option<address>,
+    pub address: Option<Address>,
 }
 
 /// Tool with JSON Schema 2020-12 features

@@ -1,6 +1,6 @@
 //! The input struct as the derive sees it: fields with their JSON names, types and rules.
 
-use syn::{Data, DeriveInput, Fields, GenericArgument, PathArguments, Type};
+use syn::{Data, DeriveInput, Fields, GenericArgument, LitStr, PathArguments, Type};
 
 use crate::attr::{ContainerAttrs, FieldAttrs, SerdeContainer, SerdeField};
 use crate::ctxt::Ctxt;
@@ -8,6 +8,9 @@ use crate::ctxt::Ctxt;
 pub struct Container<'a> {
     pub original: &'a DeriveInput,
     pub attrs: ContainerAttrs,
+    /// The container's serde `rename` (deserialize side): the schema's name in `$defs`.
+    /// `rename_all` applies to the fields only.
+    pub rename: Option<LitStr>,
     pub fields: Vec<Field<'a>>,
 }
 
@@ -123,6 +126,7 @@ impl<'a> Container<'a> {
         Some(Container {
             original: input,
             attrs,
+            rename: serde.rename,
             fields,
         })
     }

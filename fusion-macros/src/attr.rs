@@ -133,6 +133,8 @@ pub struct SerdeField {
 /// The serde keys of the struct that matter to the JSON shape.
 #[derive(Default)]
 pub struct SerdeContainer {
+    /// `rename = ".."`, or the `deserialize` name of `rename(..)`: the schema's name.
+    pub rename: Option<LitStr>,
     pub rename_all: Option<RenameRule>,
     pub default: bool,
 }
@@ -556,9 +558,25 @@ impl SerdeContainer {
                         skip_value(&meta)?;
                         out.default = true;
                     }
+                    "rename" => {
+                        if meta.input.peek(Token![=]) {
+                            // #[serde(rename = "name")]
+                            out.rename = Some(meta.value()?.parse()?);
+                        } else {
+                            // #[serde(rename(deserialize = "name", serialize = "name"))]
+                            meta.parse_nested_meta(|inner| {
+                                if inner.path == DESERIALIZE {
+                                    out.rename = Some(inner.value()?.parse()?);
+                                    Ok(())
+                                } else {
+                                    skip_value(&inner)
+                                }
+                            })?;
+                        }
+                    }
                     // shape-neutral keys
-                    "deny_unknown_fields" | "rename" | "bound" | "crate" | "expecting"
-                    | "into" | "remote" => skip_value(&meta)?,
+                    "deny_unknown_fields" | "bound" | "crate" | "expecting" | "into"
+                    | "remote" => skip_value(&meta)?,
                     "tag" | "content" | "untagged" => {
                         unsupported_serde(
                             cx,

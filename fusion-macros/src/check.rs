@@ -7,6 +7,7 @@ use crate::attr::{Bounds, Count, NumLit};
 use crate::ctxt::Ctxt;
 
 pub fn check(cx: &Ctxt, cont: &Container) {
+    check_schema_name(cx, cont);
     for field in &cont.fields {
         check_applies_to_type(cx, field);
         check_bounds(cx, field);
@@ -17,6 +18,27 @@ pub fn check(cx: &Ctxt, cont: &Container) {
 
 fn err(cx: &Ctxt, span: Span, msg: impl std::fmt::Display) {
     cx.syn_error(syn::Error::new(span, msg));
+}
+
+/// The container `rename` names the schema in `$defs`, and `$ref`s point at it. schemars
+/// writes a `$ref` to a name with spaces, `%`, non-ASCII, `/` or `~` percent-encoded or
+/// escaped, but the runtime's issue wording and contract diff read `$ref`s as plain JSON
+/// pointers: they would miss the schema the validator checks. Plain names need no encoding.
+fn check_schema_name(cx: &Ctxt, cont: &Container) {
+    if let Some(rename) = &cont.rename {
+        let name = rename.value();
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+        if name.is_empty() || !name.chars().all(plain) {
+            err(
+                cx,
+                rename.span(),
+                format_args!(
+                    "`#[serde(rename)]` on the struct names its schema in `$defs`, and every `$ref` to {:?} would need escaping; use only ASCII letters, digits, `_`, `-` and `.`",
+                    name
+                ),
+            );
+        }
+    }
 }
 
 /// A rule on a type it cannot apply to would be a keyword the validator silently ignores:

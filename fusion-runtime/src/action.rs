@@ -277,36 +277,12 @@ pub fn output_schema_for<T: schemars::JsonSchema + ?Sized>() -> Option<Arc<JsonO
         Ok(mut value @ serde_json::Value::Object(_))
             if value.get("type").and_then(serde_json::Value::as_str) == Some("object") =>
         {
-            strip_rust_formats(&mut value);
+            crate::schema::strip_rust_formats(&mut value);
             match value {
                 serde_json::Value::Object(map) => Some(Arc::new(map)),
                 _ => None,
             }
         }
         _ => None,
-    }
-}
-
-/// Removes the `format`s schemars writes for Rust number types (`uint64`, `double`, …):
-/// they are not JSON Schema formats, and clients that validate output (ajv in the TypeScript
-/// SDK) warn about each one.
-fn strip_rust_formats(value: &mut serde_json::Value) {
-    const RUST_FORMATS: &[&str] = &[
-        "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32",
-        "uint64", "uint128", "float", "double",
-    ];
-    match value {
-        serde_json::Value::Object(map) => {
-            if map
-                .get("format")
-                .and_then(serde_json::Value::as_str)
-                .is_some_and(|f| RUST_FORMATS.contains(&f))
-            {
-                map.remove("format");
-            }
-            map.values_mut().for_each(strip_rust_formats);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_rust_formats),
-        _ => {}
     }
 }

@@ -72,12 +72,15 @@ pub mod schema;
 /// |---|---|---|
 /// | `allow_unknown_fields` | no `additionalProperties: false` | extra keys are ignored instead of `unrecognized_keys` |
 /// | `description = "…"` | `description` (else the doc comment) | — |
+/// | `#[serde(rename = "…")]` (or `rename(deserialize = "…")`) | the schema's name: its `$defs` key, `$ref`s and root `title` (`rename_all` renames fields only) | ASCII letters, digits, `_`, `-`, `.` only, else a compile error |
 ///
 /// # Types and serde
 ///
 /// Field types get their schema from [`schemars`](https://docs.rs/schemars): derive
 /// `Deserialize` and `schemars::JsonSchema` on enums of unit variants to make string enums
-/// (`invalid_value`). Integer types carry their range (`300` for a `u8` is `too_big`). Nested
+/// (`invalid_value`). Integer types carry their range (`300` for a `u8` is `too_big`).
+/// schemars' Rust number formats (`uint32`, `int64`, `double`, …) are not JSON Schema formats
+/// and are stripped from the schema; the range stays in `minimum` / `maximum`. Nested
 /// `#[derive(ToolInput)]` structs, `Vec<T>` and `Option<T>` work, with paths such as
 /// `items.0.sku`. The derive implements `schemars::JsonSchema` for the struct, so do not
 /// derive it as well.

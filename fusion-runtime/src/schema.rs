@@ -243,6 +243,18 @@ pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec
 }
 
 fn add_integer_range(obj: &mut Map<String, Value>) {
+    add_integer_range_here(obj);
+    if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
+        for b in branches {
+            if let Value::Object(b) = b {
+                add_integer_range(b);
+            }
+        }
+    }
+}
+
+/// The range of the Rust integer type named by `format`, on this schema object only.
+fn add_integer_range_here(obj: &mut Map<String, Value>) {
     let is_integer = match obj.get("type") {
         Some(Value::String(t)) => t == "integer",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
@@ -280,13 +292,6 @@ fn add_integer_range(obj: &mut Map<String, Value>) {
             obj.insert("maximum".into(), hi);
         }
     }
-    if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
-        for b in branches {
-            if let Value::Object(b) = b {
-                add_integer_range(b);
-            }
-        }
-    }
 }
 
 /// The object schema of a derived input (what its `JsonSchema::json_schema` returns).
@@ -321,12 +326,65 @@ pub fn object_schema(
 }
 
 /// The root schema of `T` with annotations: `$schema` (draft 2020-12), `$defs` for nested
-/// inputs.
+/// inputs. Every integer schema carries its Rust type's range in `minimum` / `maximum`, and
+/// the Rust number `format`s (`uint32`, `double`, …) are stripped; the validator compiles this
+/// schema and agents see it without its annotations, so both read the same keywords.
 pub fn annotated_root_schema<T: schemars::JsonSchema>() -> Value {
-    schemars::generate::SchemaSettings::draft2020_12()
+    let mut root = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<T>()
-        .to_value()
+        .to_value();
+    for_each_schema(&mut root, &mut add_integer_range_here);
+    strip_rust_formats(&mut root);
+    root
+}
+
+/// The `format`s `schemars` writes for Rust number types. They are not JSON Schema formats.
+const RUST_NUMBER_FORMATS: &[&str] = &[
+    "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32",
+    "uint64", "uint128", "float", "double",
+];
+
+/// Removes the `format`s `schemars` writes for Rust number types (`uint32`, `int64`, `double`,
+/// …) from a schema and all its subschemas: validators that check formats strictly (ajv in the
+/// TypeScript SDK, some LLM providers) warn about or reject unknown ones. Real formats
+/// (`email`, `uri`, `date-time`, …) stay. Used for input and output schemas alike.
+pub(crate) fn strip_rust_formats(schema: &mut Value) {
+    for_each_schema(schema, &mut |obj| {
+        if obj
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| RUST_NUMBER_FORMATS.contains(&f))
+        {
+            obj.remove("format");
+        }
+    });
+}
+
+/// Calls `f` on every schema object in `schema`, itself included: subschemas of any keyword,
+/// the values of `properties`, `$defs`, `patternProperties`, … — never the instances in `enum`,
+/// `const`, `default`, `examples` or an `x-fusion-*` annotation.
+fn for_each_schema(schema: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+    match schema {
+        Value::Object(obj) => {
+            f(obj);
+            for (k, v) in obj.iter_mut() {
+                match k.as_str() {
+                    "enum" | "const" | "default" | "examples" => {}
+                    k if k.starts_with(ANNOTATION_PREFIX) => {}
+                    "properties" | "$defs" | "definitions" | "patternProperties"
+                    | "dependentSchemas" => {
+                        if let Value::Object(children) = v {
+                            children.values_mut().for_each(|c| for_each_schema(c, f));
+                        }
+                    }
+                    _ => for_each_schema(v, f),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| for_each_schema(i, f)),
+        _ => {}
+    }
 }
 
 /// Removes every `x-fusion-*` annotation, recursively (property names are left alone).
@@ -430,6 +488,48 @@ mod tests {
         assert_eq!(
             (&m["minimum"], &m["maximum"]),
             (&json!(2.5), &json!(i32::MAX))
+        );
+    }
+
+    #[test]
+    fn rust_formats_are_stripped_everywhere_and_real_ones_kept() {
+        let mut v = json!({
+            "type": "object",
+            "properties": {
+                "format": {"type": "integer", "format": "uint32", "minimum": 0},
+                "email": {"type": "string", "format": "email"},
+                "ratio": {"anyOf": [{"type": "number", "format": "double"}, {"type": "null"}]},
+                "codes": {"type": "array", "items": {"type": "integer", "format": "uint8"}}
+            },
+            "$defs": {"L": {"type": "number", "format": "float", "default": {"format": "int64"}}},
+            "x-fusion-keys": ["format"]
+        });
+        strip_rust_formats(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "type": "object",
+                "properties": {
+                    "format": {"type": "integer", "minimum": 0},
+                    "email": {"type": "string", "format": "email"},
+                    "ratio": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+                    "codes": {"type": "array", "items": {"type": "integer"}}
+                },
+                "$defs": {"L": {"type": "number", "default": {"format": "int64"}}},
+                "x-fusion-keys": ["format"]
+            })
+        );
+    }
+
+    #[test]
+    fn nested_integer_schemas_get_their_range_before_the_format_goes() {
+        let mut v =
+            json!({"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0}});
+        for_each_schema(&mut v, &mut add_integer_range_here);
+        strip_rust_formats(&mut v);
+        assert_eq!(
+            v,
+            json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255}})
         );
     }
 }

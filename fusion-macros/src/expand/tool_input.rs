@@ -27,6 +27,10 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 fn expand(cont: &Container) -> TokenStream {
     let ident = &cont.original.ident;
     let name = ident.to_string();
+    let schema_name = cont
+        .rename
+        .as_ref()
+        .map_or_else(|| name.clone(), |r| r.value());
     let description = option_str(
         cont.attrs
             .description
@@ -60,7 +64,7 @@ fn expand(cont: &Container) -> TokenStream {
             #[automatically_derived]
             impl ::fusion_runtime::__private::JsonSchema for #ident {
                 fn schema_name() -> ::std::borrow::Cow<'static, str> {
-                    ::std::borrow::Cow::Borrowed(#name)
+                    ::std::borrow::Cow::Borrowed(#schema_name)
                 }
                 fn schema_id() -> ::std::borrow::Cow<'static, str> {
                     ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #name))
