@@ -54,7 +54,9 @@ fn run(scenario: &str, server: &fusion_runtime::Server, input: &Value) -> usize 
         "bare" => usize::from(Signup::deserialize(black_box(input)).is_ok()),
         "pipeline_valid" | "pipeline_invalid" => {
             let args = object(input.clone());
-            block_on(server.call(TOOL, Some(args), RequestScope::detached())).content.len()
+            block_on(server.call(TOOL, Some(args), RequestScope::detached()))
+                .content
+                .len()
         }
         "by_hand_valid" => by_hand(black_box(input)).content.len(),
         "clone" => object(input.clone()).len(),
@@ -70,7 +72,10 @@ fn run(scenario: &str, server: &fusion_runtime::Server, input: &Value) -> usize 
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let Some(scenario) = args.first() else {
         return;
     };

@@ -66,7 +66,8 @@ fn paths(issues: &[Issue]) -> Vec<&str> {
 
 #[test]
 fn spec_example_byte_for_byte() {
-    let report = GetInvoice::from_arguments(&json!({"email": "not-an-email"})).expect_err("invalid");
+    let report =
+        GetInvoice::from_arguments(&json!({"email": "not-an-email"})).expect_err("invalid");
     assert_eq!(
         report.render("billing.get_invoice"),
         "<validation_error action=\"billing.get_invoice\">\n  <field name=\"email\">Invalid email format. You sent: 'not-an-email'. Expected a valid email address.</field>\n  <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
@@ -75,8 +76,8 @@ fn spec_example_byte_for_byte() {
 
 #[test]
 fn all_problems_in_one_pass_in_declared_order() {
-    let report = SendReminder::from_arguments(&
-        json!({"days_overdue": 0, "invoice_id": "inv_1", "emial": "a@b.co"}),
+    let report = SendReminder::from_arguments(
+        &json!({"days_overdue": 0, "invoice_id": "inv_1", "emial": "a@b.co"}),
     )
     .expect_err("invalid");
     insta::assert_snapshot!(render(&report));
