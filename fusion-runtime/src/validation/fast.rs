@@ -454,6 +454,8 @@ static EMAIL_BYTES: [u8; 256] = {
 /// (the validator's matcher is used).
 #[derive(Debug)]
 pub(crate) struct SimplePattern {
+    /// The leading literal characters, compared at once.
+    prefix: Vec<u8>,
     pieces: Vec<Piece>,
     anchored_end: bool,
 }
@@ -516,7 +518,16 @@ impl SimplePattern {
                 return None;
             }
         }
+        let literals = pieces
+            .iter()
+            .take_while(|p| p.min == 1 && p.max == 1 && p.set.count_ones() == 1)
+            .count();
+        let prefix = pieces
+            .drain(..literals)
+            .map(|p| p.set.trailing_zeros() as u8)
+            .collect();
         Some(SimplePattern {
+            prefix,
             pieces,
             anchored_end,
         })
@@ -524,7 +535,10 @@ impl SimplePattern {
 
     pub(crate) fn is_match(&self, s: &str) -> bool {
         let bytes = s.as_bytes();
-        let mut pos = 0;
+        if !bytes.starts_with(&self.prefix) {
+            return false;
+        }
+        let mut pos = self.prefix.len();
         let in_set = |set: u128, b: u8| b < 128 && set & (1u128 << b) != 0;
         for (i, p) in self.pieces.iter().enumerate() {
             let last = i + 1 == self.pieces.len();
@@ -534,11 +548,12 @@ impl SimplePattern {
                 // The last piece of a pattern without `$` needs only its minimum.
                 p.min
             };
-            let run = bytes[pos..]
-                .iter()
-                .take(limit.saturating_add(1))
-                .take_while(|&&b| in_set(p.set, b))
-                .count();
+            let stop = bytes.len().min(pos.saturating_add(limit).saturating_add(1));
+            let mut end = pos;
+            while end < stop && in_set(p.set, bytes[end]) {
+                end += 1;
+            }
+            let run = end - pos;
             if run < p.min {
                 return false;
             }
