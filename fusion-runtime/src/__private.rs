@@ -82,13 +82,16 @@ impl Compiled {
     /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.
     pub fn check(&self, arguments: &Value) -> Vec<Issue> {
         match &self.validator {
-            Ok(v) => {
-                if v.is_valid(arguments) {
-                    Vec::new()
-                } else {
-                    issues_from_errors(&self.annotated, v.iter_errors(arguments))
-                }
-            }
+            Ok(v) if v.is_valid(arguments) => Vec::new(),
+            _ => self.collect(arguments),
+        }
+    }
+
+    /// Every structural problem of `arguments`, for arguments already known to be invalid
+    /// (no `is_valid` pass first); empty when the schema accepts them after all.
+    fn collect(&self, arguments: &Value) -> Vec<Issue> {
+        match &self.validator {
+            Ok(v) => issues_from_errors(&self.annotated, v.iter_errors(arguments)),
             Err(e) => vec![Issue::new(
                 "",
                 IssueKind::Custom {
@@ -110,20 +113,31 @@ impl Compiled {
 /// problem. The two agree on every input, so the outcome is the same either way.
 pub fn from_arguments<T: DeserializeOwned + Validate>(
     compiled: &Compiled,
-    arguments: Value,
+    arguments: &Value,
 ) -> Result<T, ValidationReport> {
-    if compiled.fast_accepts(&arguments) != Some(true) {
-        let issues = compiled.check(&arguments);
-        if !issues.is_empty() {
-            return Err(ValidationReport::new(issues));
+    match compiled.fast_accepts(arguments) {
+        Some(true) => {}
+        // The fast path agrees with the validator: it rejected, so collect the problems
+        // without asking `is_valid` again.
+        Some(false) => {
+            let issues = compiled.collect(arguments);
+            if !issues.is_empty() {
+                return Err(ValidationReport::new(issues));
+            }
+        }
+        None => {
+            let issues = compiled.check(arguments);
+            if !issues.is_empty() {
+                return Err(ValidationReport::new(issues));
+            }
         }
     }
-    let value = match T::deserialize(&arguments) {
+    let value = match T::deserialize(arguments) {
         Ok(v) => v,
         Err(e) => return Err(ValidationReport::new(vec![serde_issue(&e)])),
     };
     let mut issues = Vec::new();
-    value.validate(&arguments, &Path::Root, &mut issues);
+    value.validate(arguments, &Path::Root, &mut issues);
     if issues.is_empty() {
         Ok(value)
     } else {

@@ -25,5 +25,8 @@ pub trait ToolInput: Sized + Send + 'static {
 
     /// Checks the raw arguments against the schema — every problem in one pass — then builds
     /// the typed value and runs custom validators. `Err` carries every problem found.
-    fn from_arguments(arguments: Value) -> Result<Self, ValidationReport>;
+    ///
+    /// The arguments are borrowed: the caller keeps them (the pipeline hands them to
+    /// middleware afterwards), and nothing is copied or dropped here.
+    fn from_arguments(arguments: &Value) -> Result<Self, ValidationReport>;
 }

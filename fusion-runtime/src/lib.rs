@@ -119,7 +119,7 @@ pub mod schema;
 /// let schema = SendReminder::input_schema();
 /// assert_eq!(schema["additionalProperties"], false);
 ///
-/// let report = SendReminder::from_arguments(serde_json::json!({
+/// let report = SendReminder::from_arguments(&serde_json::json!({
 ///     "invoice_id": "inv_2026_0001", "email": "not-an-email", "days_overdue": 3
 /// }))
 /// .err()

@@ -21,9 +21,10 @@ fn object(v: Value) -> JsonObject {
     }
 }
 
-/// The same work without the framework: validate, run the handler, answer the JSON.
+/// The same work without the framework: validate, run the handler, answer the JSON. It takes
+/// the arguments by value and drops them, as the pipeline does.
 fn by_hand(args: JsonObject) -> ToolResponse {
-    match Signup::from_arguments(Value::Object(args)) {
+    match Signup::from_arguments(&Value::Object(args)) {
         Ok(input) => match serde_json::to_value(registered(input)) {
             Ok(v) => ToolResponse::json(v),
             Err(e) => ToolResponse::text(e.to_string()),

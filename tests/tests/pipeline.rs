@@ -31,10 +31,10 @@ impl ToolInput for IdInput {
         Arc::new(schema.as_object().cloned().unwrap_or_default())
     }
 
-    fn from_arguments(arguments: Value) -> Result<Self, ValidationReport> {
+    fn from_arguments(arguments: &Value) -> Result<Self, ValidationReport> {
         match arguments.get("id") {
             Some(Value::String(_)) => {
-                serde_json::from_value(arguments).map_err(|_| ValidationReport::new(vec![]))
+                Self::deserialize(arguments).map_err(|_| ValidationReport::new(vec![]))
             }
             Some(other) => Err(ValidationReport::new(vec![Issue::new(
                 "id",

@@ -121,7 +121,7 @@ proptest! {
     fn schema_and_validator_agree(args in arguments()) {
         let schema = Value::Object((*Order::input_schema()).clone());
         let accepted = schema_accepts(&schema, &args);
-        match Order::from_arguments(args.clone()) {
+        match Order::from_arguments(&args) {
             Ok(_) => prop_assert!(accepted, "passed but the schema rejects {args}"),
             Err(report) => {
                 prop_assert!(!accepted, "the schema accepts {args} but: {report}");
@@ -138,7 +138,7 @@ proptest! {
         let args = json!({"name": name, "status": status, "amount": amount, "email": email, "lines": lines});
         let schema = Value::Object((*Order::input_schema()).clone());
         let accepted = schema_accepts(&schema, &args);
-        let result = Order::from_arguments(args.clone());
+        let result = Order::from_arguments(&args);
         prop_assert_eq!(accepted, result.is_ok(), "{} -> {:?}", args, result.err());
     }
 }
@@ -149,7 +149,7 @@ fn a_known_valid_order_passes_both() {
         json!({"name": "ab", "status": "open", "lines": [{"sku": "SKU-1", "qty": 1}], "amount": 5});
     let schema = Value::Object((*Order::input_schema()).clone());
     assert!(schema_accepts(&schema, &args));
-    let order = Order::from_arguments(args).expect("valid");
+    let order = Order::from_arguments(&args).expect("valid");
     assert_eq!(order.lines[0].sku, "SKU-1");
     assert_eq!(order.amount, Some(5));
     assert!(matches!(order.status, Status::Open));

@@ -84,7 +84,7 @@ struct NeedsEmail {
 
 /// The single `<field>` line `args` produce.
 fn field_line<T: ToolInput + std::fmt::Debug>(args: Value) -> String {
-    let report = T::from_arguments(args).expect_err("arguments are invalid");
+    let report = T::from_arguments(&args).expect_err("arguments are invalid");
     assert_eq!(report.issues().len(), 1, "{report}");
     let rendered = report.render("test.kinds");
     rendered
@@ -99,7 +99,7 @@ fn line(args: Value) -> String {
 }
 
 fn kind(args: Value) -> &'static str {
-    Everything::from_arguments(args)
+    Everything::from_arguments(&args)
         .expect_err("invalid")
         .issues()[0]
         .kind
@@ -238,7 +238,7 @@ fn invalid_union() {
 fn custom() {
     insta::assert_snapshot!(line(json!({"login": "admin"})));
     assert!(matches!(
-        Everything::from_arguments(json!({"login": "admin"}))
+        Everything::from_arguments(&json!({"login": "admin"}))
             .expect_err("invalid")
             .issues()[0]
             .kind,
@@ -262,13 +262,13 @@ fn every_kind_has_its_code() {
     for (args, code) in cases {
         assert_eq!(kind(args.clone()), code, "{args}");
     }
-    let missing = NeedsEmail::from_arguments(json!({})).expect_err("missing");
+    let missing = NeedsEmail::from_arguments(&json!({})).expect_err("missing");
     assert_eq!(missing.issues()[0].kind.code(), "missing");
 }
 
 #[test]
 fn valid_arguments_pass() {
-    let ok = Everything::from_arguments(json!({
+    let ok = Everything::from_arguments(&json!({
         "name": "n", "code": "abc", "count": 10, "ratio": 1.2, "tags": ["a"],
         "email": "a@example.com", "url": "https://example.com", "uuid": "123e4567-e89b-12d3-a456-426614174000",
         "at": "2026-01-15T10:30:00Z", "day": "2026-01-15", "ip4": "192.168.0.1", "ip6": "2001:db8::1",
@@ -280,7 +280,7 @@ fn valid_arguments_pass() {
     assert!(matches!(ok.channel, Some(Channel::Sms)));
     assert!(matches!(ok.target, Some(IdOrName::Id(7))));
     assert!(matches!(ok.version, Some(Version::V2)));
-    let named = Everything::from_arguments(json!({"target": "acme"})).expect("valid");
+    let named = Everything::from_arguments(&json!({"target": "acme"})).expect("valid");
     assert!(matches!(named.target, Some(IdOrName::Name(n)) if n == "acme"));
     assert_eq!(ok.small, Some(255));
     assert_eq!(ok.name.as_deref(), Some("n"));

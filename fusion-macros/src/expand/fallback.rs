@@ -17,7 +17,7 @@ pub fn expand(input: &DeriveInput, error: syn::Error) -> TokenStream {
                 ::core::unreachable!()
             }
             fn from_arguments(
-                _: ::fusion_runtime::__private::serde_json::Value,
+                _: &::fusion_runtime::__private::serde_json::Value,
             ) -> ::core::result::Result<Self, ::fusion_runtime::ValidationReport> {
                 ::core::unreachable!()
             }

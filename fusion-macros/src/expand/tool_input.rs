@@ -96,7 +96,7 @@ fn expand(cont: &Container) -> TokenStream {
                     __fusion_compiled().schema()
                 }
                 fn from_arguments(
-                    __fusion_args: ::fusion_runtime::__private::serde_json::Value,
+                    __fusion_args: &::fusion_runtime::__private::serde_json::Value,
                 ) -> ::core::result::Result<Self, ::fusion_runtime::ValidationReport> {
                     ::fusion_runtime::__private::from_arguments::<Self>(__fusion_compiled(), __fusion_args)
                 }

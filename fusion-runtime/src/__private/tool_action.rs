@@ -142,7 +142,7 @@ impl ToolInput for NoInput {
         Arc::new(JsonObject::new())
     }
 
-    fn from_arguments(_: serde_json::Value) -> Result<Self, ValidationReport> {
+    fn from_arguments(_: &serde_json::Value) -> Result<Self, ValidationReport> {
         Ok(NoInput)
     }
 }

@@ -128,9 +128,12 @@ impl ToolResponse {
         }
     }
 
-    /// A successful response carrying `value` as pretty JSON text and as structured content.
+    /// A successful response carrying `value` as compact JSON text (no indentation: fewer
+    /// tokens for the model) and as structured content.
     pub fn json(value: serde_json::Value) -> Self {
-        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+        // `serde_json::to_string` writes bytes; `Value`'s `Display` goes through `fmt` and
+        // costs about twice as much (callgrind).
+        let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
         ToolResponse {
             content: vec![Content::Text(text)],
             is_error: false,

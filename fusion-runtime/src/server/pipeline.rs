@@ -41,7 +41,7 @@ pub(crate) type Invocation =
 /// An action with its types erased.
 pub(crate) trait Erased: Send + Sync {
     fn info(&self) -> &ActionInfo;
-    fn validate(&self, arguments: Value) -> Result<Invocation, ValidationReport>;
+    fn validate(&self, arguments: &Value) -> Result<Invocation, ValidationReport>;
 }
 
 pub(crate) struct Registered<A> {
@@ -63,7 +63,7 @@ impl<A: ToolAction> Erased for Registered<A> {
         self.info.get_or_init(A::info)
     }
 
-    fn validate(&self, arguments: Value) -> Result<Invocation, ValidationReport> {
+    fn validate(&self, arguments: &Value) -> Result<Invocation, ValidationReport> {
         let input = <A::Input as ToolInput>::from_arguments(arguments)?;
         Ok(Box::new(move |cx: &CallContext| A::call(input, cx)))
     }
@@ -76,7 +76,8 @@ pub(crate) async fn call(
     arguments: Option<JsonObject>,
     scope: RequestScope,
 ) -> ToolResponse {
-    let started = Instant::now();
+    // The clock is read only when the per-call `debug` line below is written.
+    let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
     let arguments = arguments.unwrap_or_default();
     let (index, arguments) = match route(inner, tool, arguments) {
         Ok(routed) => routed,
@@ -97,11 +98,12 @@ pub(crate) async fn call(
         }
         r = run_action(inner, action.as_ref(), guards, tool, arguments, scope) => r,
     };
-    tracing::info!(
+    // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
+    tracing::debug!(
         tool,
         action = info.name,
         is_error = response.is_error,
-        elapsed_us = started.elapsed().as_micros() as u64,
+        elapsed_us = started.map_or(0, |s| s.elapsed().as_micros() as u64),
         "call"
     );
     response
@@ -152,10 +154,9 @@ async fn run_action(
         Err(e) => return ToolResponse::error(e),
     };
     let internal = inner.internal;
-    let arguments = Arc::new(arguments);
-    let validated = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        action.validate(Value::Object(arguments.as_ref().clone()))
-    }));
+    // Validated from a reference, then moved on to middleware: the arguments are never copied.
+    let arguments = Value::Object(arguments);
+    let validated = std::panic::catch_unwind(AssertUnwindSafe(|| action.validate(&arguments)));
     let invocation = match validated {
         Ok(Ok(inv)) => inv,
         Ok(Err(report)) => {
@@ -179,7 +180,11 @@ async fn run_action(
         },
     );
     let next = Next::new(inner.middleware.clone(), internal, endpoint);
-    let request = CallRequest::new(cx, arguments);
+    let arguments = match arguments {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    };
+    let request = CallRequest::new(cx, Arc::new(arguments));
     let run = AssertUnwindSafe(next.run(request)).catch_unwind();
     let ran = match guards.timeout {
         Some(limit) => match guard::with_timeout(info.name, limit, run).await {

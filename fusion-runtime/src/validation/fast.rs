@@ -68,7 +68,9 @@ struct Node {
     max_length: u64,
     /// `format: email`.
     email: Option<jsonschema::Validator>,
-    /// `pattern` and every `format` but `email`, delegated.
+    /// `pattern`, when it is a [`SimplePattern`].
+    pattern: Option<SimplePattern>,
+    /// Any other `pattern`, and every `format` but `email`, delegated.
     string_delegate: Option<jsonschema::Validator>,
     /// The numeric keywords as integers, when every one of them is an integer.
     int_bounds: Option<IntBounds>,
@@ -80,8 +82,12 @@ struct Node {
     items: Option<usize>,
     /// Whether the node has any object keyword.
     object: bool,
-    properties: Vec<(String, usize)>,
-    required: Vec<String>,
+    /// `properties`, sorted by name (a `Map`'s own order), each with whether it is required.
+    properties: Vec<(String, usize, bool)>,
+    /// How many of `properties` are required.
+    required_properties: usize,
+    /// `required` names that are not in `properties`.
+    required_other: Vec<String>,
     additional: Additional,
     any_of: Vec<usize>,
     one_of: Vec<usize>,
@@ -97,6 +103,7 @@ impl Node {
             min_length: 0,
             max_length: u64::MAX,
             email: None,
+            pattern: None,
             string_delegate: None,
             int_bounds: None,
             number_delegate: None,
@@ -105,7 +112,8 @@ impl Node {
             items: None,
             object: false,
             properties: Vec::new(),
-            required: Vec::new(),
+            required_properties: 0,
+            required_other: Vec::new(),
             additional: Additional::Allowed,
             any_of: Vec::new(),
             one_of: Vec::new(),
@@ -196,6 +204,7 @@ impl<'a> Compiler<'a> {
             _ => return None,
         };
         let mut node = Node::new(ANY);
+        let mut required: Vec<String> = Vec::new();
         let mut numeric = Map::new();
         let mut string = Map::new();
         for (key, value) in obj {
@@ -228,9 +237,12 @@ impl<'a> Compiler<'a> {
                 }
                 "minLength" => node.min_length = value.as_u64()?,
                 "maxLength" => node.max_length = value.as_u64()?,
-                "pattern" => {
-                    string.insert(key.clone(), value.clone());
-                }
+                "pattern" => match SimplePattern::parse(value.as_str()?) {
+                    Some(p) => node.pattern = Some(p),
+                    None => {
+                        string.insert(key.clone(), value.clone());
+                    }
+                },
                 "format" => {
                     if value.as_str()? == "email" {
                         node.email = Some(delegate(serde_json::json!({ "format": "email" }))?);
@@ -251,12 +263,12 @@ impl<'a> Compiler<'a> {
                     node.object = true;
                     for (name, sub) in value.as_object()? {
                         let i = self.node(sub)?;
-                        node.properties.push((name.clone(), i));
+                        node.properties.push((name.clone(), i, false));
                     }
                 }
                 "required" => {
                     node.object = true;
-                    node.required = value
+                    required = value
                         .as_array()?
                         .iter()
                         .map(|k| k.as_str().map(str::to_owned))
@@ -275,6 +287,22 @@ impl<'a> Compiler<'a> {
                 "allOf" => node.all_of = self.subschemas(value)?,
                 "$ref" => node.ref_ = Some(self.resolve(value.as_str()?)?),
                 _ => return None,
+            }
+        }
+        node.properties.sort_by(|a, b| a.0.cmp(&b.0));
+        node.properties.dedup_by(|a, b| a.0 == b.0);
+        required.sort();
+        required.dedup();
+        for name in required {
+            match node
+                .properties
+                .binary_search_by(|p| p.0.as_str().cmp(&name))
+            {
+                Ok(i) => {
+                    node.properties[i].2 = true;
+                    node.required_properties += 1;
+                }
+                Err(_) => node.required_other.push(name),
             }
         }
         if !string.is_empty() {
@@ -342,45 +370,33 @@ fn type_of(v: &Value) -> u8 {
 /// labels of 1..=63 ASCII letters, digits and inner hyphens, is at most 253 bytes and has no
 /// `--` in positions 3–4 (so no A-label for the hostname check to decode).
 pub(crate) fn is_plain_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else {
+    let bytes = s.as_bytes();
+    let Some(at) = bytes.iter().position(|&b| b == b'@') else {
         return false;
     };
+    let (local, domain) = (&bytes[..at], &bytes[at + 1..]);
     if local.is_empty() || local.len() > 64 || domain.len() > 253 {
         return false;
     }
-    let atext = |b: u8| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'/'
-                    | b'='
-                    | b'?'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'{'
-                    | b'|'
-                    | b'}'
-                    | b'~'
-            )
-    };
-    let local_ok = local
-        .as_bytes()
-        .split(|&b| b == b'.')
-        .all(|atom| !atom.is_empty() && atom.iter().all(|&b| atext(b)));
-    if !local_ok {
+    // The local part: dot-separated non-empty atoms of `atext`.
+    let mut after_dot = true;
+    for &b in local {
+        if b == b'.' {
+            if after_dot {
+                return false;
+            }
+            after_dot = true;
+        } else if EMAIL_BYTES[usize::from(b)] & ATEXT != 0 {
+            after_dot = false;
+        } else {
+            return false;
+        }
+    }
+    if after_dot {
         return false;
     }
     let mut labels = 0;
-    for label in domain.as_bytes().split(|&b| b == b'.') {
+    for label in domain.split(|&b| b == b'.') {
         let (Some(&first), Some(&last)) = (label.first(), label.last()) else {
             return false;
         };
@@ -389,7 +405,7 @@ pub(crate) fn is_plain_email(s: &str) -> bool {
             || !last.is_ascii_alphanumeric()
             || !label
                 .iter()
-                .all(|&b| b.is_ascii_alphanumeric() || b == b'-')
+                .all(|&b| EMAIL_BYTES[usize::from(b)] & LABEL != 0)
             || (label.len() >= 4 && label[2] == b'-' && label[3] == b'-')
         {
             return false;
@@ -397,6 +413,250 @@ pub(crate) fn is_plain_email(s: &str) -> bool {
         labels += 1;
     }
     labels >= 2
+}
+
+/// [`EMAIL_BYTES`]: an `atext` byte of a local part.
+const ATEXT: u8 = 1;
+/// [`EMAIL_BYTES`]: a byte of a domain label (ASCII letter, digit, `-`).
+const LABEL: u8 = 2;
+
+/// What each byte may be in [`is_plain_email`].
+static EMAIL_BYTES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            t[b] = ATEXT | LABEL;
+        }
+        b += 1;
+    }
+    let punct = b"!#$%&'*+-/=?^_`{|}~";
+    let mut i = 0;
+    while i < punct.len() {
+        t[punct[i] as usize] |= ATEXT;
+        i += 1;
+    }
+    t[b'-' as usize] |= LABEL;
+    t
+};
+
+/// A `pattern` of the shape most ID and code patterns have — `^`, then a sequence of ASCII
+/// literals and ASCII bracket classes (`[a-z0-9_]`, `\d`), each with an optional quantifier,
+/// then an optional `$` — matched directly, without the regex engine.
+///
+/// Exact under ECMA-262 (what `jsonschema` implements): every atom matches one ASCII
+/// character, so a UTF-16 code unit, a `char` and a byte are the same unit for it and a
+/// non-ASCII character matches nothing; `$` without the `m` flag is the end of the string
+/// only. The sequence is matched without backtracking, which is exact only when each piece of
+/// variable length is the last or is followed by a piece of at least one character whose set
+/// is disjoint from its own: it must then take exactly its run. Any other pattern is `None`
+/// (the validator's matcher is used).
+#[derive(Debug)]
+pub(crate) struct SimplePattern {
+    /// The leading literal characters, compared at once.
+    prefix: Vec<u8>,
+    pieces: Vec<Piece>,
+    anchored_end: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    /// The ASCII characters the atom matches, one bit each.
+    set: u128,
+    min: usize,
+    max: usize,
+}
+
+/// The most pieces a simple pattern may have.
+const MAX_PIECES: usize = 16;
+
+impl SimplePattern {
+    pub(crate) fn parse(pattern: &str) -> Option<SimplePattern> {
+        let mut rest = pattern.strip_prefix('^')?.as_bytes();
+        let mut pieces: Vec<Piece> = Vec::new();
+        let mut anchored_end = false;
+        while let Some(&c) = rest.first() {
+            let set = match c {
+                b'$' if rest.len() == 1 => {
+                    anchored_end = true;
+                    rest = &rest[1..];
+                    continue;
+                }
+                b'[' => {
+                    let end = rest.iter().position(|&b| b == b']')?;
+                    let set = class_set(&rest[1..end])?;
+                    rest = &rest[end + 1..];
+                    set
+                }
+                b'\\' => {
+                    if rest.get(1) != Some(&b'd') {
+                        return None;
+                    }
+                    rest = &rest[2..];
+                    digits()
+                }
+                c if c.is_ascii_alphanumeric() || b"_-:@/=,#%&~!;<>'\" ".contains(&c) => {
+                    rest = &rest[1..];
+                    1u128 << c
+                }
+                _ => return None,
+            };
+            let (min, max, used) = quantifier(rest)?;
+            rest = &rest[used..];
+            pieces.push(Piece { set, min, max });
+            if pieces.len() > MAX_PIECES {
+                return None;
+            }
+        }
+        // Deterministic only when each variable piece must take its whole run.
+        for (i, p) in pieces.iter().enumerate() {
+            if p.min != p.max
+                && let Some(next) = pieces.get(i + 1)
+                && (next.min == 0 || next.set & p.set != 0)
+            {
+                return None;
+            }
+        }
+        let literals = pieces
+            .iter()
+            .take_while(|p| p.min == 1 && p.max == 1 && p.set.count_ones() == 1)
+            .count();
+        let prefix = pieces
+            .drain(..literals)
+            .map(|p| p.set.trailing_zeros() as u8)
+            .collect();
+        Some(SimplePattern {
+            prefix,
+            pieces,
+            anchored_end,
+        })
+    }
+
+    pub(crate) fn is_match(&self, s: &str) -> bool {
+        let bytes = s.as_bytes();
+        if !bytes.starts_with(&self.prefix) {
+            return false;
+        }
+        let mut pos = self.prefix.len();
+        let in_set = |set: u128, b: u8| b < 128 && set & (1u128 << b) != 0;
+        for (i, p) in self.pieces.iter().enumerate() {
+            let last = i + 1 == self.pieces.len();
+            let limit = if p.min == p.max || !last || self.anchored_end {
+                p.max
+            } else {
+                // The last piece of a pattern without `$` needs only its minimum.
+                p.min
+            };
+            let stop = bytes.len().min(pos.saturating_add(limit).saturating_add(1));
+            let mut end = pos;
+            while end < stop && in_set(p.set, bytes[end]) {
+                end += 1;
+            }
+            let run = end - pos;
+            if run < p.min {
+                return false;
+            }
+            let take = if p.min == p.max {
+                p.min
+            } else if run > limit {
+                // The next character is in this set, so not in the next piece's (disjoint):
+                // no way to stop here.
+                if !last || self.anchored_end {
+                    return false;
+                }
+                limit
+            } else {
+                run
+            };
+            pos += take;
+        }
+        !self.anchored_end || pos == bytes.len()
+    }
+}
+
+fn digits() -> u128 {
+    (b'0'..=b'9').fold(0, |acc, b| acc | 1u128 << b)
+}
+
+/// The set of a bracket class's body: ASCII letters, digits, `_`, `.`, ranges between two
+/// letters or digits, `\d`, and `-` first or last. No negation, no other escape.
+fn class_set(body: &[u8]) -> Option<u128> {
+    if body.is_empty() || body[0] == b'^' {
+        return None;
+    }
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
+    let mut set = 0u128;
+    let mut i = 0;
+    while i < body.len() {
+        let c = body[i];
+        if c == b'\\' {
+            if body.get(i + 1) != Some(&b'd') || body.get(i + 2) == Some(&b'-') {
+                return None;
+            }
+            set |= digits();
+            i += 2;
+        } else if c == b'-' {
+            if i != 0 && i + 1 != body.len() {
+                return None;
+            }
+            set |= 1u128 << b'-';
+            i += 1;
+        } else if body.get(i + 1) == Some(&b'-') && i + 2 < body.len() {
+            let hi = body[i + 2];
+            let same_kind = (c.is_ascii_digit() && hi.is_ascii_digit())
+                || (c.is_ascii_lowercase() && hi.is_ascii_lowercase())
+                || (c.is_ascii_uppercase() && hi.is_ascii_uppercase());
+            if !same_kind || c > hi {
+                return None;
+            }
+            set |= (c..=hi).fold(0, |acc, b| acc | 1u128 << b);
+            i += 3;
+        } else if plain(c) {
+            set |= 1u128 << c;
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    Some(set)
+}
+
+/// `?`, `*`, `+`, `{n}`, `{n,}`, `{n,m}` (greedy only) → (min, max, bytes used).
+fn quantifier(rest: &[u8]) -> Option<(usize, usize, usize)> {
+    let (min, max, used) = match rest.first() {
+        Some(b'?') => (0, 1, 1),
+        Some(b'*') => (0, usize::MAX, 1),
+        Some(b'+') => (1, usize::MAX, 1),
+        Some(b'{') => {
+            let end = rest.iter().position(|&b| b == b'}')?;
+            let body = std::str::from_utf8(&rest[1..end]).ok()?;
+            let num = |s: &str| -> Option<usize> {
+                if s.is_empty() || s.len() > 6 || !s.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                s.parse().ok()
+            };
+            let (min, max) = match body.split_once(',') {
+                None => {
+                    let n = num(body)?;
+                    (n, n)
+                }
+                Some((lo, "")) => (num(lo)?, usize::MAX),
+                Some((lo, hi)) => (num(lo)?, num(hi)?),
+            };
+            if min > max {
+                return None;
+            }
+            (min, max, end + 1)
+        }
+        _ => (1, 1, 0),
+    };
+    // A lazy (`?`) or possessive suffix, or a second quantifier: not handled.
+    if used > 0 && matches!(rest.get(used), Some(b'?' | b'+' | b'*' | b'{')) {
+        return None;
+    }
+    Some((min, max, used))
 }
 
 fn string_length_within(s: &str, min: u64, max: u64) -> bool {
@@ -452,6 +712,7 @@ impl FastCheck {
         let ok = match v {
             Value::String(s) => {
                 string_length_within(s, n.min_length, n.max_length)
+                    && n.pattern.as_ref().is_none_or(|p| p.is_match(s))
                     && n.email
                         .as_ref()
                         .is_none_or(|d| is_plain_email(s) || d.is_valid(v))
@@ -485,9 +746,22 @@ impl FastCheck {
     }
 
     fn check_object(&self, n: &Node, obj: &Map<String, Value>) -> bool {
+        let props = &n.properties;
+        // `properties` is sorted as a `BTreeMap` iterates: usually the next one is the key.
+        let mut next = 0;
+        let mut required = 0;
         for (key, value) in obj {
-            let ok = match n.properties.iter().find(|(name, _)| name == key) {
-                Some(&(_, p)) => self.check(p, value),
+            let found = match props.get(next) {
+                Some(p) if p.0 == *key => Some(next),
+                _ => props.binary_search_by(|p| p.0.as_str().cmp(key)).ok(),
+            };
+            let ok = match found {
+                Some(i) => {
+                    next = i + 1;
+                    let (_, p, is_required) = props[i];
+                    required += usize::from(is_required);
+                    self.check(p, value)
+                }
                 None => match n.additional {
                     Additional::Allowed => true,
                     Additional::Denied => false,
@@ -498,7 +772,8 @@ impl FastCheck {
                 return false;
             }
         }
-        n.required.iter().all(|k| obj.contains_key(k))
+        // Keys of a `Map` are unique, so each required property was counted at most once.
+        required == n.required_properties && n.required_other.iter().all(|k| obj.contains_key(k))
     }
 }
 
@@ -591,6 +866,94 @@ mod tests {
                 json!({"l": 5}),
             ],
         );
+    }
+
+    #[test]
+    fn simple_patterns_agree_with_the_validator() {
+        let texts = [
+            "",
+            "a",
+            "acc_",
+            "acc_abc123",
+            "acc_abcdef",
+            "acc_abcde",
+            "acc_abcdefghijkl",
+            "acc_abcdefghijklm",
+            "acc_ABCDEF",
+            "acc_abcdef\n",
+            "acc_abcdéf",
+            "acc_abcdef1é",
+            "xacc_abcdef",
+            "SKU-1",
+            "SKU-123",
+            "SKU-1234",
+            "SKU-",
+            "SKU-١",
+            "ab-12",
+            "ab-",
+            "a.b",
+            "AB12",
+            "ab_12",
+            "-x",
+            "x-",
+            "é",
+            "a\nb",
+            "😀",
+            "aa",
+            "aaa",
+            "a1b2",
+        ];
+        for pattern in [
+            "^acc_[a-z0-9]{6,12}$",
+            "^acc_[a-z0-9]{6,12}",
+            "^SKU-\\d{1,3}$",
+            "^[a-z]+-[0-9]+$",
+            "^[A-Z]{2}[0-9]{2}$",
+            "^[a-z._]+$",
+            "^[-a-z]+$",
+            "^[a-z-]*$",
+            "^a{2,}$",
+            "^a?$",
+            "^$",
+            "^[a-z]*[0-9]+$",
+            "^[\\dA-F]+$",
+        ] {
+            let simple = SimplePattern::parse(pattern).expect(pattern);
+            let slow = delegate(json!({ "pattern": pattern })).expect("compiles");
+            for t in texts {
+                assert_eq!(
+                    simple.is_match(t),
+                    slow.is_valid(&json!(t)),
+                    "{pattern} on {t:?}"
+                );
+            }
+        }
+        // Shapes the direct matcher does not decide keep the validator's matcher.
+        for pattern in [
+            "acc_[a-z]+",
+            "^[a-z]{2}-?[0-9]*$",
+            "^[a-z]*[a-z0-9]+$",
+            "^[a-z]*$x",
+            "^[^a-z]+$",
+            "^a.b$",
+            "^\\w+$",
+            "^(ab)+$",
+            "^a|b$",
+            "^a+?$",
+            "^[a-z]*",
+            "^[a-z]*a$",
+        ] {
+            if let Some(simple) = SimplePattern::parse(pattern) {
+                let slow = delegate(json!({ "pattern": pattern })).expect("compiles");
+                for t in texts {
+                    assert_eq!(
+                        simple.is_match(t),
+                        slow.is_valid(&json!(t)),
+                        "{pattern} on {t:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -43,10 +43,13 @@ fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<
         })
         .collect();
     let path = segments.join(".");
-    let message = e.to_string();
+    // The error's own text is only used for kinds without a mapping of their own.
+    let message = if has_own_mapping(e.kind()) {
+        String::new()
+    } else {
+        e.to_string()
+    };
     let parts = e.into_parts();
-    let instance = parts.instance.into_owned();
-    let sent = Some(instance.clone());
     let kind = match parts.kind {
         ValidationErrorKind::Type { kind } => IssueKind::InvalidType {
             expected: type_words(&kind).into(),
@@ -147,11 +150,43 @@ fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<
             message: cut(&message, MAX_MESSAGE),
         },
     };
-    let mut issue = Issue::new(path, kind, sent);
+    // The value sent, copied only for the issues that show it (not for `required` or
+    // unknown keys, whose instance is the whole object).
+    let mut issue = Issue::new(path, kind, Some(parts.instance.into_owned()));
     if let Some(e) = schema_at(root, &segments).and_then(|s| expected_override(root, s)) {
         issue = issue.with_expected(e);
     }
     out.push(issue);
+}
+
+/// Whether [`push_error`] maps `kind` without the error's message.
+fn has_own_mapping(kind: &ValidationErrorKind) -> bool {
+    matches!(
+        kind,
+        ValidationErrorKind::Type { .. }
+            | ValidationErrorKind::Required { .. }
+            | ValidationErrorKind::AdditionalProperties { .. }
+            | ValidationErrorKind::UnevaluatedProperties { .. }
+            | ValidationErrorKind::Minimum { .. }
+            | ValidationErrorKind::ExclusiveMinimum { .. }
+            | ValidationErrorKind::Maximum { .. }
+            | ValidationErrorKind::ExclusiveMaximum { .. }
+            | ValidationErrorKind::MinLength { .. }
+            | ValidationErrorKind::MaxLength { .. }
+            | ValidationErrorKind::MinItems { .. }
+            | ValidationErrorKind::MaxItems { .. }
+            | ValidationErrorKind::MinProperties { .. }
+            | ValidationErrorKind::MaxProperties { .. }
+            | ValidationErrorKind::Format { .. }
+            | ValidationErrorKind::Pattern { .. }
+            | ValidationErrorKind::MultipleOf { .. }
+            | ValidationErrorKind::Enum { .. }
+            | ValidationErrorKind::Constant { .. }
+            | ValidationErrorKind::AnyOf { .. }
+            | ValidationErrorKind::OneOfNotValid { .. }
+            | ValidationErrorKind::OneOfMultipleValid { .. }
+            | ValidationErrorKind::UniqueItems
+    )
 }
 
 fn is_type_mismatch_at(errs: &[ValidationError<'_>], at: &jsonschema::paths::Location) -> bool {

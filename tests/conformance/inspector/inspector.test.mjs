@@ -67,7 +67,7 @@ test('tools/list shows every billing tool with a description and a strict schema
 test('tools/call answers a real invoice', async () => {
   const result = await call('billing_get_invoice', 'id=inv_2026_0005');
   assert.notEqual(result.isError, true);
-  assert.match(text(result), /"customer": "Hooli"/);
+  assert.match(text(result), /"customer":"Hooli"/);
   assert.equal(result.structuredContent?.id, 'inv_2026_0005');
 });
 

@@ -1,6 +1,6 @@
 //! Bench (5), baseline side: a hand-written `rmcp` `ServerHandler` doing the same work as the
 //! Fusion server — deserialize the arguments, check the same rules by hand, answer the same
-//! JSON (pretty text and structured content) — served over stdio.
+//! JSON (compact text and structured content) — served over stdio.
 
 #[path = "../../benches/common/mod.rs"]
 mod common;
@@ -57,7 +57,7 @@ impl ServerHandler for Bare {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into());
             }
         };
-        let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+        let text = value.to_string();
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(value);
         Ok(result.into())

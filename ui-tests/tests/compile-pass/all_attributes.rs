@@ -67,5 +67,5 @@ struct Input {
 
 fn main() {
     let _ = Input::input_schema();
-    let _ = Input::from_arguments(serde_json::json!({}));
+    let _ = Input::from_arguments(&serde_json::json!({}));
 }
