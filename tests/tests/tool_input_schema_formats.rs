@@ -176,7 +176,7 @@ fn validator_and_fast_path_read_the_stripped_schema_alike() {
         );
     }
     // A byte out of range is a schema issue at its path, not a serde message.
-    let report = Numbers::from_arguments(too_big_item)
+    let report = Numbers::from_arguments(&too_big_item)
         .err()
         .expect("256 is not a u8");
     let rendered = report.render("t");

@@ -90,7 +90,7 @@ fn renamed_inputs_validate_and_deserialize_as_the_schema_says() {
     let compiled = compile::<Order>();
     assert!(compiled.schema_accepts(&good));
     assert_eq!(compiled.fast_accepts(&good), Some(true));
-    let order = Order::from_arguments(good).expect("valid");
+    let order = Order::from_arguments(&good).expect("valid");
     assert_eq!(order.ship_to.street_name, "Main St 1");
     assert_eq!(order.bill_to.map(|a| a.zip).as_deref(), Some("1000"));
 
@@ -98,7 +98,9 @@ fn renamed_inputs_validate_and_deserialize_as_the_schema_says() {
     let bad = json!({"ship_to": {"street_name": "Main St 1"}, "bill_to": {"zip": 1000}});
     assert!(!compiled.schema_accepts(&bad));
     assert_eq!(compiled.fast_accepts(&bad), Some(false));
-    let rendered = Order::from_arguments(bad).expect_err("invalid").render("t");
+    let rendered = Order::from_arguments(&bad)
+        .expect_err("invalid")
+        .render("t");
     assert!(
         rendered.contains(
             "<field name=\"ship_to\">Unrecognized key 'street_name' (did you mean 'streetName'?)"
