@@ -9,7 +9,7 @@ use examples::billing::{
     SendReminder, SendReminderAction, Status,
 };
 use fusion_runtime::client::{Envelope, FusionClient, FusionClientError};
-use fusion_runtime::mcp::{HttpOptions, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::server::Exposure;
 use fusion_runtime::{ErrorCode, Severity};
 use serde_json::json;
@@ -26,6 +26,21 @@ async fn stdio() -> FusionClient {
         .await
         .expect("handshake in time")
         .expect("spawns and connects")
+}
+
+/// Serves `server` over streamable HTTP on an ephemeral loopback port and connects a client.
+async fn serve_http(server: fusion_runtime::Server) -> (HttpServer, FusionClient) {
+    let running = spawn_http(
+        server,
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("binds loopback");
+    let client = FusionClient::connect_http(&running.url)
+        .await
+        .expect("connects");
+    (running, client)
 }
 
 async fn every_envelope_kind(client: FusionClient) {
@@ -178,16 +193,7 @@ async fn over_stdio() {
 #[tokio::test]
 async fn over_streamable_http() {
     let server = examples::billing::server().expect("builds");
-    let running = spawn_http(
-        server,
-        "127.0.0.1:0".parse().expect("addr"),
-        HttpOptions::default(),
-    )
-    .await
-    .expect("binds loopback");
-    let client = FusionClient::connect_http(&running.url)
-        .await
-        .expect("connects");
+    let (running, client) = serve_http(server).await;
     tokio::time::timeout(LIMIT * 2, every_envelope_kind(client))
         .await
         .expect("in time");
@@ -200,19 +206,10 @@ async fn typed_calls_through_a_grouped_server() {
         .grouped()
         .build()
         .expect("builds");
-    let running = spawn_http(
-        server,
-        "127.0.0.1:0".parse().expect("addr"),
-        HttpOptions::default(),
-    )
-    .await
-    .expect("binds loopback");
-    let client = FusionClient::connect_http(&running.url)
-        .await
-        .expect("connects")
-        .exposure(Exposure::Grouped {
-            discriminator: "action".into(),
-        });
+    let (running, client) = serve_http(server).await;
+    let client = client.exposure(Exposure::Grouped {
+        discriminator: "action".into(),
+    });
     let got = client
         .call::<GetInvoiceAction>(&GetInvoice {
             id: "inv_2026_0001".into(),
@@ -234,16 +231,7 @@ async fn retries_a_rate_limited_charge_after_retry_after() {
         .rate_limit("billing.charge", RateLimit::per_second(1))
         .build()
         .expect("builds");
-    let running = spawn_http(
-        server,
-        "127.0.0.1:0".parse().expect("addr"),
-        HttpOptions::default(),
-    )
-    .await
-    .expect("binds loopback");
-    let client = FusionClient::connect_http(&running.url)
-        .await
-        .expect("connects");
+    let (running, client) = serve_http(server).await;
     let charge = Charge {
         invoice_id: "inv_2026_0001".into(),
         amount_cents: 1,
