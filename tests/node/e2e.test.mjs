@@ -6,7 +6,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { startHttp } from './serve.mjs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -40,32 +40,6 @@ async function connect(transport) {
   return client;
 }
 
-/** Starts `billing serve --http 127.0.0.1:0 [--stateless]`; resolves with the URL it prints. */
-function startHttp(extra = []) {
-  const child = spawn(BIN, ['serve', '--http', '127.0.0.1:0', ...extra], {
-    env: ENV,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => {
-      child.kill();
-      reject(new Error(`no URL from the server in 10 s; stderr: ${seen}`));
-    }, 10_000);
-    child.stderr.on('data', (chunk) => {
-      seen += chunk;
-      const m = seen.match(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: new URL(m[1]) });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}); stderr: ${seen}`));
-    });
-  });
-}
 
 async function everyPath(client) {
   const { tools } = await client.listTools();
@@ -149,7 +123,7 @@ test('stdio: list and call every path', { timeout: 30_000 }, async () => {
 
 for (const mode of ['stateful', 'stateless']) {
   test(`streamable HTTP (${mode}): list and call every path`, { timeout: 30_000 }, async () => {
-    const { child, url } = await startHttp(mode === 'stateless' ? ['--stateless'] : []);
+    const { child, url } = await startHttp(BIN, ENV, mode === 'stateless' ? ['--stateless'] : []);
     try {
       const client = await connect(new StreamableHTTPClientTransport(url));
       try {

@@ -8,7 +8,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { startHttp } from './serve.mjs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,31 +21,6 @@ const BIN =
   process.env.CONFORMANCE_BIN ?? path.resolve(here, '../../target/debug/examples/conformance');
 const ENV = { ...process.env, RUST_LOG: 'warn' };
 
-function startHttp() {
-  const child = spawn(BIN, ['serve', '--http', '127.0.0.1:0'], {
-    env: ENV,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => {
-      child.kill();
-      reject(new Error(`no URL from the server in 10 s; stderr: ${seen}`));
-    }, 10_000);
-    child.stderr.on('data', (chunk) => {
-      seen += chunk;
-      const m = seen.match(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: new URL(m[1]) });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited (${code}); stderr: ${seen}`));
-    });
-  });
-}
 
 async function progressAndLogs(t, transport) {
   const client = new Client({ name: 'fusion-progress-e2e', version: '0.1.0' });
@@ -97,7 +72,7 @@ test('stdio: onprogress sees 0, 50, 100 of 100; logs follow setLevel', { timeout
 );
 
 test('streamable HTTP: the same', { timeout: 30_000 }, async (t) => {
-  const { child, url } = await startHttp();
+  const { child, url } = await startHttp(BIN, ENV);
   try {
     await progressAndLogs(t, new StreamableHTTPClientTransport(url));
   } finally {
