@@ -40,51 +40,59 @@ const fn special(attr: bool) -> [bool; 256] {
     t
 }
 
-/// Whether every byte of `s` can be copied as is.
-#[inline]
-fn plain(s: &str, table: &[bool; 256]) -> bool {
-    !s.bytes().any(|b| table[usize::from(b)])
-}
-
 /// Appends `s` as element content.
 pub fn push_text(out: &mut String, s: &str) {
-    if plain(s, &TEXT_SPECIAL) {
-        out.push_str(s);
-        return;
-    }
-    let mut brackets = 0usize;
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' if brackets >= 2 => out.push_str("&gt;"),
-            c if !is_xml_char(c) => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-        brackets = if c == ']' { brackets + 1 } else { 0 };
-    }
+    push_escaped(out, s, &TEXT_SPECIAL, false);
 }
 
 /// Appends `s` as a double-quoted attribute value (without the quotes).
 pub fn push_attr(out: &mut String, s: &str) {
-    if plain(s, &ATTR_SPECIAL) {
-        out.push_str(s);
-        return;
-    }
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c if !is_xml_char(c) => out.push('\u{FFFD}'),
-            c => out.push(c),
+    push_escaped(out, s, &ATTR_SPECIAL, true);
+}
+
+/// Copies `s` in runs of bytes that need no escaping; each special byte is escaped (or copied,
+/// for a `>` that does not end `]]>` in text and for a lead byte `0xEF` of an allowed
+/// character).
+#[inline]
+fn push_escaped(out: &mut String, s: &str, table: &[bool; 256], attr: bool) {
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !table[usize::from(b)] {
+            i += 1;
+            continue;
         }
+        let (replacement, len): (&str, usize) = match b {
+            b'&' => ("&amp;", 1),
+            b'<' => ("&lt;", 1),
+            b'>' if attr || (i >= 2 && bytes[i - 2] == b']' && bytes[i - 1] == b']') => ("&gt;", 1),
+            b'"' => ("&quot;", 1),
+            b'\'' => ("&apos;", 1),
+            b'\t' => ("&#9;", 1),
+            b'\n' => ("&#10;", 1),
+            b'\r' => ("&#13;", 1),
+            // U+FFFE and U+FFFF are EF BF BE and EF BF BF; any other character starting with
+            // 0xEF is allowed.
+            0xEF if bytes.get(i + 1) == Some(&0xBF)
+                && matches!(bytes.get(i + 2), Some(0xBE | 0xBF)) =>
+            {
+                ("\u{FFFD}", 3)
+            }
+            // The C0 controls XML forbids.
+            c if c < 0x20 => ("\u{FFFD}", 1),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[run..i]);
+        out.push_str(replacement);
+        i += len;
+        run = i;
     }
+    out.push_str(&s[run..]);
 }
 
 /// `s` escaped as element content, in a new string.
@@ -126,6 +134,67 @@ mod tests {
             "\u{FFFD}\u{FFFD}\u{FFFD}"
         );
         assert_eq!(escape_attr("\u{7}\u{FFFF}"), "\u{FFFD}\u{FFFD}");
+    }
+
+    /// The character-by-character definition the byte-run escaper must match.
+    fn reference(s: &str, attr: bool) -> String {
+        let mut out = String::new();
+        let mut brackets = 0usize;
+        for c in s.chars() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' if attr || brackets >= 2 => out.push_str("&gt;"),
+                '"' if attr => out.push_str("&quot;"),
+                '\'' if attr => out.push_str("&apos;"),
+                '\t' if attr => out.push_str("&#9;"),
+                '\n' if attr => out.push_str("&#10;"),
+                '\r' if attr => out.push_str("&#13;"),
+                c if !is_xml_char(c) => out.push('\u{FFFD}'),
+                c => out.push(c),
+            }
+            brackets = if c == ']' { brackets + 1 } else { 0 };
+        }
+        out
+    }
+
+    #[test]
+    fn byte_runs_match_the_character_definition() {
+        let pieces = [
+            "a",
+            "]",
+            "]]",
+            ">",
+            "&",
+            "<",
+            "\"",
+            "'",
+            "\t",
+            "\n",
+            "\r",
+            "\u{0}",
+            "\u{1f}",
+            "\u{7f}",
+            "\u{ef}",
+            "\u{fefe}",
+            "\u{fffd}",
+            "\u{fffe}",
+            "\u{ffff}",
+            "\u{f000}",
+            "\u{10000}",
+            "é",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in ["", "]", ">", "x"] {
+                        let s = format!("{a}{b}{c}{d}");
+                        assert_eq!(escape_text(&s), reference(&s, false), "text {s:?}");
+                        assert_eq!(escape_attr(&s), reference(&s, true), "attr {s:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
