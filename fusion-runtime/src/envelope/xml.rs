@@ -58,12 +58,9 @@ fn push_escaped(out: &mut String, s: &str, table: &[bool; 256], attr: bool) {
     let bytes = s.as_bytes();
     let mut run = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if !table[usize::from(b)] {
-            i += 1;
-            continue;
-        }
+    loop {
+        i = next_special(bytes, i, table, attr);
+        let Some(&b) = bytes.get(i) else { break };
         let (replacement, len): (&str, usize) = match b {
             b'&' => ("&amp;", 1),
             b'<' => ("&lt;", 1),
@@ -93,6 +90,43 @@ fn push_escaped(out: &mut String, s: &str, table: &[bool; 256], attr: bool) {
         run = i;
     }
     out.push_str(&s[run..]);
+}
+
+/// The position of the first byte from `i` on that `table` marks, or `bytes.len()`. Eight
+/// bytes at a time while none of them can be special.
+#[inline]
+fn next_special(bytes: &[u8], mut i: usize, table: &[bool; 256], attr: bool) -> usize {
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if may_be_special(u64::from_ne_bytes(word), attr)
+            && let Some(k) = chunk.iter().position(|&b| table[usize::from(b)])
+        {
+            return i + k;
+        }
+        i += 8;
+    }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|&b| table[usize::from(b)])
+        .unwrap_or(rest.len())
+}
+
+/// Whether some byte of `w` is below 0x20, `&`, `<`, `>`, 0xEF, or (in attributes) a quote:
+/// the bytes the tables mark, and tab, LF and CR.
+#[inline]
+fn may_be_special(w: u64, attr: bool) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Some byte of `x` is below `n` (n <= 0x80): the usual borrow test.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let has = |b: u8| below(w ^ (ONES * u64::from(b)), 1);
+    let mut hit = below(w, 0x20) | has(b'&') | has(b'<') | has(b'>') | has(0xEF);
+    if attr {
+        hit |= has(b'"') | has(b'\'');
+    }
+    hit != 0
 }
 
 /// `s` escaped as element content, in a new string.
@@ -192,6 +226,35 @@ mod tests {
                         assert_eq!(escape_text(&s), reference(&s, false), "text {s:?}");
                         assert_eq!(escape_attr(&s), reference(&s, true), "attr {s:?}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn word_scan_finds_specials_at_every_offset() {
+        let pieces = [
+            "]]>", ">", "&", "<", "\"", "'", "\t", "\n", "\u{1}", "\u{fffe}", "\u{ffff}",
+            "\u{fefe}", "é",
+        ];
+        let filler = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for p in pieces {
+            for before in 0..20 {
+                for after in [0, 1, 7, 8, 9, 17] {
+                    let s = format!("{}{p}{}", &filler[..before], &filler[..after]);
+                    assert_eq!(escape_text(&s), reference(&s, false), "text {s:?}");
+                    assert_eq!(escape_attr(&s), reference(&s, true), "attr {s:?}");
+                    let twice = format!("{s}{s}");
+                    assert_eq!(
+                        escape_text(&twice),
+                        reference(&twice, false),
+                        "text {twice:?}"
+                    );
+                    assert_eq!(
+                        escape_attr(&twice),
+                        reference(&twice, true),
+                        "attr {twice:?}"
+                    );
                 }
             }
         }

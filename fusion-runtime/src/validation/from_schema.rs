@@ -119,22 +119,31 @@ impl SchemaIndex {
         SchemaIndex { nodes }
     }
 
-    fn key(&self, node: usize, name: &str) -> Option<&Key> {
-        let keys = &self.nodes.get(node)?.keys;
-        let i = keys.binary_search_by(|k| k.name.as_str().cmp(name)).ok()?;
-        keys.get(i)
-    }
-
-    /// The node of the instance at `seg` inside the instance of `node`.
-    fn child(&self, node: usize, seg: &str) -> Option<usize> {
-        if let Some(n) = self.key(node, seg).and_then(|k| k.node) {
-            return Some(n);
-        }
-        let n = self.nodes.get(node)?;
-        match n.items {
-            Some(items) if seg.parse::<usize>().is_ok() => Some(items),
-            _ => n.additional,
-        }
+    /// One segment down from the instance of `at`: the declared position of `seg` there and
+    /// the node of the instance at `seg` (a property, else the items for an index, else an
+    /// object `additionalProperties`). `number` is `seg` read as an index.
+    fn step(
+        &self,
+        at: Option<usize>,
+        seg: &str,
+        number: Option<usize>,
+    ) -> (Option<usize>, Option<usize>) {
+        let Some(n) = at.and_then(|id| self.nodes.get(id)) else {
+            return (None, None);
+        };
+        let key = n
+            .keys
+            .binary_search_by(|k| k.name.as_str().cmp(seg))
+            .ok()
+            .and_then(|i| n.keys.get(i));
+        let child = match key.and_then(|k| k.node) {
+            Some(child) => Some(child),
+            None => match n.items {
+                Some(items) if number.is_some() => Some(items),
+                _ => n.additional,
+            },
+        };
+        (key.and_then(|k| k.position), child)
     }
 
     fn node(&self, node: Option<usize>) -> Option<&Node> {
@@ -147,13 +156,20 @@ impl SchemaIndex {
         if path.is_empty() {
             return;
         }
-        let mut node = Some(0);
+        let mut at = Some(0);
         for seg in path.split('.') {
-            let pos = node.and_then(|n| self.key(n, seg)).and_then(|k| k.position);
-            key.push(pos.or_else(|| seg.parse().ok()).unwrap_or(usize::MAX));
-            node = node.and_then(|n| self.child(n, seg));
+            let number = seg.parse().ok();
+            let (pos, child) = self.step(at, seg, number);
+            key.push(pos.or(number).unwrap_or(usize::MAX));
+            at = child;
         }
     }
+}
+
+/// Issues found so far, each with its sort key (a range of `keys`).
+struct Found {
+    keys: Vec<usize>,
+    issues: Vec<(usize, usize, Issue)>,
 }
 
 /// Every issue `errors` describe, in the schema's declared key order. `index` is built from
@@ -162,41 +178,100 @@ pub fn issues_from_errors<'i>(
     index: &SchemaIndex,
     errors: impl Iterator<Item = ValidationError<'i>>,
 ) -> Vec<Issue> {
-    let mut out = Vec::new();
+    let mut found = Found {
+        keys: Vec::with_capacity(8),
+        issues: Vec::with_capacity(4),
+    };
     for e in errors {
-        push_error(index, e, 0, &mut out);
+        push_error(index, e, 0, &mut found);
     }
-    if out.len() < 2 {
-        return out;
-    }
-    // Every key in one buffer; `(start, end, issue)` (a stable sort keeps equal keys in order).
-    let mut keys: Vec<usize> = Vec::with_capacity(out.len() * 2);
-    let mut keyed: Vec<(usize, usize, Issue)> = Vec::with_capacity(out.len());
-    for issue in out {
-        let start = keys.len();
-        index.push_order_key(&issue.path, &mut keys);
-        keyed.push((start, keys.len(), issue));
-    }
-    keyed.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
-    keyed.into_iter().map(|(_, _, i)| i).collect()
+    let Found { keys, mut issues } = found;
+    // Stable: issues with equal keys keep the validator's order.
+    issues.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
+    issues.into_iter().map(|(_, _, i)| i).collect()
 }
 
-fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, out: &mut Vec<Issue>) {
-    // The dotted path, and the node the schema has for it.
-    let mut path = String::new();
-    let mut at = Some(0);
-    for (i, s) in e.instance_path().segments().enumerate() {
-        if i > 0 {
-            path.push('.');
+/// Where an error is: its dotted path, the node of the schema there, and its sort key.
+struct At {
+    path: String,
+    node: Option<usize>,
+    /// The key is `keys[key..]`.
+    key: usize,
+    /// Whether a segment holds a `.`: the key is then worked out from the dotted path, as it
+    /// reads.
+    dotted: bool,
+}
+
+impl At {
+    fn new(location: &jsonschema::paths::Location, keys: &[usize]) -> At {
+        At {
+            // The JSON pointer is at least as long as the dotted path.
+            path: String::with_capacity(location.as_str().len()),
+            node: Some(0),
+            key: keys.len(),
+            dotted: false,
         }
-        let start = path.len();
-        match s {
-            LocationSegment::Property(p) => path.push_str(&p),
-            LocationSegment::Index(i) => push_digits(&mut path, i as u64),
-        }
-        at = at.and_then(|id| index.child(id, &path[start..]));
     }
-    let node = index.node(at);
+
+    /// Goes one segment down: `write` appends the segment to the path; `number` is the
+    /// segment read as an index (`seg.parse().ok()`).
+    fn push(
+        &mut self,
+        index: &SchemaIndex,
+        keys: &mut Vec<usize>,
+        number: Option<usize>,
+        write: impl FnOnce(&mut String),
+    ) {
+        if keys.len() > self.key {
+            self.path.push('.');
+        }
+        let start = self.path.len();
+        write(&mut self.path);
+        let seg = &self.path[start..];
+        self.dotted |= seg.as_bytes().contains(&b'.');
+        let (pos, child) = index.step(self.node, seg, number);
+        keys.push(pos.or(number).unwrap_or(usize::MAX));
+        self.node = child;
+    }
+
+    /// The sort key, `(start, end)` in `keys`; worked out from the path when the segments do
+    /// not read back from it.
+    fn key(&self, index: &SchemaIndex, keys: &mut Vec<usize>) -> (usize, usize) {
+        if self.dotted || self.path.is_empty() {
+            keys.truncate(self.key);
+            index.push_order_key(&self.path, keys);
+        }
+        (self.key, keys.len())
+    }
+}
+
+fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
+    let mut at = At::new(e.instance_path(), &found.keys);
+    // A property segment never reads as an index (`Location::segments` makes those `Index`).
+    let mut down = |seg: LocationSegment<'_>| match seg {
+        LocationSegment::Property(p) => {
+            at.push(index, &mut found.keys, None, |path| path.push_str(&p));
+        }
+        LocationSegment::Index(i) => {
+            at.push(index, &mut found.keys, Some(i), |path| {
+                push_digits(path, i as u64);
+            });
+        }
+    };
+    let pointer = e.instance_path().as_str();
+    if pointer.contains('~') {
+        // Escaped segments: `jsonschema` unescapes them.
+        e.instance_path().segments().for_each(&mut down);
+    } else {
+        // What `Location::segments` gives, without its unescaping pass per segment.
+        for part in pointer.split('/').filter(|p| !p.is_empty()) {
+            down(match part.parse::<usize>() {
+                Ok(i) => LocationSegment::Index(i),
+                Err(_) => LocationSegment::Property(Cow::Borrowed(part)),
+            });
+        }
+    }
+    let node = index.node(at.node);
     // The error's own text is only used for kinds without a mapping of their own.
     let message = if has_own_mapping(e.kind()) {
         String::new()
@@ -213,29 +288,31 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, out: &m
                 Value::String(s) => Cow::Borrowed(s.as_str()),
                 other => Cow::Owned(other.to_string()),
             };
-            let field = at.and_then(|id| index.child(id, &name));
+            at.path.reserve(name.len() + 1);
+            let number = name.parse().ok();
+            at.push(index, &mut found.keys, number, |path| path.push_str(&name));
             let expected = index
-                .node(field)
+                .node(at.node)
                 .map_or(Cow::Borrowed("a value"), |n| n.words.clone());
-            if !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(&name);
-            out.push(Issue::new(path, IssueKind::Missing { expected }, None));
+            let (start, end) = at.key(index, &mut found.keys);
+            let issue = Issue::new(at.path, IssueKind::Missing { expected }, None);
+            found.issues.push((start, end, issue));
             return;
         }
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let known = node.map_or_else(Vec::new, |n| n.known.clone());
+            let (start, end) = at.key(index, &mut found.keys);
             for key in unexpected {
-                out.push(Issue::new(
-                    path.clone(),
+                let issue = Issue::new(
+                    at.path.clone(),
                     IssueKind::UnrecognizedKey {
                         key,
                         known: known.clone(),
                     },
                     None,
-                ));
+                );
+                found.issues.push((start, end, issue));
             }
             return;
         }
@@ -282,8 +359,9 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, out: &m
                 && depth < MAX_DEPTH
                 && let Some(errs) = informative.pop()
             {
+                found.keys.truncate(at.key);
                 for inner in errs {
-                    push_error(index, inner, depth + 1, out);
+                    push_error(index, inner, depth + 1, found);
                 }
                 return;
             }
@@ -303,11 +381,12 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, out: &m
     };
     // The value sent, copied only for the issues that show it (not for `required` or
     // unknown keys, whose instance is the whole object).
-    let mut issue = Issue::new(path, kind, Some(parts.instance.into_owned()));
+    let (start, end) = at.key(index, &mut found.keys);
+    let mut issue = Issue::new(at.path, kind, Some(parts.instance.into_owned()));
     if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
         issue = issue.with_expected(e.clone());
     }
-    out.push(issue);
+    found.issues.push((start, end, issue));
 }
 
 /// Whether [`push_error`] maps `kind` without the error's message.

@@ -308,7 +308,7 @@ impl Issue {
             }
             out.push('.');
         }
-        // The expected text is written in place, then cut of its final periods; nothing is
+        // The expected text is written in place, then cut off its final periods; nothing is
         // left of ` Expected ` when it was empty.
         let before = out.len();
         out.push_str(" Expected ");
@@ -317,7 +317,12 @@ impl Issue {
             Some(e) => out.push_str(e),
             None => self.push_default_expected(out),
         }
-        let end = out[start..].trim_end_matches('.').len();
+        let dots = out.as_bytes()[start..]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'.')
+            .count();
+        let end = out.len() - start - dots;
         if end == 0 {
             out.truncate(before);
         } else {
