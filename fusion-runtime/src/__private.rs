@@ -13,7 +13,7 @@ pub use serde_json;
 use crate::input::JsonObject;
 pub use crate::schema::{ContainerSpec, FieldSpec, Num, Rule, StringFormat, object_schema};
 use crate::validation::fast::FastCheck;
-use crate::validation::from_schema::{issues_from_errors, serde_issue, value_at};
+use crate::validation::from_schema::{SchemaIndex, issues_from_errors, serde_issue, value_at};
 use crate::validation::{Issue, IssueKind, ValidationReport};
 
 /// The schema of a field's type, as a `fn` pointer the derive can store in a `const`.
@@ -23,7 +23,8 @@ pub fn schema_for<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
 
 /// A derived input's schema and validator, built once per type.
 pub struct Compiled {
-    annotated: Value,
+    /// What the error mapping reads from the annotated schema the validator was built from.
+    index: SchemaIndex,
     shown: Arc<JsonObject>,
     validator: Result<jsonschema::Validator, String>,
     /// The schema checked directly in Rust; `None` when it holds a keyword the fast path does
@@ -53,7 +54,7 @@ pub fn compile<T: JsonSchema>() -> Compiled {
         .then(|| FastCheck::compile(&annotated))
         .flatten();
     Compiled {
-        annotated,
+        index: SchemaIndex::new(&annotated),
         shown,
         validator,
         fast,
@@ -91,7 +92,7 @@ impl Compiled {
     /// (no `is_valid` pass first); empty when the schema accepts them after all.
     fn collect(&self, arguments: &Value) -> Vec<Issue> {
         match &self.validator {
-            Ok(v) => issues_from_errors(&self.annotated, v.iter_errors(arguments)),
+            Ok(v) => issues_from_errors(&self.index, v.iter_errors(arguments)),
             Err(e) => vec![Issue::new(
                 "",
                 IssueKind::Custom {

@@ -40,51 +40,93 @@ const fn special(attr: bool) -> [bool; 256] {
     t
 }
 
-/// Whether every byte of `s` can be copied as is.
-#[inline]
-fn plain(s: &str, table: &[bool; 256]) -> bool {
-    !s.bytes().any(|b| table[usize::from(b)])
-}
-
 /// Appends `s` as element content.
 pub fn push_text(out: &mut String, s: &str) {
-    if plain(s, &TEXT_SPECIAL) {
-        out.push_str(s);
-        return;
-    }
-    let mut brackets = 0usize;
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' if brackets >= 2 => out.push_str("&gt;"),
-            c if !is_xml_char(c) => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-        brackets = if c == ']' { brackets + 1 } else { 0 };
-    }
+    push_escaped(out, s, &TEXT_SPECIAL, false);
 }
 
 /// Appends `s` as a double-quoted attribute value (without the quotes).
 pub fn push_attr(out: &mut String, s: &str) {
-    if plain(s, &ATTR_SPECIAL) {
-        out.push_str(s);
-        return;
+    push_escaped(out, s, &ATTR_SPECIAL, true);
+}
+
+/// Copies `s` in runs of bytes that need no escaping; each special byte is escaped (or copied,
+/// for a `>` that does not end `]]>` in text and for a lead byte `0xEF` of an allowed
+/// character).
+#[inline]
+fn push_escaped(out: &mut String, s: &str, table: &[bool; 256], attr: bool) {
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    let mut i = 0;
+    loop {
+        i = next_special(bytes, i, table, attr);
+        let Some(&b) = bytes.get(i) else { break };
+        let (replacement, len): (&str, usize) = match b {
+            b'&' => ("&amp;", 1),
+            b'<' => ("&lt;", 1),
+            b'>' if attr || (i >= 2 && bytes[i - 2] == b']' && bytes[i - 1] == b']') => ("&gt;", 1),
+            b'"' => ("&quot;", 1),
+            b'\'' => ("&apos;", 1),
+            b'\t' => ("&#9;", 1),
+            b'\n' => ("&#10;", 1),
+            b'\r' => ("&#13;", 1),
+            // U+FFFE and U+FFFF are EF BF BE and EF BF BF; any other character starting with
+            // 0xEF is allowed.
+            0xEF if bytes.get(i + 1) == Some(&0xBF)
+                && matches!(bytes.get(i + 2), Some(0xBE | 0xBF)) =>
+            {
+                ("\u{FFFD}", 3)
+            }
+            // The C0 controls XML forbids.
+            c if c < 0x20 => ("\u{FFFD}", 1),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.push_str(&s[run..i]);
+        out.push_str(replacement);
+        i += len;
+        run = i;
     }
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' => out.push_str("&#9;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            c if !is_xml_char(c) => out.push('\u{FFFD}'),
-            c => out.push(c),
+    out.push_str(&s[run..]);
+}
+
+/// The position of the first byte from `i` on that `table` marks, or `bytes.len()`. Eight
+/// bytes at a time while none of them can be special.
+#[inline]
+fn next_special(bytes: &[u8], mut i: usize, table: &[bool; 256], attr: bool) -> usize {
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if may_be_special(u64::from_ne_bytes(word), attr)
+            && let Some(k) = chunk.iter().position(|&b| table[usize::from(b)])
+        {
+            return i + k;
         }
+        i += 8;
     }
+    let rest = bytes.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|&b| table[usize::from(b)])
+        .unwrap_or(rest.len())
+}
+
+/// Whether some byte of `w` is below 0x20, `&`, `<`, `>`, 0xEF, or (in attributes) a quote:
+/// the bytes the tables mark, and tab, LF and CR.
+#[inline]
+fn may_be_special(w: u64, attr: bool) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Some byte of `x` is below `n` (n <= 0x80): the usual borrow test.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let has = |b: u8| below(w ^ (ONES * u64::from(b)), 1);
+    let mut hit = below(w, 0x20) | has(b'&') | has(b'<') | has(b'>') | has(0xEF);
+    if attr {
+        hit |= has(b'"') | has(b'\'');
+    }
+    hit != 0
 }
 
 /// `s` escaped as element content, in a new string.
@@ -126,6 +168,96 @@ mod tests {
             "\u{FFFD}\u{FFFD}\u{FFFD}"
         );
         assert_eq!(escape_attr("\u{7}\u{FFFF}"), "\u{FFFD}\u{FFFD}");
+    }
+
+    /// The character-by-character definition the byte-run escaper must match.
+    fn reference(s: &str, attr: bool) -> String {
+        let mut out = String::new();
+        let mut brackets = 0usize;
+        for c in s.chars() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' if attr || brackets >= 2 => out.push_str("&gt;"),
+                '"' if attr => out.push_str("&quot;"),
+                '\'' if attr => out.push_str("&apos;"),
+                '\t' if attr => out.push_str("&#9;"),
+                '\n' if attr => out.push_str("&#10;"),
+                '\r' if attr => out.push_str("&#13;"),
+                c if !is_xml_char(c) => out.push('\u{FFFD}'),
+                c => out.push(c),
+            }
+            brackets = if c == ']' { brackets + 1 } else { 0 };
+        }
+        out
+    }
+
+    #[test]
+    fn byte_runs_match_the_character_definition() {
+        let pieces = [
+            "a",
+            "]",
+            "]]",
+            ">",
+            "&",
+            "<",
+            "\"",
+            "'",
+            "\t",
+            "\n",
+            "\r",
+            "\u{0}",
+            "\u{1f}",
+            "\u{7f}",
+            "\u{ef}",
+            "\u{fefe}",
+            "\u{fffd}",
+            "\u{fffe}",
+            "\u{ffff}",
+            "\u{f000}",
+            "\u{10000}",
+            "é",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in ["", "]", ">", "x"] {
+                        let s = format!("{a}{b}{c}{d}");
+                        assert_eq!(escape_text(&s), reference(&s, false), "text {s:?}");
+                        assert_eq!(escape_attr(&s), reference(&s, true), "attr {s:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn word_scan_finds_specials_at_every_offset() {
+        let pieces = [
+            "]]>", ">", "&", "<", "\"", "'", "\t", "\n", "\u{1}", "\u{fffe}", "\u{ffff}",
+            "\u{fefe}", "é",
+        ];
+        let filler = "abcdefghijklmnopqrstuvwxyz0123456789";
+        for p in pieces {
+            for before in 0..20 {
+                for after in [0, 1, 7, 8, 9, 17] {
+                    let s = format!("{}{p}{}", &filler[..before], &filler[..after]);
+                    assert_eq!(escape_text(&s), reference(&s, false), "text {s:?}");
+                    assert_eq!(escape_attr(&s), reference(&s, true), "attr {s:?}");
+                    let twice = format!("{s}{s}");
+                    assert_eq!(
+                        escape_text(&twice),
+                        reference(&twice, false),
+                        "text {twice:?}"
+                    );
+                    assert_eq!(
+                        escape_attr(&twice),
+                        reference(&twice, true),
+                        "attr {twice:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

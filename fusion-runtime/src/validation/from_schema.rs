@@ -1,11 +1,15 @@
 //! `jsonschema` errors → [`Issue`]s: one pass over the arguments, every problem mapped to its
 //! SPEC §4 kind, with the value sent at its path and the expected text its schema implies.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::LocationSegment;
 use jsonschema::{JsonType, ValidationError};
 use serde_json::Value;
 
+use super::sent::push_u64 as push_digits;
 use super::{Format, Issue, IssueKind, Measure};
 use crate::schema::{EXPECTED_KEY, KEYS_KEY};
 
@@ -15,34 +19,259 @@ const MAX_DEPTH: usize = 32;
 /// Longest message kept from a `jsonschema` error that has no kind of its own.
 const MAX_MESSAGE: usize = 160;
 
-/// Every issue `errors` describe, in the schema's declared key order. `root` is the annotated
-/// schema the validator was built from (it carries the author's expected texts).
-pub fn issues_from_errors<'i>(
-    root: &Value,
-    errors: impl Iterator<Item = ValidationError<'i>>,
-) -> Vec<Issue> {
-    let mut out = Vec::new();
-    for e in errors {
-        push_error(root, e, 0, &mut out);
-    }
-    let mut keyed: Vec<(Vec<usize>, Issue)> = out
-        .into_iter()
-        .map(|i| (order_key(root, &i.path), i))
-        .collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
-    keyed.into_iter().map(|(_, i)| i).collect()
+/// What the mapping reads from the annotated schema, worked out once per type: one node per
+/// subschema an instance path can reach (through `properties`, `items` and
+/// `additionalProperties`, past `$ref`s and `Option`'s `anyOf: [T, null]`), with its expected
+/// texts, its union's shapes, and its keys' subschemas and declared positions. The mapping
+/// walks this table instead of the JSON schema for every issue.
+#[derive(Debug, Default)]
+pub struct SchemaIndex {
+    /// The root schema is node 0.
+    nodes: Vec<Node>,
 }
 
-fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<Issue>) {
-    let segments: Vec<String> = e
-        .instance_path()
-        .segments()
-        .map(|s| match s {
-            LocationSegment::Property(p) => p.into_owned(),
-            LocationSegment::Index(i) => i.to_string(),
-        })
-        .collect();
-    let path = segments.join(".");
+#[derive(Debug)]
+struct Node {
+    /// The author's expected text for the field.
+    expected: Option<String>,
+    /// What the field takes, in words ([`describe`]).
+    words: Cow<'static, str>,
+    /// The shapes of its union, in words ([`union_shapes`]).
+    shapes: Vec<String>,
+    /// The keys of its object schema (`properties` and the declared order), sorted by name.
+    keys: Vec<Key>,
+    /// The node of `items`.
+    items: Option<usize>,
+    /// The node of an object `additionalProperties`.
+    additional: Option<usize>,
+    /// The keys the object accepts, in declared order ([`known_keys`]).
+    known: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Key {
+    name: String,
+    /// The node of `properties.<name>`.
+    node: Option<usize>,
+    /// The first position of the name in the declared order.
+    position: Option<usize>,
+}
+
+impl SchemaIndex {
+    /// The index of the annotated schema `root`.
+    pub fn new<'a>(root: &'a Value) -> SchemaIndex {
+        // Each subschema gets one node, whatever the paths that reach it (recursive types
+        // reach the same ones again); the pointers are only compared.
+        let mut ids: HashMap<*const Value, usize> = HashMap::new();
+        let mut found: Vec<&'a Value> = vec![root];
+        ids.insert(root, 0);
+        let mut nodes = Vec::new();
+        while let Some(&schema) = found.get(nodes.len()) {
+            let mut id = |v: &'a Value| -> usize {
+                *ids.entry(v).or_insert_with(|| {
+                    found.push(v);
+                    found.len() - 1
+                })
+            };
+            let s = unwrap_nullable(root, schema);
+            let mut keys: Vec<Key> = match s.get("properties") {
+                Some(Value::Object(props)) => props
+                    .iter()
+                    .map(|(name, p)| Key {
+                        name: name.clone(),
+                        node: Some(id(p)),
+                        position: None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if let Some(Value::Array(declared)) = s.get(KEYS_KEY) {
+                for (i, name) in declared.iter().enumerate() {
+                    let Some(name) = name.as_str() else { continue };
+                    match keys.iter_mut().find(|k| k.name == name) {
+                        Some(k) => {
+                            k.position.get_or_insert(i);
+                        }
+                        None => keys.push(Key {
+                            name: name.to_owned(),
+                            node: None,
+                            position: Some(i),
+                        }),
+                    }
+                }
+            }
+            keys.sort_by(|a, b| a.name.cmp(&b.name));
+            let items = s.get("items").map(&mut id);
+            let additional = s
+                .get("additionalProperties")
+                .filter(|ap| ap.is_object())
+                .map(&mut id);
+            nodes.push(Node {
+                expected: expected_override(root, schema),
+                words: describe(root, schema, 0),
+                shapes: union_shapes(root, schema),
+                keys,
+                items,
+                additional,
+                known: known_keys(root, schema),
+            });
+        }
+        SchemaIndex { nodes }
+    }
+
+    /// One segment down from the instance of `at`: the declared position of `seg` there and
+    /// the node of the instance at `seg` (a property, else the items for an index, else an
+    /// object `additionalProperties`). `number` is `seg` read as an index.
+    fn step(
+        &self,
+        at: Option<usize>,
+        seg: &str,
+        number: Option<usize>,
+    ) -> (Option<usize>, Option<usize>) {
+        let Some(n) = at.and_then(|id| self.nodes.get(id)) else {
+            return (None, None);
+        };
+        let key = n
+            .keys
+            .binary_search_by(|k| k.name.as_str().cmp(seg))
+            .ok()
+            .and_then(|i| n.keys.get(i));
+        let child = match key.and_then(|k| k.node) {
+            Some(child) => Some(child),
+            None => match n.items {
+                Some(items) if number.is_some() => Some(items),
+                _ => n.additional,
+            },
+        };
+        (key.and_then(|k| k.position), child)
+    }
+
+    fn node(&self, node: Option<usize>) -> Option<&Node> {
+        node.and_then(|n| self.nodes.get(n))
+    }
+
+    /// Appends the sort key of a dotted path: at each level, the field's declared position (or
+    /// the array index), so issues come in the order the schema shows the fields.
+    fn push_order_key(&self, path: &str, key: &mut Vec<usize>) {
+        if path.is_empty() {
+            return;
+        }
+        let mut at = Some(0);
+        for seg in path.split('.') {
+            let number = seg.parse().ok();
+            let (pos, child) = self.step(at, seg, number);
+            key.push(pos.or(number).unwrap_or(usize::MAX));
+            at = child;
+        }
+    }
+}
+
+/// Issues found so far, each with its sort key (a range of `keys`).
+struct Found {
+    keys: Vec<usize>,
+    issues: Vec<(usize, usize, Issue)>,
+}
+
+/// Every issue `errors` describe, in the schema's declared key order. `index` is built from
+/// the annotated schema the validator was built from (it carries the author's expected texts).
+pub fn issues_from_errors<'i>(
+    index: &SchemaIndex,
+    errors: impl Iterator<Item = ValidationError<'i>>,
+) -> Vec<Issue> {
+    let mut found = Found {
+        keys: Vec::with_capacity(8),
+        issues: Vec::with_capacity(4),
+    };
+    for e in errors {
+        push_error(index, e, 0, &mut found);
+    }
+    let Found { keys, mut issues } = found;
+    // Stable: issues with equal keys keep the validator's order.
+    issues.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
+    issues.into_iter().map(|(_, _, i)| i).collect()
+}
+
+/// Where an error is: its dotted path, the node of the schema there, and its sort key.
+struct At {
+    path: String,
+    node: Option<usize>,
+    /// The key is `keys[key..]`.
+    key: usize,
+    /// Whether a segment holds a `.`: the key is then worked out from the dotted path, as it
+    /// reads.
+    dotted: bool,
+}
+
+impl At {
+    fn new(location: &jsonschema::paths::Location, keys: &[usize]) -> At {
+        At {
+            // The JSON pointer is at least as long as the dotted path.
+            path: String::with_capacity(location.as_str().len()),
+            node: Some(0),
+            key: keys.len(),
+            dotted: false,
+        }
+    }
+
+    /// Goes one segment down: `write` appends the segment to the path; `number` is the
+    /// segment read as an index (`seg.parse().ok()`).
+    fn push(
+        &mut self,
+        index: &SchemaIndex,
+        keys: &mut Vec<usize>,
+        number: Option<usize>,
+        write: impl FnOnce(&mut String),
+    ) {
+        if keys.len() > self.key {
+            self.path.push('.');
+        }
+        let start = self.path.len();
+        write(&mut self.path);
+        let seg = &self.path[start..];
+        self.dotted |= seg.as_bytes().contains(&b'.');
+        let (pos, child) = index.step(self.node, seg, number);
+        keys.push(pos.or(number).unwrap_or(usize::MAX));
+        self.node = child;
+    }
+
+    /// The sort key, `(start, end)` in `keys`; worked out from the path when the segments do
+    /// not read back from it.
+    fn key(&self, index: &SchemaIndex, keys: &mut Vec<usize>) -> (usize, usize) {
+        if self.dotted || self.path.is_empty() {
+            keys.truncate(self.key);
+            index.push_order_key(&self.path, keys);
+        }
+        (self.key, keys.len())
+    }
+}
+
+fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
+    let mut at = At::new(e.instance_path(), &found.keys);
+    // A property segment never reads as an index (`Location::segments` makes those `Index`).
+    let mut down = |seg: LocationSegment<'_>| match seg {
+        LocationSegment::Property(p) => {
+            at.push(index, &mut found.keys, None, |path| path.push_str(&p));
+        }
+        LocationSegment::Index(i) => {
+            at.push(index, &mut found.keys, Some(i), |path| {
+                push_digits(path, i as u64);
+            });
+        }
+    };
+    let pointer = e.instance_path().as_str();
+    if pointer.contains('~') {
+        // Escaped segments: `jsonschema` unescapes them.
+        e.instance_path().segments().for_each(&mut down);
+    } else {
+        // What `Location::segments` gives, without its unescaping pass per segment.
+        for part in pointer.split('/').filter(|p| !p.is_empty()) {
+            down(match part.parse::<usize>() {
+                Ok(i) => LocationSegment::Index(i),
+                Err(_) => LocationSegment::Property(Cow::Borrowed(part)),
+            });
+        }
+    }
+    let node = index.node(at.node);
     // The error's own text is only used for kinds without a mapping of their own.
     let message = if has_own_mapping(e.kind()) {
         String::new()
@@ -52,39 +281,38 @@ fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<
     let parts = e.into_parts();
     let kind = match parts.kind {
         ValidationErrorKind::Type { kind } => IssueKind::InvalidType {
-            expected: type_words(&kind).into(),
+            expected: type_words(&kind),
         },
         ValidationErrorKind::Required { property } => {
             let name = match &property {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
+                Value::String(s) => Cow::Borrowed(s.as_str()),
+                other => Cow::Owned(other.to_string()),
             };
-            let mut segs = segments.clone();
-            segs.push(name);
-            let schema = schema_at(root, &segs);
-            let expected = schema.map_or_else(|| "a value".to_owned(), |s| describe(root, s, 0));
-            let issue = Issue::new(
-                segs.join("."),
-                IssueKind::Missing {
-                    expected: expected.into(),
-                },
-                None,
-            );
-            out.push(issue);
+            at.path.reserve(name.len() + 1);
+            let number = name.parse().ok();
+            at.push(index, &mut found.keys, number, |path| path.push_str(&name));
+            let expected = index
+                .node(at.node)
+                .map_or(Cow::Borrowed("a value"), |n| n.words.clone());
+            let (start, end) = at.key(index, &mut found.keys);
+            let issue = Issue::new(at.path, IssueKind::Missing { expected }, None);
+            found.issues.push((start, end, issue));
             return;
         }
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            let known = known_keys(root, &segments);
+            let known = node.map_or_else(Vec::new, |n| n.known.clone());
+            let (start, end) = at.key(index, &mut found.keys);
             for key in unexpected {
-                out.push(Issue::new(
-                    path.clone(),
+                let issue = Issue::new(
+                    at.path.clone(),
                     IssueKind::UnrecognizedKey {
                         key,
                         known: known.clone(),
                     },
                     None,
-                ));
+                );
+                found.issues.push((start, end, issue));
             }
             return;
         }
@@ -131,17 +359,18 @@ fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<
                 && depth < MAX_DEPTH
                 && let Some(errs) = informative.pop()
             {
+                found.keys.truncate(at.key);
                 for inner in errs {
-                    push_error(root, inner, depth + 1, out);
+                    push_error(index, inner, depth + 1, found);
                 }
                 return;
             }
             IssueKind::InvalidUnion {
-                shapes: union_shapes(root, &segments),
+                shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
             }
         }
         ValidationErrorKind::OneOfMultipleValid { .. } => IssueKind::InvalidUnion {
-            shapes: union_shapes(root, &segments),
+            shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
         },
         ValidationErrorKind::UniqueItems => IssueKind::Custom {
             message: "Items must be unique".into(),
@@ -152,11 +381,12 @@ fn push_error(root: &Value, e: ValidationError<'_>, depth: usize, out: &mut Vec<
     };
     // The value sent, copied only for the issues that show it (not for `required` or
     // unknown keys, whose instance is the whole object).
-    let mut issue = Issue::new(path, kind, Some(parts.instance.into_owned()));
-    if let Some(e) = schema_at(root, &segments).and_then(|s| expected_override(root, s)) {
-        issue = issue.with_expected(e);
+    let (start, end) = at.key(index, &mut found.keys);
+    let mut issue = Issue::new(at.path, kind, Some(parts.instance.into_owned()));
+    if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
+        issue = issue.with_expected(e.clone());
     }
-    out.push(issue);
+    found.issues.push((start, end, issue));
 }
 
 /// Whether [`push_error`] maps `kind` without the error's message.
@@ -236,15 +466,15 @@ fn json_type_words(t: JsonType) -> &'static str {
     }
 }
 
-fn type_words(kind: &TypeKind) -> String {
+fn type_words(kind: &TypeKind) -> Cow<'static, str> {
     match kind {
-        TypeKind::Single(t) => json_type_words(*t).to_owned(),
+        TypeKind::Single(t) => json_type_words(*t).into(),
         TypeKind::Multiple(set) => {
             // `null` last: "a string or null" reads as the optional field it is.
             let mut types: Vec<JsonType> = set.iter().collect();
             types.sort_by_key(|t| *t == JsonType::Null);
             let words: Vec<&str> = types.into_iter().map(json_type_words).collect();
-            words.join(" or ")
+            words.join(" or ").into()
         }
     }
 }
@@ -278,25 +508,6 @@ fn unwrap_nullable<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     schema
 }
 
-/// The (unresolved) subschema describing the instance at `segments`.
-fn schema_at<'a>(root: &'a Value, segments: &[String]) -> Option<&'a Value> {
-    let mut schema = root;
-    for seg in segments {
-        let s = unwrap_nullable(root, schema);
-        schema = match s.get("properties").and_then(|p| p.get(seg.as_str())) {
-            Some(p) => p,
-            None => match s.get("items") {
-                Some(items) if seg.parse::<usize>().is_ok() => items,
-                _ => match s.get("additionalProperties") {
-                    Some(ap) if ap.is_object() => ap,
-                    _ => return None,
-                },
-            },
-        };
-    }
-    Some(schema)
-}
-
 /// The author's expected text at this subschema.
 fn expected_override(root: &Value, schema: &Value) -> Option<String> {
     schema
@@ -308,9 +519,9 @@ fn expected_override(root: &Value, schema: &Value) -> Option<String> {
 
 /// What a subschema takes, in words: the author's text, a format, a pattern, the options of
 /// an enum, else its type.
-fn describe(root: &Value, schema: &Value, depth: usize) -> String {
+fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     if let Some(e) = expected_override(root, schema) {
-        return e;
+        return e.into();
     }
     let s = resolve(root, schema);
     if let Some(f) = s.get("format").and_then(Value::as_str)
@@ -323,38 +534,38 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> String {
         | Format::Ipv4
         | Format::Ipv6) = Format::from_keyword(f)
     {
-        return known.expected().into_owned();
+        return known.expected();
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        return Format::Pattern(p.to_owned()).expected().into_owned();
+        return Format::Pattern(p.to_owned()).expected();
     }
     if let Some(Value::Array(options)) = s.get("enum") {
         let list: Vec<String> = options.iter().map(super::describe_sent).collect();
-        return format!("one of: {}", list.join(", "));
+        return format!("one of: {}", list.join(", ")).into();
     }
     if let Some(c) = s.get("const") {
-        return format!("exactly {}", super::describe_sent(c));
+        return format!("exactly {}", super::describe_sent(c)).into();
     }
     match s.get("type") {
-        Some(Value::String(t)) => return type_name_words(t).to_owned(),
+        Some(Value::String(t)) => return type_name_words(t).into(),
         Some(Value::Array(ts)) => {
             let mut names: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
             names.sort_by_key(|t| *t == "null");
             let words: Vec<&str> = names.into_iter().map(type_name_words).collect();
-            return words.join(" or ");
+            return words.join(" or ").into();
         }
         _ => {}
     }
     if depth < 4
         && let Some(Value::Array(branches)) = s.get("anyOf").or_else(|| s.get("oneOf"))
     {
-        let words: Vec<String> = branches
+        let words: Vec<Cow<'static, str>> = branches
             .iter()
             .map(|b| describe(root, b, depth + 1))
             .collect();
-        return words.join(" or ");
+        return words.join(" or ").into();
     }
-    "a value".to_owned()
+    "a value".into()
 }
 
 fn type_name_words(t: &str) -> &'static str {
@@ -370,10 +581,8 @@ fn type_name_words(t: &str) -> &'static str {
     }
 }
 
-fn union_shapes(root: &Value, segments: &[String]) -> Vec<String> {
-    let Some(schema) = schema_at(root, segments) else {
-        return Vec::new();
-    };
+/// The shapes of the union at `schema`, in words.
+fn union_shapes(root: &Value, schema: &Value) -> Vec<String> {
     let inner = unwrap_nullable(root, schema);
     let s = if inner.get("anyOf").is_some() || inner.get("oneOf").is_some() {
         inner
@@ -381,16 +590,16 @@ fn union_shapes(root: &Value, segments: &[String]) -> Vec<String> {
         resolve(root, schema)
     };
     match s.get("anyOf").or_else(|| s.get("oneOf")) {
-        Some(Value::Array(branches)) => branches.iter().map(|b| describe(root, b, 1)).collect(),
+        Some(Value::Array(branches)) => branches
+            .iter()
+            .map(|b| describe(root, b, 1).into_owned())
+            .collect(),
         _ => Vec::new(),
     }
 }
 
-/// The keys the object at `segments` accepts, in declared order.
-fn known_keys(root: &Value, segments: &[String]) -> Vec<String> {
-    let Some(schema) = schema_at(root, segments) else {
-        return Vec::new();
-    };
+/// The keys the object at `schema` accepts, in declared order.
+fn known_keys(root: &Value, schema: &Value) -> Vec<String> {
     let s = unwrap_nullable(root, schema);
     if let Some(Value::Array(keys)) = s.get(KEYS_KEY) {
         return keys
@@ -403,25 +612,6 @@ fn known_keys(root: &Value, segments: &[String]) -> Vec<String> {
         Some(Value::Object(p)) => p.keys().cloned().collect(),
         _ => Vec::new(),
     }
-}
-
-/// Sort key of a path: at each level, the field's declared position (or the array index), so
-/// issues come in the order the schema shows the fields.
-fn order_key(root: &Value, path: &str) -> Vec<usize> {
-    if path.is_empty() {
-        return Vec::new();
-    }
-    let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
-    let mut key = Vec::with_capacity(segments.len());
-    for (i, seg) in segments.iter().enumerate() {
-        let pos = schema_at(root, &segments[..i])
-            .map(|s| unwrap_nullable(root, s))
-            .and_then(|s| s.get(KEYS_KEY))
-            .and_then(Value::as_array)
-            .and_then(|keys| keys.iter().position(|k| k == seg.as_str()));
-        key.push(pos.or_else(|| seg.parse().ok()).unwrap_or(usize::MAX));
-    }
-    key
 }
 
 /// The value at a dotted path, for "You sent" of issues found after deserialization.

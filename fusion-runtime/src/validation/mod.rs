@@ -10,6 +10,7 @@ pub(crate) mod from_schema;
 mod sent;
 
 pub use sent::{describe_sent, quote_str};
+use sent::{push_i64, push_quoted, push_sent, push_u64};
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -91,6 +92,31 @@ impl Format {
             Format::Ipv6 => "Invalid IPv6 address".into(),
             Format::Pattern(_) => "Invalid format".into(),
             Format::Other(name) => format!("Invalid {name} format").into(),
+        }
+    }
+
+    fn push_problem(&self, out: &mut String) {
+        match self {
+            Format::Other(name) => {
+                out.push_str("Invalid ");
+                out.push_str(name);
+                out.push_str(" format");
+            }
+            known => out.push_str(&known.problem()),
+        }
+    }
+
+    fn push_expected(&self, out: &mut String) {
+        match self {
+            Format::Pattern(re) => {
+                out.push_str("a string matching ");
+                out.push_str(re);
+            }
+            Format::Other(name) => {
+                out.push_str("a valid ");
+                out.push_str(name);
+            }
+            known => out.push_str(&known.expected()),
         }
     }
 
@@ -244,174 +270,211 @@ impl Issue {
     }
 
     fn write_line(&self, out: &mut String) {
-        let sent = self.sent.as_ref().map(describe_sent);
-        let default_expected: Cow<'_, str>;
-        let problem: Cow<'_, str>;
-        let mut sent_suffix = String::new();
         match &self.kind {
-            IssueKind::InvalidType { expected } => {
-                problem = "Invalid type".into();
-                default_expected = Cow::Borrowed(expected);
+            IssueKind::InvalidType { .. } => out.push_str("Invalid type"),
+            IssueKind::Missing { .. } => out.push_str("Required field is missing"),
+            IssueKind::TooSmall { measure, .. } => out.push_str(bound_problem(*measure, false)),
+            IssueKind::TooBig { measure, .. } => out.push_str(bound_problem(*measure, true)),
+            IssueKind::InvalidFormat { format } => format.push_problem(out),
+            IssueKind::NotMultipleOf { divisor } => {
+                out.push_str("Not a multiple of ");
+                push_number(out, *divisor);
             }
-            IssueKind::Missing { expected } => {
-                problem = "Required field is missing".into();
-                default_expected = Cow::Borrowed(expected);
+            IssueKind::UnrecognizedKey { key, known } => {
+                out.push_str("Unrecognized key ");
+                push_quoted(out, key);
+                if let Some(best) = closest(key, known.iter().map(String::as_str)) {
+                    out.push_str(" (did you mean ");
+                    push_quoted(out, best);
+                    out.push_str("?)");
+                }
+            }
+            IssueKind::InvalidValue { options } => out.push_str(if options.len() == 1 {
+                "Invalid value"
+            } else {
+                "Invalid option"
+            }),
+            IssueKind::InvalidUnion { .. } => out.push_str("No allowed shape matched"),
+            IssueKind::Custom { message } => out.push_str(message.trim_end_matches('.')),
+        }
+        out.push('.');
+        if let Some(sent) = &self.sent {
+            out.push_str(" You sent: ");
+            push_sent(out, sent);
+            if let IssueKind::TooSmall { measure, .. } | IssueKind::TooBig { measure, .. } =
+                &self.kind
+            {
+                push_measured(out, *measure, sent);
+            }
+            out.push('.');
+        }
+        // The expected text is written in place, then cut off its final periods; nothing is
+        // left of ` Expected ` when it was empty.
+        let before = out.len();
+        out.push_str(" Expected ");
+        let start = out.len();
+        match &self.expected {
+            Some(e) => out.push_str(e),
+            None => self.push_default_expected(out),
+        }
+        let dots = out.as_bytes()[start..]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'.')
+            .count();
+        let end = out.len() - start - dots;
+        if end == 0 {
+            out.truncate(before);
+        } else {
+            out.truncate(start + end);
+            out.push('.');
+        }
+    }
+
+    /// The "Expected …" text of the kind (before its final periods are cut).
+    fn push_default_expected(&self, out: &mut String) {
+        match &self.kind {
+            IssueKind::InvalidType { expected } | IssueKind::Missing { expected } => {
+                out.push_str(expected);
             }
             IssueKind::TooSmall {
                 measure,
                 limit,
                 inclusive,
-            } => {
-                let (p, e) = bound_words(*measure, *limit, *inclusive, false);
-                problem = p.into();
-                default_expected = e.into();
-                sent_suffix = self.measured_suffix(*measure);
-            }
+            } => push_bound_expected(out, *measure, *limit, *inclusive, false),
             IssueKind::TooBig {
                 measure,
                 limit,
                 inclusive,
-            } => {
-                let (p, e) = bound_words(*measure, *limit, *inclusive, true);
-                problem = p.into();
-                default_expected = e.into();
-                sent_suffix = self.measured_suffix(*measure);
-            }
-            IssueKind::InvalidFormat { format } => {
-                problem = format.problem();
-                default_expected = format.expected();
-            }
+            } => push_bound_expected(out, *measure, *limit, *inclusive, true),
+            IssueKind::InvalidFormat { format } => format.push_expected(out),
             IssueKind::NotMultipleOf { divisor } => {
-                problem = format!("Not a multiple of {}", number(*divisor)).into();
-                default_expected = format!("a multiple of {}", number(*divisor)).into();
+                out.push_str("a multiple of ");
+                push_number(out, *divisor);
             }
-            IssueKind::UnrecognizedKey { key, known } => {
-                let mut p = format!("Unrecognized key {}", quote_str(key));
-                if let Some(best) = closest(key, known.iter().map(String::as_str)) {
-                    let _ = write!(p, " (did you mean {}?)", quote_str(best));
-                }
-                problem = p.into();
-                default_expected = if known.is_empty() {
-                    "no properties".into()
+            IssueKind::UnrecognizedKey { known, .. } => {
+                if known.is_empty() {
+                    out.push_str("no properties");
                 } else {
-                    format!("only: {}", quoted_list(known.iter().map(String::as_str))).into()
-                };
+                    out.push_str("only: ");
+                    for (i, k) in known.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        push_quoted(out, k);
+                    }
+                }
             }
             IssueKind::InvalidValue { options } => {
                 if let [only] = options.as_slice() {
-                    problem = "Invalid value".into();
-                    default_expected = format!("exactly {}", describe_sent(only)).into();
+                    out.push_str("exactly ");
+                    push_sent(out, only);
                 } else {
-                    problem = "Invalid option".into();
-                    let list: Vec<String> = options.iter().map(describe_sent).collect();
-                    default_expected = format!("one of: {}", list.join(", ")).into();
+                    out.push_str("one of: ");
+                    for (i, o) in options.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        push_sent(out, o);
+                    }
                 }
             }
             IssueKind::InvalidUnion { shapes } => {
-                problem = "No allowed shape matched".into();
-                default_expected = if shapes.is_empty() {
-                    "one of the allowed shapes".into()
+                if shapes.is_empty() {
+                    out.push_str("one of the allowed shapes");
                 } else {
-                    format!("one of: {}", shapes.join("; ")).into()
-                };
+                    out.push_str("one of: ");
+                    for (i, s) in shapes.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str("; ");
+                        }
+                        out.push_str(s);
+                    }
+                }
             }
-            IssueKind::Custom { message } => {
-                problem = Cow::Borrowed(message.trim_end_matches('.'));
-                default_expected = "".into();
-            }
-        }
-        out.push_str(&problem);
-        out.push('.');
-        if let Some(sent) = &sent {
-            out.push_str(" You sent: ");
-            out.push_str(sent);
-            out.push_str(&sent_suffix);
-            out.push('.');
-        }
-        let expected = self.expected.as_deref().unwrap_or(&default_expected);
-        let expected = expected.trim_end_matches('.');
-        if !expected.is_empty() {
-            out.push_str(" Expected ");
-            out.push_str(expected);
-            out.push('.');
+            IssueKind::Custom { .. } => {}
         }
     }
+}
 
-    fn measured_suffix(&self, measure: Measure) -> String {
-        match (measure, &self.sent) {
-            (Measure::Length, Some(Value::String(s))) => {
-                let n = s.chars().count();
-                format!(" ({n} character{})", plural(n as f64))
-            }
-            (Measure::Properties, Some(Value::Object(m))) => {
-                let n = m.len();
-                format!(" ({n} propert{})", if n == 1 { "y" } else { "ies" })
-            }
-            _ => String::new(),
+/// The count after a sent string or object bound by its size: ` (2 characters)`.
+fn push_measured(out: &mut String, measure: Measure, sent: &Value) {
+    let (n, unit) = match (measure, sent) {
+        (Measure::Length, Value::String(s)) => {
+            let n = s.chars().count();
+            (n, if n == 1 { "character" } else { "characters" })
         }
-    }
+        (Measure::Properties, Value::Object(m)) => {
+            let n = m.len();
+            (n, if n == 1 { "property" } else { "properties" })
+        }
+        _ => return,
+    };
+    out.push_str(" (");
+    push_u64(out, n as u64);
+    out.push(' ');
+    out.push_str(unit);
+    out.push(')');
 }
 
 fn plural(n: f64) -> &'static str {
     if n == 1.0 { "" } else { "s" }
 }
 
-/// A number as a model reads it: integers without a fraction.
-fn number(n: f64) -> String {
+/// Appends a number as a model reads it: integers without a fraction.
+fn push_number(out: &mut String, n: f64) {
     if n.fract() == 0.0 && n.abs() < 1e16 {
-        format!("{}", n as i64)
+        push_i64(out, n as i64);
     } else {
-        format!("{n}")
+        let _ = write!(out, "{n}");
     }
 }
 
-fn bound_words(
+fn bound_problem(measure: Measure, upper: bool) -> &'static str {
+    match (measure, upper) {
+        (Measure::Number, false) => "Too small",
+        (Measure::Number, true) => "Too large",
+        (Measure::Length, false) => "Too short",
+        (Measure::Length, true) => "Too long",
+        (Measure::Items, false) => "Too few items",
+        (Measure::Items, true) => "Too many items",
+        (Measure::Properties, false) => "Too few properties",
+        (Measure::Properties, true) => "Too many properties",
+    }
+}
+
+fn push_bound_expected(
+    out: &mut String,
     measure: Measure,
     limit: f64,
     inclusive: bool,
     upper: bool,
-) -> (&'static str, String) {
-    let n = number(limit);
-    match measure {
-        Measure::Number => {
-            let op = match (upper, inclusive) {
-                (false, true) => ">=",
-                (false, false) => ">",
-                (true, true) => "<=",
-                (true, false) => "<",
-            };
-            let problem = if upper { "Too large" } else { "Too small" };
-            (problem, format!("a number {op} {n}"))
-        }
-        Measure::Length | Measure::Items | Measure::Properties => {
-            // Counts are integers: an exclusive bound is the next integer inclusive.
-            let count = match (upper, inclusive) {
-                (_, true) => limit,
-                (false, false) => limit.floor() + 1.0,
-                (true, false) => limit.ceil() - 1.0,
-            };
-            let unit = match measure {
-                Measure::Length => ("character", "characters"),
-                Measure::Items => ("item", "items"),
-                _ => ("property", "properties"),
-            };
-            let unit = if count == 1.0 { unit.0 } else { unit.1 };
-            let problem = match (measure, upper) {
-                (Measure::Length, false) => "Too short",
-                (Measure::Length, true) => "Too long",
-                (Measure::Items, false) => "Too few items",
-                (Measure::Items, true) => "Too many items",
-                (_, false) => "Too few properties",
-                (_, true) => "Too many properties",
-            };
-            let side = if upper { "at most" } else { "at least" };
-            (problem, format!("{side} {} {unit}", number(count)))
-        }
+) {
+    if measure == Measure::Number {
+        out.push_str(match (upper, inclusive) {
+            (false, true) => "a number >= ",
+            (false, false) => "a number > ",
+            (true, true) => "a number <= ",
+            (true, false) => "a number < ",
+        });
+        push_number(out, limit);
+        return;
     }
-}
-
-fn quoted_list<'a>(items: impl Iterator<Item = &'a str>) -> String {
-    items.map(quote_str).collect::<Vec<_>>().join(", ")
+    // Counts are integers: an exclusive bound is the next integer inclusive.
+    let count = match (upper, inclusive) {
+        (_, true) => limit,
+        (false, false) => limit.floor() + 1.0,
+        (true, false) => limit.ceil() - 1.0,
+    };
+    let unit = match measure {
+        Measure::Length => ("character", "characters"),
+        Measure::Items => ("item", "items"),
+        _ => ("property", "properties"),
+    };
+    out.push_str(if upper { "at most " } else { "at least " });
+    push_number(out, count);
+    out.push(' ');
+    out.push_str(if count == 1.0 { unit.0 } else { unit.1 });
 }
 
 /// The candidate closest to `key` by edit distance, when it is close enough to be a typo.
