@@ -412,7 +412,7 @@ struct Inner {
     action_tools: Vec<Arc<str>>,
     tools: Vec<Tool>,
     tool_names: Vec<String>,
-    routes: HashMap<String, Route>,
+    routes: routing::Routes,
     groups: Vec<Group>,
     discriminator: String,
     states: Arc<States>,
