@@ -212,10 +212,13 @@ async fn run_action(
     if scope.cancellation.is_cancelled() {
         return None;
     }
-    let admitted = unless_cancelled(&scope.cancellation, admit(guards, info, &scope)).await?;
-    let _admission = match admitted {
-        Ok(a) => a,
-        Err(e) => return Some(ToolResponse::error(e)),
+    let _admission = if guards.admits_all() {
+        None
+    } else {
+        match unless_cancelled(&scope.cancellation, admit(guards, info, &scope)).await? {
+            Ok(a) => Some(a),
+            Err(e) => return Some(ToolResponse::error(e)),
+        }
     };
     let internal = inner.internal;
     let tool = inner.action_tools[index].clone();
