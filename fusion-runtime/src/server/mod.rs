@@ -292,7 +292,10 @@ impl ServerBuilder {
                 }
             })
             .collect();
-        let action_tools = descriptors.iter().map(|d| Arc::from(d.tool.as_str())).collect();
+        let action_tools = descriptors
+            .iter()
+            .map(|d| Arc::from(d.tool.as_str()))
+            .collect();
         let contracts = contracts_of(&descriptors);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
