@@ -120,7 +120,7 @@ impl fmt::Debug for RequestScope {
 
 struct CallInner {
     action: &'static str,
-    tool: String,
+    tool: Arc<str>,
     states: Arc<States>,
     scope: RequestScope,
 }
@@ -137,7 +137,7 @@ pub struct CallContext {
 impl CallContext {
     pub(crate) fn new(
         action: &'static str,
-        tool: String,
+        tool: Arc<str>,
         states: Arc<States>,
         scope: RequestScope,
     ) -> Self {

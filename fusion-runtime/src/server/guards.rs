@@ -191,6 +191,12 @@ impl ActionGuards {
         })
     }
 
+    /// Whether the action has no rate limit and no concurrency guard (its own or its group's):
+    /// every call is admitted at once, with no slot to hold.
+    pub(crate) fn admits_all(&self) -> bool {
+        self.rate.is_none() && self.concurrency.is_none() && self.group.is_none()
+    }
+
     /// The action's concurrency guard state, when it has one.
     pub(crate) fn state(&self) -> Option<GuardState> {
         self.concurrency.as_ref().map(ConcurrencyGuard::state)

@@ -292,6 +292,10 @@ impl ServerBuilder {
                 }
             })
             .collect();
+        let action_tools = descriptors
+            .iter()
+            .map(|d| Arc::from(d.tool.as_str()))
+            .collect();
         let contracts = contracts_of(&descriptors);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
@@ -308,6 +312,7 @@ impl ServerBuilder {
                 actions: self.actions,
                 infos,
                 descriptors,
+                action_tools,
                 tools,
                 tool_names: layout.tool_order,
                 routes: layout.routes,
@@ -405,9 +410,12 @@ struct Inner {
     actions: Vec<Arc<dyn Erased>>,
     infos: Vec<ActionInfo>,
     descriptors: Vec<ActionDescriptor>,
+    /// Each action's MCP tool name, in registration order: the name a call routed to it
+    /// came by (a grouped tool's members share theirs).
+    action_tools: Vec<Arc<str>>,
     tools: Vec<Tool>,
     tool_names: Vec<String>,
-    routes: HashMap<String, Route>,
+    routes: routing::Routes,
     groups: Vec<Group>,
     discriminator: String,
     states: Arc<States>,

@@ -14,14 +14,18 @@
 //! running — and its slot or queue place is freed. The slot is held until the response is
 //! written.
 
+use std::future::{Future, poll_fn};
 use std::marker::PhantomData;
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::context::{CallContext, RequestScope};
 use super::guards::{self, ActionGuards, Admission};
@@ -38,10 +42,26 @@ use crate::validation::{Issue, IssueKind, ValidationReport};
 pub(crate) type Invocation =
     Box<dyn FnOnce(&CallContext) -> BoxFuture<'static, HandlerOutcome> + Send>;
 
+/// How far [`Erased::start`] got.
+pub(crate) enum Started {
+    /// Validated; the handler's future.
+    Running(BoxFuture<'static, HandlerOutcome>),
+    /// The arguments failed validation.
+    Invalid(ValidationReport),
+    /// Validation panicked.
+    ValidationPanicked,
+    /// The handler panicked before returning its future.
+    HandlerPanicked,
+}
+
 /// An action with its types erased.
 pub(crate) trait Erased: Send + Sync {
     fn info(&self) -> &ActionInfo;
+    /// Validates, for the middleware chain: the handler is started later, by its end.
     fn validate(&self, arguments: &Value) -> Result<Invocation, ValidationReport>;
+    /// Validates and starts the handler at once (no middleware), panics caught in both: the
+    /// typed input goes straight to the handler, unboxed.
+    fn start(&self, arguments: &Value, cx: &CallContext) -> Started;
 }
 
 pub(crate) struct Registered<A> {
@@ -67,6 +87,21 @@ impl<A: ToolAction> Erased for Registered<A> {
         let input = <A::Input as ToolInput>::from_arguments(arguments)?;
         Ok(Box::new(move |cx: &CallContext| A::call(input, cx)))
     }
+
+    fn start(&self, arguments: &Value, cx: &CallContext) -> Started {
+        let validated = catch_unwind(AssertUnwindSafe(|| {
+            <A::Input as ToolInput>::from_arguments(arguments)
+        }));
+        let input = match validated {
+            Ok(Ok(input)) => input,
+            Ok(Err(report)) => return Started::Invalid(report),
+            Err(_) => return Started::ValidationPanicked,
+        };
+        match catch_unwind(AssertUnwindSafe(|| A::call(input, cx))) {
+            Ok(handler) => Started::Running(handler),
+            Err(_) => Started::HandlerPanicked,
+        }
+    }
 }
 
 /// The whole pipeline for one call.
@@ -86,17 +121,13 @@ pub(crate) async fn call(
             return ToolResponse::error(e);
         }
     };
-    let action = &inner.actions[index];
-    let info = action.info();
-    let guards = &inner.guards.actions[index];
-    let cancellation = scope.cancellation.clone();
-    let response = tokio::select! {
-        biased;
-        () = cancellation.cancelled() => {
+    let info = inner.actions[index].info();
+    let response = match run_action(inner, index, arguments, scope).await {
+        Some(response) => response,
+        None => {
             tracing::info!(tool, action = info.name, "call cancelled by the client");
             ToolResponse::error(guards::cancelled(info.name))
         }
-        r = run_action(inner, action.as_ref(), guards, tool, arguments, scope) => r,
     };
     // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
     tracing::debug!(
@@ -139,44 +170,92 @@ async fn admit(
     })
 }
 
-/// Stages 2–5 for a routed call.
+/// `fut`'s output, or `None` once `token` is cancelled (`fut` is then dropped where it
+/// waits). Cancellation wins a tie, as in a biased `select!`; the caller checks the token
+/// before the first poll. The token's waiter is registered only when `fut` has to wait, so
+/// a call that completes in one poll never touches it.
+async fn unless_cancelled<F: Future>(token: &CancellationToken, fut: F) -> Option<F::Output> {
+    let mut fut = pin!(fut);
+    let mut waiter = pin!(None::<WaitForCancellationFuture<'_>>);
+    poll_fn(move |cx| {
+        if let Some(w) = waiter.as_mut().as_pin_mut()
+            && w.poll(cx).is_ready()
+        {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        if waiter.is_none() {
+            waiter.set(Some(token.cancelled()));
+            if let Some(w) = waiter.as_mut().as_pin_mut()
+                && w.poll(cx).is_ready()
+            {
+                return Poll::Ready(None);
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Stages 2–5 for a routed call; `None` when the client cancelled it.
 async fn run_action(
     inner: &Inner,
-    action: &dyn Erased,
-    guards: &ActionGuards,
-    tool: &str,
+    index: usize,
     arguments: JsonObject,
     scope: RequestScope,
-) -> ToolResponse {
+) -> Option<ToolResponse> {
+    let action = &inner.actions[index];
     let info = action.info();
-    let _admission = match admit(guards, info, &scope).await {
-        Ok(a) => a,
-        Err(e) => return ToolResponse::error(e),
+    let guards = &inner.guards.actions[index];
+    if scope.cancellation.is_cancelled() {
+        return None;
+    }
+    let _admission = if guards.admits_all() {
+        None
+    } else {
+        match unless_cancelled(&scope.cancellation, admit(guards, info, &scope)).await? {
+            Ok(a) => Some(a),
+            Err(e) => return Some(ToolResponse::error(e)),
+        }
     };
     let internal = inner.internal;
+    let tool = inner.action_tools[index].clone();
     // Validated from a reference, then moved on to middleware: the arguments are never copied.
     let arguments = Value::Object(arguments);
-    let validated = std::panic::catch_unwind(AssertUnwindSafe(|| action.validate(&arguments)));
+    if inner.middleware.is_empty() {
+        // No chain to build: validation hands the typed input straight to the handler.
+        let cx = CallContext::new(info.name, tool, inner.states.clone(), scope);
+        let started = action.start(&arguments, &cx);
+        drop(arguments);
+        let handler = match started {
+            Started::Running(handler) => handler,
+            Started::Invalid(report) => return Some(invalid(inner, info, &report)),
+            Started::ValidationPanicked => {
+                tracing::error!(action = info.name, "input validation panicked");
+                return Some(ToolResponse::error(internal.panic_envelope(info.name)));
+            }
+            Started::HandlerPanicked => return Some(handler_panicked(info, internal)),
+        };
+        let run = AssertUnwindSafe(async move { respond(info, handler.await, internal) });
+        return finish(info, guards.timeout, internal, &cx, run.catch_unwind()).await;
+    }
+    let validated = catch_unwind(AssertUnwindSafe(|| action.validate(&arguments)));
     let invocation = match validated {
         Ok(Ok(inv)) => inv,
-        Ok(Err(report)) => {
-            let section = inner
-                .awareness
-                .as_ref()
-                .and_then(|a| a.section_for(info.name));
-            return validation_response(info.name, &report, section);
-        }
+        Ok(Err(report)) => return Some(invalid(inner, info, &report)),
         Err(_) => {
             tracing::error!(action = info.name, "input validation panicked");
-            return ToolResponse::error(internal.panic_envelope(info.name));
+            return Some(ToolResponse::error(internal.panic_envelope(info.name)));
         }
     };
-    let cx = CallContext::new(info.name, tool.to_owned(), inner.states.clone(), scope);
-    let endpoint_info = info.clone();
+    let cx = CallContext::new(info.name, tool, inner.states.clone(), scope);
+    let endpoint_action = Arc::clone(action);
     let endpoint = Box::new(
         move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
             let fut = invocation(req.context());
-            Box::pin(async move { respond(&endpoint_info, fut.await, internal) })
+            Box::pin(async move { respond(endpoint_action.info(), fut.await, internal) })
         },
     );
     let next = Next::new(inner.middleware.clone(), internal, endpoint);
@@ -184,25 +263,51 @@ async fn run_action(
         Value::Object(map) => map,
         _ => JsonObject::new(),
     };
-    let request = CallRequest::new(cx, Arc::new(arguments));
+    let request = CallRequest::new(cx.clone(), Arc::new(arguments));
     let run = AssertUnwindSafe(next.run(request)).catch_unwind();
-    let ran = match guards.timeout {
-        Some(limit) => match guard::with_timeout(info.name, limit, run).await {
-            Ok(ran) => ran,
-            Err(e) => {
-                tracing::warn!(action = info.name, ?limit, "call timed out");
-                return ToolResponse::error(e);
+    finish(info, guards.timeout, internal, &cx, run).await
+}
+
+/// Stage 4's end: the middleware and handler under the timeout, their panics caught, raced
+/// against the client's cancellation (`None`).
+async fn finish(
+    info: &ActionInfo,
+    timeout: Option<Duration>,
+    internal: InternalErrors,
+    cx: &CallContext,
+    run: impl Future<Output = std::thread::Result<ToolResponse>>,
+) -> Option<ToolResponse> {
+    let token = cx.cancellation_token();
+    let ran = match timeout {
+        Some(limit) => {
+            match unless_cancelled(token, guard::with_timeout(info.name, limit, run)).await? {
+                Ok(ran) => ran,
+                Err(e) => {
+                    tracing::warn!(action = info.name, ?limit, "call timed out");
+                    return Some(ToolResponse::error(e));
+                }
             }
-        },
-        None => run.await,
-    };
-    match ran {
-        Ok(response) => response,
-        Err(_) => {
-            tracing::error!(action = info.name, "handler panicked");
-            ToolResponse::error(internal.panic_envelope(info.name))
         }
-    }
+        None => unless_cancelled(token, run).await?,
+    };
+    Some(match ran {
+        Ok(response) => response,
+        Err(_) => handler_panicked(info, internal),
+    })
+}
+
+fn handler_panicked(info: &ActionInfo, internal: InternalErrors) -> ToolResponse {
+    tracing::error!(action = info.name, "handler panicked");
+    ToolResponse::error(internal.panic_envelope(info.name))
+}
+
+/// Stage 3's answer for arguments that failed validation.
+fn invalid(inner: &Inner, info: &ActionInfo, report: &ValidationReport) -> ToolResponse {
+    let section = inner
+        .awareness
+        .as_ref()
+        .and_then(|a| a.section_for(info.name));
+    validation_response(info.name, report, section)
 }
 
 fn validation_response(
