@@ -6,7 +6,6 @@
 //! prefix (`billing`) whose `action` discriminator names the action (`get_invoice`).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -97,52 +96,10 @@ pub struct Placement {
 /// Tool name → where it leads. Built once with the server and only read per call.
 pub(crate) type Routes = HashMap<String, Route, NameHash>;
 
-/// The route table's hash: a multiply-rotate over 8-byte words (the `FxHash` scheme), several
-/// times cheaper than SipHash on a short tool name. The table is fixed when the server is
-/// built and a client only looks names up, so there is nothing for hash flooding to grow:
-/// a lookup costs at most the longest probe among the server's own tool names.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct NameHash;
-
-impl BuildHasher for NameHash {
-    type Hasher = NameHasher;
-    fn build_hasher(&self) -> NameHasher {
-        NameHasher(0)
-    }
-}
-
-pub(crate) struct NameHasher(u64);
-
-impl NameHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for w in &mut words {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(w);
-            self.add(u64::from_le_bytes(b));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// The route table's hash: `foldhash` (seeded per process), several times cheaper than
+/// SipHash on a short tool name. The table is fixed when the server is built and a client only
+/// looks names up, so there is nothing for hash flooding to grow.
+pub(crate) type NameHash = foldhash::fast::RandomState;
 
 pub(crate) struct Layout {
     pub placements: Vec<Placement>,
