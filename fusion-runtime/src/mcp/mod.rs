@@ -130,8 +130,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let scope =
-            RequestScope::from_rmcp(&context).with_log_threshold(self.log_threshold.clone());
+        let scope = RequestScope::from_rmcp_in_session(&context, self.log_threshold.clone());
         let response = self
             .server
             .call(&request.name, request.arguments, scope)

@@ -91,12 +91,21 @@ impl RequestScope {
 
     /// The scope of an rmcp request.
     pub fn from_rmcp(cx: &RequestContext<RoleServer>) -> Self {
+        Self::from_rmcp_in_session(cx, LogThreshold::default())
+    }
+
+    /// The scope of an rmcp request in a session whose log threshold is `threshold` (one
+    /// allocation fewer per request than `from_rmcp(..).with_log_threshold(..)`).
+    pub(crate) fn from_rmcp_in_session(
+        cx: &RequestContext<RoleServer>,
+        log_threshold: LogThreshold,
+    ) -> Self {
         RequestScope {
             cancellation: cx.ct.clone(),
             peer: Some(cx.peer.clone()),
             progress_token: cx.meta.get_progress_token(),
             extensions: cx.extensions.clone(),
-            log_threshold: LogThreshold::default(),
+            log_threshold,
         }
     }
 
