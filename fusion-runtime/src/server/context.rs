@@ -94,7 +94,7 @@ impl RequestScope {
         Self::from_rmcp_in_session(cx, LogThreshold::default())
     }
 
-    /// The scope of an rmcp request in a session whose log threshold is `threshold` (one
+    /// The scope of an rmcp request in a session whose log threshold is `log_threshold` (one
     /// allocation fewer per request than `from_rmcp(..).with_log_threshold(..)`).
     pub(crate) fn from_rmcp_in_session(
         cx: &RequestContext<RoleServer>,
