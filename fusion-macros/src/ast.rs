@@ -26,6 +26,8 @@ pub struct Field<'a> {
     pub optional: bool,
     /// The type is `Option<T>`: validators receive `&T`, and run only on `Some`.
     pub is_option: bool,
+    /// A serde default fills the field when absent (on the field or the struct).
+    pub serde_default: bool,
     pub class: TypeClass,
 }
 
@@ -119,6 +121,7 @@ impl<'a> Container<'a> {
                     skipped: sf.skip_deserializing,
                     optional: is_option || sf.default || serde.default,
                     is_option,
+                    serde_default: sf.default || serde.default,
                     class: classify(inner),
                 })
             })

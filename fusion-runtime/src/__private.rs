@@ -12,7 +12,7 @@ pub use serde_json;
 
 use crate::input::JsonObject;
 pub use crate::schema::{ContainerSpec, FieldSpec, Num, Rule, StringFormat, object_schema};
-use crate::validation::fast::FastCheck;
+pub use crate::validation::fast::{FastCheck, Probe, ProbeOpaque, ProbeTrusted, Trusted, Typed};
 use crate::validation::from_schema::{SchemaIndex, issues_from_errors, serde_issue, value_at};
 use crate::validation::{Issue, IssueKind, ValidationReport};
 
@@ -106,20 +106,47 @@ impl Compiled {
     }
 }
 
+/// What `#[derive(ToolInput)]` implements besides [`ToolInput`](crate::ToolInput): the
+/// input's compiled schema and its typed check.
+pub trait Derived: DeserializeOwned + Validate + JsonSchema {
+    /// The input's schema and validator, built once.
+    fn compiled() -> &'static Compiled;
+
+    /// The derived rules on the fields serde read (see [`FastCheck::field`]); `obj` is the
+    /// arguments object they were read from.
+    fn typed_check(&self, fast: &FastCheck, obj: &JsonObject) -> bool;
+}
+
+/// [`compile`] for a derived input, with its typed check when the schema allows one.
+pub fn compile_derived<T: JsonSchema>(spec: &ContainerSpec) -> Compiled {
+    let mut compiled = compile::<T>();
+    if let Some(fast) = &mut compiled.fast {
+        fast.plan(spec);
+    }
+    compiled
+}
+
 /// `ToolInput::from_arguments` of a derived input: the schema first (every problem at once),
 /// then serde on the parsed value, then the custom validators.
 ///
-/// The schema is checked by the fast path (direct Rust checks of the same schema) when it can;
-/// only when it rejects the arguments does the `jsonschema` validator run, to collect every
-/// problem. The two agree on every input, so the outcome is the same either way.
-pub fn from_arguments<T: DeserializeOwned + Validate>(
-    compiled: &Compiled,
-    arguments: &Value,
-) -> Result<T, ValidationReport> {
-    match compiled.fast_accepts(arguments) {
+/// A valid call takes the typed path: serde first, then the derived rules on the typed fields
+/// ([`Derived::typed_check`]). When serde fails or the typed check says no, the arguments go
+/// the full way: the fast path (direct Rust checks of the same schema) when it can check the
+/// schema, and only when it rejects them the `jsonschema` validator, to collect every problem.
+/// The three agree on what they accept, so the outcome is the same either way.
+pub fn from_arguments<T: Derived>(arguments: &Value) -> Result<T, ValidationReport> {
+    let compiled = T::compiled();
+    let fast = match typed::<T>(compiled, arguments) {
+        TypedPath::Accepted(value) => return validated(value, arguments),
+        // serde read the arguments and a rule failed: the schema rejects them too.
+        TypedPath::Rejected => Some(false),
+        TypedPath::Undecided => compiled.fast_accepts(arguments),
+    };
+    match fast {
         Some(true) => {}
         // The fast path agrees with the validator: it rejected, so collect the problems
-        // without asking `is_valid` again.
+        // without asking `is_valid` again. Should they disagree after all, no problem is
+        // collected and serde decides below.
         Some(false) => {
             let issues = compiled.collect(arguments);
             if !issues.is_empty() {
@@ -133,10 +160,50 @@ pub fn from_arguments<T: DeserializeOwned + Validate>(
             }
         }
     }
-    let value = match T::deserialize(arguments) {
-        Ok(v) => v,
-        Err(e) => return Err(ValidationReport::new(vec![serde_issue(&e)])),
+    match T::deserialize(arguments) {
+        Ok(value) => validated(value, arguments),
+        Err(e) => Err(ValidationReport::new(vec![serde_issue(&e)])),
+    }
+}
+
+/// What the typed path found.
+enum TypedPath<T> {
+    /// serde read the arguments and every rule holds: the schema accepts them.
+    Accepted(T),
+    /// serde read the arguments and a rule does not hold: the schema rejects them.
+    Rejected,
+    /// No typed check, arguments that are not an object, or serde failed.
+    Undecided,
+}
+
+/// The typed path: serde, then the derived rules on the typed fields.
+fn typed<T: Derived>(compiled: &Compiled, arguments: &Value) -> TypedPath<T> {
+    let (Some(fast), Some(obj)) = (
+        compiled.fast.as_ref().filter(|f| f.has_plan()),
+        arguments.as_object(),
+    ) else {
+        return TypedPath::Undecided;
     };
+    match T::deserialize(arguments) {
+        Ok(value) if value.typed_check(fast, obj) => TypedPath::Accepted(value),
+        Ok(_) => TypedPath::Rejected,
+        Err(_) => TypedPath::Undecided,
+    }
+}
+
+/// What the typed path answers for `arguments`: `Some(accepted)` when serde reads them,
+/// `None` when the input has no typed check or serde does not read them. For contract tests:
+/// it must equal [`Compiled::schema_accepts`].
+pub fn typed_accepts<T: Derived>(arguments: &Value) -> Option<bool> {
+    match typed::<T>(T::compiled(), arguments) {
+        TypedPath::Accepted(_) => Some(true),
+        TypedPath::Rejected => Some(false),
+        TypedPath::Undecided => None,
+    }
+}
+
+/// Runs the custom validators on a value that passed the schema.
+fn validated<T: Validate>(value: T, arguments: &Value) -> Result<T, ValidationReport> {
     let mut issues = Vec::new();
     value.validate(arguments, &Path::Root, &mut issues);
     if issues.is_empty() {

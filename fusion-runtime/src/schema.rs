@@ -173,6 +173,9 @@ pub struct FieldSpec {
     pub expected: Option<&'static str>,
     /// Whether the key must be present (not an `Option`, no serde default).
     pub required: bool,
+    /// A serde default fills the field when it is absent (`#[serde(default)]` on the field or
+    /// on the struct), so an `Option` that is `Some` may not have been sent.
+    pub default: bool,
     /// The field's constraints.
     pub rules: &'static [Rule],
     /// The schema of the field's type, through `schemars`.

@@ -25,6 +25,11 @@ fn validate(c: &mut Criterion) {
         Signup::from_arguments(&valid).is_ok(),
         "the valid input validates"
     );
+    assert_eq!(
+        fusion_runtime::__private::typed_accepts::<Signup>(&valid),
+        Some(true),
+        "the valid input takes the typed path"
+    );
     match Signup::from_arguments(&invalid) {
         Ok(_) => panic!("the invalid input fails"),
         Err(r) => assert_eq!(r.issues().len(), 3, "{r}"),

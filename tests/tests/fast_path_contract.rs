@@ -1,10 +1,12 @@
 //! Contract: the validation fast path (the derived schema checked directly in Rust) accepts
 //! exactly what the `jsonschema` validator accepts, on generated arguments covering every rule,
-//! every format (with its edge cases), nested inputs, `Option`, `Vec` and unknown keys.
+//! every format (with its edge cases), nested inputs, `Option`, `Vec` and unknown keys; and the
+//! typed path (serde, then the derived rules on the typed fields) never accepts what the schema
+//! rejects.
 
 use std::collections::HashSet;
 
-use fusion_runtime::__private::{Compiled, compile};
+use fusion_runtime::__private::{Compiled, Derived, compile, typed_accepts};
 use fusion_runtime::ToolInput;
 use proptest::prelude::*;
 use schemars::JsonSchema;
@@ -69,6 +71,26 @@ struct Loose {
 #[derive(Deserialize, ToolInput, Debug)]
 struct Unchecked {
     ids: HashSet<String>,
+}
+
+/// serde defaults: an absent field is filled without being checked, and a `Some` may not have
+/// been sent.
+#[derive(Deserialize, ToolInput, Debug)]
+struct Defaults {
+    #[serde(default = "some_name")]
+    #[fusion(length(min = 3))]
+    name: Option<String>,
+    #[serde(default)]
+    #[fusion(range(min = 5))]
+    n: u32,
+    #[serde(default)]
+    #[fusion(items(max = 1))]
+    tags: Vec<String>,
+    flag: Option<bool>,
+}
+
+fn some_name() -> Option<String> {
+    Some("x".into())
 }
 
 fn strings() -> impl Strategy<Value = Value> {
@@ -254,6 +276,28 @@ fn arguments() -> impl Strategy<Value = Value> {
     ]
 }
 
+/// Where serde reads the arguments, the typed path of `T` accepts exactly what the schema
+/// accepts (elsewhere it leaves the decision to the full path).
+fn assert_typed_sound<T: Derived>(args: &Value) -> Result<(), TestCaseError> {
+    let typed = typed_accepts::<T>(args);
+    let serde_reads = args.is_object() && T::deserialize(args).is_ok();
+    prop_assert_eq!(
+        typed.is_some(),
+        serde_reads,
+        "the typed path decides {}",
+        args
+    );
+    if let Some(typed) = typed {
+        prop_assert_eq!(
+            typed,
+            T::compiled().schema_accepts(args),
+            "typed path and schema disagree on {}",
+            args
+        );
+    }
+    Ok(())
+}
+
 fn assert_agree(compiled: &Compiled, args: &Value) -> Result<(), TestCaseError> {
     let fast = compiled.fast_accepts(args);
     prop_assert!(fast.is_some(), "the fast path covers this input type");
@@ -273,6 +317,9 @@ proptest! {
     fn fast_path_accepts_exactly_what_the_schema_accepts(args in arguments()) {
         let compiled = compile::<Everything>();
         assert_agree(&compiled, &args)?;
+        assert_typed_sound::<Everything>(&args)?;
+        assert_typed_sound::<Defaults>(&args)?;
+        assert_typed_sound::<Loose>(&args)?;
         // And `from_arguments` as a whole still follows the schema.
         let accepted = compiled.schema_accepts(&args);
         if Everything::from_arguments(&args).is_ok() {
@@ -286,7 +333,10 @@ proptest! {
         for key in ["name", "email", "url", "uuid", "at", "day", "v4", "v6", "plan"] {
             let args = json!({"name": "abc", key: s.clone()});
             assert_agree(&compiled, &args)?;
+            assert_typed_sound::<Everything>(&args)?;
         }
+        assert_typed_sound::<Defaults>(&json!({"name": s.clone()}))?;
+        assert_typed_sound::<Item>(&json!({"sku": s.clone(), "qty": 2}))?;
         assert_agree(&compile::<Item>(), &json!({"sku": s, "qty": 2}))?;
     }
 
@@ -295,7 +345,11 @@ proptest! {
         let compiled = compile::<Everything>();
         for key in ["pct", "ratio", "small"] {
             assert_agree(&compiled, &json!({"name": "abc", key: n.clone()}))?;
+            assert_typed_sound::<Everything>(&json!({"name": "abc", key: n.clone()}))?;
         }
+        assert_typed_sound::<Defaults>(&json!({"n": n.clone()}))?;
+        assert_typed_sound::<Item>(&json!({"sku": "SKU-1", "qty": n.clone()}))?;
+        assert_typed_sound::<Loose>(&json!({"n": n.clone(), "other": 1}))?;
         assert_agree(&compile::<Item>(), &json!({"sku": "SKU-1", "qty": n.clone()}))?;
         assert_agree(&compile::<Loose>(), &json!({"n": n, "other": 1}))?;
     }
@@ -338,4 +392,52 @@ fn integral_floats_behave_as_before() {
     assert!(compiled.schema_accepts(&args));
     let report = Everything::from_arguments(&args).expect_err("serde rejects 5.0 for i64");
     assert_eq!(report.issues().len(), 1, "{report}");
+}
+
+#[test]
+fn valid_inputs_take_the_typed_path() {
+    let valid = json!({"name": "abc", "email": "a@b.co", "pct": 5, "small": -3, "flag": true,
+        "tags": ["x", "y"], "plan": "pro", "items": [{"sku": "SKU-1", "qty": 2}]});
+    assert_eq!(typed_accepts::<Everything>(&valid), Some(true));
+    assert!(Everything::from_arguments(&valid).is_ok());
+    // A quoted local part: the typed check asks the validator about the value sent.
+    let quoted = json!({"name": "abc", "email": "\"q\"@c.de"});
+    assert_eq!(typed_accepts::<Everything>(&quoted), Some(true));
+    // Each of these is rejected by the typed path and by the schema.
+    for bad in [
+        json!({"name": "abc", "nmae": 1}),
+        json!({"name": "abcdef"}),
+        json!({"name": "abc", "email": "a.b"}),
+        json!({"name": "abc", "pct": 100}),
+        json!({"name": "abc", "tags": []}),
+        json!({"name": "abc", "plan": "team"}),
+        json!({"name": "abc", "items": [{"sku": "SKU-1", "qty": 3}]}),
+        json!(["abc"]),
+    ] {
+        assert_ne!(typed_accepts::<Everything>(&bad), Some(true), "{bad}");
+        assert!(Everything::from_arguments(&bad).is_err(), "{bad}");
+    }
+    // Unknown keys are allowed where the input says so.
+    assert_eq!(typed_accepts::<Loose>(&json!({"n": 3, "x": 1})), Some(true));
+    assert_eq!(typed_accepts::<Loose>(&json!({"n": 11})), Some(false));
+}
+
+#[test]
+fn serde_defaults_are_not_taken_for_values_sent() {
+    // Absent: filled by the defaults (`Some("x")`, `0`), which the schema never sees.
+    assert_eq!(typed_accepts::<Defaults>(&json!({})), Some(true));
+    assert!(Defaults::from_arguments(&json!({})).is_ok());
+    // Sent: checked.
+    for bad in [
+        json!({"name": "ab"}),
+        json!({"n": 1}),
+        json!({"tags": ["a", "b"]}),
+        json!({"extra": 1}),
+        json!({"flag": null, "extra": 1}),
+    ] {
+        assert_ne!(typed_accepts::<Defaults>(&bad), Some(true), "{bad}");
+        assert!(!Defaults::compiled().schema_accepts(&bad), "{bad}");
+    }
+    let ok = json!({"name": "abc", "n": 5, "tags": ["a"], "flag": null});
+    assert_eq!(typed_accepts::<Defaults>(&ok), Some(true));
 }

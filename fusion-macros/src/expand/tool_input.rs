@@ -42,6 +42,17 @@ fn expand(cont: &Container) -> TokenStream {
     let fields: Vec<&Field> = cont.fields.iter().filter(|f| !f.skipped).collect();
     let specs = fields.iter().map(|f| field_spec(f));
     let validators = cont.fields.iter().map(validator_calls);
+    let typed_checks = fields.iter().enumerate().map(|(i, f)| {
+        let ident = f.ident;
+        quote! {
+            __fusion_fast.field(
+                #i,
+                (&::fusion_runtime::__private::Probe(&self.#ident)).typed(),
+                __fusion_obj,
+                &mut __fusion_present,
+            )
+        }
+    });
 
     quote! {
         #[doc(hidden)]
@@ -58,7 +69,26 @@ fn expand(cont: &Container) -> TokenStream {
             fn __fusion_compiled() -> &'static ::fusion_runtime::__private::Compiled {
                 static __FUSION_COMPILED: ::std::sync::OnceLock<::fusion_runtime::__private::Compiled> =
                     ::std::sync::OnceLock::new();
-                __FUSION_COMPILED.get_or_init(::fusion_runtime::__private::compile::<#ident>)
+                __FUSION_COMPILED.get_or_init(|| {
+                    ::fusion_runtime::__private::compile_derived::<#ident>(&__FUSION_SPEC)
+                })
+            }
+
+            #[automatically_derived]
+            impl ::fusion_runtime::__private::Derived for #ident {
+                fn compiled() -> &'static ::fusion_runtime::__private::Compiled {
+                    __fusion_compiled()
+                }
+                fn typed_check(
+                    &self,
+                    __fusion_fast: &::fusion_runtime::__private::FastCheck,
+                    __fusion_obj: &::fusion_runtime::JsonObject,
+                ) -> bool {
+                    #[allow(unused_imports)]
+                    use ::fusion_runtime::__private::{ProbeOpaque as _, ProbeTrusted as _};
+                    let mut __fusion_present = 0usize;
+                    #(#typed_checks &&)* __fusion_fast.done(__fusion_present, __fusion_obj)
+                }
             }
 
             #[automatically_derived]
@@ -98,7 +128,7 @@ fn expand(cont: &Container) -> TokenStream {
                 fn from_arguments(
                     __fusion_args: &::fusion_runtime::__private::serde_json::Value,
                 ) -> ::core::result::Result<Self, ::fusion_runtime::ValidationReport> {
-                    ::fusion_runtime::__private::from_arguments::<Self>(__fusion_compiled(), __fusion_args)
+                    ::fusion_runtime::__private::from_arguments::<Self>(__fusion_args)
                 }
             }
         };
@@ -144,6 +174,7 @@ fn field_spec(field: &Field) -> TokenStream {
     );
     let expected = opt(a.expected.as_ref(), |e| quote!(#e));
     let required = !field.optional;
+    let default = field.serde_default;
     let mut rules = Vec::new();
     let p = quote!(::fusion_runtime::__private);
     if let Some(l) = &a.length {
@@ -202,6 +233,7 @@ fn field_spec(field: &Field) -> TokenStream {
             description: #description,
             expected: #expected,
             required: #required,
+            default: #default,
             rules: &[#(#rules),*],
             schema: #p::schema_for::<#ty>,
         }

@@ -21,6 +21,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
+mod typed;
+pub use typed::{Probe, ProbeOpaque, ProbeTrusted, Trusted, Typed};
+
 /// `type` as a bit set.
 const NULL: u8 = 1;
 const BOOLEAN: u8 = 1 << 1;
@@ -45,9 +48,14 @@ const ANNOTATIONS: &[&str] = &[
 ];
 
 /// A compiled fast check of one schema.
-pub(crate) struct FastCheck {
+///
+/// Public only for the code `#[derive(ToolInput)]` writes (its typed check); not an API.
+#[doc(hidden)]
+pub struct FastCheck {
     nodes: Vec<Node>,
     root: usize,
+    /// The typed check of a derived input, when its schema allows one ([`FastCheck::plan`]).
+    typed: Option<typed::Plan>,
 }
 
 /// `additionalProperties`.
@@ -447,59 +455,59 @@ fn type_of(v: &Value) -> u8 {
 /// `--` in positions 3–4 (so no A-label for the hostname check to decode).
 pub(crate) fn is_plain_email(s: &str) -> bool {
     let bytes = s.as_bytes();
-    // The bytes from `i` on that are in `class`.
-    let run = |i: usize, class: u8| {
-        bytes
-            .get(i..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|&&b| EMAIL_BYTES[usize::from(b)] & class != 0)
-            .count()
-    };
-    // The local part: atoms of `atext` joined by single dots, ended by the first `@`.
-    let mut at = 0;
-    loop {
-        let atom = run(at, ATEXT);
-        if atom == 0 {
+    let class = |i: usize| bytes.get(i).map_or(0, |&b| EMAIL_BYTES[usize::from(b)]);
+    // The local part: atoms of `atext` joined by single dots, up to the `@`.
+    let mut i = 0;
+    let mut atom_start = 0;
+    let at = loop {
+        if class(i) & ATEXT != 0 {
+            i += 1;
+            continue;
+        }
+        if i == atom_start {
             return false;
         }
-        at += atom;
-        match bytes.get(at) {
-            Some(b'.') => at += 1,
-            Some(b'@') => break,
+        match bytes.get(i) {
+            Some(b'.') => {
+                i += 1;
+                atom_start = i;
+            }
+            Some(b'@') => break i,
             _ => return false,
         }
-    }
+    };
     if at > 64 || bytes.len() - at - 1 > 253 {
         return false;
     }
-    // The domain: at least two labels of letters, digits and inner hyphens.
+    // The domain: labels joined by single dots, to the end.
     let mut start = at + 1;
     let mut labels = 0;
     loop {
-        let len = run(start, LABEL);
-        let label = &bytes[start..start + len];
-        let (Some(&first), Some(&last)) = (label.first(), label.last()) else {
+        let mut end = start;
+        while class(end) & LABEL != 0 {
+            end += 1;
+        }
+        let len = end - start;
+        let (Some(&first), Some(&last)) = (bytes.get(start), bytes.get(end.wrapping_sub(1))) else {
             return false;
         };
-        if len > 63
+        if len == 0
+            || len > 63
             || !first.is_ascii_alphanumeric()
             || !last.is_ascii_alphanumeric()
-            || (len >= 4 && label[2] == b'-' && label[3] == b'-')
+            || (len >= 4 && bytes[start + 2] == b'-' && bytes[start + 3] == b'-')
         {
             return false;
         }
         labels += 1;
-        start += len;
-        match bytes.get(start) {
-            Some(b'.') => start += 1,
+        match bytes.get(end) {
+            Some(b'.') => start = end + 1,
             None => return labels >= 2,
             Some(_) => return false,
         }
     }
 }
 
-/// [`EMAIL_BYTES`]: an `atext` byte of a local part.
 const ATEXT: u8 = 1;
 /// [`EMAIL_BYTES`]: a byte of a domain label (ASCII letter, digit, `-`).
 const LABEL: u8 = 2;
@@ -853,7 +861,11 @@ impl FastCheck {
                 && n.email.is_none()
                 && n.string_delegate.is_none();
         }
-        Some(FastCheck { nodes, root })
+        Some(FastCheck {
+            nodes,
+            root,
+            typed: None,
+        })
     }
 
     /// Whether the schema accepts `instance` (exactly what `Validator::is_valid` answers).
