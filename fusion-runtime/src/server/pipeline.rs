@@ -336,7 +336,11 @@ fn respond(info: &ActionInfo, outcome: HandlerOutcome, internal: InternalErrors)
             {
                 r.structured_content = None;
             }
-            warnings.into_iter().fold(r, ToolResponse::with_warning)
+            if warnings.is_empty() {
+                r
+            } else {
+                warnings.into_iter().fold(r, ToolResponse::with_warning)
+            }
         }
         Ok(ActionOutput::Response(r)) => r,
         Err(f) => ToolResponse::error(internal.into_envelope(info.name, f)),
