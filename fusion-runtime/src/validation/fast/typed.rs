@@ -173,9 +173,8 @@ impl FastCheck {
     /// Builds the typed check for the input `spec` describes, when the compiled schema's root
     /// is exactly that object: its properties are the spec's fields, with the same `required`,
     /// and `additionalProperties` is `false` or absent. Otherwise the input keeps the walk.
-    pub(crate) fn plan(&mut self, spec: &ContainerSpec) -> bool {
+    pub(crate) fn plan(&mut self, spec: &ContainerSpec) {
         self.typed = self.build_plan(spec);
-        self.typed.is_some()
     }
 
     fn build_plan(&self, spec: &ContainerSpec) -> Option<Plan> {
