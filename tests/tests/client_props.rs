@@ -18,6 +18,8 @@ fn content() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #![proptest_config(fusion_tests::proptest_config(256))]
+
     #[test]
     fn arbitrary_results_never_panic(texts in prop::collection::vec(content(), 0..4), is_error in any::<bool>()) {
         let blocks: Vec<ContentBlock> = texts.iter().cloned().map(ContentBlock::text).collect();

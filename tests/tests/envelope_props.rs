@@ -129,7 +129,7 @@ fn read_to_end(text: &str) -> Result<usize, String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(fusion_tests::proptest_config(512))]
 
     #[test]
     fn rendered_envelopes_are_well_formed(e in tool_error()) {

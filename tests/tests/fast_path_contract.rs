@@ -311,7 +311,7 @@ fn assert_agree(compiled: &Compiled, args: &Value) -> Result<(), TestCaseError> 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2048))]
+    #![proptest_config(fusion_tests::proptest_config(2048))]
 
     #[test]
     fn fast_path_accepts_exactly_what_the_schema_accepts(args in arguments()) {

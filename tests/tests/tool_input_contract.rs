@@ -115,7 +115,7 @@ fn schema_accepts(schema: &Value, args: &Value) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(fusion_tests::proptest_config(512))]
 
     #[test]
     fn schema_and_validator_agree(args in arguments()) {
