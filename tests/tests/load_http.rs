@@ -1,15 +1,16 @@
 //! The guards under load over a real transport: streamable HTTP on 127.0.0.1 (ephemeral
 //! port), `rmcp` clients, bounded and self-stopping.
 //!
-//! - 1,000 concurrent calls at an action limited to 4 running / 16 waiting: every call gets
-//!   exactly one answer (a success or `SERVER_BUSY`), successes equal handler executions,
+//! - 1,000 concurrent calls at an action limited to 4 running / 16 waiting (the handlers hold
+//!   their places until the first call is shed, so the overflow does not depend on how fast
+//!   a loaded machine sends): every call gets exactly one answer (a success or `SERVER_BUSY`), successes equal handler executions,
 //!   nothing is lost or duplicated, every permit is free afterwards. The figures are printed
 //!   (`--nocapture`).
 //! - A queued call the client cancels (`notifications/cancelled`) frees its place and never
 //!   runs.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -35,11 +36,35 @@ struct Unit {
     id: u64,
 }
 
-/// What the handlers did.
+/// What the handlers did, and whether the client has seen a call shed yet.
 #[derive(Default)]
 struct Counter {
     executions: AtomicUsize,
     ids: Mutex<Vec<u64>>,
+    shed_seen: AtomicBool,
+    shed: Notify,
+}
+
+impl Counter {
+    fn saw_shed(&self) {
+        self.shed_seen.store(true, Ordering::SeqCst);
+        self.shed.notify_waiters();
+    }
+
+    /// Until the client has seen a call shed (30 s at most): the guard must overflow however
+    /// slowly a loaded machine sends the calls, so the first 4 + 16 hold their places.
+    async fn wait_for_shed(&self) {
+        let seen = async {
+            loop {
+                let next = self.shed.notified();
+                if self.shed_seen.load(Ordering::SeqCst) {
+                    break;
+                }
+                next.await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(30), seen).await;
+    }
 }
 
 /// A few milliseconds of work; four at once, sixteen waiting.
@@ -47,6 +72,7 @@ struct Counter {
 async fn work(input: Unit, counter: Context<Counter>) -> Result<u64, ToolError> {
     counter.executions.fetch_add(1, Ordering::SeqCst);
     counter.ids.lock().map(|mut v| v.push(input.id)).ok();
+    counter.wait_for_shed().await;
     tokio::time::sleep(Duration::from_millis(3)).await;
     Ok(input.id)
 }
@@ -137,12 +163,17 @@ async fn a_thousand_concurrent_calls_each_get_exactly_one_answer() {
         let mut tasks = tokio::task::JoinSet::new();
         for id in 0..CALLS {
             let client = Arc::clone(&clients[(id % CLIENTS) as usize]);
+            let counter = Arc::clone(&counter);
             tasks.spawn(async move {
                 let r = client
                     .call_tool(params("load_work", id))
                     .await
                     .unwrap_or_else(|e| panic!("call {id}: a JSON-RPC error: {e}"));
-                (id, classify(id, &r))
+                let answer = classify(id, &r);
+                if matches!(answer, Answer::Busy) {
+                    counter.saw_shed();
+                }
+                (id, answer)
             });
         }
         let mut answered = Vec::new();

@@ -87,10 +87,12 @@ impl Recorder {
     }
 
     /// Notifications are handled off the response path: wait until `n` progress and `m` log
-    /// notifications are in (or a second passed), then a little more to catch extra ones.
+    /// notifications are in (a loaded machine may take a while: the bound is 10 s), then a
+    /// little more to catch extra ones.
     async fn settle(&self, n: usize, m: usize) {
-        for _ in 0..100 {
-            if self.progress().len() >= n && self.logs().len() >= m {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.progress().len() < n || self.logs().len() < m {
+            if tokio::time::Instant::now() >= deadline {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
