@@ -55,9 +55,9 @@ impl Reply {
         }
         self.body
             .lines()
+            .rev()
             .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .last()
+            .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
             .unwrap_or_else(|| panic!("no JSON-RPC message in {self:?}"))
     }
 }

@@ -2,22 +2,7 @@
 //! connections, slow requests, body size, live sessions — has a bound, and who a client is
 //! never comes from something the client picks (see [`ClientKey`]).
 //!
-//! | bound | default | [`HttpOptions`] | `serve --http` flag |
-//! |---|---|---|---|
-//! | open connections; beyond: `503` and closed at once | 512 | [`max_connections`](HttpOptions::max_connections) | `--max-connections` |
-//! | waiting for a request's headers, idle keep-alive included | 10 s | [`header_timeout`](HttpOptions::header_timeout) | `--header-timeout` |
-//! | reading a request's body; beyond: `408` | 30 s | [`body_timeout`](HttpOptions::body_timeout) | `--body-timeout` |
-//! | request body size; beyond: `413` | 1 MiB | [`max_body_bytes`](HttpOptions::max_body_bytes) | `--max-body-bytes` |
-//! | request header size; beyond: `431` | 64 KiB | | |
-//! | live sessions; beyond: `503` | 1,024 | [`max_sessions`](HttpOptions::max_sessions) | `--max-sessions` |
-//! | live sessions per client; beyond: `429` | 32 | [`max_sessions_per_client`](HttpOptions::max_sessions_per_client) | `--max-sessions-per-client` |
-//! | idle session; then `404` (start a new one) | 5 min | [`session_idle_timeout`](HttpOptions::session_idle_timeout) | `--session-idle-timeout` |
-//!
-//! A refused session is answered with a JSON-RPC error body (`id` null, code `-32000`) and a
-//! `Retry-After` header. Requests whose `Origin` is not allowed get `403` (loopback origins
-//! and requests without `Origin` by default; `Origin: null` is refused); requests whose
-//! `Host` is not allowed get `403` too (DNS-rebinding protection). A session `DELETE` answers
-//! `200`.
+//! The bounds and their defaults are documented on [`HttpOptions`].
 
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
@@ -56,8 +41,24 @@ pub enum ForwardedHeader {
     Forwarded,
 }
 
-/// Options of the streamable HTTP transport. The defaults are safe to face the internet; see
-/// the [module docs](self) for what each bound is for.
+/// Options of the streamable HTTP transport. The defaults are safe to face the internet:
+///
+/// | bound | default | [`HttpOptions`] | `serve --http` flag |
+/// |---|---|---|---|
+/// | open connections; beyond: `503` and closed at once | 512 | [`max_connections`](HttpOptions::max_connections) | `--max-connections` |
+/// | waiting for a request's headers, idle keep-alive included | 10 s | [`header_timeout`](HttpOptions::header_timeout) | `--header-timeout` |
+/// | reading a request's body; beyond: `408` | 30 s | [`body_timeout`](HttpOptions::body_timeout) | `--body-timeout` |
+/// | request body size; beyond: `413` | 1 MiB | [`max_body_bytes`](HttpOptions::max_body_bytes) | `--max-body-bytes` |
+/// | request header size; beyond: `431` | 64 KiB | | |
+/// | live sessions; beyond: `503` | 1,024 | [`max_sessions`](HttpOptions::max_sessions) | `--max-sessions` |
+/// | live sessions per client; beyond: `429` | 32 | [`max_sessions_per_client`](HttpOptions::max_sessions_per_client) | `--max-sessions-per-client` |
+/// | idle session; then `404` (start a new one) | 5 min | [`session_idle_timeout`](HttpOptions::session_idle_timeout) | `--session-idle-timeout` |
+///
+/// A refused session is answered with a JSON-RPC error body (`id` null, code `-32000`) and a
+/// `Retry-After` header. Requests whose `Origin` is not allowed get `403` (loopback origins
+/// and requests without `Origin` by default; `Origin: null` is refused); requests whose
+/// `Host` is not allowed get `403` too (DNS-rebinding protection). A session `DELETE` answers
+/// `200`.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct HttpOptions {
