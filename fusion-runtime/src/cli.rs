@@ -9,7 +9,8 @@
 //!           [--allow-origin O]   accept this Origin too (beyond loopback origins)
 //!           [--trust-proxy IP]   a reverse proxy whose X-Forwarded-For names the client
 //!           [--forwarded-header x-forwarded-for|forwarded]
-//!           [--max-connections N] [--header-timeout T] [--body-timeout T]
+//!           [--max-connections N] [--max-connections-per-ip N]
+//!           [--header-timeout T] [--body-timeout T]
 //!           [--max-body-bytes N] [--max-sessions N] [--max-sessions-per-client N]
 //!           [--session-idle-timeout T]   bounds; T is `500ms`, `10s`, `5min`, `1h`
 //!                                        (see `mcp::HttpOptions` for the defaults)
@@ -117,6 +118,9 @@ pub struct HttpLimits {
     /// Open connections at most.
     #[arg(long, value_name = "N", requires = "http")]
     pub max_connections: Option<usize>,
+    /// Open connections from one IP address at most (trusted proxies exempt).
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_connections_per_ip: Option<usize>,
     /// Time to send a request's headers; also the idle keep-alive timeout.
     #[arg(long, value_name = "DURATION", requires = "http", value_parser = parse_duration)]
     pub header_timeout: Option<Duration>,
@@ -149,6 +153,9 @@ impl HttpLimits {
         }
         if let Some(n) = self.max_connections {
             options = options.max_connections(n);
+        }
+        if let Some(n) = self.max_connections_per_ip {
+            options = options.max_connections_per_ip(n);
         }
         if let Some(t) = self.header_timeout {
             options = options.header_timeout(t);

@@ -5,7 +5,8 @@
 //!   (stateful) get exactly `billing.charge`'s limit (3); `X-Forwarded-For` counts only from
 //!   a trusted proxy;
 //! - slow and idle connections are closed (header, body and keep-alive timeouts);
-//! - the connection cap refuses with 503 and serves again once others close;
+//! - the connection cap refuses with 503 and serves again once others close; one address
+//!   cannot take every connection (trusted proxies exempt);
 //! - the session caps (overall 503, per client 429) answer a JSON-RPC error; an idle session
 //!   expires and then answers 404; `DELETE` answers 200 and frees the place;
 //! - a foreign or `null` `Origin` is refused with 403; loopback and no `Origin` are served;
@@ -428,6 +429,53 @@ async fn past_the_connection_cap_new_connections_are_refused_until_others_close(
     };
     assert!(served.message()["result"]["tools"].is_array(), "{served:?}");
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_take_every_connection_unless_it_is_a_trusted_proxy() {
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    // A fresh one each time: options carry the server's shutdown token.
+    let options = || {
+        HttpOptions::default()
+            .stateless(true)
+            .max_connections(10)
+            .max_connections_per_ip(2)
+            .header_timeout(Duration::from_secs(60))
+    };
+
+    let running = serve(options()).await;
+    let addr = running.local_addr;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(
+            TcpStream::connect(addr)
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+    }
+    let refused = send(addr, "POST", &[("mcp-protocol-version", VERSION)], &list).await;
+    assert_eq!(
+        refused.status, 503,
+        "a third from the same address: {refused:?}"
+    );
+    drop(held);
+    running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+
+    let proxied =
+        serve(options().trust_proxy("127.0.0.1".parse().unwrap_or_else(|e| panic!("{e}")))).await;
+    let addr = proxied.local_addr;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(
+            TcpStream::connect(addr)
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+    }
+    let served = send(addr, "POST", &[("mcp-protocol-version", VERSION)], &list).await;
+    assert_eq!(served.status, 200, "a trusted proxy is exempt: {served:?}");
+    drop(held);
+    proxied.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,10 +4,11 @@
 //!
 //! The bounds and their defaults are documented on [`HttpOptions`].
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,7 +27,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::McpHandler;
-use super::identity::Identity;
+use super::identity::{Identity, ip_key};
 use super::sessions::{self, Admission, CappedSessions, Refusal};
 use crate::server::{ClientKey, Server};
 
@@ -46,6 +47,7 @@ pub enum ForwardedHeader {
 /// | bound | default | [`HttpOptions`] | `serve --http` flag |
 /// |---|---|---|---|
 /// | open connections; beyond: `503` and closed at once | 512 | [`max_connections`](HttpOptions::max_connections) | `--max-connections` |
+/// | open connections from one IP address (an IPv6 /64; trusted proxies exempt) | 256 | [`max_connections_per_ip`](HttpOptions::max_connections_per_ip) | `--max-connections-per-ip` |
 /// | waiting for a request's headers, idle keep-alive included | 10 s | [`header_timeout`](HttpOptions::header_timeout) | `--header-timeout` |
 /// | reading a request's body; beyond: `408` | 30 s | [`body_timeout`](HttpOptions::body_timeout) | `--body-timeout` |
 /// | request body size; beyond: `413` | 1 MiB | [`max_body_bytes`](HttpOptions::max_body_bytes) | `--max-body-bytes` |
@@ -81,6 +83,8 @@ pub struct HttpOptions {
     pub forwarded_header: ForwardedHeader,
     /// Open connections at most.
     pub max_connections: usize,
+    /// Open connections from one IP address (an IPv6 /64) at most; trusted proxies are exempt.
+    pub max_connections_per_ip: usize,
     /// How long a connection may take to send a request's headers, counted from when it
     /// starts waiting for one: also how long an idle keep-alive connection stays open.
     pub header_timeout: Duration,
@@ -123,6 +127,7 @@ impl Default for HttpOptions {
             trusted_proxies: Vec::new(),
             forwarded_header: ForwardedHeader::default(),
             max_connections: 512,
+            max_connections_per_ip: 256,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             max_body_bytes: 1024 * 1024,
@@ -178,6 +183,12 @@ impl HttpOptions {
     /// Open connections at most (at least 1).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// Open connections from one IP address at most (at least 1).
+    pub fn max_connections_per_ip(mut self, n: usize) -> Self {
+        self.max_connections_per_ip = n.max(1);
         self
     }
 
@@ -445,6 +456,50 @@ pub async fn spawn_http(
     })
 }
 
+/// Open connections by client address.
+struct PerIp {
+    open: Mutex<HashMap<String, usize>>,
+    max: usize,
+}
+
+impl PerIp {
+    fn take(this: &Arc<PerIp>, ip: IpAddr) -> Option<IpSlot> {
+        let key = ip_key(ip).0;
+        let mut open = this.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = open.entry(key.clone()).or_insert(0);
+        if *n >= this.max {
+            return None;
+        }
+        *n += 1;
+        Some(IpSlot {
+            per_ip: Arc::clone(this),
+            key,
+        })
+    }
+}
+
+/// One open connection of an address; dropping it gives the place back.
+struct IpSlot {
+    per_ip: Arc<PerIp>,
+    key: String,
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .per_ip
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
 /// Refused connections get this, written without waiting, then are closed.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
 content-length: 43\r\nretry-after: 5\r\nconnection: close\r\n\r\n\
@@ -463,6 +518,11 @@ async fn accept_loop(
         .header_read_timeout(options.header_timeout)
         .max_header_size(MAX_HEADER_BYTES);
     let service = TowerToHyperService::new(router);
+    let identity = Identity::new(&options);
+    let per_ip = Arc::new(PerIp {
+        open: Mutex::new(HashMap::new()),
+        max: options.max_connections_per_ip.max(1),
+    });
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -484,6 +544,18 @@ async fn accept_loop(
             let _ = stream.try_write(BUSY);
             continue;
         };
+        let ip_slot = if identity.trusts(peer.ip()) {
+            None
+        } else {
+            match PerIp::take(&per_ip, peer.ip()) {
+                Some(s) => Some(s),
+                None => {
+                    tracing::warn!(%peer, max = per_ip.max, "refused a connection: too many open from its address");
+                    let _ = stream.try_write(BUSY);
+                    continue;
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
         let connection = http.serve_connection(
@@ -497,7 +569,7 @@ async fn accept_loop(
         );
         let stop = stop.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slots = (slot, ip_slot);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}

@@ -28,7 +28,7 @@ impl Identity {
         }
     }
 
-    fn trusts(&self, ip: IpAddr) -> bool {
+    pub(crate) fn trusts(&self, ip: IpAddr) -> bool {
         self.trusted_proxies.contains(&ip.to_canonical())
     }
 
@@ -105,7 +105,7 @@ fn parse_node(node: &str) -> Option<IpAddr> {
 }
 
 /// `ip:203.0.113.7`, or for IPv6 the /64 network: `ip:2001:db8:1:2::/64`.
-fn ip_key(ip: IpAddr) -> ClientKey {
+pub(crate) fn ip_key(ip: IpAddr) -> ClientKey {
     match ip.to_canonical() {
         IpAddr::V4(v4) => ClientKey::new(format!("ip:{v4}")),
         IpAddr::V6(v6) => {
