@@ -10,13 +10,16 @@
 //! - the session caps (overall 503, per client 429) answer a JSON-RPC error; an idle session
 //!   expires and then answers 404; `DELETE` answers 200 and frees the place;
 //! - a foreign or `null` `Origin` is refused with 403; loopback and no `Origin` are served;
-//! - a body over the cap is refused with 413.
+//! - a body over the cap is refused with 413;
+//! - the hook for authentication: a layer around `http_router` that inserts a `ClientKey`
+//!   decides who the client is.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, http_router, spawn_http};
+use fusion_runtime::server::ClientKey;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -636,4 +639,55 @@ async fn a_body_over_the_cap_is_refused() {
     let reply = send(addr, "POST", &[("mcp-protocol-version", VERSION)], &big).await;
     assert_eq!(reply.status, 413, "{reply:?}");
     running.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_key_from_an_outer_layer_decides_who_the_client_is() {
+    // Stands in for an authentication layer: the user comes from a header it trusts.
+    async fn authenticate(
+        mut request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        let user = request
+            .headers()
+            .get("x-test-user")
+            .and_then(|v| v.to_str().ok())
+            .map(|u| format!("user:{u}"));
+        if let Some(user) = user {
+            request.extensions_mut().insert(ClientKey::new(user));
+        }
+        next.run(request).await
+    }
+    let server = examples::billing::server().unwrap_or_else(|e| panic!("{e}"));
+    let router = http_router(server, &HttpOptions::default().stateless(true))
+        .layer(axum::middleware::from_fn(authenticate));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let served = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
+    });
+
+    let mut by_user = Vec::new();
+    for user in ["ada", "grace"] {
+        let mut answers = Vec::new();
+        for i in 0..4 {
+            let headers = [("x-test-user", user), ("mcp-protocol-version", VERSION)];
+            answers.push(charged(
+                &send(addr, "POST", &headers, &charge_body(i)).await,
+            ));
+        }
+        by_user.push(count(&answers));
+    }
+    assert_eq!(
+        by_user,
+        [(3, 1), (3, 1)],
+        "one limit per user, from one address"
+    );
+    served.abort();
 }
