@@ -6,6 +6,14 @@
 //! my-server serve --http ADDR    serve over streamable HTTP at http://ADDR/mcp
 //!           [--stateless]        no sessions: for several instances behind a load balancer
 //!           [--allow-host H]     accept this Host header too (beyond loopback names)
+//!           [--allow-origin O]   accept this Origin too (beyond loopback origins)
+//!           [--trust-proxy IP]   a reverse proxy whose X-Forwarded-For names the client
+//!           [--forwarded-header x-forwarded-for|forwarded]
+//!           [--max-connections N] [--max-connections-per-ip N]
+//!           [--header-timeout T] [--body-timeout T]
+//!           [--max-body-bytes N] [--max-sessions N] [--max-sessions-per-client N]
+//!           [--session-idle-timeout T]   bounds; T is `500ms`, `10s`, `5min`, `1h`
+//!                                        (see `mcp::HttpOptions` for the defaults)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -26,16 +34,17 @@
 //! Logs go to stderr (`RUST_LOG` filters them); stdout carries only protocol messages or
 //! the command's output.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
 use crate::contract::Lockfile;
-use crate::mcp::{self, HttpOptions};
+use crate::mcp::{self, ForwardedHeader, HttpOptions};
 use crate::server::Server;
 
 /// The command line.
@@ -62,6 +71,9 @@ pub enum Command {
         /// With `--http`: also accept this `Host` header (repeatable).
         #[arg(long, value_name = "HOST", requires = "http")]
         allow_host: Vec<String>,
+        /// With `--http`: the bounds and identity options.
+        #[command(flatten)]
+        limits: HttpLimits,
     },
     /// Print tools/list as JSON: every tool with its input schema.
     Tools,
@@ -88,6 +100,112 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         path: Option<PathBuf>,
     },
+}
+
+/// The `serve --http` options beyond the address: who a client is, and the bounds. Each
+/// left out keeps [`HttpOptions`]' default.
+#[derive(Debug, Default, clap::Args)]
+pub struct HttpLimits {
+    /// Also accept this `Origin` (repeatable), as `scheme://host:port` or `scheme://host:*`.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    pub allow_origin: Vec<String>,
+    /// A reverse proxy (its IP address) whose forwarding header names the client (repeatable).
+    #[arg(long, value_name = "IP", requires = "http")]
+    pub trust_proxy: Vec<IpAddr>,
+    /// The header trusted proxies write: `x-forwarded-for` (default) or `forwarded`.
+    #[arg(long, value_name = "HEADER", requires = "http", value_parser = parse_forwarded_header)]
+    pub forwarded_header: Option<ForwardedHeader>,
+    /// Open connections at most.
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_connections: Option<usize>,
+    /// Open connections from one IP address at most (trusted proxies exempt).
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Time to send a request's headers; also the idle keep-alive timeout.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = parse_duration)]
+    pub header_timeout: Option<Duration>,
+    /// Time to send a request's body.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = parse_duration)]
+    pub body_timeout: Option<Duration>,
+    /// The largest request body, in bytes.
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_body_bytes: Option<usize>,
+    /// Live sessions at most.
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_sessions: Option<usize>,
+    /// Live sessions one client may hold.
+    #[arg(long, value_name = "N", requires = "http")]
+    pub max_sessions_per_client: Option<usize>,
+    /// A session unused for this long is closed.
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = parse_duration)]
+    pub session_idle_timeout: Option<Duration>,
+}
+
+impl HttpLimits {
+    /// `options` with these set.
+    pub fn apply(self, mut options: HttpOptions) -> HttpOptions {
+        options = options.allow_origins(self.allow_origin);
+        for ip in self.trust_proxy {
+            options = options.trust_proxy(ip);
+        }
+        if let Some(h) = self.forwarded_header {
+            options = options.forwarded_header(h);
+        }
+        if let Some(n) = self.max_connections {
+            options = options.max_connections(n);
+        }
+        if let Some(n) = self.max_connections_per_ip {
+            options = options.max_connections_per_ip(n);
+        }
+        if let Some(t) = self.header_timeout {
+            options = options.header_timeout(t);
+        }
+        if let Some(t) = self.body_timeout {
+            options = options.body_timeout(t);
+        }
+        if let Some(n) = self.max_body_bytes {
+            options = options.max_body_bytes(n);
+        }
+        if let Some(n) = self.max_sessions {
+            options = options.max_sessions(n);
+        }
+        if let Some(n) = self.max_sessions_per_client {
+            options = options.max_sessions_per_client(n);
+        }
+        if let Some(t) = self.session_idle_timeout {
+            options = options.session_idle_timeout(t);
+        }
+        options
+    }
+}
+
+fn parse_forwarded_header(text: &str) -> Result<ForwardedHeader, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "x-forwarded-for" => Ok(ForwardedHeader::XForwardedFor),
+        "forwarded" => Ok(ForwardedHeader::Forwarded),
+        _ => Err(format!("`{text}` is not `x-forwarded-for` or `forwarded`")),
+    }
+}
+
+/// `500ms`, `10s`, `5min` (or `5m`), `1h`; a bare number is seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like `500ms`, `10s`, `5min`"))?;
+    match unit.trim() {
+        "ms" => Ok(Duration::from_millis(n)),
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "m" | "min" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        "h" => Ok(Duration::from_secs(n.saturating_mul(3600))),
+        other => Err(format!(
+            "unknown unit `{other}` in `{text}`: use ms, s, min or h"
+        )),
+    }
 }
 
 /// Parses the process's arguments and runs the command.
@@ -132,10 +250,13 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             http: Some(addr),
             stateless,
             allow_host,
+            limits,
         }) => {
-            let options = HttpOptions::default()
-                .stateless(stateless)
-                .allow_hosts(allow_host);
+            let options = limits.apply(
+                HttpOptions::default()
+                    .stateless(stateless)
+                    .allow_hosts(allow_host),
+            );
             let shutdown = options.shutdown.clone();
             let running = mcp::spawn_http(server, addr, options).await?;
             // A plain line on stderr, so scripts and tests can find the port.
@@ -229,4 +350,68 @@ fn check_lockfile(current: &Lockfile, path: &std::path::Path) -> ExitCode {
     }
     println!("run the `lock` command to update it, and review the deltas above");
     ExitCode::FAILURE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_the_units_the_docs_name() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("5min"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5days").is_err());
+    }
+
+    #[test]
+    fn the_http_flags_reach_the_options() {
+        let cli = Cli::try_parse_from([
+            "srv",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--max-connections",
+            "7",
+            "--header-timeout",
+            "2s",
+            "--trust-proxy",
+            "10.0.0.1",
+            "--forwarded-header",
+            "forwarded",
+            "--allow-origin",
+            "https://app.example:443",
+            "--max-sessions-per-client",
+            "3",
+            "--session-idle-timeout",
+            "1min",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let Some(Command::Serve { limits, .. }) = cli.command else {
+            panic!("not serve");
+        };
+        let o = limits.apply(HttpOptions::default());
+        assert_eq!(o.max_connections, 7);
+        assert_eq!(o.header_timeout, Duration::from_secs(2));
+        assert_eq!(
+            o.trusted_proxies,
+            vec![
+                "10.0.0.1"
+                    .parse::<IpAddr>()
+                    .unwrap_or_else(|e| panic!("{e}"))
+            ]
+        );
+        assert_eq!(o.forwarded_header, ForwardedHeader::Forwarded);
+        assert!(
+            o.allowed_origins
+                .iter()
+                .any(|x| x == "https://app.example:443")
+        );
+        assert_eq!(o.max_sessions_per_client, 3);
+        assert_eq!(o.session_idle_timeout, Duration::from_secs(60));
+        assert_eq!(o.max_sessions, HttpOptions::default().max_sessions);
+    }
 }

@@ -97,7 +97,12 @@ async fn gated(input: Unit, gate: Context<Gate>) -> Result<u64, ToolError> {
 
 async fn serve(server: Server) -> HttpServer {
     let addr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
-    spawn_http(server, addr, HttpOptions::default())
+    // rmcp's client opens a connection per request, and the server sees each close a little
+    // later: this test is about the guards, so the connection caps are set out of its way.
+    let options = HttpOptions::default()
+        .max_connections(4096)
+        .max_connections_per_ip(4096);
+    spawn_http(server, addr, options)
         .await
         .unwrap_or_else(|e| panic!("bind: {e}"))
 }

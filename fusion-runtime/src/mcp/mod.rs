@@ -11,9 +11,6 @@
 //! every request is its own session: a level set in one request does not carry over, and
 //! answers are plain JSON, so notifications cannot be sent at all.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
@@ -21,13 +18,16 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use tokio_util::sync::CancellationToken;
 
 use crate::envelope::{Content, ToolResponse};
-use crate::server::{LogLevel, LogThreshold, RequestScope, Server};
+use crate::server::{ClientKey, LogLevel, LogThreshold, RequestScope, Server};
+
+mod http;
+mod identity;
+mod sessions;
+
+pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
 /// log level. Clones share it; make a new handler per connection.
@@ -130,7 +130,18 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let scope = RequestScope::from_rmcp_in_session(&context, self.log_threshold.clone());
+        let mut scope = RequestScope::from_rmcp_in_session(&context, self.log_threshold.clone());
+        if scope.extensions.get::<ClientKey>().is_none()
+            && let Some(parts) = scope.extensions.get::<axum::http::request::Parts>()
+        {
+            // Over HTTP: the key the request layer worked out (see `identity`).
+            let key = parts
+                .extensions
+                .get::<ClientKey>()
+                .cloned()
+                .unwrap_or_else(|| ClientKey::new("http"));
+            scope.extensions.insert(key);
+        }
         let response = self
             .server
             .call(&request.name, request.arguments, scope)
@@ -159,122 +170,4 @@ pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
         .await?;
     running.waiting().await?;
     Ok(())
-}
-
-/// Options of the streamable HTTP transport.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct HttpOptions {
-    /// No sessions: every request stands alone, so instances can sit behind any load
-    /// balancer. Answers are plain JSON instead of SSE streams.
-    pub stateless: bool,
-    /// Hosts accepted in the `Host` header (DNS-rebinding protection). Loopback names by
-    /// default; add the public host names when serving beyond this machine.
-    pub allowed_hosts: Vec<String>,
-    /// The path the endpoint is mounted at (`/mcp`).
-    pub path: String,
-    /// Stops the server when cancelled.
-    pub shutdown: CancellationToken,
-}
-
-impl Default for HttpOptions {
-    fn default() -> Self {
-        HttpOptions {
-            stateless: false,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            path: "/mcp".into(),
-            shutdown: CancellationToken::new(),
-        }
-    }
-}
-
-impl HttpOptions {
-    /// Stateless or not.
-    pub fn stateless(mut self, stateless: bool) -> Self {
-        self.stateless = stateless;
-        self
-    }
-
-    /// Adds accepted host names.
-    pub fn allow_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
-        self
-    }
-
-    /// A shutdown token.
-    pub fn shutdown(mut self, token: CancellationToken) -> Self {
-        self.shutdown = token;
-        self
-    }
-}
-
-/// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
-pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(!options.stateless)
-        .with_json_response(options.stateless)
-        .with_allowed_hosts(options.allowed_hosts.clone())
-        .with_cancellation_token(options.shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(McpHandler::new(server.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    axum::Router::new().nest_service(&options.path, service)
-}
-
-/// A running HTTP server.
-#[derive(Debug)]
-pub struct HttpServer {
-    /// The address it listens on (the real port when asked for port 0).
-    pub local_addr: SocketAddr,
-    /// The endpoint URL (`http://127.0.0.1:PORT/mcp`).
-    pub url: String,
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl HttpServer {
-    /// Stops accepting connections and waits for the server task.
-    pub async fn shutdown(self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        self.task.await??;
-        Ok(())
-    }
-
-    /// Waits until the server stops (on its shutdown token).
-    pub async fn wait(self) -> anyhow::Result<()> {
-        self.task.await??;
-        Ok(())
-    }
-}
-
-/// Binds `addr` and serves `server` over streamable HTTP in a background task.
-pub async fn spawn_http(
-    server: Server,
-    addr: SocketAddr,
-    options: HttpOptions,
-) -> anyhow::Result<HttpServer> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local_addr = listener.local_addr()?;
-    let router = http_router(server, &options);
-    let shutdown = options.shutdown.clone();
-    let stop = shutdown.clone();
-    let task = tokio::spawn(async move {
-        // The peer address lets per-client rate limits tell stateless callers apart.
-        let app = router.into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-    });
-    let host = match local_addr {
-        SocketAddr::V6(a) => format!("[{}]", a.ip()),
-        SocketAddr::V4(a) => a.ip().to_string(),
-    };
-    Ok(HttpServer {
-        url: format!("http://{host}:{}{}", local_addr.port(), options.path),
-        local_addr,
-        shutdown,
-        task,
-    })
 }

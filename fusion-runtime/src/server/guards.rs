@@ -9,9 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::extract::ConnectInfo;
-use axum::http::request::Parts;
-
 use super::context::RequestScope;
 use crate::action::ActionInfo;
 use crate::envelope::{ToolError, error};
@@ -19,18 +16,20 @@ use crate::guard::{
     ActivePermit, ConcurrencyGuard, ConcurrencyLimit, GuardState, RateLimit, RateLimiterGuard,
 };
 
-/// Who a per-client rate limit ([`RateLimit::per_client`]) counts a call against.
+/// Who a per-client rate limit ([`RateLimit::per_client`]) counts a call against: never
+/// something the client picks.
 ///
 /// Worked out from the call's [`RequestScope`], first match wins:
 ///
-/// 1. a `ClientKey` the embedding code put in the scope's `extensions` (an auth layer that
-///    knows the user; tests);
-/// 2. over streamable HTTP, the `mcp-session-id` header: one bucket per MCP session;
-/// 3. over HTTP without a session (stateless mode), the peer's IP address when the server
-///    records it ([`spawn_http`](crate::mcp::spawn_http) does); otherwise one bucket for all
-///    stateless HTTP callers;
-/// 4. any other transport with a peer (stdio serves one client per process): `connection`;
-/// 5. in-process calls with no peer: `local`.
+/// 1. a `ClientKey` in the scope's `extensions`. Over streamable HTTP the transport always
+///    puts one there: the embedding code's, when a layer around
+///    [`http_router`](crate::mcp::http_router) inserted a `ClientKey` into the HTTP request's
+///    extensions (the hook for an authentication layer that knows the principal); else the
+///    peer's IP address (`ip:203.0.113.7`; an IPv6 peer by its /64), or the address a
+///    trusted reverse proxy forwarded ([`HttpOptions::trust_proxy`](crate::mcp::HttpOptions::trust_proxy)).
+///    An `mcp-session-id` never makes a new client, stateful or stateless;
+/// 2. any other transport with a peer (stdio serves one client per process): `connection`;
+/// 3. in-process calls with no peer: `local`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClientKey(pub String);
 
@@ -44,21 +43,6 @@ impl ClientKey {
     pub fn of(scope: &RequestScope) -> ClientKey {
         if let Some(key) = scope.extensions.get::<ClientKey>() {
             return key.clone();
-        }
-        if let Some(parts) = scope.extensions.get::<Parts>() {
-            if let Some(session) = parts
-                .headers
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
-            {
-                return ClientKey(format!("session:{session}"));
-            }
-            if let Some(ConnectInfo(addr)) =
-                parts.extensions.get::<ConnectInfo<std::net::SocketAddr>>()
-            {
-                return ClientKey(format!("ip:{}", addr.ip()));
-            }
-            return ClientKey("http".to_owned());
         }
         if scope.peer.is_some() {
             return ClientKey("connection".to_owned());

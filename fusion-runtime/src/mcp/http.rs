@@ -1,0 +1,589 @@
+//! Streamable HTTP, held against hostile clients: every cost a client can drive — open
+//! connections, slow requests, body size, live sessions — has a bound, and who a client is
+//! never comes from something the client picks (see [`ClientKey`]).
+//!
+//! The bounds and their defaults are documented on [`HttpOptions`].
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use http_body::{Frame, SizeHint};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::McpHandler;
+use super::identity::{Identity, ip_key};
+use super::sessions::{self, Admission, CappedSessions, Refusal};
+use crate::server::{ClientKey, Server};
+
+/// Where a trusted reverse proxy writes the client's address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ForwardedHeader {
+    /// `X-Forwarded-For: client, proxy1, …` (nginx, HAProxy, most load balancers).
+    #[default]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client, for=proxy1`.
+    Forwarded,
+}
+
+/// Options of the streamable HTTP transport. The defaults are safe to face the internet:
+///
+/// | bound | default | [`HttpOptions`] | `serve --http` flag |
+/// |---|---|---|---|
+/// | open connections; beyond: `503` and closed at once | 512 | [`max_connections`](HttpOptions::max_connections) | `--max-connections` |
+/// | open connections from one IP address (an IPv6 /64; trusted proxies exempt) | 256 | [`max_connections_per_ip`](HttpOptions::max_connections_per_ip) | `--max-connections-per-ip` |
+/// | waiting for a request's headers, idle keep-alive included | 10 s | [`header_timeout`](HttpOptions::header_timeout) | `--header-timeout` |
+/// | reading a request's body; beyond: `408` | 30 s | [`body_timeout`](HttpOptions::body_timeout) | `--body-timeout` |
+/// | request body size; beyond: `413` | 1 MiB | [`max_body_bytes`](HttpOptions::max_body_bytes) | `--max-body-bytes` |
+/// | request header size; beyond: `431` | 64 KiB | | |
+/// | live sessions; beyond: `503` | 1,024 | [`max_sessions`](HttpOptions::max_sessions) | `--max-sessions` |
+/// | live sessions per client; beyond: `429` | 32 | [`max_sessions_per_client`](HttpOptions::max_sessions_per_client) | `--max-sessions-per-client` |
+/// | idle session; then `404` (start a new one) | 5 min | [`session_idle_timeout`](HttpOptions::session_idle_timeout) | `--session-idle-timeout` |
+///
+/// A refused session is answered with a JSON-RPC error body (`id` null, code `-32000`) and a
+/// `Retry-After` header. Requests whose `Origin` is not allowed get `403` (loopback origins
+/// and requests without `Origin` by default; `Origin: null` is refused); requests whose
+/// `Host` is not allowed get `403` too (DNS-rebinding protection). A session `DELETE` answers
+/// `200`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// No sessions: every request stands alone, so instances can sit behind any load
+    /// balancer. Answers are plain JSON instead of SSE streams.
+    pub stateless: bool,
+    /// Hosts accepted in the `Host` header (DNS-rebinding protection). Loopback names by
+    /// default; add the public host names when serving beyond this machine.
+    pub allowed_hosts: Vec<String>,
+    /// Origins accepted in the `Origin` header, as `scheme://host:port` (`:*` for any port).
+    /// Loopback origins by default; a request without `Origin` is always accepted.
+    pub allowed_origins: Vec<String>,
+    /// The path the endpoint is mounted at (`/mcp`).
+    pub path: String,
+    /// Stops the server when cancelled.
+    pub shutdown: CancellationToken,
+    /// Reverse proxies whose forwarding header names the client (none by default).
+    pub trusted_proxies: Vec<IpAddr>,
+    /// The header trusted proxies write the client's address in.
+    pub forwarded_header: ForwardedHeader,
+    /// Open connections at most.
+    pub max_connections: usize,
+    /// Open connections from one IP address (an IPv6 /64) at most; trusted proxies are exempt.
+    pub max_connections_per_ip: usize,
+    /// How long a connection may take to send a request's headers, counted from when it
+    /// starts waiting for one: also how long an idle keep-alive connection stays open.
+    pub header_timeout: Duration,
+    /// How long a request may take to send its body, counted from its headers.
+    pub body_timeout: Duration,
+    /// The largest request body.
+    pub max_body_bytes: usize,
+    /// Live sessions at most (stateful mode).
+    pub max_sessions: usize,
+    /// Live sessions one client may hold (stateful mode).
+    pub max_sessions_per_client: usize,
+    /// A session nobody used for this long is closed; its id then answers `404`.
+    pub session_idle_timeout: Duration,
+}
+
+/// Origins a local client (a browser page on this machine, an inspector) sends.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
+/// The largest request head (request line and headers).
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// How long the accept loop rests after a failed accept (e.g. out of file descriptors).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            stateless: false,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect(),
+            path: "/mcp".into(),
+            shutdown: CancellationToken::new(),
+            trusted_proxies: Vec::new(),
+            forwarded_header: ForwardedHeader::default(),
+            max_connections: 512,
+            max_connections_per_ip: 256,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            max_body_bytes: 1024 * 1024,
+            max_sessions: 1024,
+            max_sessions_per_client: 32,
+            session_idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Stateless or not.
+    pub fn stateless(mut self, stateless: bool) -> Self {
+        self.stateless = stateless;
+        self
+    }
+
+    /// Adds accepted host names.
+    pub fn allow_hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Adds accepted origins, as `scheme://host:port` or `scheme://host:*`
+    /// (`https://app.example.com:443`).
+    pub fn allow_origins(mut self, origins: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.allowed_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// A shutdown token.
+    pub fn shutdown(mut self, token: CancellationToken) -> Self {
+        self.shutdown = token;
+        self
+    }
+
+    /// Trusts the reverse proxy at `ip`: a request whose TCP peer it is counts against the
+    /// right-most address of its [`forwarded_header`](Self::forwarded_header) that is not
+    /// itself a trusted proxy.
+    pub fn trust_proxy(mut self, ip: IpAddr) -> Self {
+        self.trusted_proxies.push(ip);
+        self
+    }
+
+    /// The header trusted proxies write (`X-Forwarded-For` by default). Only the header the
+    /// proxy appends to is safe to read: a client can send the other one as it likes.
+    pub fn forwarded_header(mut self, header: ForwardedHeader) -> Self {
+        self.forwarded_header = header;
+        self
+    }
+
+    /// Open connections at most (at least 1).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// Open connections from one IP address at most (at least 1).
+    pub fn max_connections_per_ip(mut self, n: usize) -> Self {
+        self.max_connections_per_ip = n.max(1);
+        self
+    }
+
+    /// The request header timeout, also the idle keep-alive timeout.
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// The request body timeout.
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// The largest request body, in bytes.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Live sessions at most.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n;
+        self
+    }
+
+    /// Live sessions per client at most.
+    pub fn max_sessions_per_client(mut self, n: usize) -> Self {
+        self.max_sessions_per_client = n;
+        self
+    }
+
+    /// How long an unused session lives.
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.session_idle_timeout = timeout;
+        self
+    }
+}
+
+/// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
+///
+/// Serve it with connect info (`into_make_service_with_connect_info::<SocketAddr>()`) so
+/// clients are told apart by address, or put a [`ClientKey`] in each request's extensions
+/// from a layer around it (an authentication layer that knows the principal). The connection
+/// bounds (count, header timeout) are [`spawn_http`]'s; the rest apply here.
+pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!options.stateless)
+        .with_json_response(options.stateless)
+        .with_allowed_hosts(options.allowed_hosts.clone())
+        .with_allowed_origins(options.allowed_origins.clone())
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(options.shutdown.child_token());
+    if options.allowed_origins.is_empty() {
+        config = config.enforce_origin_validation();
+    }
+    let mut local = LocalSessionManager::default();
+    local.session_config.keep_alive = Some(options.session_idle_timeout);
+    let sessions =
+        CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
+    let service = StreamableHttpService::new(
+        move || Ok(McpHandler::new(server.clone())),
+        Arc::new(sessions),
+        config,
+    );
+    let guard = Arc::new(Guard {
+        identity: Identity::new(options),
+        body_timeout: options.body_timeout,
+    });
+    axum::Router::new()
+        .nest_service(&options.path, service)
+        .layer(axum::middleware::from_fn_with_state(guard, guard_request))
+}
+
+/// What the request layer needs.
+struct Guard {
+    identity: Identity,
+    body_timeout: Duration,
+}
+
+/// Names the client, bounds the body's time, admits new sessions and answers a session
+/// `DELETE` with `200`.
+async fn guard_request(
+    State(guard): State<Arc<Guard>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if request.extensions().get::<ClientKey>().is_none() {
+        let key = guard.identity.key(
+            request.extensions().get::<ConnectInfo<SocketAddr>>(),
+            request.headers(),
+        );
+        request.extensions_mut().insert(key);
+    }
+    let client = request
+        .extensions()
+        .get::<ClientKey>()
+        .map(|k| k.0.clone())
+        .unwrap_or_default();
+    let is_delete = request.method() == Method::DELETE;
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let request = request.map(|body| {
+        Body::new(DeadlineBody {
+            inner: body,
+            deadline: tokio::time::Instant::now() + guard.body_timeout,
+            sleep: None,
+            timed_out: Arc::clone(&timed_out),
+        })
+    });
+    let admission = Admission::new(client);
+    let mut response = sessions::admit(Arc::clone(&admission), next.run(request)).await;
+    if let Some(refusal) = admission.refusal() {
+        return refused(refusal);
+    }
+    if timed_out.load(Ordering::Relaxed) {
+        return plain(
+            StatusCode::REQUEST_TIMEOUT,
+            "Request Timeout: the body was not received in time",
+        );
+    }
+    if is_delete && response.status() == StatusCode::ACCEPTED {
+        // Clients (the Python SDK) expect 200 or 204 for a closed session.
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The answer to a refused session: HTTP 503 (server full) or 429 (this client holds its
+/// maximum), a JSON-RPC error body and `Retry-After`.
+fn refused(refusal: Refusal) -> Response {
+    let (status, message) = match refusal {
+        Refusal::ServerFull(n) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "The server holds its maximum of {n} live MCP sessions; retry later, or close \
+                 sessions you no longer use (HTTP DELETE with their mcp-session-id)"
+            ),
+        ),
+        Refusal::ClientFull(n) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "This client already holds {n} live MCP sessions, the most one client may; \
+                 reuse one, or close one you no longer use (HTTP DELETE with its mcp-session-id)"
+            ),
+        ),
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": -32000, "message": message },
+    });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
+    response
+}
+
+/// A request body that fails once its deadline passes.
+struct DeadlineBody {
+    inner: Body,
+    deadline: tokio::time::Instant,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    timed_out: Arc<AtomicBool>,
+}
+
+impl HttpBody for DeadlineBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        let deadline = this.deadline;
+        let sleep = this
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        if sleep.as_mut().poll(cx).is_ready() {
+            this.timed_out.store(true, Ordering::Relaxed);
+            return Poll::Ready(Some(Err(axum::Error::new("request body timeout"))));
+        }
+        Poll::Pending
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A running HTTP server.
+#[derive(Debug)]
+pub struct HttpServer {
+    /// The address it listens on (the real port when asked for port 0).
+    pub local_addr: SocketAddr,
+    /// The endpoint URL (`http://127.0.0.1:PORT/mcp`).
+    pub url: String,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl HttpServer {
+    /// Stops accepting connections and waits for the server task.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        self.task.await??;
+        Ok(())
+    }
+
+    /// Waits until the server stops (on its shutdown token).
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.task.await??;
+        Ok(())
+    }
+}
+
+/// Binds `addr` and serves `server` over streamable HTTP in a background task, within the
+/// bounds of `options`.
+pub async fn spawn_http(
+    server: Server,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> anyhow::Result<HttpServer> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local_addr = listener.local_addr()?;
+    let router = http_router(server, &options);
+    let shutdown = options.shutdown.clone();
+    let path = options.path.clone();
+    let task = tokio::spawn(accept_loop(listener, router, options));
+    let host = match local_addr {
+        SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        SocketAddr::V4(a) => a.ip().to_string(),
+    };
+    Ok(HttpServer {
+        url: format!("http://{host}:{}{path}", local_addr.port()),
+        local_addr,
+        shutdown,
+        task,
+    })
+}
+
+/// Open connections by client address.
+struct PerIp {
+    open: Mutex<HashMap<String, usize>>,
+    max: usize,
+}
+
+impl PerIp {
+    fn take(this: &Arc<PerIp>, ip: IpAddr) -> Option<IpSlot> {
+        let key = ip_key(ip).0;
+        let mut open = this.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = open.entry(key.clone()).or_insert(0);
+        if *n >= this.max {
+            return None;
+        }
+        *n += 1;
+        Some(IpSlot {
+            per_ip: Arc::clone(this),
+            key,
+        })
+    }
+}
+
+/// One open connection of an address; dropping it gives the place back.
+struct IpSlot {
+    per_ip: Arc<PerIp>,
+    key: String,
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .per_ip
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = open.get_mut(&self.key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// Refused connections get this, written without waiting, then are closed.
+const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
+content-length: 43\r\nretry-after: 5\r\nconnection: close\r\n\r\n\
+Service Unavailable: too many connections\r\n";
+
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    options: HttpOptions,
+) -> std::io::Result<()> {
+    let stop = options.shutdown.clone();
+    let max = options.max_connections.clamp(1, u32::MAX as usize);
+    let slots = Arc::new(Semaphore::new(max));
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(options.header_timeout)
+        .max_header_size(MAX_HEADER_BYTES);
+    let service = TowerToHyperService::new(router);
+    let identity = Identity::new(&options);
+    let per_ip = Arc::new(PerIp {
+        open: Mutex::new(HashMap::new()),
+        max: options.max_connections_per_ip.max(1),
+    });
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = stop.cancelled() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: rest, then go on accepting.
+                tracing::warn!(error = %e, "accepting a connection failed");
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                    () = stop.cancelled() => break,
+                }
+            }
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            tracing::warn!(%peer, max, "refused a connection: too many open");
+            let _ = stream.try_write(BUSY);
+            continue;
+        };
+        let ip_slot = if identity.trusts(peer.ip()) {
+            None
+        } else {
+            match PerIp::take(&per_ip, peer.ip()) {
+                Some(s) => Some(s),
+                None => {
+                    tracing::warn!(%peer, max = per_ip.max, "refused a connection: too many open from its address");
+                    let _ = stream.try_write(BUSY);
+                    continue;
+                }
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        let connection = http.serve_connection(
+            TokioIo::new(stream),
+            hyper::service::service_fn(
+                move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(ConnectInfo(peer));
+                    hyper::service::Service::call(&service, request)
+                },
+            ),
+        );
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let _slots = (slot, ip_slot);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    // Graceful: wait for the open connections to finish.
+    let _ = slots
+        .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
+        .await;
+    Ok(())
+}
