@@ -11,6 +11,8 @@
 //! every request is its own session: a level set in one request does not carry over, and
 //! answers are plain JSON, so notifications cannot be sent at all.
 
+mod cancel;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -25,6 +27,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use tokio_util::sync::CancellationToken;
+
+pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
 use crate::envelope::{Content, ToolResponse};
 use crate::server::{LogLevel, LogThreshold, RequestScope, Server};
@@ -131,6 +135,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let scope = RequestScope::from_rmcp_in_session(&context, self.log_threshold.clone());
+        let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
             .call(&request.name, request.arguments, scope)
@@ -209,6 +214,12 @@ impl HttpOptions {
 }
 
 /// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
+///
+/// A call is cancelled, and its guard slot freed, when its client goes away: the response
+/// stream closes before the answer, the session is deleted (`DELETE`), or the client sends
+/// `notifications/cancelled` for it in a separate session-less POST (stateless mode; only
+/// the call's own [`ClientKey`](crate::server::ClientKey) can cancel it). See
+/// [`MAX_TRACKED_PER_CLIENT`] for the bounds.
 pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
@@ -220,7 +231,7 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    axum::Router::new().nest_service(&options.path, service)
+    cancel::install(axum::Router::new().nest_service(&options.path, service))
 }
 
 /// A running HTTP server.
