@@ -85,6 +85,7 @@ impl Fixture {
 struct Conn {
     stream: TcpStream,
     read: Vec<u8>,
+    version: &'static str,
 }
 
 struct Head {
@@ -100,6 +101,7 @@ impl Conn {
         Conn {
             stream,
             read: Vec::new(),
+            version: "2025-06-18",
         }
     }
 
@@ -117,21 +119,36 @@ impl Conn {
         Conn {
             stream,
             read: Vec::new(),
+            version: "2025-06-18",
         }
     }
 
     async fn send(&mut self, method: &str, session: Option<&str>, body: Option<&Value>) {
+        // SEP-2243 standard headers, required from 2026-07-28 on.
+        let mut standard = String::new();
+        if self.version >= "2026-07-28"
+            && let Some(body) = body
+        {
+            if let Some(m) = body["method"].as_str() {
+                standard.push_str(&format!("mcp-method: {m}\r\n"));
+            }
+            if let Some(name) = body["params"]["name"].as_str() {
+                standard.push_str(&format!("mcp-name: {name}\r\n"));
+            }
+        }
         let body = body.map(Value::to_string).unwrap_or_default();
         let mut request = format!(
             "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\
              accept: application/json, text/event-stream\r\n\
-             content-type: application/json\r\nmcp-protocol-version: 2025-06-18\r\n\
+             content-type: application/json\r\nmcp-protocol-version: {}\r\n\
              content-length: {}\r\n",
+            self.version,
             body.len()
         );
         if let Some(session) = session {
             request.push_str(&format!("mcp-session-id: {session}\r\n"));
         }
+        request.push_str(&standard);
         request.push_str("\r\n");
         request.push_str(&body);
         self.stream
@@ -444,5 +461,30 @@ async fn a_finished_call_is_not_affected_by_its_stream_closing() {
     drop(long);
     f.wait_active(0).await;
     assert_next_call_runs(&f, Some(&session), 3).await;
+    f.stop().await;
+}
+
+#[tokio::test]
+async fn sessionless_2026_07_28_call_is_cancelled_by_its_clients_notification() {
+    // The default (stateful) server serves a 2026-07-28 request statelessly.
+    let f = Fixture::start(false).await;
+    let version = "2026-07-28";
+    let mut call = reconcile(7, LONG_MS);
+    call["params"]["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut conn = Conn::open(f.addr()).await;
+    conn.version = version;
+    conn.post(None, &call).await;
+    f.wait_active(1).await;
+    let gone = Instant::now();
+    let mut cancel = Conn::open(f.addr()).await;
+    cancel.version = version;
+    cancel.post(None, &cancelled(7)).await;
+    assert_eq!(cancel.head().await.status, 202);
+    assert_freed_since(&f, gone, "2026-07-28, notifications/cancelled").await;
+    let (text, is_error) = outcome(&conn.answer(7).await);
+    assert!(is_error && text.contains("CANCELLED"), "{text}");
     f.stop().await;
 }
