@@ -259,8 +259,8 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         identity: Identity::new(options),
         body_timeout: options.body_timeout,
     });
-    axum::Router::new()
-        .nest_service(&options.path, service)
+    // The cancellation layer is innermost: it reads the `ClientKey` the guard inserts.
+    super::cancel::install(axum::Router::new().nest_service(&options.path, service))
         .layer(axum::middleware::from_fn_with_state(guard, guard_request))
 }
 

@@ -11,6 +11,8 @@
 //! every request is its own session: a level set in one request does not carry over, and
 //! answers are plain JSON, so notifications cannot be sent at all.
 
+mod cancel;
+
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
@@ -19,6 +21,8 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+
+pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
 use crate::envelope::{Content, ToolResponse};
 use crate::server::{ClientKey, LogLevel, LogThreshold, RequestScope, Server};
@@ -134,14 +138,9 @@ impl ServerHandler for McpHandler {
         if scope.extensions.get::<ClientKey>().is_none()
             && let Some(parts) = scope.extensions.get::<axum::http::request::Parts>()
         {
-            // Over HTTP: the key the request layer worked out (see `identity`).
-            let key = parts
-                .extensions
-                .get::<ClientKey>()
-                .cloned()
-                .unwrap_or_else(|| ClientKey::new("http"));
-            scope.extensions.insert(key);
+            scope.extensions.insert(http_client_key(parts));
         }
+        let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
             .call(&request.name, request.arguments, scope)
@@ -160,6 +159,16 @@ impl ServerHandler for McpHandler {
         self.log_threshold.set(level);
         Ok(())
     }
+}
+
+/// Who the client of an HTTP request is: the key the request layer worked out (see
+/// `identity`), or one key for every HTTP caller when the router is served without it.
+fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
+    parts
+        .extensions
+        .get::<ClientKey>()
+        .cloned()
+        .unwrap_or_else(|| ClientKey::new("http"))
 }
 
 /// Serves `server` over stdio until the client disconnects. Nothing but protocol messages

@@ -1,0 +1,506 @@
+//! Cancellation over streamable HTTP when the client goes away or cancels from another request.
+//!
+//! rmcp cancels a call on `notifications/cancelled` within a session, and a stateless call
+//! whose connection closes before its answer. Left to itself it keeps running, holding its
+//! guard slot, a call whose client:
+//!
+//! - closes the response stream of a session's call (the socket closes mid-call);
+//! - deletes its session (`DELETE`): rmcp waits up to 5 s for running calls to finish;
+//! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
+//!   or a 2026-07-28 client): rmcp ignores notifications there.
+//!
+//! [`install`] wraps the rmcp service: it gives each HTTP request an [`Exchange`] (found by the
+//! handler in the request's `http::request::Parts`), cancels the calls attached to it when
+//! the response is dropped before its end, and handles the two messages above. The handler
+//! attaches each call with [`watch`]; the calls are listed by owner in [`Calls`], bounded per
+//! client ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http_body::{Frame, SizeHint};
+use rmcp::RoleServer;
+use rmcp::model::RequestId;
+use rmcp::service::RequestContext;
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{ClientKey, RequestScope};
+
+/// Running calls one client (or one session) can have tracked for cancellation from another
+/// request. Calls beyond it still run and are still cancelled when their connection closes,
+/// but a `notifications/cancelled` or session `DELETE` does not reach them.
+pub const MAX_TRACKED_PER_CLIENT: usize = 256;
+
+/// Running calls tracked for cancellation, all clients together.
+pub const MAX_TRACKED: usize = 16_384;
+
+/// Larger POST bodies are not inspected for a session-less `notifications/cancelled` (a real
+/// one is a few hundred bytes); neither are bodies of unknown length.
+const MAX_INSPECTED_BODY: usize = 64 * 1024;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const METHOD_HEADER: &str = "mcp-method";
+const CANCELLED: &str = "notifications/cancelled";
+
+/// Whose call it is: a session's, or a session-less client's.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Owner {
+    Session(Arc<str>),
+    Client(ClientKey),
+}
+
+struct Entry {
+    serial: u64,
+    id: RequestId,
+    token: CancellationToken,
+}
+
+#[derive(Default)]
+struct Table {
+    owners: HashMap<Owner, Vec<Entry>>,
+    len: usize,
+    next_serial: u64,
+}
+
+/// The running calls of one HTTP endpoint that another request may cancel, by owner.
+pub(crate) struct Calls {
+    table: Mutex<Table>,
+    per_owner: usize,
+    total: usize,
+}
+
+impl Default for Calls {
+    fn default() -> Self {
+        Calls::with_limits(MAX_TRACKED_PER_CLIENT, MAX_TRACKED)
+    }
+}
+
+impl Calls {
+    fn with_limits(per_owner: usize, total: usize) -> Self {
+        Calls {
+            table: Mutex::new(Table::default()),
+            per_owner,
+            total,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Lists a running call until the returned value is dropped; `None` when full.
+    fn track(
+        self: &Arc<Self>,
+        owner: Owner,
+        id: RequestId,
+        token: CancellationToken,
+    ) -> Option<Tracked> {
+        let mut table = self.lock();
+        if table.len >= self.total {
+            tracing::debug!(?owner, "too many running calls to track their cancellation");
+            return None;
+        }
+        let serial = table.next_serial;
+        let entries = table.owners.entry(owner.clone()).or_default();
+        if entries.len() >= self.per_owner {
+            tracing::debug!(?owner, "too many running calls of one client to track");
+            return None;
+        }
+        entries.push(Entry { serial, id, token });
+        table.len += 1;
+        table.next_serial = serial.wrapping_add(1);
+        Some(Tracked {
+            calls: self.clone(),
+            owner,
+            serial,
+        })
+    }
+
+    fn untrack(&self, owner: &Owner, serial: u64) {
+        let mut table = self.lock();
+        let Some(entries) = table.owners.get_mut(owner) else {
+            return;
+        };
+        let Some(at) = entries.iter().position(|e| e.serial == serial) else {
+            return;
+        };
+        entries.swap_remove(at);
+        if entries.is_empty() {
+            table.owners.remove(owner);
+        }
+        table.len -= 1;
+    }
+
+    /// Cancels `owner`'s running calls with request id `id` (all of them when `None`); returns
+    /// how many.
+    fn cancel(&self, owner: &Owner, id: Option<&RequestId>) -> usize {
+        let table = self.lock();
+        let Some(entries) = table.owners.get(owner) else {
+            return 0;
+        };
+        let mut cancelled = 0;
+        for entry in entries.iter().filter(|e| id.is_none_or(|id| *id == e.id)) {
+            entry.token.cancel();
+            cancelled += 1;
+        }
+        cancelled
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len
+    }
+}
+
+/// A call listed in [`Calls`]; dropping it (the call ended) removes the entry.
+pub(crate) struct Tracked {
+    calls: Arc<Calls>,
+    owner: Owner,
+    serial: u64,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.calls.untrack(&self.owner, self.serial);
+    }
+}
+
+/// What a handler and the layer share about one HTTP request: the calls it carries, and
+/// whether its client went away before the response's end.
+#[derive(Clone)]
+pub(crate) struct Exchange {
+    inner: Arc<ExchangeInner>,
+}
+
+struct ExchangeInner {
+    calls: Arc<Calls>,
+    state: Mutex<ExchangeState>,
+}
+
+#[derive(Default)]
+struct ExchangeState {
+    gone: bool,
+    tokens: Vec<CancellationToken>,
+}
+
+impl Exchange {
+    fn new(calls: Arc<Calls>) -> Self {
+        Exchange {
+            inner: Arc::new(ExchangeInner {
+                calls,
+                state: Mutex::new(ExchangeState::default()),
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ExchangeState> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Cancels `token` when the client goes away (at once if it already has).
+    fn attach(&self, token: &CancellationToken) {
+        let mut state = self.lock();
+        if state.gone {
+            token.cancel();
+        } else {
+            state.tokens.push(token.clone());
+        }
+    }
+
+    fn client_gone(&self) {
+        let tokens = {
+            let mut state = self.lock();
+            state.gone = true;
+            std::mem::take(&mut state.tokens)
+        };
+        if !tokens.is_empty() {
+            tracing::info!(
+                calls = tokens.len(),
+                "client went away: cancelling its calls"
+            );
+        }
+        for token in tokens {
+            token.cancel();
+        }
+    }
+}
+
+/// Cancels the exchange's calls when dropped, unless the response reached its end first.
+struct GoneGuard {
+    exchange: Option<Exchange>,
+}
+
+impl GoneGuard {
+    fn disarm(&mut self) {
+        self.exchange = None;
+    }
+}
+
+impl Drop for GoneGuard {
+    fn drop(&mut self) {
+        if let Some(exchange) = self.exchange.take() {
+            exchange.client_gone();
+        }
+    }
+}
+
+/// A response body that tells its exchange when it is dropped before its end.
+struct GuardedBody {
+    body: Body,
+    guard: GoneGuard,
+}
+
+impl HttpBody for GuardedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None) => this.guard.disarm(),
+            Poll::Ready(Some(Ok(_))) if this.body.is_end_stream() => this.guard.disarm(),
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Ties a running call to its HTTP request: it is cancelled when the client goes away before
+/// the response's end, and listed for a later `notifications/cancelled` (session-less) or
+/// session `DELETE`. `None` when the request did not come through [`install`]'s layer or the list is
+/// full; keep the value until the call ends.
+pub(crate) fn watch(cx: &RequestContext<RoleServer>, scope: &RequestScope) -> Option<Tracked> {
+    let parts = cx.extensions.get::<Parts>()?;
+    let exchange = parts.extensions.get::<Exchange>()?;
+    exchange.attach(&cx.ct);
+    let owner = match parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(session) => Owner::Session(session.into()),
+        None => Owner::Client(ClientKey::of(scope)),
+    };
+    exchange
+        .inner
+        .calls
+        .track(owner, cx.id.clone(), cx.ct.clone())
+}
+
+/// `router` with the middleware: apply it before other layers, so that theirs run first (a
+/// `ClientKey` they insert is seen here).
+pub(crate) fn install(router: axum::Router) -> axum::Router {
+    let calls = Arc::new(Calls::default());
+    router.layer(axum::middleware::from_fn_with_state(calls, layer))
+}
+
+/// The HTTP middleware: see the module's documentation.
+async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) -> Response {
+    let exchange = Exchange::new(calls.clone());
+    let mut guard = GoneGuard {
+        exchange: Some(exchange.clone()),
+    };
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(exchange);
+    let session = parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(Arc::<str>::from);
+
+    let mut after = None;
+    let body = if parts.method == Method::POST && session.is_none() && may_cancel(&parts, &body) {
+        let Ok(bytes) = axum::body::to_bytes(body, MAX_INSPECTED_BODY).await else {
+            guard.disarm();
+            return StatusCode::BAD_REQUEST.into_response();
+        };
+        if let Some(id) = cancelled_request(&bytes) {
+            after = Some((Owner::Client(super::http_client_key(&parts)), Some(id)));
+        }
+        Body::from(bytes)
+    } else {
+        if parts.method == Method::DELETE
+            && let Some(session) = session
+        {
+            after = Some((Owner::Session(session), None));
+        }
+        body
+    };
+
+    let response = next.run(Request::from_parts(parts, body)).await;
+    if let Some((owner, id)) = after {
+        let accepted = match id {
+            Some(_) => response.status() == StatusCode::ACCEPTED,
+            None => response.status().is_success(),
+        };
+        if accepted {
+            let n = calls.cancel(&owner, id.as_ref());
+            tracing::debug!(?owner, ?id, cancelled = n, "cancelled from another request");
+        }
+    }
+    response.map(|body| Body::new(GuardedBody { body, guard }))
+}
+
+/// Whether a session-less POST may be a `notifications/cancelled` worth reading first.
+fn may_cancel(parts: &Parts, body: &Body) -> bool {
+    let method_ok = match parts.headers.get(METHOD_HEADER) {
+        Some(m) => m.as_bytes() == CANCELLED.as_bytes(),
+        None => true,
+    };
+    method_ok
+        && body
+            .size_hint()
+            .exact()
+            .is_some_and(|n| n <= MAX_INSPECTED_BODY as u64)
+}
+
+/// The request a `notifications/cancelled` message names, if `body` is one.
+fn cancelled_request(body: &[u8]) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        method: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Cancelled {
+        params: Params,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        request_id: RequestId,
+    }
+    let probe: Probe<'_> = serde_json::from_slice(body).ok()?;
+    if probe.method.as_deref() != Some(CANCELLED) {
+        return None;
+    }
+    let cancelled: Cancelled = serde_json::from_slice(body).ok()?;
+    Some(cancelled.params.request_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(name: &str) -> Owner {
+        Owner::Client(ClientKey::new(name))
+    }
+
+    fn id(n: i64) -> RequestId {
+        RequestId::Number(n)
+    }
+
+    #[test]
+    fn tracked_calls_are_bounded_per_client_and_overall_and_freed_when_they_end() {
+        let calls = Arc::new(Calls::with_limits(2, 3));
+        let a1 = calls.track(client("a"), id(1), CancellationToken::new());
+        let a2 = calls.track(client("a"), id(2), CancellationToken::new());
+        assert!(a1.is_some() && a2.is_some());
+        assert!(
+            calls
+                .track(client("a"), id(3), CancellationToken::new())
+                .is_none(),
+            "a third call of one client is past the per-client bound"
+        );
+        let b1 = calls.track(client("b"), id(1), CancellationToken::new());
+        assert!(b1.is_some());
+        assert!(
+            calls
+                .track(client("c"), id(1), CancellationToken::new())
+                .is_none(),
+            "a fourth call is past the overall bound"
+        );
+        assert_eq!(calls.len(), 3);
+        drop(a1);
+        assert_eq!(calls.len(), 2);
+        assert!(
+            calls
+                .track(client("c"), id(1), CancellationToken::new())
+                .is_some(),
+            "an ended call gives its place back"
+        );
+        drop((a2, b1));
+        assert_eq!(calls.len(), 0);
+        assert!(
+            calls.lock().owners.is_empty(),
+            "no empty owner is left behind"
+        );
+    }
+
+    #[test]
+    fn cancel_reaches_only_the_owner_and_the_request_named() {
+        let calls = Arc::new(Calls::default());
+        let (a1, a2, b1) = (
+            CancellationToken::new(),
+            CancellationToken::new(),
+            CancellationToken::new(),
+        );
+        let s1 = CancellationToken::new();
+        let _t = [
+            calls.track(client("a"), id(1), a1.clone()),
+            calls.track(client("a"), id(2), a2.clone()),
+            calls.track(client("b"), id(1), b1.clone()),
+            calls.track(Owner::Session("s".into()), id(1), s1.clone()),
+        ];
+        assert_eq!(calls.cancel(&client("a"), Some(&id(1))), 1);
+        assert!(a1.is_cancelled());
+        assert!(!a2.is_cancelled() && !b1.is_cancelled() && !s1.is_cancelled());
+        assert_eq!(calls.cancel(&client("c"), Some(&id(2))), 0);
+        assert_eq!(calls.cancel(&Owner::Session("s".into()), None), 1);
+        assert!(s1.is_cancelled() && !b1.is_cancelled());
+    }
+
+    #[test]
+    fn a_call_attached_after_its_client_left_is_cancelled_at_once() {
+        let exchange = Exchange::new(Arc::new(Calls::default()));
+        let before = CancellationToken::new();
+        exchange.attach(&before);
+        assert!(!before.is_cancelled());
+        exchange.client_gone();
+        assert!(before.is_cancelled());
+        let after = CancellationToken::new();
+        exchange.attach(&after);
+        assert!(after.is_cancelled());
+    }
+
+    #[test]
+    fn only_a_cancelled_notification_names_a_request() {
+        let n = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#;
+        assert_eq!(cancelled_request(n), Some(id(7)));
+        let s =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}"#;
+        assert_eq!(cancelled_request(s), Some(RequestId::String("r".into())));
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notifications/cancelled"}}"#;
+        assert_eq!(cancelled_request(call), None);
+        assert_eq!(
+            cancelled_request(br#"{"method":"notifications/cancelled"}"#),
+            None
+        );
+        assert_eq!(cancelled_request(b"[1,2"), None);
+    }
+}
