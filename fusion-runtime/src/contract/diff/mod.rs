@@ -253,7 +253,44 @@ fn fill(template: &str, vars: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fill;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A schema whose field `line` points at a definition named `name` through `reference`.
+    fn behind_ref(name: &str, reference: &str, max: u64) -> ToolContract {
+        ToolContract::new(
+            "a",
+            "a",
+            "",
+            json!({
+                "type": "object",
+                "properties": {"line": {"$ref": reference}},
+                "$defs": {name: {"type": "object", "properties": {"sku": {"type": "string", "maxLength": max}}}}
+            }),
+        )
+    }
+
+    #[test]
+    fn changes_behind_escaped_refs_are_found() {
+        for (name, reference) in [
+            ("Line Item", "#/$defs/Line%20Item"),
+            ("a/b", "#/$defs/a~1b"),
+            ("m~n", "#/$defs/m~0n"),
+            ("100%", "#/$defs/100%25"),
+        ] {
+            let d = diff(
+                &[behind_ref(name, reference, 10)],
+                &[behind_ref(name, reference, 5)],
+            );
+            assert_eq!(d.len(), 1, "{reference}: {d:?}");
+            assert_eq!(
+                d[0].to_string(),
+                "BREAKING actions.a.input.line.sku: maxLength of field 'line.sku' was lowered (tightened). (before: 10, after: 5)",
+                "{reference}"
+            );
+        }
+    }
 
     #[test]
     fn fill_replaces_known_names_once() {
