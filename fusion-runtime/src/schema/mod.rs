@@ -12,8 +12,8 @@ mod walk;
 
 pub(crate) use walk::for_each_schema;
 pub use walk::{
-    ANNOTATION_KEYWORDS, INSTANCE_KEYWORDS, MAX_REF_HOPS, Overlaid, SCHEMA_MAP_KEYWORDS,
-    has_ref, ref_target, resolve, resolve_overlaid, unwrap_nullable, without_annotations,
+    ANNOTATION_KEYWORDS, INSTANCE_KEYWORDS, MAX_REF_HOPS, Overlaid, SCHEMA_MAP_KEYWORDS, has_ref,
+    ref_target, resolve, resolve_overlaid, unwrap_nullable, without_annotations,
 };
 
 use serde_json::{Map, Value, json};

@@ -203,9 +203,18 @@ mod tests {
     #[test]
     fn json_pointer_escapes_are_read() {
         let r = root();
-        assert_eq!(ref_target(&r, "#/$defs/a~1b"), Some(&json!({"type": "string"})));
-        assert_eq!(ref_target(&r, "#/$defs/m~0n"), Some(&json!({"type": "integer"})));
-        assert_eq!(ref_target(&r, "#/$defs/list/0"), Some(&json!({"type": "number"})));
+        assert_eq!(
+            ref_target(&r, "#/$defs/a~1b"),
+            Some(&json!({"type": "string"}))
+        );
+        assert_eq!(
+            ref_target(&r, "#/$defs/m~0n"),
+            Some(&json!({"type": "integer"}))
+        );
+        assert_eq!(
+            ref_target(&r, "#/$defs/list/0"),
+            Some(&json!({"type": "number"}))
+        );
         assert_eq!(ref_target(&r, "#"), Some(&r));
     }
 
@@ -216,11 +225,23 @@ mod tests {
             ref_target(&r, "#/$defs/with%20space"),
             Some(&json!({"type": "boolean"}))
         );
-        assert_eq!(ref_target(&r, "#/$defs/100%25"), Some(&json!({"type": "null"})));
-        assert_eq!(ref_target(&r, "#/$defs/%C3%A9"), Some(&json!({"minimum": 1})));
+        assert_eq!(
+            ref_target(&r, "#/$defs/100%25"),
+            Some(&json!({"type": "null"}))
+        );
+        assert_eq!(
+            ref_target(&r, "#/$defs/%C3%A9"),
+            Some(&json!({"minimum": 1}))
+        );
         // `%7E1` decodes to `~1`, which the pointer then reads as `/`.
-        assert_eq!(ref_target(&r, "#/$defs/a%7E1b"), Some(&json!({"type": "string"})));
-        assert_eq!(ref_target(&r, "#%2F%24defs%2Fa~1b"), Some(&json!({"type": "string"})));
+        assert_eq!(
+            ref_target(&r, "#/$defs/a%7E1b"),
+            Some(&json!({"type": "string"}))
+        );
+        assert_eq!(
+            ref_target(&r, "#%2F%24defs%2Fa~1b"),
+            Some(&json!({"type": "string"}))
+        );
     }
 
     #[test]

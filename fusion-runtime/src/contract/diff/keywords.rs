@@ -181,12 +181,12 @@ fn all_of(w: &mut Walker<'_>, c: &Change<'_>) {
 /// now means something else.
 fn description(w: &mut Walker<'_>, c: &Change<'_>) {
     let constraints = |m| json(&Value::Object(without_annotations(m)));
-    let severity =
-        if !c.field.is_empty() && constraints(c.old_schema) == constraints(c.new_schema) {
-            Risky
-        } else {
-            Cosmetic
-        };
+    let severity = if !c.field.is_empty() && constraints(c.old_schema) == constraints(c.new_schema)
+    {
+        Risky
+    } else {
+        Cosmetic
+    };
     let words = if severity == Risky {
         "while its constraints did not: its meaning may have changed; read it again"
     } else {
@@ -276,8 +276,7 @@ fn types(w: &mut Walker<'_>, c: &Change<'_>) {
             after,
         ),
         (Some(a), Some(b)) if a != b => {
-            let accepted =
-                |t: &String| b.contains(t) || (t == "integer" && b.contains("number"));
+            let accepted = |t: &String| b.contains(t) || (t == "integer" && b.contains("number"));
             if a.iter().all(accepted) {
                 w.push(
                     field,
