@@ -54,7 +54,7 @@ pub mod schema;
 /// | `date` | strings | `format: "date"` | `invalid_format` |
 /// | `ipv4` | strings | `format: "ipv4"` | `invalid_format` |
 /// | `ipv6` | strings | `format: "ipv6"` | `invalid_format` |
-/// | `pattern = "regex"` (checked at compile time) | strings | `pattern` | `invalid_format` |
+/// | `pattern = "regex"` (ECMA-262, as the validator reads it; checked at compile time by the same engine) | strings | `pattern` | `invalid_format` |
 /// | `multiple_of = x` (> 0) | numbers | `multipleOf` | `not_multiple_of` |
 /// | `expected = "…"` | any field | — | replaces the "Expected …" text of every issue at the field |
 /// | `description = "…"` | any field | `description` (else the doc comment) | — |

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::sent::push_u64 as push_digits;
 use super::{Format, Issue, IssueKind, Measure};
-use crate::schema::{EXPECTED_KEY, KEYS_KEY};
+use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 
-/// How deep `$ref` chains and nested unions are followed before giving up.
+/// How deep nested unions are followed before giving up.
 const MAX_DEPTH: usize = 32;
 
 /// Longest message kept from a `jsonschema` error that has no kind of its own.
@@ -477,35 +477,6 @@ fn type_words(kind: &TypeKind) -> Cow<'static, str> {
             words.join(" or ").into()
         }
     }
-}
-
-/// Follows `$ref`s to local definitions.
-fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
-    for _ in 0..MAX_DEPTH {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(r) if r.starts_with('#') => match root.pointer(&r[1..]) {
-                Some(next) => schema = next,
-                None => return schema,
-            },
-            _ => return schema,
-        }
-    }
-    schema
-}
-
-/// The non-null branch of an `Option<T>`'s `anyOf: [T, null]`, resolved; else `schema`.
-fn unwrap_nullable<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    let schema = resolve(root, schema);
-    if let Some(Value::Array(branches)) = schema.get("anyOf") {
-        let non_null: Vec<&Value> = branches
-            .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
-            .collect();
-        if let [only] = non_null.as_slice() {
-            return resolve(root, only);
-        }
-    }
-    schema
 }
 
 /// The author's expected text at this subschema.

@@ -3,6 +3,18 @@
 //!
 //! One [`Rule`] list per field feeds both the schema keywords shown to agents and the checks
 //! run on every call, so the two cannot disagree.
+//!
+//! Reading schemas as data — local `$ref` resolution ([`ref_target`], [`resolve`],
+//! [`resolve_overlaid`]), the [`ANNOTATION_KEYWORDS`], walking subschemas — lives here too, and
+//! every other reader of schemas (the validation explainer, the contract diff) goes through it.
+
+mod walk;
+
+pub(crate) use walk::for_each_schema;
+pub use walk::{
+    ANNOTATION_KEYWORDS, INSTANCE_KEYWORDS, MAX_REF_HOPS, Overlaid, SCHEMA_MAP_KEYWORDS, has_ref,
+    ref_target, resolve, resolve_overlaid, unwrap_nullable, without_annotations,
+};
 
 use serde_json::{Map, Value, json};
 
@@ -362,32 +374,6 @@ pub(crate) fn strip_rust_formats(schema: &mut Value) {
             obj.remove("format");
         }
     });
-}
-
-/// Calls `f` on every schema object in `schema`, itself included: subschemas of any keyword,
-/// the values of `properties`, `$defs`, `patternProperties`, … — never the instances in `enum`,
-/// `const`, `default`, `examples` or an `x-fusion-*` annotation.
-fn for_each_schema(schema: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
-    match schema {
-        Value::Object(obj) => {
-            f(obj);
-            for (k, v) in obj.iter_mut() {
-                match k.as_str() {
-                    "enum" | "const" | "default" | "examples" => {}
-                    k if k.starts_with(ANNOTATION_PREFIX) => {}
-                    "properties" | "$defs" | "definitions" | "patternProperties"
-                    | "dependentSchemas" => {
-                        if let Value::Object(children) = v {
-                            children.values_mut().for_each(|c| for_each_schema(c, f));
-                        }
-                    }
-                    _ => for_each_schema(v, f),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| for_each_schema(i, f)),
-        _ => {}
-    }
 }
 
 /// Removes every `x-fusion-*` annotation, recursively (property names are left alone).
