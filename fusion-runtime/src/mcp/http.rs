@@ -505,6 +505,33 @@ const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/pla
 content-length: 43\r\nretry-after: 5\r\nconnection: close\r\n\r\n\
 Service Unavailable: too many connections\r\n";
 
+/// Refused connections closed gently at once, at most; beyond, they are dropped as they are.
+const MAX_LINGERING: usize = 64;
+/// How long a refused connection is drained before it is dropped.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Refuses a connection with [`BUSY`]. Dropping a socket whose request was not read makes the
+/// kernel reset it, and a reset can destroy the answer before the client reads it; so the
+/// write side is shut and what the client sends is drained (bounded in time and in how many
+/// at once) until it closes.
+fn refuse(stream: tokio::net::TcpStream, lingering: &Arc<Semaphore>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = stream.try_write(BUSY);
+    let Ok(permit) = Arc::clone(lingering).try_acquire_owned() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let _permit = permit;
+        let mut stream = stream;
+        let drain = async {
+            let _ = stream.shutdown().await;
+            let mut sink = [0u8; 1024];
+            while let Ok(1..) = stream.read(&mut sink).await {}
+        };
+        let _ = tokio::time::timeout(LINGER, drain).await;
+    });
+}
+
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -513,6 +540,7 @@ async fn accept_loop(
     let stop = options.shutdown.clone();
     let max = options.max_connections.clamp(1, u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max));
+    let lingering = Arc::new(Semaphore::new(MAX_LINGERING));
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(options.header_timeout)
@@ -541,7 +569,7 @@ async fn accept_loop(
         };
         let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
             tracing::warn!(%peer, max, "refused a connection: too many open");
-            let _ = stream.try_write(BUSY);
+            refuse(stream, &lingering);
             continue;
         };
         let ip_slot = if identity.trusts(peer.ip()) {
@@ -551,7 +579,7 @@ async fn accept_loop(
                 Some(s) => Some(s),
                 None => {
                     tracing::warn!(%peer, max = per_ip.max, "refused a connection: too many open from its address");
-                    let _ = stream.try_write(BUSY);
+                    refuse(stream, &lingering);
                     continue;
                 }
             }
