@@ -10,6 +10,18 @@
 //! [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL) applies. In stateless HTTP mode
 //! every request is its own session: a level set in one request does not carry over, and
 //! answers are plain JSON, so notifications cannot be sent at all.
+//!
+//! Between the bytes and rmcp sits a check ([`jsonrpc`]) that answers what rmcp would drop
+//! or answer unreadably: over stdio ([`serve_io`]) and HTTP ([`http_router`]) alike, a
+//! message that is not JSON gets `-32700`, one that is not a JSON-RPC request (or a batch)
+//! `-32600` (over HTTP with status 400), and a `tools/call` with an unusable `name` or
+//! `arguments` an `isError` result with its envelope.
+
+mod http_jsonrpc;
+pub mod jsonrpc;
+mod stdio;
+
+pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,7 +35,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use crate::envelope::{Content, ToolResponse};
@@ -151,14 +163,10 @@ impl ServerHandler for McpHandler {
     }
 }
 
-/// Serves `server` over stdio until the client disconnects. Nothing but protocol messages
-/// goes to stdout.
+/// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether
+/// the client initialized or not). Nothing but protocol messages goes to stdout.
 pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
-    let running = McpHandler::new(server)
-        .serve(rmcp::transport::stdio())
-        .await?;
-    running.waiting().await?;
-    Ok(())
+    serve_stdio_with(server, StdioOptions::default()).await
 }
 
 /// Options of the streamable HTTP transport.
@@ -214,13 +222,23 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         .with_legacy_session_mode(!options.stateless)
         .with_json_response(options.stateless)
         .with_allowed_hosts(options.allowed_hosts.clone())
-        .with_cancellation_token(options.shutdown.child_token());
+        .with_cancellation_token(options.shutdown.child_token())
+        .with_max_request_body_bytes(http_jsonrpc::MAX_BODY_BYTES);
+    let guard = http_jsonrpc::Guard {
+        server: server.clone(),
+        allowed_hosts: options.allowed_hosts.clone().into(),
+    };
     let service = StreamableHttpService::new(
         move || Ok(McpHandler::new(server.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    axum::Router::new().nest_service(&options.path, service)
+    axum::Router::new()
+        .nest_service(&options.path, service)
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            http_jsonrpc::guard,
+        ))
 }
 
 /// A running HTTP server.
