@@ -11,7 +11,7 @@ use std::fmt;
 
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::server::Server;
 
@@ -48,19 +48,38 @@ impl Reply {
 
     /// The answer as one line of JSON (no trailing newline).
     pub(crate) fn to_json(&self) -> Vec<u8> {
-        let value = match self {
-            Reply::Error { id, code, message } => json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "error": { "code": code, "message": message },
-            }),
-            Reply::ToolResult { id, result } => json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "result": result,
-            }),
+        #[derive(serde::Serialize)]
+        struct Answer<'a> {
+            jsonrpc: &'static str,
+            id: &'a Value,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            result: Option<&'a Value>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<ErrorObject<'a>>,
+        }
+        #[derive(serde::Serialize)]
+        struct ErrorObject<'a> {
+            code: i64,
+            message: &'a str,
+        }
+        let answer = match self {
+            Reply::Error { id, code, message } => Answer {
+                jsonrpc: "2.0",
+                id,
+                result: None,
+                error: Some(ErrorObject {
+                    code: *code,
+                    message,
+                }),
+            },
+            Reply::ToolResult { id, result } => Answer {
+                jsonrpc: "2.0",
+                id,
+                result: Some(result),
+                error: None,
+            },
         };
-        serde_json::to_vec(&value).unwrap_or_default()
+        serde_json::to_vec(&answer).unwrap_or_default()
     }
 
     /// Whether it is a JSON-RPC error (HTTP answers it with status 400).
@@ -513,4 +532,3 @@ impl<'de> Deserialize<'de> for Params<'de> {
         d.deserialize_any(ParamsVisitor)
     }
 }
-

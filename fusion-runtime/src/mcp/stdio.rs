@@ -89,7 +89,11 @@ where
     }));
     let sink = LineSink(PollSender::new(out_tx));
     let served = match handler.serve((sink, Inbox(in_rx))).await {
-        Ok(running) => running.waiting().await.map(drop).map_err(anyhow::Error::from),
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(anyhow::Error::from),
         Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(e) => Err(e.into()),
     };
@@ -179,10 +183,7 @@ async fn read_lines<R: AsyncRead + Unpin>(mut r: Reading<R>) {
             Line::TooLong => Refusal::Reply(Reply::error(
                 serde_json::Value::Null,
                 INVALID_REQUEST,
-                format!(
-                    "Invalid Request: the message exceeds {} bytes",
-                    r.lines.max
-                ),
+                format!("Invalid Request: the message exceeds {} bytes", r.lines.max),
             )),
             Line::Ready => {
                 let line = r.lines.line.trim_ascii();
