@@ -532,3 +532,66 @@ impl<'de> Deserialize<'de> for Params<'de> {
         d.deserialize_any(ParamsVisitor)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(s: &str) -> Probe<'_> {
+        Probe::of(s.as_bytes()).unwrap_or_else(|e| panic!("{e}: {s}"))
+    }
+
+    #[test]
+    fn the_probe_reads_what_the_checks_need_and_borrows_the_rest() {
+        let p = probe(
+            r#"{"params":{"arguments":{"a":[1,{"b":"\u00e9"}]},"name":"t"},"id":7,"method":"tools/call","jsonrpc":"2.0","extra":null}"#,
+        );
+        assert_eq!(p.shape, Shape::Object);
+        assert_eq!(p.id, Some(Sniff::Int(7)));
+        assert!(matches!(
+            p.method,
+            Some(Sniff::Str(Cow::Borrowed("tools/call")))
+        ));
+        assert!(matches!(
+            p.params,
+            Some(Params::Object {
+                name: Some(Sniff::Str(_)),
+                arguments: Some(Sniff::Object)
+            })
+        ));
+        assert_eq!(
+            probe(r#"{"id":18446744073709551615}"#).id,
+            Some(Sniff::Number)
+        );
+        assert_eq!(probe(" [1, 2] ").shape, Shape::Batch);
+        assert_eq!(probe("\"x\"").shape, Shape::NotObject);
+    }
+
+    #[test]
+    fn what_serde_json_refuses_the_probe_refuses() {
+        for bad in [
+            "",
+            "{",
+            r#"{"a":1} x"#,
+            r#"{"a":"\ud800"}"#,
+            r#"{"\udc00":1}"#,
+            "{\"a\":\"\u{1}\"}",
+            &"[".repeat(129),
+        ] {
+            assert!(Probe::of(bad.as_bytes()).is_err(), "{bad}");
+            assert!(serde_json::from_str::<Value>(bad).is_err(), "{bad}");
+        }
+        assert!(Probe::of(b"{\"a\":\"\xff\"}").is_err());
+    }
+
+    #[test]
+    fn answers_are_json_rpc_with_the_id_first_read() {
+        let reply = Reply::error(Value::Null, PARSE_ERROR, "Parse error");
+        assert_eq!(
+            String::from_utf8(reply.to_json()).unwrap_or_default(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+        );
+        assert_eq!(request_id(br#"{"id":"a","method":"x"}"#), Value::from("a"));
+        assert_eq!(request_id(br#"{"id":[1]}"#), Value::Null);
+    }
+}

@@ -330,3 +330,55 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], max: usize) -> Vec<Result<String, &'static str>> {
+        let mut reader = LineReader::new(input, max);
+        let mut out = Vec::new();
+        for _ in 0..100 {
+            match reader.next().await {
+                Line::Ready => out.push(Ok(String::from_utf8_lossy(&reader.line).into_owned())),
+                Line::TooLong => out.push(Err("too long")),
+                Line::Eof => return out,
+                Line::Failed(_) => out.push(Err("failed")),
+            }
+        }
+        panic!("no end");
+    }
+
+    #[tokio::test]
+    async fn lines_are_bounded_and_the_next_one_is_read() {
+        assert_eq!(
+            lines(b"abc\ndefgh\nij\r\n\nklmnopq", 4).await,
+            vec![
+                Ok("abc".into()),
+                Err("too long"),
+                Ok("ij\r".into()),
+                Ok("".into()),
+                Err("too long"),
+            ]
+        );
+        // Exactly the bound is accepted; an unterminated last line is still read.
+        assert_eq!(
+            lines(b"abcd\nxy", 4).await,
+            vec![Ok("abcd".into()), Ok("xy".into())]
+        );
+        assert_eq!(lines(b"", 4).await, vec![]);
+    }
+
+    #[tokio::test]
+    async fn a_long_line_is_skipped_without_being_held() {
+        // Longer than the read buffer, so it arrives in several chunks.
+        let mut input = vec![b'x'; 200 * 1024];
+        input.extend_from_slice(b"\nok\n");
+        let mut reader = LineReader::new(&input[..], 1024);
+        assert!(matches!(reader.next().await, Line::TooLong));
+        assert!(reader.line.capacity() <= 1024);
+        assert!(matches!(reader.next().await, Line::Ready));
+        assert_eq!(reader.line, b"ok");
+        assert!(matches!(reader.next().await, Line::Eof));
+    }
+}

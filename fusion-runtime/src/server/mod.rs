@@ -529,7 +529,7 @@ impl Server {
         arguments: &serde_json::Value,
     ) -> ToolResponse {
         match name {
-            Some(n) if self.inner.routes.get(n).is_some() => {
+            Some(n) if self.inner.routes.contains_key(n) => {
                 pipeline::arguments_not_an_object(n, arguments)
             }
             _ => ToolResponse::error(routing::unknown_tool(sent_name, &self.inner.tool_names)),
