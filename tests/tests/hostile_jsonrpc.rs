@@ -282,8 +282,11 @@ fn assert_unknown_action(text: &str, requested: &str) {
     );
 }
 
+/// Asserts what an envelope says.
+type Check = Box<dyn Fn(&str)>;
+
 /// `tools/call` bodies with an unusable name or arguments, and what the envelope must say.
-fn bad_calls() -> Vec<(String, Box<dyn Fn(&str)>)> {
+fn bad_calls() -> Vec<(String, Check)> {
     let call = |params: &str| {
         format!(r#"{{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{params}}}"#)
     };
