@@ -8,17 +8,16 @@
 
 use std::borrow::Cow;
 use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use futures::{Sink, Stream};
+use std::sync::Arc;
+
 use rmcp::RoleServer;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
 use rmcp::service::{ServerInitializeError, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
-use tokio_util::sync::PollSender;
+use tokio::sync::{Mutex, mpsc};
 
 use super::McpHandler;
 use super::jsonrpc::{self, INVALID_REQUEST, Refusal, Reply};
@@ -27,7 +26,7 @@ use crate::server::Server;
 /// The longest line (one JSON-RPC message) read by default: 4 MiB, as rmcp's HTTP body cap.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
-/// Messages read ahead of rmcp, and answers queued ahead of the writer.
+/// Messages read ahead of rmcp.
 const QUEUE: usize = 64;
 
 /// Options of the stdio transport.
@@ -57,8 +56,9 @@ impl StdioOptions {
 
 /// Serves `server` over this process's stdin and stdout until the client closes stdin.
 pub async fn serve_stdio_with(server: Server, options: StdioOptions) -> anyhow::Result<()> {
-    let (read, write) = rmcp::transport::stdio_pipes();
-    serve_io(server, read, write, options).await
+    // Tokio's blocking-pool handles: measured faster here than rmcp's non-blocking
+    // `stdio_pipes` (about 1.5x per call, sequential and pipelined).
+    serve_io(server, tokio::io::stdin(), tokio::io::stdout(), options).await
 }
 
 /// Serves `server` over any byte streams (newline-delimited JSON-RPC, as over stdio) until
@@ -74,9 +74,8 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let handler = McpHandler::new(server.clone());
-    let (out_tx, out_rx) = mpsc::channel::<Vec<u8>>(QUEUE);
+    let out = Arc::new(Mutex::new(BufWriter::with_capacity(64 * 1024, write)));
     let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
-    let writer = tokio::spawn(write_lines(write, out_rx));
     let reader = tokio::spawn(read_lines(Reading {
         lines: LineReader::new(read, options.max_line_bytes),
         server,
@@ -85,10 +84,10 @@ where
             supported: handler.supported_protocol_versions(),
         },
         inbox: in_tx,
-        outbox: out_tx.clone(),
+        out: out.clone(),
     }));
-    let sink = LineSink(PollSender::new(out_tx));
-    let served = match handler.serve((sink, Inbox(in_rx))).await {
+    let transport = LineTransport { out, inbox: in_rx };
+    let served = match handler.serve(transport).await {
         Ok(running) => running
             .waiting()
             .await
@@ -97,82 +96,61 @@ where
         Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(e) => Err(e.into()),
     };
-    // rmcp is done (input closed, or output failed): stop reading, flush what is queued.
+    // rmcp is done (input closed, or output failed): stop reading.
     reader.abort();
     let _ = reader.await;
-    let _ = writer.await;
     served
 }
 
-/// Writes each queued line, flushing when the queue is empty.
-async fn write_lines<W: AsyncWrite + Unpin>(write: W, mut queue: mpsc::Receiver<Vec<u8>>) {
-    let mut out = BufWriter::with_capacity(64 * 1024, write);
-    while let Some(line) = queue.recv().await {
-        if out.write_all(&line).await.is_err() {
-            return;
-        }
-        while let Ok(line) = queue.try_recv() {
-            if out.write_all(&line).await.is_err() {
-                return;
-            }
-        }
-        if out.flush().await.is_err() {
-            return;
-        }
-    }
+/// One ordered writer: whole lines under the lock, flushed each.
+type Out<W> = Arc<Mutex<BufWriter<W>>>;
+
+async fn write_line<W: AsyncWrite + Unpin>(out: &Out<W>, line: &[u8]) -> io::Result<()> {
+    let mut out = out.lock().await;
+    out.write_all(line).await?;
+    out.flush().await
 }
 
-/// rmcp's outgoing messages, serialized into the writer's queue.
-struct LineSink(PollSender<Vec<u8>>);
-
-fn closed<T>(_: T) -> io::Error {
-    io::Error::new(io::ErrorKind::BrokenPipe, "stdout is closed")
+/// rmcp's side: messages the reader passed on, answers written straight to the output.
+struct LineTransport<W> {
+    out: Out<W>,
+    inbox: mpsc::Receiver<ClientJsonRpcMessage>,
 }
 
-impl Sink<TxJsonRpcMessage<RoleServer>> for LineSink {
+impl<W: AsyncWrite + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<W> {
     type Error = io::Error;
 
-    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().0.poll_reserve(cx).map_err(closed)
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        let out = self.out.clone();
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        async move { write_line(&out, &line.map_err(io::Error::other)?).await }
     }
 
-    fn start_send(self: Pin<&mut Self>, item: TxJsonRpcMessage<RoleServer>) -> io::Result<()> {
-        let mut line = serde_json::to_vec(&item).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.get_mut().0.send_item(line).map_err(closed)
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.inbox.recv()
     }
 
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().0.close();
-        Poll::Ready(Ok(()))
-    }
-}
-
-/// The messages the reader passed on, for rmcp.
-struct Inbox(mpsc::Receiver<ClientJsonRpcMessage>);
-
-impl Stream for Inbox {
-    type Item = ClientJsonRpcMessage;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.get_mut().0.poll_recv(cx)
+    async fn close(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
-struct Reading<R> {
+struct Reading<R, W> {
     lines: LineReader<R>,
     server: Server,
     lifecycle: Lifecycle,
     inbox: mpsc::Sender<ClientJsonRpcMessage>,
-    outbox: mpsc::Sender<Vec<u8>>,
+    out: Out<W>,
 }
 
 /// Reads lines until the input ends (or rmcp stops taking them).
-async fn read_lines<R: AsyncRead + Unpin>(mut r: Reading<R>) {
+async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(mut r: Reading<R, W>) {
     loop {
         let refusal = match r.lines.next().await {
             Line::Eof => return,
@@ -205,7 +183,7 @@ async fn read_lines<R: AsyncRead + Unpin>(mut r: Reading<R>) {
             Refusal::Reply(reply) => {
                 let mut line = reply.to_json();
                 line.push(b'\n');
-                if r.outbox.send(line).await.is_err() {
+                if write_line(&r.out, &line).await.is_err() {
                     return;
                 }
             }
