@@ -460,8 +460,17 @@ async fn post_with(
         stream.write_all(head.as_bytes()).await?;
         // A server may answer (and close) before reading a body it refuses.
         let _ = stream.write_all(body).await;
+        // Read to the end; a reset after the answer (a refused body left unread) ends it too.
         let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await?;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) => break,
+                Ok(n) => raw.extend_from_slice(&chunk[..n]),
+                Err(e) if raw.is_empty() => return Err(e),
+                Err(_) => break,
+            }
+        }
         Ok::<_, std::io::Error>(raw)
     };
     let raw = tokio::time::timeout(LIMIT, exchange)
