@@ -250,6 +250,11 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     local.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions =
         CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
+    let malformed = super::http_jsonrpc::Guard {
+        server: server.clone(),
+        allowed_hosts: options.allowed_hosts.clone().into(),
+        max_body_bytes: options.max_body_bytes,
+    };
     let service = StreamableHttpService::new(
         move || Ok(McpHandler::new(server.clone())),
         Arc::new(sessions),
@@ -259,8 +264,13 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         identity: Identity::new(options),
         body_timeout: options.body_timeout,
     });
-    // The cancellation layer is innermost: it reads the `ClientKey` the guard inserts.
+    // Innermost the cancellation layer, which reads the `ClientKey` the outer guard inserts;
+    // between them the JSON-RPC check, which answers malformed bodies.
     super::cancel::install(axum::Router::new().nest_service(&options.path, service))
+        .layer(axum::middleware::from_fn_with_state(
+            malformed,
+            super::http_jsonrpc::guard,
+        ))
         .layer(axum::middleware::from_fn_with_state(guard, guard_request))
 }
 

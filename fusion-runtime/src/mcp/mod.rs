@@ -10,6 +10,18 @@
 //! [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL) applies. In stateless HTTP mode
 //! every request is its own session: a level set in one request does not carry over, and
 //! answers are plain JSON, so notifications cannot be sent at all.
+//!
+//! Between the bytes and rmcp sits a check ([`jsonrpc`]) that answers what rmcp would drop
+//! or answer unreadably: over stdio ([`serve_io`]) and HTTP ([`http_router`]) alike, a
+//! message that is not JSON gets `-32700`, one that is not a JSON-RPC request (or a batch)
+//! `-32600` (over HTTP with status 400), and a `tools/call` with an unusable `name` or
+//! `arguments` an `isError` result with its envelope.
+
+mod http_jsonrpc;
+pub mod jsonrpc;
+mod stdio;
+
+pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with};
 
 mod cancel;
 
@@ -20,7 +32,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
@@ -171,12 +183,8 @@ fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
         .unwrap_or_else(|| ClientKey::new("http"))
 }
 
-/// Serves `server` over stdio until the client disconnects. Nothing but protocol messages
-/// goes to stdout.
+/// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether
+/// the client initialized or not). Nothing but protocol messages goes to stdout.
 pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
-    let running = McpHandler::new(server)
-        .serve(rmcp::transport::stdio())
-        .await?;
-    running.waiting().await?;
-    Ok(())
+    serve_stdio_with(server, StdioOptions::default()).await
 }

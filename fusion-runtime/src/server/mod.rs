@@ -517,6 +517,24 @@ impl Server {
             other => pipeline::not_an_object(tool, &other),
         }
     }
+
+    /// The answer for a `tools/call` whose `name` is missing or not a string (`name` is
+    /// then `None`; `sent_name` is what was sent, as text) or whose `arguments` are not an
+    /// object: `UNKNOWN_ACTION` when the name leads nowhere, else a `<validation_error>`
+    /// naming `arguments`.
+    pub(crate) fn malformed_call(
+        &self,
+        name: Option<&str>,
+        sent_name: &str,
+        arguments: &serde_json::Value,
+    ) -> ToolResponse {
+        match name {
+            Some(n) if self.inner.routes.contains_key(n) => {
+                pipeline::arguments_not_an_object(n, arguments)
+            }
+            _ => ToolResponse::error(routing::unknown_tool(sent_name, &self.inner.tool_names)),
+        }
+    }
 }
 
 impl fmt::Debug for Server {

@@ -359,6 +359,18 @@ fn respond(info: &ActionInfo, outcome: HandlerOutcome, internal: InternalErrors)
     response
 }
 
+/// The answer for a `tools/call` whose `arguments` member is not an object.
+pub(crate) fn arguments_not_an_object(tool: &str, sent: &Value) -> ToolResponse {
+    let report = ValidationReport::new(vec![Issue::new(
+        "arguments",
+        IssueKind::InvalidType {
+            expected: "an object".into(),
+        },
+        Some(sent.clone()),
+    )]);
+    validation_response(tool, &report, None)
+}
+
 /// The answer for arguments that are not a JSON object.
 pub(crate) fn not_an_object(tool: &str, sent: &Value) -> ToolResponse {
     let report = ValidationReport::new(vec![Issue::new(

@@ -1,0 +1,204 @@
+//! The HTTP side of [`jsonrpc`](super::jsonrpc): a middleware in front of rmcp's streamable
+//! HTTP service. A POST body is read once, bounded, and checked; what the framework answers
+//! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
+//! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error
+//! rmcp answers in plain text (`406`, `415`, `413`, `404`, `405`, …) keeps its status and gets
+//! a JSON-RPC error body.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::jsonrpc::{self, INVALID_REQUEST, Reply};
+use crate::server::Server;
+
+/// The longest plain-text error body of rmcp's rewritten into JSON.
+const MAX_PLAIN_ERROR_BYTES: usize = 16 * 1024;
+
+/// JSON-RPC's implementation-defined server error, for transport refusals.
+const SERVER_ERROR: i64 = -32000;
+
+/// What the middleware needs.
+#[derive(Clone)]
+pub(crate) struct Guard {
+    pub(crate) server: Server,
+    pub(crate) allowed_hosts: Arc<[String]>,
+    /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
+    pub(crate) max_body_bytes: usize,
+}
+
+/// The middleware (for `axum::middleware::from_fn_with_state`).
+pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    // Only a POST rmcp would read the body of is checked here: wrong headers are rmcp's
+    // to refuse, with the statuses the MCP transport asks for.
+    let checked = request.method() == Method::POST
+        && is_json(request.headers())
+        && accepts_json_and_sse(request.headers())
+        && host_allowed(request.headers(), &guard.allowed_hosts);
+    if !checked {
+        return json_errors(next.run(request).await, Value::Null, false).await;
+    }
+    let (parts, body) = request.into_parts();
+    let max = guard.max_body_bytes;
+    if content_length(&parts.headers).is_some_and(|n| n > max) {
+        return too_large(max);
+    }
+    let bytes = match read_bounded(body, max).await {
+        Ok(bytes) => bytes,
+        Err(Some(())) => return too_large(max),
+        Err(None) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                &Reply::error(Value::Null, INVALID_REQUEST, "the request body failed"),
+            );
+        }
+    };
+    if let Some(answer) = jsonrpc::check_body(&bytes, &guard.server) {
+        let status = if answer.is_error() {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::OK
+        };
+        return reply(status, &answer);
+    }
+    let id = jsonrpc::request_id(&bytes);
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    json_errors(response, id, true).await
+}
+
+fn reply(status: StatusCode, answer: &Reply) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        answer.to_json(),
+    )
+        .into_response()
+}
+
+fn too_large(max: usize) -> Response {
+    reply(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &Reply::error(
+            Value::Null,
+            INVALID_REQUEST,
+            format!("Invalid Request: the body exceeds {max} bytes"),
+        ),
+    )
+}
+
+/// The body, or `Err(Some(()))` past `max` bytes, `Err(None)` when reading failed.
+async fn read_bounded(body: Body, max: usize) -> Result<Bytes, Option<()>> {
+    let mut stream = body.into_data_stream();
+    let mut first: Option<Bytes> = None;
+    let mut rest: Vec<u8> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| None)?;
+        let so_far = first.as_ref().map_or(0, Bytes::len) + rest.len();
+        if so_far + chunk.len() > max {
+            return Err(Some(()));
+        }
+        match &first {
+            None => first = Some(chunk),
+            Some(f) => {
+                if rest.is_empty() {
+                    rest.extend_from_slice(f);
+                }
+                rest.extend_from_slice(&chunk);
+            }
+        }
+    }
+    Ok(if rest.is_empty() {
+        first.unwrap_or_default()
+    } else {
+        Bytes::from(rest)
+    })
+}
+
+fn content_length(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
+}
+
+fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.split(';').next().unwrap_or_default().trim().to_owned())
+        .collect::<Vec<_>>();
+    let has = |m: &str| accept.iter().any(|t| t.eq_ignore_ascii_case(m));
+    has("application/json") && has("text/event-stream")
+}
+
+fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+}
+
+/// rmcp's plain-text errors as JSON-RPC errors, status kept; a body rmcp could not read
+/// (it answers `415` for it) becomes `400`, as the checks above answer the same failures.
+async fn json_errors(response: Response, id: Value, body_was_json: bool) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = match read_bounded(body, MAX_PLAIN_ERROR_BYTES).await {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(_) => status.canonical_reason().unwrap_or("error").to_owned(),
+    };
+    let (status, code) = match status {
+        StatusCode::UNSUPPORTED_MEDIA_TYPE if body_was_json => {
+            (StatusCode::BAD_REQUEST, INVALID_REQUEST)
+        }
+        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => (status, INVALID_REQUEST),
+        _ => (status, SERVER_ERROR),
+    };
+    parts.status = status;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let body = Reply::error(id, code, text).to_json();
+    Response::from_parts(parts, Body::from(body))
+}
