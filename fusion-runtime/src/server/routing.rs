@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::action::{ActionHints, ActionInfo};
 use crate::envelope::{ToolError, codes};
 use crate::input::JsonObject;
-use crate::validation::closest;
+use crate::validation::{closest, describe_sent};
 
 /// How actions are exposed as MCP tools.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,8 +179,54 @@ pub fn valid_tool_name(name: &str) -> bool {
 /// At most this many tools are listed in an `UNKNOWN_ACTION` envelope (the nearest names).
 pub const MAX_LISTED_TOOLS: usize = 20;
 
+/// The longest tool name MCP allows, in characters (2025-11-25, "Tool names": 1 to 128).
+///
+/// A requested name (or grouped tool's action) longer than this names nothing: it is answered
+/// `UNKNOWN_ACTION` without looking for a near name, and the envelope shows only its first
+/// [`SHOWN_NAME_CHARS`] characters and its length. The names a server exposes are held to the
+/// stricter 64 of [`valid_tool_name`].
+pub const MAX_TOOL_NAME_CHARS: usize = 128;
+
+/// How much of a name longer than [`MAX_TOOL_NAME_CHARS`] an envelope shows, in characters.
+pub const SHOWN_NAME_CHARS: usize = 32;
+
+/// For a name longer than [`MAX_TOOL_NAME_CHARS`]: its first [`SHOWN_NAME_CHARS`] characters
+/// and `...`, and its length in characters.
+fn overlong(name: &str) -> Option<(String, usize)> {
+    if name.len() <= MAX_TOOL_NAME_CHARS
+        || name.chars().take(MAX_TOOL_NAME_CHARS + 1).count() <= MAX_TOOL_NAME_CHARS
+    {
+        return None;
+    }
+    let end = name
+        .char_indices()
+        .nth(SHOWN_NAME_CHARS)
+        .map_or(name.len(), |(i, _)| i);
+    Some((format!("{}...", &name[..end]), name.chars().count()))
+}
+
+/// At most the first [`MAX_TOOL_NAME_CHARS`] characters of `name`, for a log line.
+pub(crate) fn loggable(name: &str) -> &str {
+    match name.char_indices().nth(MAX_TOOL_NAME_CHARS) {
+        Some((end, _)) => &name[..end],
+        None => name,
+    }
+}
+
 /// The `UNKNOWN_ACTION` envelope for a tool name nothing is exposed as.
 pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
+    if let Some((shown, length)) = overlong(requested) {
+        return ToolError::new(
+            codes::UNKNOWN_ACTION,
+            format!(
+                "No tool named '{shown}': the name has {length} characters, and tool names have at most {MAX_TOOL_NAME_CHARS}"
+            ),
+        )
+        .suggest("Call one of the available tools; do not invent tool names")
+        .actions(tools.iter().take(MAX_LISTED_TOOLS).cloned())
+        .detail("requested", shown)
+        .detail("length", length);
+    }
     let near = closest(requested, tools.iter().map(String::as_str));
     let listed: Vec<String> = if tools.len() <= MAX_LISTED_TOOLS {
         tools.to_vec()
@@ -239,8 +285,9 @@ pub(crate) fn pick_member(
                     group.tool
                 ),
                 Some(v) => format!(
-                    "The {} tool needs '{discriminator}' to be a string naming an action; it was {v}",
-                    group.tool
+                    "The {} tool needs '{discriminator}' to be a string naming an action; it was {}",
+                    group.tool,
+                    describe_sent(&v)
                 ),
             };
             let recovery = match near {
@@ -265,6 +312,22 @@ pub(crate) fn pick_member(
     };
     if let Some((_, i)) = group.members.iter().find(|(v, _)| *v == requested) {
         return Ok(*i);
+    }
+    if let Some((shown, length)) = overlong(&requested) {
+        return Err(ToolError::new(
+            codes::UNKNOWN_ACTION,
+            format!(
+                "The {} tool has no action '{shown}': the name has {length} characters, and action names have at most {MAX_TOOL_NAME_CHARS}",
+                group.tool
+            ),
+        )
+        .suggest(format!(
+            "Call {} again with \"{discriminator}\" set to one of the available actions",
+            group.tool
+        ))
+        .actions(values())
+        .detail("requested", shown)
+        .detail("length", length));
     }
     let near = closest(&requested, group.members.iter().map(|(v, _)| v.as_str()));
     let recovery = match near {
