@@ -158,7 +158,11 @@ fn push_within(out: &mut String, s: &str, max: usize, push: fn(&mut String, &str
         cut -= 1;
     }
     // A reference is at most 6 bytes (`&quot;`): one cut open starts after the last `;`.
-    let tail = &out[cut.saturating_sub(6).max(start)..cut];
+    let mut from = cut.saturating_sub(6).max(start);
+    while !out.is_char_boundary(from) {
+        from -= 1;
+    }
+    let tail = &out[from..cut];
     if let Some(amp) = tail.rfind('&')
         && !tail[amp..].contains(';')
     {

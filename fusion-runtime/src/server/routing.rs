@@ -600,4 +600,80 @@ mod tests {
         assert_eq!(e.detail_value("closest"), Some("tool_07"));
         assert!(valid_tool_name("a.b-c_d") && !valid_tool_name("") && !valid_tool_name("a b"));
     }
+
+    #[test]
+    fn a_name_longer_than_mcp_allows_is_cut_and_not_searched() {
+        let tools: Vec<String> = (0..50).map(|i| format!("tool_{i:02}")).collect();
+        let at_limit = format!("tool_07{}", "x".repeat(MAX_TOOL_NAME_CHARS - 7));
+        assert!(
+            unknown_tool(&at_limit, &tools)
+                .detail_value("length")
+                .is_none()
+        );
+        let name = "é".repeat(1 << 20);
+        let e = unknown_tool(&name, &tools);
+        assert_eq!(e.code(), &codes::UNKNOWN_ACTION);
+        let shown = format!("{}...", "é".repeat(SHOWN_NAME_CHARS));
+        assert_eq!(e.detail_value("requested"), Some(shown.as_str()));
+        assert_eq!(e.detail_value("length"), Some("1048576"));
+        assert_eq!(e.detail_value("closest"), None);
+        assert_eq!(e.available_actions(), &tools[..MAX_LISTED_TOOLS]);
+        assert!(e.render().len() < 2048, "{}", e.render().len());
+        let over = "a".repeat(MAX_TOOL_NAME_CHARS + 1);
+        assert_eq!(
+            unknown_tool(&over, &tools).detail_value("length"),
+            Some("129")
+        );
+        assert_eq!(loggable(&name).chars().count(), MAX_TOOL_NAME_CHARS);
+        assert_eq!(loggable("short"), "short");
+    }
+
+    #[test]
+    fn a_discriminator_too_long_or_too_large_is_not_echoed() {
+        let infos = infos();
+        let grouped = layout(
+            &infos,
+            &Exposure::Grouped {
+                discriminator: "action".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut long = JsonObject::new();
+        long.insert(
+            "action".into(),
+            Value::String("get_invoicx".repeat(100_000)),
+        );
+        let e = pick_member(&grouped.groups[0], "action", &mut long, &infos)
+            .err()
+            .unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(e.code(), &codes::UNKNOWN_ACTION);
+        assert_eq!(e.detail_value("closest"), None);
+        assert_eq!(e.detail_value("length"), Some("1100000"));
+        assert!(e.render().len() < 2048, "{}", e.render().len());
+        let mut typo = json!({"action": "get_invoicx"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e = pick_member(&grouped.groups[0], "action", &mut typo, &infos).err();
+        assert_eq!(
+            e.as_ref().and_then(|e| e.detail_value("closest")),
+            Some("get_invoice")
+        );
+        let mut object = JsonObject::new();
+        let big: JsonObject = (0..100_000)
+            .map(|i| (format!("k{i}"), Value::from(i)))
+            .collect();
+        object.insert("action".into(), Value::Object(big));
+        let e = pick_member(&grouped.groups[0], "action", &mut object, &infos)
+            .err()
+            .unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
+        let (_, shown) = e.message().split_once("it was ").unwrap_or_default();
+        assert!(
+            shown.starts_with("{\"k") && shown.ends_with("..."),
+            "{shown}"
+        );
+        assert_eq!(shown.chars().count(), 50);
+        assert!(e.render().len() < 2048, "{}", e.render().len());
+    }
 }
