@@ -354,6 +354,8 @@ pub(crate) fn pick_member(
 }
 
 /// The member whose input properties cover most of the keys sent (none when no key matches).
+/// The keys sent are looked up by each member's properties, not the other way round: the cost
+/// does not grow with the number of keys sent.
 fn guess_from_arguments<'g>(
     group: &'g Group,
     arguments: &JsonObject,
@@ -370,10 +372,9 @@ fn guess_from_arguments<'g>(
                 .input_schema
                 .get("properties")
                 .and_then(Value::as_object);
-            let hits = arguments
-                .keys()
-                .filter(|k| props.is_some_and(|p| p.contains_key(*k)))
-                .count();
+            let hits = props.map_or(0, |p| {
+                p.keys().filter(|k| arguments.contains_key(*k)).count()
+            });
             let misses = arguments.len() - hits;
             (hits, misses, v.as_str())
         })

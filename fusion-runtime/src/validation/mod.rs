@@ -26,6 +26,10 @@ pub const RECOVERY: &str =
 /// At most this many `<field>` lines; the rest are counted in one `<omitted>` line.
 pub const MAX_FIELD_LINES: usize = 20;
 
+/// At most this many keys, options or shapes are listed after `Expected`; the rest are
+/// counted (`…, and 12 more`).
+pub const MAX_LISTED: usize = 30;
+
 /// At most this many issues are collected from one call's arguments; the problems found
 /// beyond them are only counted (in the `<omitted>` line), however many keys or items were sent.
 pub const MAX_COLLECTED_ISSUES: usize = 200;
@@ -369,12 +373,7 @@ impl Issue {
                     out.push_str("no properties");
                 } else {
                     out.push_str("only: ");
-                    for (i, k) in known.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        push_quoted(out, k);
-                    }
+                    push_list(out, known, ", ", |out, k| push_quoted(out, k));
                 }
             }
             IssueKind::InvalidValue { options } => {
@@ -383,12 +382,7 @@ impl Issue {
                     push_sent(out, only);
                 } else {
                     out.push_str("one of: ");
-                    for (i, o) in options.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        push_sent(out, o);
-                    }
+                    push_list(out, options, ", ", push_sent);
                 }
             }
             IssueKind::InvalidUnion { shapes } => {
@@ -396,16 +390,27 @@ impl Issue {
                     out.push_str("one of the allowed shapes");
                 } else {
                     out.push_str("one of: ");
-                    for (i, s) in shapes.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str("; ");
-                        }
-                        out.push_str(s);
-                    }
+                    push_list(out, shapes, "; ", |out, s| out.push_str(s));
                 }
             }
             IssueKind::Custom { .. } => {}
         }
+    }
+}
+
+/// Appends the first [`MAX_LISTED`] items, then how many more there are.
+fn push_list<T>(out: &mut String, items: &[T], sep: &str, push: impl Fn(&mut String, &T)) {
+    for (i, item) in items.iter().take(MAX_LISTED).enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        push(out, item);
+    }
+    if items.len() > MAX_LISTED {
+        out.push_str(sep);
+        out.push_str("and ");
+        push_u64(out, (items.len() - MAX_LISTED) as u64);
+        out.push_str(" more");
     }
 }
 

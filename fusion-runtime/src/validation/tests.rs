@@ -447,3 +447,24 @@ fn a_report_of_huge_author_texts_stays_within_the_bound() {
     assert!(text.contains("<delta/>"), "a section that fits is kept");
     assert!(text.ends_with("</contract_awareness>\n</validation_error>"));
 }
+
+#[test]
+fn long_expected_lists_are_cut_and_counted() {
+    let known: Vec<String> = (0..100).map(|i| format!("f{i}")).collect();
+    let text = Issue::new(
+        "",
+        IssueKind::UnrecognizedKey {
+            key: "x".into(),
+            known,
+        },
+        None,
+    )
+    .line();
+    assert!(text.ends_with("'f28', 'f29', and 70 more."), "{text}");
+    let options: Vec<Value> = (0..31).map(|i| json!(i)).collect();
+    let text = line(IssueKind::InvalidValue { options }, Some(json!(99)));
+    assert!(text.ends_with("28, 29, and 1 more."), "{text}");
+    let options: Vec<Value> = (0..30).map(|i| json!(i)).collect();
+    let text = line(IssueKind::InvalidValue { options }, Some(json!(99)));
+    assert!(text.ends_with("28, 29."), "{text}");
+}
