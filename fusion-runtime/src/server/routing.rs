@@ -169,6 +169,10 @@ pub(crate) fn layout(infos: &[ActionInfo], exposure: &Exposure) -> Result<Layout
 }
 
 /// Whether MCP clients accept `name` as a tool name: 1 to 64 of `A-Z a-z 0-9 _ - .`.
+///
+/// MCP (2025-11-25) allows up to [`MAX_TOOL_NAME_CHARS`] (128); the names a server exposes are
+/// held to 64, the limit of several model providers' function-calling APIs, with room for the
+/// prefixes clients add (`mcp__server__`). A requested name is measured against the 128.
 pub fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
