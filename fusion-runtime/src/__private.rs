@@ -82,18 +82,24 @@ impl Compiled {
 
     /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.
     pub fn check(&self, arguments: &Value) -> Vec<Issue> {
+        self.report(arguments).issues().to_vec()
+    }
+
+    /// [`Compiled::check`] as a report, which also counts the problems beyond the issues
+    /// collected.
+    fn report(&self, arguments: &Value) -> ValidationReport {
         match &self.validator {
-            Ok(v) if v.is_valid(arguments) => Vec::new(),
+            Ok(v) if v.is_valid(arguments) => ValidationReport::default(),
             _ => self.collect(arguments),
         }
     }
 
     /// Every structural problem of `arguments`, for arguments already known to be invalid
     /// (no `is_valid` pass first); empty when the schema accepts them after all.
-    fn collect(&self, arguments: &Value) -> Vec<Issue> {
+    fn collect(&self, arguments: &Value) -> ValidationReport {
         match &self.validator {
             Ok(v) => issues_from_errors(&self.index, v.iter_errors(arguments)),
-            Err(e) => vec![Issue::new(
+            Err(e) => ValidationReport::new(vec![Issue::new(
                 "",
                 IssueKind::Custom {
                     message: format!(
@@ -101,7 +107,7 @@ impl Compiled {
                     ),
                 },
                 None,
-            )],
+            )]),
         }
     }
 }
@@ -148,15 +154,15 @@ pub fn from_arguments<T: Derived>(arguments: &Value) -> Result<T, ValidationRepo
         // without asking `is_valid` again. Should they disagree after all, no problem is
         // collected and serde decides below.
         Some(false) => {
-            let issues = compiled.collect(arguments);
-            if !issues.is_empty() {
-                return Err(ValidationReport::new(issues));
+            let report = compiled.collect(arguments);
+            if !report.is_empty() {
+                return Err(report);
             }
         }
         None => {
-            let issues = compiled.check(arguments);
-            if !issues.is_empty() {
-                return Err(ValidationReport::new(issues));
+            let report = compiled.report(arguments);
+            if !report.is_empty() {
+                return Err(report);
             }
         }
     }

@@ -90,5 +90,75 @@ fn pipeline(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, pipeline);
+/// The largest, worst-shaped requests under a 4 MiB body, through the billing server: each
+/// answered with an envelope of at most `MAX_ENVELOPE_BYTES`, in time linear in the body.
+fn hostile(c: &mut Criterion) {
+    const BODY: usize = 4 << 20;
+    let server = match examples::billing::server() {
+        Ok(s) => s,
+        Err(e) => panic!("the billing server builds: {e}"),
+    };
+    let call = |tool: &str, args: JsonObject| {
+        block_on(server.call(tool, Some(args), RequestScope::detached()))
+    };
+    let one = |k: String, v: Value| -> JsonObject { std::iter::once((k, v)).collect() };
+    let mut many_keys = one("id".into(), Value::from("inv_2026_0001"));
+    // `"abcd":0,` is 9 bytes: 450,000 keys are about 4 MB.
+    for i in 0..450_000usize {
+        many_keys.insert(format!("{i:04x}"), Value::from(0));
+    }
+    let mut deep = Value::from(0);
+    for _ in 0..127 {
+        deep = Value::Object(one("a".into(), deep));
+    }
+    let mut deep_unknown = one("id".into(), Value::from("inv_2026_0001"));
+    deep_unknown.insert("b".into(), deep.clone());
+    let cases: Vec<(&str, String, JsonObject)> = vec![
+        ("tool_name_4mib", "x".repeat(BODY - 256), JsonObject::new()),
+        ("tool_name_128", "x".repeat(128), JsonObject::new()),
+        ("unknown_keys_450k", "billing_get_invoice".into(), many_keys),
+        (
+            "unknown_key_4mib",
+            "billing_get_invoice".into(),
+            one("k".repeat(BODY - 256), Value::from(0)),
+        ),
+        (
+            "deep_value_127",
+            "billing_get_invoice".into(),
+            one("id".into(), deep),
+        ),
+        (
+            "deep_unknown_127",
+            "billing_get_invoice".into(),
+            deep_unknown,
+        ),
+        (
+            "echoed_value_4mib",
+            "billing_find_invoice".into(),
+            one("id".into(), Value::from("v".repeat(BODY - 256))),
+        ),
+    ];
+    let mut g = c.benchmark_group("hostile");
+    g.sample_size(10);
+    for (name, tool, args) in &cases {
+        let r = call(tool, args.clone());
+        let size = r.texts().map(str::len).max().unwrap_or(0);
+        assert!(r.is_error, "{name} is refused");
+        assert!(
+            size <= fusion_runtime::envelope::MAX_ENVELOPE_BYTES,
+            "{name}: {size} bytes"
+        );
+        println!("hostile/{name}: envelope of {size} bytes");
+        g.bench_function(*name, |b| {
+            b.iter_batched(
+                || args.clone(),
+                |a| black_box(call(tool, a)),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pipeline, hostile);
 criterion_main!(benches);

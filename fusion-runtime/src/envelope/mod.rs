@@ -304,35 +304,43 @@ impl ToolError {
     }
 
     fn render_uncached(&self) -> String {
-        let mut out = String::with_capacity(self.estimated_len());
+        let out = self.render_within(&Limits::NONE);
+        if out.len() <= MAX_ENVELOPE_BYTES {
+            return out;
+        }
+        self.render_within(&Limits::CAPPED)
+    }
+
+    fn render_within(&self, limits: &Limits) -> String {
+        let mut out = String::with_capacity(self.estimated_len().min(2 * MAX_ENVELOPE_BYTES));
         out.push_str("<tool_error code=\"");
-        xml::push_attr(&mut out, self.inner.code.as_str());
+        limits.attr(&mut out, self.inner.code.as_str(), limits.code);
         out.push_str("\" severity=\"");
         out.push_str(self.inner.severity.as_str());
         out.push_str("\">\n  <message>");
-        xml::push_text(&mut out, &self.inner.message);
+        limits.text(&mut out, &self.inner.message, limits.message);
         out.push_str("</message>");
         if let Some(s) = self.suggestion() {
             out.push_str("\n  <recovery>");
-            xml::push_text(&mut out, s);
+            limits.text(&mut out, s, limits.recovery);
             out.push_str("</recovery>");
         }
         if !self.inner.actions.is_empty() {
             out.push_str("\n  <available_actions>");
-            for a in &self.inner.actions {
+            for a in self.inner.actions.iter().take(limits.actions) {
                 out.push_str("\n    <action>");
-                xml::push_text(&mut out, a);
+                limits.text(&mut out, a, limits.action);
                 out.push_str("</action>");
             }
             out.push_str("\n  </available_actions>");
         }
         if !self.inner.details.is_empty() {
             out.push_str("\n  <details>");
-            for (k, v) in &self.inner.details {
+            for (k, v) in self.inner.details.iter().take(limits.details) {
                 out.push_str("\n    <detail key=\"");
-                xml::push_attr(&mut out, k);
+                limits.attr(&mut out, k, limits.detail_key);
                 out.push_str("\">");
-                xml::push_text(&mut out, v);
+                limits.text(&mut out, v, limits.detail_value);
                 out.push_str("</detail>");
             }
             out.push_str("\n  </details>");
@@ -346,6 +354,68 @@ impl ToolError {
         }
         out.push_str("\n</tool_error>");
         out
+    }
+}
+
+/// The most bytes any envelope Fusion renders can have (`<tool_error>` and
+/// `<validation_error>`), whatever the client sent and whatever the author wrote.
+///
+/// Client input is cut where it enters an envelope (a tool name, a key, a value sent, a field
+/// path); an envelope that is still longer, from the author's own texts, is rendered again
+/// with each part cut to a share of this bound (the message to 4 KiB, the recovery to 2 KiB, at
+/// most 20 actions and 16 details, …), each cut text ending with `...`.
+pub const MAX_ENVELOPE_BYTES: usize = 16 * 1024;
+
+/// How much of each part of a `<tool_error>` is written, in escaped bytes or items.
+struct Limits {
+    code: usize,
+    message: usize,
+    recovery: usize,
+    actions: usize,
+    action: usize,
+    details: usize,
+    detail_key: usize,
+    detail_value: usize,
+}
+
+impl Limits {
+    const NONE: Limits = Limits {
+        code: usize::MAX,
+        message: usize::MAX,
+        recovery: usize::MAX,
+        actions: usize::MAX,
+        action: usize::MAX,
+        details: usize::MAX,
+        detail_key: usize::MAX,
+        detail_value: usize::MAX,
+    };
+
+    /// Shares of [`MAX_ENVELOPE_BYTES`]: with the markup, at most 15.3 KiB in all.
+    const CAPPED: Limits = Limits {
+        code: 64,
+        message: 4096,
+        recovery: 2048,
+        actions: 20,
+        action: 128,
+        details: 16,
+        detail_key: 64,
+        detail_value: 256,
+    };
+
+    fn text(&self, out: &mut String, s: &str, max: usize) {
+        if max == usize::MAX {
+            xml::push_text(out, s);
+        } else {
+            xml::push_text_within(out, s, max);
+        }
+    }
+
+    fn attr(&self, out: &mut String, s: &str, max: usize) {
+        if max == usize::MAX {
+            xml::push_attr(out, s);
+        } else {
+            xml::push_attr_within(out, s, max);
+        }
     }
 }
 
@@ -421,6 +491,27 @@ mod tests {
         assert!(error("X", "m").critical().is_error());
         assert!(!error("X", "m").warning().is_error());
         assert_eq!(Severity::default(), Severity::Error);
+    }
+
+    #[test]
+    fn an_envelope_of_huge_author_texts_stays_within_the_bound() {
+        let huge = "<&\"x".repeat(5_000);
+        let e = error(huge.as_str(), huge.as_str())
+            .suggest(huge.as_str())
+            .actions((0..50).map(|_| huge.clone()))
+            .details((0..50).map(|_| (huge.clone(), huge.clone())))
+            .retry_after(u64::MAX);
+        let text = e.render();
+        assert!(text.len() <= MAX_ENVELOPE_BYTES, "{}", text.len());
+        assert!(text.starts_with("<tool_error code=\"&lt;&amp;&quot;x"));
+        assert!(text.ends_with("</retry_after>\n</tool_error>"));
+        assert_eq!(text.matches("<action>").count(), 20);
+        assert_eq!(text.matches("<detail key=").count(), 16);
+        let small = error(ErrorCode::NotFound, "m").suggest("r");
+        assert_eq!(
+            small.render(),
+            "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>m</message>\n  <recovery>r</recovery>\n</tool_error>"
+        );
     }
 
     #[test]

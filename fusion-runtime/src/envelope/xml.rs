@@ -129,6 +129,49 @@ fn may_be_special(w: u64, attr: bool) -> bool {
     hit != 0
 }
 
+/// Appends `s` as element content, at most `max` bytes of it (escaped): a text that does not
+/// fit is cut on a character boundary, outside any character reference, and ends with `...`.
+pub fn push_text_within(out: &mut String, s: &str, max: usize) {
+    push_within(out, s, max, push_text);
+}
+
+/// Appends `s` as an attribute value, at most `max` bytes of it, cut as in
+/// [`push_text_within`].
+pub fn push_attr_within(out: &mut String, s: &str, max: usize) {
+    push_within(out, s, max, push_attr);
+}
+
+fn push_within(out: &mut String, s: &str, max: usize, push: fn(&mut String, &str)) {
+    let start = out.len();
+    // Escaping never shortens a text: `max + 1` bytes of `s` (the character boundary after
+    // them) are enough to tell that it does not fit, whatever its length.
+    let mut end = (max + 1).min(s.len());
+    while !s.is_char_boundary(end) {
+        end += 1;
+    }
+    push(out, &s[..end]);
+    if out.len() - start <= max {
+        return;
+    }
+    let mut cut = start + max.saturating_sub(3);
+    while !out.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    // A reference is at most 6 bytes (`&quot;`): one cut open starts after the last `;`.
+    let mut from = cut.saturating_sub(6).max(start);
+    while !out.is_char_boundary(from) {
+        from -= 1;
+    }
+    let tail = &out[from..cut];
+    if let Some(amp) = tail.rfind('&')
+        && !tail[amp..].contains(';')
+    {
+        cut -= tail.len() - amp;
+    }
+    out.truncate(cut);
+    out.push_str(&"..."[..max.min(3)]);
+}
+
 /// `s` escaped as element content, in a new string.
 pub fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
@@ -255,6 +298,44 @@ mod tests {
                         reference(&twice, true),
                         "attr {twice:?}"
                     );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn within_cuts_escaped_text_outside_references() {
+        let mut out = String::new();
+        push_text_within(&mut out, "short", 16);
+        assert_eq!(out, "short");
+        for max in 0..40 {
+            for s in [
+                "a&b<c>d\"e'f".repeat(5),
+                "é".repeat(30),
+                "\u{1}x".repeat(20),
+            ] {
+                for attr in [false, true] {
+                    let mut out = String::from("<");
+                    if attr {
+                        push_attr_within(&mut out, &s, max);
+                    } else {
+                        push_text_within(&mut out, &s, max);
+                    }
+                    let pushed = &out[1..];
+                    assert!(pushed.len() <= max, "{max} {pushed:?}");
+                    let full = if attr {
+                        escape_attr(&s)
+                    } else {
+                        escape_text(&s)
+                    };
+                    if full.len() <= max {
+                        assert_eq!(pushed, full);
+                    } else {
+                        let kept = pushed.trim_end_matches('.');
+                        assert!(full.starts_with(kept), "{max} {pushed:?}");
+                        let open = kept.rfind('&').is_some_and(|a| !kept[a..].contains(';'));
+                        assert!(!open, "a reference is cut: {pushed:?}");
+                    }
                 }
             }
         }

@@ -27,7 +27,7 @@ pub use failure::{INTERNAL_RECOVERY, failure_from};
 pub use guards::ClientKey;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use notify::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
-pub use routing::{Exposure, Placement, valid_tool_name};
+pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 
 use std::collections::HashMap;
 use std::fmt;

@@ -117,6 +117,8 @@ pub(crate) async fn call(
     let (index, arguments) = match route(inner, tool, arguments) {
         Ok(routed) => routed,
         Err(e) => {
+            // A name no tool has is the client's: only its start is logged.
+            let tool = routing::loggable(tool);
             tracing::info!(tool, code = %e.code(), "call not routed");
             return ToolResponse::error(e);
         }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::action::{ActionHints, ActionInfo};
 use crate::envelope::{ToolError, codes};
 use crate::input::JsonObject;
-use crate::validation::closest;
+use crate::validation::{closest, describe_sent};
 
 /// How actions are exposed as MCP tools.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,6 +169,10 @@ pub(crate) fn layout(infos: &[ActionInfo], exposure: &Exposure) -> Result<Layout
 }
 
 /// Whether MCP clients accept `name` as a tool name: 1 to 64 of `A-Z a-z 0-9 _ - .`.
+///
+/// MCP (2025-11-25) allows up to [`MAX_TOOL_NAME_CHARS`] (128); the names a server exposes are
+/// held to 64, the limit of several model providers' function-calling APIs, with room for the
+/// prefixes clients add (`mcp__server__`). A requested name is measured against the 128.
 pub fn valid_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
@@ -179,8 +183,54 @@ pub fn valid_tool_name(name: &str) -> bool {
 /// At most this many tools are listed in an `UNKNOWN_ACTION` envelope (the nearest names).
 pub const MAX_LISTED_TOOLS: usize = 20;
 
+/// The longest tool name MCP allows, in characters (2025-11-25, "Tool names": 1 to 128).
+///
+/// A requested name (or grouped tool's action) longer than this names nothing: it is answered
+/// `UNKNOWN_ACTION` without looking for a near name, and the envelope shows only its first
+/// [`SHOWN_NAME_CHARS`] characters and its length. The names a server exposes are held to the
+/// stricter 64 of [`valid_tool_name`].
+pub const MAX_TOOL_NAME_CHARS: usize = 128;
+
+/// How much of a name longer than [`MAX_TOOL_NAME_CHARS`] an envelope shows, in characters.
+pub const SHOWN_NAME_CHARS: usize = 32;
+
+/// For a name longer than [`MAX_TOOL_NAME_CHARS`]: its first [`SHOWN_NAME_CHARS`] characters
+/// and `...`, and its length in characters.
+fn overlong(name: &str) -> Option<(String, usize)> {
+    if name.len() <= MAX_TOOL_NAME_CHARS
+        || name.chars().take(MAX_TOOL_NAME_CHARS + 1).count() <= MAX_TOOL_NAME_CHARS
+    {
+        return None;
+    }
+    let end = name
+        .char_indices()
+        .nth(SHOWN_NAME_CHARS)
+        .map_or(name.len(), |(i, _)| i);
+    Some((format!("{}...", &name[..end]), name.chars().count()))
+}
+
+/// At most the first [`MAX_TOOL_NAME_CHARS`] characters of `name`, for a log line.
+pub(crate) fn loggable(name: &str) -> &str {
+    match name.char_indices().nth(MAX_TOOL_NAME_CHARS) {
+        Some((end, _)) => &name[..end],
+        None => name,
+    }
+}
+
 /// The `UNKNOWN_ACTION` envelope for a tool name nothing is exposed as.
 pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
+    if let Some((shown, length)) = overlong(requested) {
+        return ToolError::new(
+            codes::UNKNOWN_ACTION,
+            format!(
+                "No tool named '{shown}': the name has {length} characters, and tool names have at most {MAX_TOOL_NAME_CHARS}"
+            ),
+        )
+        .suggest("Call one of the available tools; do not invent tool names")
+        .actions(tools.iter().take(MAX_LISTED_TOOLS).cloned())
+        .detail("requested", shown)
+        .detail("length", length);
+    }
     let near = closest(requested, tools.iter().map(String::as_str));
     let listed: Vec<String> = if tools.len() <= MAX_LISTED_TOOLS {
         tools.to_vec()
@@ -239,8 +289,9 @@ pub(crate) fn pick_member(
                     group.tool
                 ),
                 Some(v) => format!(
-                    "The {} tool needs '{discriminator}' to be a string naming an action; it was {v}",
-                    group.tool
+                    "The {} tool needs '{discriminator}' to be a string naming an action; it was {}",
+                    group.tool,
+                    describe_sent(&v)
                 ),
             };
             let recovery = match near {
@@ -265,6 +316,22 @@ pub(crate) fn pick_member(
     };
     if let Some((_, i)) = group.members.iter().find(|(v, _)| *v == requested) {
         return Ok(*i);
+    }
+    if let Some((shown, length)) = overlong(&requested) {
+        return Err(ToolError::new(
+            codes::UNKNOWN_ACTION,
+            format!(
+                "The {} tool has no action '{shown}': the name has {length} characters, and action names have at most {MAX_TOOL_NAME_CHARS}",
+                group.tool
+            ),
+        )
+        .suggest(format!(
+            "Call {} again with \"{discriminator}\" set to one of the available actions",
+            group.tool
+        ))
+        .actions(values())
+        .detail("requested", shown)
+        .detail("length", length));
     }
     let near = closest(&requested, group.members.iter().map(|(v, _)| v.as_str()));
     let recovery = match near {
@@ -291,6 +358,8 @@ pub(crate) fn pick_member(
 }
 
 /// The member whose input properties cover most of the keys sent (none when no key matches).
+/// The keys sent are looked up by each member's properties, not the other way round: the cost
+/// does not grow with the number of keys sent.
 fn guess_from_arguments<'g>(
     group: &'g Group,
     arguments: &JsonObject,
@@ -307,10 +376,9 @@ fn guess_from_arguments<'g>(
                 .input_schema
                 .get("properties")
                 .and_then(Value::as_object);
-            let hits = arguments
-                .keys()
-                .filter(|k| props.is_some_and(|p| p.contains_key(*k)))
-                .count();
+            let hits = props.map_or(0, |p| {
+                p.keys().filter(|k| arguments.contains_key(*k)).count()
+            });
             let misses = arguments.len() - hits;
             (hits, misses, v.as_str())
         })
@@ -536,5 +604,81 @@ mod tests {
         assert!(e.available_actions().iter().any(|a| a == "tool_07"));
         assert_eq!(e.detail_value("closest"), Some("tool_07"));
         assert!(valid_tool_name("a.b-c_d") && !valid_tool_name("") && !valid_tool_name("a b"));
+    }
+
+    #[test]
+    fn a_name_longer_than_mcp_allows_is_cut_and_not_searched() {
+        let tools: Vec<String> = (0..50).map(|i| format!("tool_{i:02}")).collect();
+        let at_limit = format!("tool_07{}", "x".repeat(MAX_TOOL_NAME_CHARS - 7));
+        assert!(
+            unknown_tool(&at_limit, &tools)
+                .detail_value("length")
+                .is_none()
+        );
+        let name = "é".repeat(1 << 20);
+        let e = unknown_tool(&name, &tools);
+        assert_eq!(e.code(), &codes::UNKNOWN_ACTION);
+        let shown = format!("{}...", "é".repeat(SHOWN_NAME_CHARS));
+        assert_eq!(e.detail_value("requested"), Some(shown.as_str()));
+        assert_eq!(e.detail_value("length"), Some("1048576"));
+        assert_eq!(e.detail_value("closest"), None);
+        assert_eq!(e.available_actions(), &tools[..MAX_LISTED_TOOLS]);
+        assert!(e.render().len() < 2048, "{}", e.render().len());
+        let over = "a".repeat(MAX_TOOL_NAME_CHARS + 1);
+        assert_eq!(
+            unknown_tool(&over, &tools).detail_value("length"),
+            Some("129")
+        );
+        assert_eq!(loggable(&name).chars().count(), MAX_TOOL_NAME_CHARS);
+        assert_eq!(loggable("short"), "short");
+    }
+
+    #[test]
+    fn a_discriminator_too_long_or_too_large_is_not_echoed() {
+        let infos = infos();
+        let grouped = layout(
+            &infos,
+            &Exposure::Grouped {
+                discriminator: "action".into(),
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut long = JsonObject::new();
+        long.insert(
+            "action".into(),
+            Value::String("get_invoicx".repeat(100_000)),
+        );
+        let e = pick_member(&grouped.groups[0], "action", &mut long, &infos)
+            .err()
+            .unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(e.code(), &codes::UNKNOWN_ACTION);
+        assert_eq!(e.detail_value("closest"), None);
+        assert_eq!(e.detail_value("length"), Some("1100000"));
+        assert!(e.render().len() < 2048, "{}", e.render().len());
+        let mut typo = json!({"action": "get_invoicx"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let e = pick_member(&grouped.groups[0], "action", &mut typo, &infos).err();
+        assert_eq!(
+            e.as_ref().and_then(|e| e.detail_value("closest")),
+            Some("get_invoice")
+        );
+        let mut object = JsonObject::new();
+        let big: JsonObject = (0..100_000)
+            .map(|i| (format!("k{i}"), Value::from(i)))
+            .collect();
+        object.insert("action".into(), Value::Object(big));
+        let e = pick_member(&grouped.groups[0], "action", &mut object, &infos)
+            .err()
+            .unwrap_or_else(|| panic!("expected an error"));
+        assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
+        let (_, shown) = e.message().split_once("it was ").unwrap_or_default();
+        assert!(
+            shown.starts_with("{\"k") && shown.ends_with("..."),
+            "{shown}"
+        );
+        assert_eq!(shown.chars().count(), 50);
+        assert!(e.render().len() < 2048, "{}", e.render().len());
     }
 }

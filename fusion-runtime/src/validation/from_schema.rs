@@ -10,7 +10,7 @@ use jsonschema::{JsonType, ValidationError};
 use serde_json::Value;
 
 use super::sent::push_u64 as push_digits;
-use super::{Format, Issue, IssueKind, Measure};
+use super::{Format, Issue, IssueKind, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 
 /// How deep nested unions are followed before giving up.
@@ -166,29 +166,54 @@ impl SchemaIndex {
     }
 }
 
-/// Issues found so far, each with its sort key (a range of `keys`).
+/// Issues found so far, each with its sort key (a range of `keys`), and the problems found
+/// beyond [`MAX_COLLECTED_ISSUES`], counted only.
 struct Found {
     keys: Vec<usize>,
     issues: Vec<(usize, usize, Issue)>,
+    uncollected: usize,
 }
 
-/// Every issue `errors` describe, in the schema's declared key order. `index` is built from
-/// the annotated schema the validator was built from (it carries the author's expected texts).
+impl Found {
+    fn full(&self) -> bool {
+        self.issues.len() >= MAX_COLLECTED_ISSUES
+    }
+}
+
+/// Every issue `errors` describe, in the schema's declared key order, as a report. `index` is
+/// built from the annotated schema the validator was built from (it carries the author's
+/// expected texts). At most [`MAX_COLLECTED_ISSUES`] issues are collected, in the validator's
+/// order, then sorted; the problems beyond them are only counted.
 pub fn issues_from_errors<'i>(
     index: &SchemaIndex,
     errors: impl Iterator<Item = ValidationError<'i>>,
-) -> Vec<Issue> {
+) -> ValidationReport {
     let mut found = Found {
         keys: Vec::with_capacity(8),
         issues: Vec::with_capacity(4),
+        uncollected: 0,
     };
     for e in errors {
         push_error(index, e, 0, &mut found);
     }
-    let Found { keys, mut issues } = found;
+    let Found {
+        keys,
+        mut issues,
+        uncollected,
+    } = found;
     // Stable: issues with equal keys keep the validator's order.
     issues.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
-    issues.into_iter().map(|(_, _, i)| i).collect()
+    ValidationReport::new(issues.into_iter().map(|(_, _, i)| i).collect())
+        .with_uncollected(uncollected)
+}
+
+/// How many problems an error is, when it is only counted.
+fn problems(e: &ValidationError<'_>) -> usize {
+    match e.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected.len(),
+        _ => 1,
+    }
 }
 
 /// Where an error is: its dotted path, the node of the schema there, and its sort key.
@@ -246,6 +271,10 @@ impl At {
 }
 
 fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
+    if found.full() {
+        found.uncollected += problems(&e);
+        return;
+    }
     let mut at = At::new(e.instance_path(), &found.keys);
     // A property segment never reads as an index (`Location::segments` makes those `Index`).
     let mut down = |seg: LocationSegment<'_>| match seg {
@@ -304,6 +333,10 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             let known = node.map_or_else(Vec::new, |n| n.known.clone());
             let (start, end) = at.key(index, &mut found.keys);
             for key in unexpected {
+                if found.full() {
+                    found.uncollected += 1;
+                    continue;
+                }
                 let issue = Issue::new(
                     at.path.clone(),
                     IssueKind::UnrecognizedKey {

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::envelope::xml;
+use crate::envelope::{MAX_ENVELOPE_BYTES, xml};
 
 /// The recovery line every `<validation_error>` ends with, verbatim.
 pub const RECOVERY: &str =
@@ -25,6 +25,22 @@ pub const RECOVERY: &str =
 
 /// At most this many `<field>` lines; the rest are counted in one `<omitted>` line.
 pub const MAX_FIELD_LINES: usize = 20;
+
+/// At most this many keys, options or shapes are listed after `Expected`; the rest are
+/// counted (`…, and 12 more`).
+pub const MAX_LISTED: usize = 30;
+
+/// At most this many issues are collected from one call's arguments; the problems found
+/// beyond them are only counted (in the `<omitted>` line), however many keys or items were sent.
+pub const MAX_COLLECTED_ISSUES: usize = 200;
+
+/// The longest name or key, in characters, [`closest`] looks for a near match of: edit
+/// distance costs the product of the two lengths, and a longer text is no typo of a name.
+pub const MAX_COMPARED_CHARS: usize = 128;
+
+/// Longest field path shown in a `name` attribute, in characters; each segment of a longer
+/// path is cut to 50 characters first, as a value sent is.
+pub const MAX_PATH_CHARS: usize = 200;
 
 /// What a size bound measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -357,12 +373,7 @@ impl Issue {
                     out.push_str("no properties");
                 } else {
                     out.push_str("only: ");
-                    for (i, k) in known.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        push_quoted(out, k);
-                    }
+                    push_list(out, known, ", ", |out, k| push_quoted(out, k));
                 }
             }
             IssueKind::InvalidValue { options } => {
@@ -371,12 +382,7 @@ impl Issue {
                     push_sent(out, only);
                 } else {
                     out.push_str("one of: ");
-                    for (i, o) in options.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(", ");
-                        }
-                        push_sent(out, o);
-                    }
+                    push_list(out, options, ", ", push_sent);
                 }
             }
             IssueKind::InvalidUnion { shapes } => {
@@ -384,16 +390,27 @@ impl Issue {
                     out.push_str("one of the allowed shapes");
                 } else {
                     out.push_str("one of: ");
-                    for (i, s) in shapes.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str("; ");
-                        }
-                        out.push_str(s);
-                    }
+                    push_list(out, shapes, "; ", |out, s| out.push_str(s));
                 }
             }
             IssueKind::Custom { .. } => {}
         }
+    }
+}
+
+/// Appends the first [`MAX_LISTED`] items, then how many more there are.
+fn push_list<T>(out: &mut String, items: &[T], sep: &str, push: impl Fn(&mut String, &T)) {
+    for (i, item) in items.iter().take(MAX_LISTED).enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        push(out, item);
+    }
+    if items.len() > MAX_LISTED {
+        out.push_str(sep);
+        out.push_str("and ");
+        push_u64(out, (items.len() - MAX_LISTED) as u64);
+        out.push_str(" more");
     }
 }
 
@@ -478,31 +495,87 @@ fn push_bound_expected(
 }
 
 /// The candidate closest to `key` by edit distance, when it is close enough to be a typo.
+///
+/// A `key` longer than [`MAX_COMPARED_CHARS`] characters has none, and a candidate is compared
+/// only when the lengths differ by no more than the distance allowed: the cost stays bounded
+/// by the candidates' lengths, whatever the length of `key`.
 pub fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let key_len = key.chars().take(MAX_COMPARED_CHARS + 1).count();
+    if key_len > MAX_COMPARED_CHARS {
+        return None;
+    }
     let key_lower = key.to_lowercase();
+    let key_lower_len = key_lower.chars().count();
     candidates
-        .map(|c| {
-            let d = strsim::damerau_levenshtein(&key_lower, &c.to_lowercase());
-            (d, c)
-        })
-        .filter(|(d, c)| {
-            let len = c.chars().count().max(key.chars().count());
-            *d <= (len / 3).max(1)
+        .filter_map(|c| {
+            let c_len = c.chars().count();
+            let allowed = (c_len.max(key_len) / 3).max(1);
+            let c_lower = c.to_lowercase();
+            // The distance is at least the difference of the lengths.
+            if c_lower.chars().count().abs_diff(key_lower_len) > allowed {
+                return None;
+            }
+            let d = strsim::damerau_levenshtein(&key_lower, &c_lower);
+            (d <= allowed).then_some((d, c))
         })
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+/// A field path as shown: as it is up to [`MAX_PATH_CHARS`] characters, else each segment cut
+/// to 50 characters and the whole to [`MAX_PATH_CHARS`] (197 and `...`).
+fn shown_path(path: &str) -> Cow<'_, str> {
+    if path.chars().take(MAX_PATH_CHARS + 1).count() <= MAX_PATH_CHARS {
+        return Cow::Borrowed(path);
+    }
+    let mut shown = String::with_capacity(MAX_PATH_CHARS * 2);
+    for (i, seg) in path.split('.').enumerate() {
+        if i > 0 {
+            shown.push('.');
+        }
+        sent::push_cut(&mut shown, seg);
+        if shown.len() > MAX_PATH_CHARS * 4 {
+            break;
+        }
+    }
+    if let Some((end, _)) = shown.char_indices().nth(MAX_PATH_CHARS) {
+        let keep = shown
+            .char_indices()
+            .nth(MAX_PATH_CHARS - 3)
+            .map_or(end, |(i, _)| i);
+        shown.truncate(keep);
+        shown.push_str("...");
+    }
+    Cow::Owned(shown)
 }
 
 /// Every problem with one call's arguments; renders as the `<validation_error>` envelope.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ValidationReport {
     issues: Vec<Issue>,
+    /// Problems found beyond the issues collected ([`MAX_COLLECTED_ISSUES`]).
+    uncollected: usize,
 }
 
 impl ValidationReport {
     /// A report of these issues.
     pub fn new(issues: Vec<Issue>) -> Self {
-        ValidationReport { issues }
+        ValidationReport {
+            issues,
+            uncollected: 0,
+        }
+    }
+
+    /// Counts `n` more problems that were found but not collected as issues; the
+    /// `<omitted>` line counts them with the issues not shown.
+    pub fn with_uncollected(mut self, n: usize) -> Self {
+        self.uncollected = n;
+        self
+    }
+
+    /// The problems found but not collected as issues.
+    pub fn uncollected(&self) -> usize {
+        self.uncollected
     }
 
     /// Adds an issue.
@@ -517,7 +590,7 @@ impl ValidationReport {
 
     /// Whether there is no issue.
     pub fn is_empty(&self) -> bool {
-        self.issues.is_empty()
+        self.issues.is_empty() && self.uncollected == 0
     }
 
     /// The `<validation_error>` envelope for `action`.
@@ -528,23 +601,34 @@ impl ValidationReport {
     /// The envelope with further sections (already rendered XML, such as
     /// `<contract_awareness>`) placed after the recovery line, before `</validation_error>`.
     /// Each section is indented two spaces, line by line.
+    ///
+    /// The envelope is at most [`MAX_ENVELOPE_BYTES`] long: when the author's texts make it
+    /// longer, each line is cut (with `...`) and the sections that no longer fit are left out.
     pub fn render_with_sections(&self, action: &str, sections: &[&str]) -> String {
+        let out = self.render_within(action, sections, &Limits::NONE);
+        if out.len() <= MAX_ENVELOPE_BYTES {
+            return out;
+        }
+        self.render_within(action, sections, &Limits::CAPPED)
+    }
+
+    fn render_within(&self, action: &str, sections: &[&str], limits: &Limits) -> String {
         let shown = self.issues.len().min(MAX_FIELD_LINES);
         let mut out = String::with_capacity(64 + action.len() + shown * 128 + RECOVERY.len());
         out.push_str("<validation_error action=\"");
-        xml::push_attr(&mut out, action);
+        limits.attr(&mut out, action, limits.action);
         out.push_str("\">");
         let mut line = String::with_capacity(128);
         for issue in &self.issues[..shown] {
             out.push_str("\n  <field name=\"");
-            xml::push_attr(&mut out, issue.field_name());
+            limits.attr(&mut out, &shown_path(issue.field_name()), limits.name);
             out.push_str("\">");
             line.clear();
             issue.write_line(&mut line);
-            xml::push_text(&mut out, &line);
+            limits.text(&mut out, &line, limits.line);
             out.push_str("</field>");
         }
-        let hidden = self.issues.len() - shown;
+        let hidden = self.issues.len() - shown + self.uncollected;
         if hidden > 0 {
             let _ = write!(
                 out,
@@ -555,14 +639,63 @@ impl ValidationReport {
         out.push_str("\n  <recovery>");
         out.push_str(RECOVERY);
         out.push_str("</recovery>");
+        const CLOSE: &str = "\n</validation_error>";
         for section in sections {
+            if limits.capped {
+                let size: usize = section.lines().map(|l| l.len() + 3).sum();
+                if out.len() + size + CLOSE.len() > MAX_ENVELOPE_BYTES {
+                    continue;
+                }
+            }
             for l in section.lines() {
                 out.push_str("\n  ");
                 out.push_str(l);
             }
         }
-        out.push_str("\n</validation_error>");
+        out.push_str(CLOSE);
         out
+    }
+}
+
+/// How much of each part of a `<validation_error>` is written, in escaped bytes.
+struct Limits {
+    capped: bool,
+    action: usize,
+    name: usize,
+    line: usize,
+}
+
+impl Limits {
+    const NONE: Limits = Limits {
+        capped: false,
+        action: usize::MAX,
+        name: usize::MAX,
+        line: usize::MAX,
+    };
+
+    /// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB,
+    /// the rest is room for sections.
+    const CAPPED: Limits = Limits {
+        capped: true,
+        action: 128,
+        name: 256,
+        line: 448,
+    };
+
+    fn text(&self, out: &mut String, s: &str, max: usize) {
+        if self.capped {
+            xml::push_text_within(out, s, max);
+        } else {
+            xml::push_text(out, s);
+        }
+    }
+
+    fn attr(&self, out: &mut String, s: &str, max: usize) {
+        if self.capped {
+            xml::push_attr_within(out, s, max);
+        } else {
+            xml::push_attr(out, s);
+        }
     }
 }
 
@@ -574,7 +707,11 @@ impl From<Vec<Issue>> for ValidationReport {
 
 impl std::fmt::Display for ValidationReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} validation problem(s)", self.issues.len())?;
+        write!(
+            f,
+            "{} validation problem(s)",
+            self.issues.len() + self.uncollected
+        )?;
         for i in &self.issues {
             write!(f, "; {}: {}", i.field_name(), i.line())?;
         }

@@ -17,7 +17,8 @@ pub(crate) fn push_quoted(out: &mut String, s: &str) {
     out.push('\'');
 }
 
-fn push_cut(out: &mut String, s: &str) {
+/// Appends `s` cut to 50 characters (47 and `...`).
+pub(crate) fn push_cut(out: &mut String, s: &str) {
     // Up to 50 bytes are at most 50 characters: no need to count them.
     if s.len() <= MAX_SENT {
         out.push_str(s);
@@ -68,7 +69,45 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
             push_u64(out, items.len() as u64);
             out.push(')');
         }
-        Value::Object(_) => push_cut(out, &value.to_string()),
+        Value::Object(_) => push_cut(out, &compact_prefix(value)),
+    }
+}
+
+/// Bytes of compact JSON enough to show any value cut to [`MAX_SENT`] characters: a
+/// character is at most 4 bytes, so a prefix longer than this, less a cut character, still
+/// has more than 50 characters.
+const SENT_PREFIX: usize = 4 * (MAX_SENT + 1) + 4;
+
+/// The start of `value`'s compact JSON: all of it when it is at most [`SENT_PREFIX`] bytes,
+/// else a longer prefix cut on a character boundary. The writer stops serde_json once it has
+/// enough, so a large or deeply nested value costs no more than its first bytes.
+fn compact_prefix(value: &Value) -> String {
+    struct Prefix(Vec<u8>);
+    impl std::io::Write for Prefix {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = (SENT_PREFIX + 1).saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut w = Prefix(Vec::with_capacity(64));
+    // An error only says the prefix is full.
+    let _ = serde_json::to_writer(&mut w, value);
+    match String::from_utf8(w.0) {
+        Ok(s) => s,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).unwrap_or_default()
+        }
     }
 }
 

@@ -274,3 +274,197 @@ fn sections_go_before_the_closing_tag() {
         "  <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n  <contract_awareness>\n    <delta/>\n  </contract_awareness>\n</validation_error>"
     ));
 }
+
+/// `closest` before its bounds: every candidate compared, whatever the lengths.
+fn closest_unbounded<'a>(key: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    let key_lower = key.to_lowercase();
+    candidates
+        .iter()
+        .map(|c| {
+            (
+                strsim::damerau_levenshtein(&key_lower, &c.to_lowercase()),
+                *c,
+            )
+        })
+        .filter(|(d, c)| *d <= (c.chars().count().max(key.chars().count()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// The length bound skips only candidates too far to be chosen: up to
+    /// `MAX_COMPARED_CHARS`, the answer is the one of comparing every candidate.
+    #[test]
+    fn the_length_bound_changes_no_answer(
+        key in "[a-dA-DİK_ ]{0,12}",
+        candidates in proptest::collection::vec("[a-dA-DİK_]{0,12}", 0..6),
+    ) {
+        let refs: Vec<&str> = candidates.iter().map(String::as_str).collect();
+        proptest::prop_assert_eq!(
+            closest(&key, refs.iter().copied()),
+            closest_unbounded(&key, &refs)
+        );
+    }
+}
+
+#[test]
+fn closest_skips_keys_too_long_to_be_a_typo() {
+    let near = "x".repeat(MAX_COMPARED_CHARS - 1);
+    let key = "x".repeat(MAX_COMPARED_CHARS);
+    assert_eq!(
+        closest(&key, [near.as_str()].into_iter()),
+        Some(near.as_str())
+    );
+    let longer = "x".repeat(MAX_COMPARED_CHARS + 1);
+    assert_eq!(closest(&longer, [key.as_str()].into_iter()), None);
+    // A megabyte key: no search at all (the unbounded one would fill a 20 MB matrix).
+    let huge = "é".repeat(1 << 20);
+    assert_eq!(closest(&huge, ["id", "amount"].into_iter()), None);
+}
+
+#[test]
+fn a_long_unrecognized_key_is_cut_and_not_searched() {
+    let key = format!("{}{}", "a".repeat(1 << 20), "end");
+    let text = Issue::new(
+        "",
+        IssueKind::UnrecognizedKey {
+            key,
+            known: vec!["amount".into()],
+        },
+        None,
+    )
+    .line();
+    assert_eq!(
+        text,
+        format!(
+            "Unrecognized key '{}...'. Expected only: 'amount'.",
+            "a".repeat(47)
+        )
+    );
+}
+
+#[test]
+fn long_field_paths_are_cut_per_segment_then_whole() {
+    assert_eq!(shown_path("items.0.sku"), "items.0.sku");
+    let fits = "a".repeat(MAX_PATH_CHARS);
+    assert_eq!(shown_path(&fits), fits.as_str());
+    let long_key = format!("lines.{}.qty", "k".repeat(1 << 20));
+    assert_eq!(
+        shown_path(&long_key),
+        format!("lines.{}....qty", "k".repeat(47))
+    );
+    let deep = vec!["segment"; 10_000].join(".");
+    let shown = shown_path(&deep);
+    assert_eq!(shown.chars().count(), MAX_PATH_CHARS);
+    assert!(shown.ends_with("..."));
+    let wide = "é".repeat(1 << 16);
+    assert!(shown_path(&wide).chars().count() <= MAX_PATH_CHARS);
+}
+
+#[test]
+fn sent_objects_are_cut_without_serializing_them_whole() {
+    // The same text as cutting the whole JSON, for small, long and multi-byte objects.
+    let samples = [
+        json!({}),
+        json!({"a": 1}),
+        json!({"k": "x".repeat(48)}),
+        json!({"k": "x".repeat(49)}),
+        json!({"k": "é".repeat(300)}),
+        json!({"k": "\u{10000}".repeat(300)}),
+        json!({"k": "\"".repeat(300)}),
+    ];
+    for v in samples {
+        let mut whole = String::new();
+        sent::push_cut(&mut whole, &v.to_string());
+        assert_eq!(describe_sent(&v), whole, "{v}");
+    }
+    // A deep object built in-process: only its first bytes are written.
+    let mut deep = json!(0);
+    for _ in 0..2_000 {
+        deep = json!({ "a": deep });
+    }
+    let shown = describe_sent(&deep);
+    assert_eq!(
+        shown,
+        format!("{}...", r#"{"a":"#.repeat(10)[..47].to_owned())
+    );
+    // Dropped level by level: a recursive drop of 2,000 levels is fine, but keep it flat.
+    while let Value::Object(mut m) = deep {
+        deep = m.remove("a").unwrap_or(Value::Null);
+    }
+}
+
+#[test]
+fn problems_beyond_the_collected_are_counted_in_omitted() {
+    let issues: Vec<Issue> = (0..MAX_COLLECTED_ISSUES)
+        .map(|i| {
+            Issue::new(
+                "",
+                IssueKind::UnrecognizedKey {
+                    key: format!("k{i}"),
+                    known: vec!["id".into()],
+                },
+                None,
+            )
+        })
+        .collect();
+    let report = ValidationReport::new(issues).with_uncollected(99_800);
+    assert!(!report.is_empty());
+    let text = report.render("a");
+    assert!(text.contains("<omitted count=\"99980\">99980 more problems not shown."));
+    assert!(text.len() < 4096, "{}", text.len());
+    assert!(
+        ValidationReport::default()
+            .with_uncollected(1)
+            .render("a")
+            .contains("count=\"1\"")
+    );
+}
+
+#[test]
+fn a_report_of_huge_author_texts_stays_within_the_bound() {
+    let huge = "<\"&x".repeat(10_000);
+    let issues: Vec<Issue> = (0..40)
+        .map(|i| {
+            Issue::new(
+                huge.clone(),
+                IssueKind::Custom {
+                    message: huge.clone(),
+                },
+                Some(json!(i)),
+            )
+            .with_expected(huge.clone())
+        })
+        .collect();
+    let section = "<contract_awareness>\n  <delta/>\n</contract_awareness>";
+    let text = ValidationReport::new(issues).render_with_sections(&huge, &[section, &huge]);
+    assert!(text.len() <= MAX_ENVELOPE_BYTES, "{}", text.len());
+    let parsed = crate::client::parse_validation_error(&text).expect("well-formed");
+    assert_eq!(parsed.fields.len(), MAX_FIELD_LINES);
+    assert!(text.contains("<omitted count=\"20\">"));
+    assert!(text.contains("<delta/>"), "a section that fits is kept");
+    assert!(text.ends_with("</contract_awareness>\n</validation_error>"));
+}
+
+#[test]
+fn long_expected_lists_are_cut_and_counted() {
+    let known: Vec<String> = (0..100).map(|i| format!("f{i}")).collect();
+    let text = Issue::new(
+        "",
+        IssueKind::UnrecognizedKey {
+            key: "x".into(),
+            known,
+        },
+        None,
+    )
+    .line();
+    assert!(text.ends_with("'f28', 'f29', and 70 more."), "{text}");
+    let options: Vec<Value> = (0..31).map(|i| json!(i)).collect();
+    let text = line(IssueKind::InvalidValue { options }, Some(json!(99)));
+    assert!(text.ends_with("28, 29, and 1 more."), "{text}");
+    let options: Vec<Value> = (0..30).map(|i| json!(i)).collect();
+    let text = line(IssueKind::InvalidValue { options }, Some(json!(99)));
+    assert!(text.ends_with("28, 29."), "{text}");
+}
