@@ -145,6 +145,17 @@ pub use action::{
 };
 pub use server::{Context, LogLevel, Server, ServerBuilder};
 
+// Prompts, resources, completions (issue 18)
+pub mod catalog;
+pub mod completion;
+pub mod prompt;
+pub mod resource;
+
+pub use completion::CompletionRequest;
+pub use fusion_macros::{PromptArguments, prompt, resource};
+pub use prompt::{PromptAction, PromptReply};
+pub use resource::{ResourceAction, ResourceContent};
+
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;
 
