@@ -424,12 +424,15 @@ fn issues_data(report: &ValidationReport) -> Value {
             .iter()
             .take(MAX_FIELD_LINES)
             .map(|i| {
-                json!({
+                let mut issue = json!({
                     "field": i.field_name(),
                     "code": i.kind.code(),
-                    "sent": i.sent.as_ref().map(crate::validation::describe_sent),
                     "line": i.line(),
-                })
+                });
+                if let Some(sent) = &i.sent {
+                    issue["sent"] = Value::from(crate::validation::describe_sent(sent));
+                }
+                issue
             })
             .collect(),
     )
