@@ -475,6 +475,8 @@ async fn run<T>(
 ) -> Result<T, HandlerFailure> {
     let guarded = AssertUnwindSafe(fut).catch_unwind();
     tokio::select! {
+        biased;
+        () = scope.cancellation.cancelled() => Err(HandlerFailure::Internal(String::from("the request was cancelled"))),
         r = guarded => match r {
             Ok(outcome) => outcome,
             Err(_) => Err(HandlerFailure::Tool(
@@ -486,7 +488,6 @@ async fn run<T>(
                 .critical(),
             )),
         },
-        () = scope.cancellation.cancelled() => Err(HandlerFailure::Internal(String::from("the request was cancelled"))),
     }
 }
 
@@ -662,8 +663,9 @@ impl Server {
             let fut = completer(request, &cx);
             let guarded = AssertUnwindSafe(fut).catch_unwind();
             let values = tokio::select! {
-                r = guarded => r.unwrap_or_default(),
+                biased;
                 () = cx.cancellation_token().cancelled() => Vec::new(),
+                r = guarded => r.unwrap_or_default(),
             };
             return Ok(Completions::capped(values));
         }
