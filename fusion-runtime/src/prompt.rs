@@ -191,6 +191,8 @@ pub type PromptOutcome = Result<PromptReply, HandlerFailure>;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoArguments;
 
+// Not listed among the types that implement `ToolInput` when a user's type does not.
+#[diagnostic::do_not_recommend]
 impl ToolInput for NoArguments {
     fn input_schema() -> Arc<JsonObject> {
         crate::resource::NoParams::input_schema()
@@ -201,6 +203,7 @@ impl ToolInput for NoArguments {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl PromptArguments for NoArguments {}
 
 /// What `#[prompt]` and `#[derive(PromptArguments)]` expand to call. Not a stable API.

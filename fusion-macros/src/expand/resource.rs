@@ -93,6 +93,8 @@ pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream {
+    // A key that did not parse may be the `uri` or `template`: say nothing more about them.
+    let attr_failed = !errors.is_empty();
     let is_template = args.template.is_some();
     let uri = match (&args.uri, &args.template) {
         (Some(u), None) | (None, Some(u)) => Some(u.clone()),
@@ -103,6 +105,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
             ));
             None
         }
+        (None, None) if attr_failed => None,
         (None, None) => {
             errors.push(syn::Error::new(
                 proc_macro2::Span::call_site(),
@@ -123,7 +126,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
         )
     };
     let sig = check_signature(&item, "resource", max, usage, &mut errors);
-    if is_template && sig.params.is_empty() {
+    if is_template && uri.is_some() && sig.params.is_empty() {
         errors.push(syn::Error::new(
             item.sig.paren_token.span.join(),
             "a resource template needs its parameters: `async fn name(params: MyParams)` where `MyParams` derives `ToolInput`",

@@ -195,6 +195,8 @@ pub trait ResourceAction: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoParams;
 
+// Not listed among the types that implement `ToolInput` when a user's type does not.
+#[diagnostic::do_not_recommend]
 impl ToolInput for NoParams {
     fn input_schema() -> Arc<JsonObject> {
         static SCHEMA: std::sync::OnceLock<Arc<JsonObject>> = std::sync::OnceLock::new();
