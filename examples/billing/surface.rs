@@ -9,8 +9,8 @@
 
 use fusion_runtime::codes::NOT_FOUND;
 use fusion_runtime::{
-    CompletionRequest, Content, Context, PromptArguments, PromptReply, ResourceContent,
-    ToolError, ToolInput, error, prompt, resource,
+    CompletionRequest, Content, Context, PromptArguments, PromptReply, ResourceContent, ToolError,
+    ToolInput, error, prompt, resource,
 };
 use serde::Deserialize;
 
@@ -90,9 +90,7 @@ fn tone(status: Status) -> &'static str {
         Status::Open => {
             "a polite but firm payment reminder: quote the balance and the due date, and link the payment terms"
         }
-        Status::Paid => {
-            "a short thank-you confirming the invoice is paid in full; ask for nothing"
-        }
+        Status::Paid => "a short thank-you confirming the invoice is paid in full; ask for nothing",
         Status::Void => {
             "a note that the invoice was cancelled and nothing is owed; do not ask for payment"
         }

@@ -212,13 +212,21 @@ async fn static_text() -> Result<ResourceContent, ToolError> {
 }
 
 /// A static binary resource: a 1×1 red PNG.
-#[resource(uri = "test://static-binary", name = "static-binary", mime = "image/png")]
+#[resource(
+    uri = "test://static-binary",
+    name = "static-binary",
+    mime = "image/png"
+)]
 async fn static_binary() -> Result<ResourceContent, ToolError> {
     Ok(ResourceContent::blob_base64(RED_PIXEL_PNG))
 }
 
 /// A resource clients subscribe to.
-#[resource(uri = "test://watched-resource", name = "watched-resource", mime = "text/plain")]
+#[resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    mime = "text/plain"
+)]
 async fn watched_resource() -> Result<ResourceContent, ToolError> {
     Ok(ResourceContent::text("Watched resource content."))
 }

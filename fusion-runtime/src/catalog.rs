@@ -189,7 +189,11 @@ impl std::fmt::Debug for Catalog {
             )
             .field(
                 "resources",
-                &self.resources.iter().map(|r| r.info.uri).collect::<Vec<_>>(),
+                &self
+                    .resources
+                    .iter()
+                    .map(|r| r.info.uri)
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -265,7 +269,8 @@ impl CatalogBuilder {
     }
 
     pub(crate) fn resource<R: ResourceAction>(&mut self) {
-        self.resources.push(Arc::new(RegisteredResource::<R>::new()));
+        self.resources
+            .push(Arc::new(RegisteredResource::<R>::new()));
     }
 
     /// Checks every registration: names, argument types, templates, completers, states.
@@ -505,9 +510,8 @@ impl Server {
         };
         let arguments = Value::Object(arguments.unwrap_or_default());
         let cx = self.call_context(entry.info.name, Arc::from(entry.name.as_str()), scope);
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            entry.erased.start(&arguments, &cx)
-        }));
+        let started =
+            std::panic::catch_unwind(AssertUnwindSafe(|| entry.erased.start(&arguments, &cx)));
         let fut = match started {
             Ok(Ok(fut)) => fut,
             Ok(Err(report)) => return Err(invalid(&entry.name, "prompt", &report)),
@@ -670,7 +674,9 @@ impl Server {
             return Ok(Completions::capped(values));
         }
         Ok(match enum_values(schema, request.argument()) {
-            Some(values) => Completions::matching(values.iter().map(String::as_str), request.value()),
+            Some(values) => {
+                Completions::matching(values.iter().map(String::as_str), request.value())
+            }
             None => Completions::default(),
         })
     }

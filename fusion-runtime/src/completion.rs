@@ -206,7 +206,12 @@ mod tests {
         }));
         assert_eq!(
             enum_values(&schema, "status"),
-            Some(vec!["draft".into(), "open".into(), "paid".into(), "void".into()])
+            Some(vec![
+                "draft".into(),
+                "open".into(),
+                "paid".into(),
+                "void".into()
+            ])
         );
         assert_eq!(
             enum_values(&schema, "tone"),

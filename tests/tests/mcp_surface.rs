@@ -84,10 +84,8 @@ async fn prompt_checks(client: &Client) {
         .unwrap_or_else(|| panic!("no reminder prompt: {prompts:?}"));
     assert_eq!(reminder.title.as_deref(), Some("Draft a payment reminder"));
     let args = reminder.arguments.as_deref().unwrap_or_default();
-    let shape: Vec<(&str, Option<bool>)> = args
-        .iter()
-        .map(|a| (a.name.as_str(), a.required))
-        .collect();
+    let shape: Vec<(&str, Option<bool>)> =
+        args.iter().map(|a| (a.name.as_str(), a.required)).collect();
     assert_eq!(
         shape,
         [("invoice_id", Some(true)), ("status", Some(false))],
@@ -110,11 +108,18 @@ async fn prompt_checks(client: &Client) {
     )
     .await
     .expect("prompts/get");
-    assert_eq!(got.description.as_deref(), Some("Reminder for inv_2026_0004"));
+    assert_eq!(
+        got.description.as_deref(),
+        Some("Reminder for inv_2026_0004")
+    );
     assert_eq!(got.messages.len(), 3, "{got:?}");
     match &got.messages[0].content {
         ContentBlock::Text(t) => {
-            assert!(t.text.contains("nothing is owed"), "a void invoice: {}", t.text)
+            assert!(
+                t.text.contains("nothing is owed"),
+                "a void invoice: {}",
+                t.text
+            )
         }
         other => panic!("text first: {other:?}"),
     }
@@ -148,11 +153,16 @@ async fn prompt_checks(client: &Client) {
         e.message
     );
     assert!(
-        e.message.contains("<field name=\"invoice_id\">Invalid format. You sent: 'inv_26'."),
+        e.message
+            .contains("<field name=\"invoice_id\">Invalid format. You sent: 'inv_26'."),
         "{}",
         e.message
     );
-    assert!(e.message.contains("Unrecognized key 'tone'"), "{}", e.message);
+    assert!(
+        e.message.contains("Unrecognized key 'tone'"),
+        "{}",
+        e.message
+    );
     let data = e.data.unwrap_or_default();
     assert_eq!(data["prompt"], "billing_payment_reminder");
     assert_eq!(data["issues"][0]["code"], "unrecognized_keys", "{data}");
@@ -218,7 +228,10 @@ async fn resource_checks(client: &Client) {
         .expect("resources/list");
     let uris: Vec<&str> = listed.resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["billing://policy"]);
-    assert_eq!(listed.resources[0].mime_type.as_deref(), Some("text/markdown"));
+    assert_eq!(
+        listed.resources[0].mime_type.as_deref(),
+        Some("text/markdown")
+    );
     let templates = bounded(
         "resources/templates/list",
         client.list_resource_templates(None),
@@ -240,12 +253,14 @@ async fn resource_checks(client: &Client) {
     .await
     .expect("read");
     match &read.contents[..] {
-        [ResourceContents::TextResourceContents {
-            uri,
-            mime_type,
-            text,
-            ..
-        }] => {
+        [
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            },
+        ] => {
             assert_eq!(uri, "billing://invoices/inv_2026_0002");
             assert_eq!(mime_type.as_deref(), Some("application/json"));
             let invoice: Value = serde_json::from_str(text).expect("JSON contents");
@@ -286,7 +301,8 @@ async fn resource_checks(client: &Client) {
     );
     assert_eq!(e.code.0, -32602);
     assert!(
-        e.message.contains("<field name=\"id\">Invalid format. You sent: 'nope'."),
+        e.message
+            .contains("<field name=\"id\">Invalid format. You sent: 'nope'."),
         "{}",
         e.message
     );
@@ -300,12 +316,18 @@ async fn resource_checks(client: &Client) {
         .await,
     );
     assert_eq!(e.code.0, -32002);
-    assert!(e.message.starts_with("Resource not found: 'billing://nothing/here'."));
+    assert!(
+        e.message
+            .starts_with("Resource not found: 'billing://nothing/here'.")
+    );
 }
 
 async fn completion_checks(client: &Client) {
     let complete = |r: Reference, name: &str, value: &str| {
-        client.complete(CompleteRequestParams::new(r, ArgumentInfo::new(name, value)))
+        client.complete(CompleteRequestParams::new(
+            r,
+            ArgumentInfo::new(name, value),
+        ))
     };
     let status = bounded(
         "complete",
@@ -368,7 +390,11 @@ async fn completion_checks(client: &Client) {
         .await,
     );
     assert_eq!(e.code.0, -32602);
-    assert!(e.message.contains("has no argument 'colour'"), "{}", e.message);
+    assert!(
+        e.message.contains("has no argument 'colour'"),
+        "{}",
+        e.message
+    );
     let e = mcp_error(
         bounded(
             "complete",
@@ -397,7 +423,9 @@ async fn prompts_resources_and_completions_over_stdio() {
     {
         bounded(
             "subscribe",
-            client.subscribe(SubscribeRequestParams::new("billing://invoices/inv_2026_0001")),
+            client.subscribe(SubscribeRequestParams::new(
+                "billing://invoices/inv_2026_0001",
+            )),
         )
         .await
         .expect("subscribe to a template URI");

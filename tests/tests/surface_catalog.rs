@@ -112,8 +112,9 @@ async fn template_parameters_are_typed_from_their_text() {
         .expect_err("out of range");
     assert_eq!(e.kind, SurfaceErrorKind::InvalidParams);
     assert!(
-        e.message
-            .contains("<field name=\"n\">Too large. You sent: 12. Expected a number &lt;= 9.</field>"),
+        e.message.contains(
+            "<field name=\"n\">Too large. You sent: 12. Expected a number &lt;= 9.</field>"
+        ),
         "{}",
         e.message
     );
@@ -204,9 +205,8 @@ async fn what_a_client_sends_is_bounded() {
     assert!(e.message.len() < 200, "{}", e.message);
     assert!(e.data.to_string().len() < 600);
 
-    let many: serde_json::Map<String, Value> = (0..5_000)
-        .map(|i| (format!("k{i}"), json!("v")))
-        .collect();
+    let many: serde_json::Map<String, Value> =
+        (0..5_000).map(|i| (format!("k{i}"), json!("v"))).collect();
     let e = server
         .get_prompt("outline", Some(many), RequestScope::detached())
         .await
@@ -291,7 +291,11 @@ fn build_refuses_what_cannot_be_served() {
     );
     let e = build_error(Server::builder().resource::<AdjacentResource>());
     assert!(matches!(e, CatalogBuildError::Template { .. }), "{e}");
-    let e = build_error(Server::builder().prompt::<BusyPrompt>().prompt::<BusyPrompt>());
+    let e = build_error(
+        Server::builder()
+            .prompt::<BusyPrompt>()
+            .prompt::<BusyPrompt>(),
+    );
     assert!(matches!(e, CatalogBuildError::DuplicatePrompt(_)), "{e}");
     let e = build_error(Server::builder().prompt::<GreetPrompt>());
     assert!(matches!(e, CatalogBuildError::MissingState { .. }), "{e}");

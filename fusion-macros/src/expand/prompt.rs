@@ -400,9 +400,9 @@ fn serde_skipped(field: &syn::Field) -> bool {
             _ => None,
         })
         .any(|tokens| {
-            tokens.into_iter().any(|t| {
-                matches!(&t, TokenTree::Ident(i) if i == "skip" || i == "skip_deserializing")
-            })
+            tokens.into_iter().any(
+                |t| matches!(&t, TokenTree::Ident(i) if i == "skip" || i == "skip_deserializing"),
+            )
         })
 }
 
@@ -460,7 +460,10 @@ mod tests {
         let f: Ident = syn::parse_quote!(payment_reminder);
         assert_eq!(pascal(&f), "PaymentReminder");
         for bad in ["", "a b", ".a", "a..b", "a/b"] {
-            assert!(check_name(&LitStr::new(bad, Span::call_site())).is_err(), "{bad}");
+            assert!(
+                check_name(&LitStr::new(bad, Span::call_site())).is_err(),
+                "{bad}"
+            );
         }
         assert!(check_name(&LitStr::new("billing.payment_reminder", Span::call_site())).is_ok());
     }

@@ -78,8 +78,8 @@ pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(e) => {
-            let e = syn::Error::new(e.span(), "`#[resource]` goes on an `async fn`")
-                .to_compile_error();
+            let e =
+                syn::Error::new(e.span(), "`#[resource]` goes on an `async fn`").to_compile_error();
             return quote!(#item #e);
         }
     };

@@ -332,13 +332,10 @@ pub(super) async fn complete(
             ));
         }
     };
-    let arguments = completion_arguments(
-        request
-            .context
-            .as_ref()
-            .and_then(|c| c.arguments.as_ref()),
-    );
-    let completion = CompletionRequest::new(request.argument.name, request.argument.value, arguments);
+    let arguments =
+        completion_arguments(request.context.as_ref().and_then(|c| c.arguments.as_ref()));
+    let completion =
+        CompletionRequest::new(request.argument.name, request.argument.value, arguments);
     let found = handler
         .server
         .complete(&reference, completion, scope(handler, &context))

@@ -51,9 +51,7 @@ impl UriTemplate {
                     };
                     let name = &after[..end];
                     if name.is_empty()
-                        || !name
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                     {
                         return Err(err(format!(
                             "`{{{name}}}` is not a level-1 variable: write `{{name}}` with ASCII letters, digits and `_`"

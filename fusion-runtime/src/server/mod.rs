@@ -319,9 +319,11 @@ impl ServerBuilder {
             Exposure::Flat { separator } => separator.as_str(),
             Exposure::Grouped { .. } => "_",
         };
-        let catalog = self.catalog.build(separator, self.internal.hide_messages, |id| {
-            self.states.contains(id)
-        })?;
+        let catalog = self
+            .catalog
+            .build(separator, self.internal.hide_messages, |id| {
+                self.states.contains(id)
+            })?;
         let contracts = contracts_of(&descriptors);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
