@@ -632,3 +632,143 @@ async fn a_2025_client_gets_no_result_type_and_the_resource_not_found_code() {
         raw.close().await;
     }
 }
+
+/// One HTTP POST on a new connection (`Connection: close`): the status and the JSON-RPC
+/// message of the body (plain JSON, or the last `data:` line of an SSE stream).
+async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
+    let body = body.to_string();
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\
+             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+             content-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        stream.write_all(request.as_bytes()).await?;
+        let mut raw = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut raw).await?;
+        Ok::<_, std::io::Error>(String::from_utf8_lossy(&raw).into_owned())
+    };
+    let text = bounded("POST", exchange)
+        .await
+        .unwrap_or_else(|e| panic!("POST: {e}"));
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    let message = text
+        .lines()
+        .rev()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .find_map(|l| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .filter(Value::is_object)
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"));
+    (status, message)
+}
+
+#[tokio::test]
+async fn a_2026_client_over_stateless_http_reads_prompts_and_resources() {
+    let server = examples::billing::server().unwrap_or_else(|e| panic!("{e}"));
+    let running = spawn_http(
+        server,
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default().stateless(true),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("bind: {e}"));
+    let addr = running.local_addr;
+    let headers = |method: &'static str, name: &'static str| {
+        [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+            ("mcp-name", name),
+        ]
+    };
+    let (status, answer) = post(
+        addr,
+        &headers("prompts/get", "billing_payment_reminder"),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {
+            "_meta": modern_meta(), "name": "billing_payment_reminder",
+            "arguments": {"invoice_id": "inv_2026_0002"}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert!(
+        answer["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("thank-you")),
+        "a paid invoice: {answer}"
+    );
+
+    let (_, answer) = post(
+        addr,
+        &headers("resources/read", "billing://invoices/inv_2026_9999"),
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {
+            "_meta": modern_meta(), "uri": "billing://invoices/inv_2026_9999"}}),
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert_eq!(answer["error"]["data"]["code"], "NOT_FOUND", "{answer}");
+
+    // The body names another prompt than the header: rmcp's header check still runs.
+    let (status, answer) = post(
+        addr,
+        &headers("prompts/get", "something_else"),
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {
+            "_meta": modern_meta(), "name": "billing_payment_reminder",
+            "arguments": {"invoice_id": "inv_2026_0002"}}}),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], -32020, "{answer}");
+    let _ = bounded("shutdown", running.shutdown()).await;
+}
+
+#[tokio::test]
+async fn a_server_without_prompts_or_resources_answers_method_not_found() {
+    let running = spawn_http(
+        fusion_runtime::Server::builder()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}")),
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default().stateless(true),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("bind: {e}"));
+    let (client, running) = {
+        let transport = StreamableHttpClientTransport::from_uri(running.url.clone());
+        let client = bounded("handshake", ().serve(transport))
+            .await
+            .unwrap_or_else(|e| panic!("handshake: {e}"));
+        (client, running)
+    };
+    let caps = client
+        .peer_info()
+        .map(|i| i.capabilities.clone())
+        .unwrap_or_default();
+    assert!(caps.prompts.is_none() && caps.resources.is_none() && caps.completions.is_none());
+    assert_eq!(mcp_error(client.list_prompts(None).await).code.0, -32601);
+    assert_eq!(
+        mcp_error(
+            client
+                .read_resource(ReadResourceRequestParams::new("x://y"))
+                .await
+        )
+        .code
+        .0,
+        -32601
+    );
+    let _ = client.cancel().await;
+    let _ = bounded("shutdown", running.shutdown()).await;
+}
