@@ -445,6 +445,34 @@ async fn prompts_resources_and_completions_over_stdio() {
             .await,
         );
         assert_eq!(e.code.0, -32002);
+
+        // At most MAX_SUBSCRIPTIONS URIs per session; the one past it is refused.
+        for i in 0..fusion_runtime::mcp::MAX_SUBSCRIPTIONS {
+            client
+                .subscribe(SubscribeRequestParams::new(format!(
+                    "billing://invoices/inv_2026_{i:04}"
+                )))
+                .await
+                .unwrap_or_else(|e| panic!("subscription {i}: {e}"));
+        }
+        let e = mcp_error(
+            client
+                .subscribe(SubscribeRequestParams::new("billing://policy"))
+                .await,
+        );
+        assert_eq!(e.code.0, -32602);
+        assert!(
+            e.message.contains("unsubscribe from one first"),
+            "{}",
+            e.message
+        );
+        // Subscribing again to a URI already held is fine.
+        client
+            .subscribe(SubscribeRequestParams::new(
+                "billing://invoices/inv_2026_0001",
+            ))
+            .await
+            .expect("already subscribed");
     }
     let _ = client.cancel().await;
 }
