@@ -657,6 +657,12 @@ async fn a_2025_client_gets_no_result_type_and_the_resource_not_found_code() {
             answer["error"]["data"]["uri"],
             "billing://invoices/inv_2026_9999"
         );
+        // Params rmcp cannot read, for a method the server serves: Invalid params, not
+        // Method not found.
+        let answer = raw.request(3, "prompts/get", json!({"name": 5})).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let answer = raw.request(4, "resources/read", json!({})).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
         raw.close().await;
     }
 }
