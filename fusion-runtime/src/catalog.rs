@@ -589,8 +589,9 @@ impl Server {
                 uri: uri.to_owned(),
                 mime_type: content
                     .mime()
-                    .map(str::to_owned)
-                    .or_else(|| entry.info.mime_type.as_deref().map(str::to_owned)),
+                    .or(entry.info.mime_type.as_deref())
+                    .or(content.fallback_mime())
+                    .map(str::to_owned),
                 content,
             }),
             Err(failure) => {

@@ -38,6 +38,12 @@ async fn io_failure() -> Result<ResourceContent, std::io::Error> {
     Err(std::io::Error::other("disk on fire"))
 }
 
+/// JSON without a declared MIME type.
+#[resource(uri = "book://meta", name = "meta")]
+async fn meta() -> Result<ResourceContent, ToolError> {
+    ResourceContent::json(&json!({"pages": 9}))
+}
+
 /// Bytes.
 #[resource(uri = "book://cover", name = "cover", mime = "image/png")]
 async fn cover() -> Result<ResourceContent, ToolError> {
@@ -88,6 +94,7 @@ fn book() -> Server {
         .resource::<BrokenResource>()
         .resource::<IoFailureResource>()
         .resource::<CoverResource>()
+        .resource::<MetaResource>()
         .prompt::<BusyPrompt>()
         .prompt::<PanickyPrompt>()
         .prompt::<GreetPrompt>()
@@ -170,6 +177,17 @@ async fn failures_and_panics_come_out_as_errors_and_the_server_keeps_serving() {
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(cover.content.as_base64(), Some("iVBORw=="));
+    assert_eq!(cover.mime_type.as_deref(), Some("image/png"));
+    let meta = server
+        .read_resource("book://meta", RequestScope::detached())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(meta.mime_type.as_deref(), Some("application/json"));
+    assert!(
+        meta.content
+            .as_text()
+            .is_some_and(|t| t.contains("\"pages\": 9"))
+    );
 }
 
 #[tokio::test]

@@ -63,6 +63,9 @@ use crate::validation::ValidationReport;
 pub struct ResourceContent {
     body: Body,
     mime_type: Option<String>,
+    /// The type when neither the contents nor the attribute set one (`application/json` for
+    /// [`ResourceContent::json`]).
+    fallback_mime: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +80,7 @@ impl ResourceContent {
         ResourceContent {
             body: Body::Text(text.into()),
             mime_type: None,
+            fallback_mime: None,
         }
     }
 
@@ -86,6 +90,7 @@ impl ResourceContent {
             Ok(text) => Ok(ResourceContent {
                 body: Body::Text(text),
                 mime_type: None,
+                fallback_mime: Some("application/json"),
             }),
             Err(e) => Err(ToolError::new(
                 codes::INTERNAL_ERROR,
@@ -99,6 +104,7 @@ impl ResourceContent {
         ResourceContent {
             body: Body::Blob(base64::engine::general_purpose::STANDARD.encode(bytes)),
             mime_type: None,
+            fallback_mime: None,
         }
     }
 
@@ -107,6 +113,7 @@ impl ResourceContent {
         ResourceContent {
             body: Body::Blob(base64.into()),
             mime_type: None,
+            fallback_mime: None,
         }
     }
 
@@ -135,6 +142,11 @@ impl ResourceContent {
     /// The MIME type set on the contents, if any.
     pub fn mime(&self) -> Option<&str> {
         self.mime_type.as_deref()
+    }
+
+    /// The MIME type when neither the contents nor the resource's attribute set one.
+    pub fn fallback_mime(&self) -> Option<&'static str> {
+        self.fallback_mime
     }
 }
 
