@@ -12,11 +12,15 @@
 //! | `billing.recalculate_totals` | a panic (a bug kept on purpose) answered as `INTERNAL_ERROR` |
 //! | `billing.void_invoice` | middleware answering `UNAUTHORIZED` without an operator token |
 //! | `billing.reconcile` | a slow action, one at a time (`max_active = 1, max_queue = 0`): `SERVER_BUSY` for a second call while one runs; `TIMEOUT` past 5 seconds |
+//!
+//! Beside the tools (see [`surface`]): the resources `billing://policy` and
+//! `billing://invoices/{id}`, and the prompt `billing_payment_reminder`.
 
 mod actions;
 pub mod demo;
 mod inputs;
 mod store;
+pub mod surface;
 
 pub use actions::*;
 pub use inputs::*;
@@ -59,6 +63,9 @@ pub fn builder() -> ServerBuilder {
         .action::<RecalculateTotalsAction>()
         .action::<VoidInvoiceAction>()
         .action::<ReconcileAction>()
+        .resource::<surface::PolicyResource>()
+        .resource::<surface::InvoiceResource>()
+        .prompt::<surface::PaymentReminderPrompt>()
         .middleware(middleware_fn(require_operator))
 }
 

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use fusion_runtime::codes::INTERNAL_ERROR;
 use fusion_runtime::{
-    Content, Context, LogLevel, Server, ToolError, ToolInput, ToolResponse, error, tool_action,
+    Content, Context, LogLevel, PromptArguments, PromptReply, ResourceContent, Server, ToolError,
+    ToolInput, ToolResponse, error, prompt, resource, tool_action,
 };
 use serde::Deserialize;
 
@@ -150,6 +151,107 @@ async fn json_schema_2020_12_tool(input: SchemaFeatures) -> Result<ToolResponse,
     )))
 }
 
+/// A simple prompt without arguments.
+#[prompt(name = "test_simple_prompt")]
+async fn simple_prompt() -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new().user("This is a simple prompt for testing."))
+}
+
+/// The two arguments of `test_prompt_with_arguments`.
+#[derive(Deserialize, ToolInput, PromptArguments)]
+pub struct TwoArgs {
+    /// First test argument.
+    pub arg1: String,
+    /// Second test argument.
+    pub arg2: String,
+}
+
+/// A prompt with two required arguments.
+#[prompt(name = "test_prompt_with_arguments")]
+async fn prompt_with_arguments(args: TwoArgs) -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new().user(format!(
+        "Prompt with arguments: arg1='{}', arg2='{}'",
+        args.arg1, args.arg2
+    )))
+}
+
+/// The argument of `test_prompt_with_embedded_resource`.
+#[derive(Deserialize, ToolInput, PromptArguments)]
+pub struct ResourceArg {
+    /// URI of the resource to embed.
+    #[serde(rename = "resourceUri")]
+    pub resource_uri: String,
+}
+
+/// A prompt that embeds a resource.
+#[prompt(name = "test_prompt_with_embedded_resource")]
+async fn prompt_with_embedded_resource(args: ResourceArg) -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new()
+        .user(Content::resource(
+            args.resource_uri,
+            "text/plain",
+            "Embedded resource content for testing.",
+        ))
+        .user("Please process the embedded resource above."))
+}
+
+/// A prompt with an image.
+#[prompt(name = "test_prompt_with_image")]
+async fn prompt_with_image() -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new()
+        .user(Content::image(RED_PIXEL_PNG, "image/png"))
+        .user("Please analyze the image above."))
+}
+
+/// A static text resource.
+#[resource(uri = "test://static-text", name = "static-text", mime = "text/plain")]
+async fn static_text() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text(
+        "This is the content of the static text resource.",
+    ))
+}
+
+/// A static binary resource: a 1×1 red PNG.
+#[resource(
+    uri = "test://static-binary",
+    name = "static-binary",
+    mime = "image/png"
+)]
+async fn static_binary() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::blob_base64(RED_PIXEL_PNG))
+}
+
+/// A resource clients subscribe to.
+#[resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    mime = "text/plain"
+)]
+async fn watched_resource() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text("Watched resource content."))
+}
+
+/// The parameter of the template resource.
+#[derive(Deserialize, ToolInput)]
+pub struct TemplateId {
+    /// The ID substituted into the URI.
+    pub id: String,
+}
+
+/// A resource template: its JSON names the ID it was read with.
+#[resource(
+    template = "test://template/{id}/data",
+    name = "template-data",
+    mime = "application/json"
+)]
+async fn template_data(p: TemplateId) -> Result<ResourceContent, ToolError> {
+    ResourceContent::json(&serde_json::json!({
+        "id": p.id,
+        "templateTest": true,
+        "data": format!("Data for ID: {}", p.id),
+    }))
+}
+
 fn server() -> Result<Server, fusion_runtime::server::BuildError> {
     Server::builder()
         .name("fusion-conformance")
@@ -162,6 +264,14 @@ fn server() -> Result<Server, fusion_runtime::server::BuildError> {
         .action::<ToolWithProgressAction>()
         .action::<ErrorHandlingAction>()
         .action::<JsonSchema202012ToolAction>()
+        .prompt::<SimplePromptPrompt>()
+        .prompt::<PromptWithArgumentsPrompt>()
+        .prompt::<PromptWithEmbeddedResourcePrompt>()
+        .prompt::<PromptWithImagePrompt>()
+        .resource::<StaticTextResource>()
+        .resource::<StaticBinaryResource>()
+        .resource::<WatchedResourceResource>()
+        .resource::<TemplateDataResource>()
         .build()
 }
 

@@ -25,3 +25,29 @@ pub fn tool_action(
 ) -> proc_macro::TokenStream {
     expand::tool_action::attribute(args.into(), item.into()).into()
 }
+
+// `#[prompt]`, `#[derive(PromptArguments)]`, `#[resource]` (issue 18)
+/// Turns an `async fn` into a prompt; documented on its re-export in `fusion_runtime`.
+#[proc_macro_attribute]
+pub fn prompt(
+    args: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    expand::prompt::attribute(args.into(), item.into()).into()
+}
+
+/// Derives `fusion_runtime::prompt::PromptArguments`; documented on its re-export.
+#[proc_macro_derive(PromptArguments)]
+pub fn derive_prompt_arguments(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::prompt::derive(&input).into()
+}
+
+/// Turns an `async fn` into a resource; documented on its re-export in `fusion_runtime`.
+#[proc_macro_attribute]
+pub fn resource(
+    args: proc_macro::TokenStream,
+    item: proc_macro::TokenStream,
+) -> proc_macro::TokenStream {
+    expand::resource::attribute(args.into(), item.into()).into()
+}

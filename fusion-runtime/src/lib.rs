@@ -145,6 +145,65 @@ pub use action::{
 };
 pub use server::{Context, LogLevel, Server, ServerBuilder};
 
+// Prompts, resources, completions (issue 18)
+pub mod catalog;
+pub mod completion;
+pub mod prompt;
+pub mod resource;
+
+pub use completion::CompletionRequest;
+pub use prompt::{PromptAction, PromptArguments, PromptReply};
+pub use resource::{ResourceAction, ResourceContent};
+
+/// Derives [`PromptArguments`](trait@PromptArguments) next to `ToolInput`: checks at compile
+/// time that every field is something MCP can carry as a prompt argument — a `String`, an
+/// `Option<String>` or a string enum. A number, a boolean, a list or a map is
+/// `expected PromptFieldOk, found PromptArgumentsAreStrings`; a nested struct is
+/// `… found NestedObjectsAreNotPromptArguments`. Fields with `#[serde(skip)]` are not checked.
+pub use fusion_macros::PromptArguments;
+
+/// Turns an `async fn` into a prompt: leaves the function as written and emits a companion
+/// struct (`PaymentReminderPrompt` for `fn payment_reminder`) implementing [`PromptAction`];
+/// register it with [`ServerBuilder::prompt`].
+///
+/// The function takes nothing, the arguments (a struct deriving `ToolInput` and
+/// [`PromptArguments`](derive@PromptArguments)), or the arguments then a `Context<S>`
+/// (`prompt::NoArguments` for a prompt with state but no arguments). It returns
+/// `Result<PromptReply, E>`: a `ToolError` goes out as its envelope, any other error as
+/// `INTERNAL_ERROR`. Its doc comment is the description.
+///
+/// | key | type | meaning |
+/// |---|---|---|
+/// | `name` | string | dotted name (`billing.payment_reminder`), shown with the tool separator; the function name by default |
+/// | `title` | string | a human-readable title |
+/// | `description` | string | replaces the doc comment |
+/// | `complete(arg = path, ..)` | function paths | a completer per argument: `async fn(CompletionRequest) -> Vec<String>` or `async fn(CompletionRequest, Context<S>) -> Vec<String>` |
+///
+/// See the [`prompt`](mod@prompt) module for an example.
+pub use fusion_macros::prompt;
+
+/// Turns an `async fn` into a resource or a resource template: leaves the function as written
+/// and emits a companion struct (`InvoiceResource` for `fn invoice`) implementing
+/// [`ResourceAction`]; register it with [`ServerBuilder::resource`].
+///
+/// A static resource's function takes nothing or a `Context<S>`; a template's takes its
+/// parameters (a `ToolInput` struct whose fields are exactly the template's variables), then
+/// optionally a `Context<S>`. It returns `Result<ResourceContent, E>`; a `ToolError` with code
+/// `NOT_FOUND` is the protocol's resource-not-found. Its doc comment is the description.
+///
+/// | key | type | meaning |
+/// |---|---|---|
+/// | `uri` | string | a static resource's URI (`billing://policy`) |
+/// | `template` | string | an RFC 6570 level-1 URI template (`billing://invoices/{id}`) |
+/// | `name` | string | a short name; the function name by default |
+/// | `title` | string | a human-readable title |
+/// | `description` | string | replaces the doc comment |
+/// | `mime` | string | the contents' MIME type (a `ResourceContent` can set its own) |
+/// | `complete(param = path, ..)` | function paths | a completer per template parameter, as for `#[prompt]` |
+///
+/// See the [`resource`](mod@resource) module for an example.
+pub use fusion_macros::resource;
+
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;
 

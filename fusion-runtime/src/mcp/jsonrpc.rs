@@ -174,6 +174,14 @@ const SERVED_METHODS: &[&str] = &[
     "tools/list",
     "tools/call",
     "logging/setLevel",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
 ];
 
 fn parse_error(e: &serde_json::Error) -> Reply {

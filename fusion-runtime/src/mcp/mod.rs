@@ -24,12 +24,18 @@ mod stdio;
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with};
 
 mod cancel;
+mod catalog;
+
+pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
 
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -51,6 +57,7 @@ pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http
 pub struct McpHandler {
     server: Server,
     log_threshold: LogThreshold,
+    subscriptions: Subscriptions,
 }
 
 impl McpHandler {
@@ -59,12 +66,18 @@ impl McpHandler {
         McpHandler {
             server,
             log_threshold: LogThreshold::default(),
+            subscriptions: Subscriptions::default(),
         }
     }
 
     /// The server behind it.
     pub fn server(&self) -> &Server {
         &self.server
+    }
+
+    /// The resources the session subscribed to with `resources/subscribe`.
+    pub fn subscriptions(&self) -> &Subscriptions {
+        &self.subscriptions
     }
 
     /// The session's log level, as the client last set it.
@@ -117,10 +130,11 @@ impl ServerHandler for McpHandler {
     // MCP logging is deprecated by SEP-2577 but still what clients speak.
     #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
             .build();
+        catalog::add_capabilities(&self.server, &mut capabilities);
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.server.name(),
             self.server.version(),
@@ -158,6 +172,72 @@ impl ServerHandler for McpHandler {
             .call(&request.name, request.arguments, scope)
             .await;
         Ok(to_call_tool_result(response).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        catalog::list_prompts(&self.server)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        catalog::get_prompt(self, request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        catalog::list_resources(&self.server)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        catalog::list_resource_templates(&self.server)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        catalog::read_resource(self, request, context).await
+    }
+
+    #[allow(deprecated)] // resources/subscribe is what 2025 clients speak.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        catalog::subscribe(self, request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        catalog::unsubscribe(self, &request.uri)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        catalog::complete(self, request, context).await
     }
 
     #[allow(deprecated)]

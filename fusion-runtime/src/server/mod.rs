@@ -38,6 +38,7 @@ use std::time::Duration;
 use rmcp::model::{Tool, ToolAnnotations};
 
 use crate::action::{ActionInfo, ToolAction};
+use crate::catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use crate::contract::{Annotations, ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
@@ -81,6 +82,9 @@ pub enum BuildError {
     /// A guard override names no registered action or group.
     #[error("{0}")]
     Guard(String),
+    /// The prompts or resources cannot be served.
+    #[error(transparent)]
+    Catalog(#[from] CatalogBuildError),
 }
 
 /// Builds a [`Server`].
@@ -96,6 +100,7 @@ pub struct ServerBuilder {
     lockfile: Option<PathBuf>,
     self_healing_cap: Option<usize>,
     guards: guards::GuardConfig,
+    catalog: CatalogBuilder,
 }
 
 impl Default for ServerBuilder {
@@ -112,6 +117,7 @@ impl Default for ServerBuilder {
             lockfile: None,
             self_healing_cap: None,
             guards: guards::GuardConfig::default(),
+            catalog: CatalogBuilder::default(),
         }
     }
 }
@@ -138,6 +144,19 @@ impl ServerBuilder {
     /// Registers an action: the companion struct `#[tool_action]` generated.
     pub fn action<A: ToolAction>(mut self) -> Self {
         self.actions.push(Arc::new(Registered::<A>::new()));
+        self
+    }
+
+    /// Registers a prompt: the companion struct `#[prompt]` generated.
+    pub fn prompt<P: crate::prompt::PromptAction>(mut self) -> Self {
+        self.catalog.prompt::<P>();
+        self
+    }
+
+    /// Registers a resource or resource template: the companion struct `#[resource]`
+    /// generated.
+    pub fn resource<R: crate::resource::ResourceAction>(mut self) -> Self {
+        self.catalog.resource::<R>();
         self
     }
 
@@ -296,6 +315,15 @@ impl ServerBuilder {
             .iter()
             .map(|d| Arc::from(d.tool.as_str()))
             .collect();
+        let separator = match &self.exposure {
+            Exposure::Flat { separator } => separator.as_str(),
+            Exposure::Grouped { .. } => "_",
+        };
+        let catalog = self
+            .catalog
+            .build(separator, self.internal.hide_messages, |id| {
+                self.states.contains(id)
+            })?;
         let contracts = contracts_of(&descriptors);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
@@ -322,6 +350,7 @@ impl ServerBuilder {
                 middleware: self.middleware.into(),
                 internal: self.internal,
                 guards,
+                catalog,
             }),
         })
     }
@@ -422,6 +451,7 @@ struct Inner {
     middleware: Arc<[Arc<dyn Middleware>]>,
     internal: InternalErrors,
     guards: guards::Guards,
+    catalog: Catalog,
 }
 
 /// A Fusion server: cheap to clone, shared by every connection.
@@ -470,6 +500,21 @@ impl Server {
     /// The self-healing sections, when self-healing is on and the lockfile shows deltas.
     pub fn contract_awareness(&self) -> Option<&ContractAwareness> {
         self.inner.awareness.as_ref()
+    }
+
+    /// The prompts and resources.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// The context a prompt, resource or completion handler runs with.
+    pub(crate) fn call_context(
+        &self,
+        name: &'static str,
+        exposed: Arc<str>,
+        scope: RequestScope,
+    ) -> CallContext {
+        CallContext::new(name, exposed, self.inner.states.clone(), scope)
     }
 
     /// The MCP tools, as `tools/list` answers them.

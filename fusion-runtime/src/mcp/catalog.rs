@@ -1,0 +1,348 @@
+//! Prompts, resources and completions over MCP: the catalog's answers as rmcp results, its
+//! errors as JSON-RPC errors. rmcp does the version plumbing: `resultType` for 2026-07-28
+//! clients (stripped for 2025 ones), cache hints, and the resource-not-found code (`-32002`
+//! for 2025 clients, remapped to `-32602` for 2026-07-28 ones).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+
+use super::{McpHandler, to_block};
+use crate::catalog::{
+    CompletionRef, MAX_URI_BYTES, PromptEntry, ResourceEntry, SurfaceError, SurfaceErrorKind,
+    completion_arguments,
+};
+use crate::completion::CompletionRequest;
+use crate::prompt;
+use crate::server::{RequestScope, Server};
+
+/// At most this many resource subscriptions per session.
+pub const MAX_SUBSCRIPTIONS: usize = 256;
+
+/// The URIs one session subscribed to with `resources/subscribe` (2025 clients; 2026-07-28
+/// ones use `subscriptions/listen`). Clones share the set.
+#[derive(Clone, Debug, Default)]
+pub struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
+
+impl Subscriptions {
+    /// Whether the session subscribed to `uri`.
+    pub fn contains(&self, uri: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(uri)
+    }
+
+    /// How many URIs the session subscribed to.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether the session subscribed to nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The capabilities the catalog adds: prompts, resources (with subscriptions) and
+/// completions, each only when something is registered.
+pub(super) fn add_capabilities(server: &Server, caps: &mut ServerCapabilities) {
+    let catalog = server.catalog();
+    if !catalog.prompts().is_empty() {
+        caps.prompts = Some(Default::default());
+    }
+    if !catalog.resources().is_empty() {
+        let mut resources = rmcp::model::ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        caps.resources = Some(resources);
+    }
+    if catalog.has_completions() {
+        caps.completions = Some(Default::default());
+    }
+}
+
+fn to_error(e: SurfaceError) -> ErrorData {
+    let data = Some(e.data);
+    match e.kind {
+        SurfaceErrorKind::InvalidParams => ErrorData::invalid_params(e.message, data),
+        SurfaceErrorKind::ResourceNotFound => ErrorData::resource_not_found(e.message, data),
+        SurfaceErrorKind::Internal => ErrorData::internal_error(e.message, data),
+    }
+}
+
+fn scope(handler: &McpHandler, context: &RequestContext<RoleServer>) -> RequestScope {
+    RequestScope::from_rmcp_in_session(context, handler.log_threshold.clone())
+}
+
+fn to_prompt(p: &PromptEntry) -> Prompt {
+    let arguments = p
+        .arguments
+        .iter()
+        .map(|a| {
+            let arg = PromptArgument::new(a.name.clone()).with_required(a.required);
+            match &a.description {
+                Some(d) => arg.with_description(d.clone()),
+                None => arg,
+            }
+        })
+        .collect();
+    let prompt = Prompt::new(
+        p.name.clone(),
+        Some(p.info.description.to_string()),
+        Some(arguments),
+    );
+    match &p.info.title {
+        Some(t) => prompt.with_title(t.to_string()),
+        None => prompt,
+    }
+}
+
+/// A method of a capability the server does not advertise: `Method not found`, as rmcp
+/// answers it.
+fn unserved(method: &'static str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("{method}: this server has no prompts, resources or completions of that kind"),
+        None,
+    )
+}
+
+fn has_prompts(server: &Server) -> Result<(), ErrorData> {
+    match server.catalog().prompts().is_empty() {
+        true => Err(unserved("prompts")),
+        false => Ok(()),
+    }
+}
+
+fn has_resources(server: &Server) -> Result<(), ErrorData> {
+    match server.catalog().resources().is_empty() {
+        true => Err(unserved("resources")),
+        false => Ok(()),
+    }
+}
+
+/// `prompts/list`.
+pub(super) fn list_prompts(server: &Server) -> Result<ListPromptsResult, ErrorData> {
+    has_prompts(server)?;
+    Ok(ListPromptsResult::with_all_items(
+        server.catalog().prompts().iter().map(to_prompt).collect(),
+    ))
+}
+
+/// `prompts/get`.
+pub(super) async fn get_prompt(
+    handler: &McpHandler,
+    request: GetPromptRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<GetPromptResponse, ErrorData> {
+    has_prompts(&handler.server)?;
+    let reply = handler
+        .server
+        .get_prompt(&request.name, request.arguments, scope(handler, &context))
+        .await
+        .map_err(to_error)?;
+    let (description, messages) = reply.into_parts();
+    let messages = messages
+        .into_iter()
+        .map(|(role, content)| {
+            let role = match role {
+                prompt::Role::User => Role::User,
+                prompt::Role::Assistant => Role::Assistant,
+            };
+            PromptMessage::new(role, to_block(content))
+        })
+        .collect();
+    let result = GetPromptResult::new(messages);
+    Ok(match description {
+        Some(d) => result.with_description(d),
+        None => result,
+    }
+    .into())
+}
+
+fn described<T>(
+    r: &ResourceEntry,
+    item: T,
+    title: fn(T, String) -> T,
+    description: fn(T, String) -> T,
+    mime: fn(T, String) -> T,
+) -> T {
+    let mut item = description(item, r.info.description.to_string());
+    if let Some(t) = &r.info.title {
+        item = title(item, t.to_string());
+    }
+    if let Some(m) = &r.info.mime_type {
+        item = mime(item, m.to_string());
+    }
+    item
+}
+
+/// `resources/list`: the static resources.
+pub(super) fn list_resources(server: &Server) -> Result<ListResourcesResult, ErrorData> {
+    has_resources(server)?;
+    Ok(ListResourcesResult::with_all_items(
+        server
+            .catalog()
+            .static_resources()
+            .map(|r| {
+                described(
+                    r,
+                    Resource::new(r.info.uri, r.info.name.to_string()),
+                    Resource::with_title,
+                    Resource::with_description,
+                    Resource::with_mime_type,
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// `resources/templates/list`.
+pub(super) fn list_resource_templates(
+    server: &Server,
+) -> Result<ListResourceTemplatesResult, ErrorData> {
+    has_resources(server)?;
+    Ok(ListResourceTemplatesResult::with_all_items(
+        server
+            .catalog()
+            .templates()
+            .map(|r| {
+                described(
+                    r,
+                    ResourceTemplate::new(r.info.uri, r.info.name.to_string()),
+                    ResourceTemplate::with_title,
+                    ResourceTemplate::with_description,
+                    ResourceTemplate::with_mime_type,
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// `resources/read`.
+pub(super) async fn read_resource(
+    handler: &McpHandler,
+    request: ReadResourceRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<ReadResourceResponse, ErrorData> {
+    has_resources(&handler.server)?;
+    let read = handler
+        .server
+        .read_resource(&request.uri, scope(handler, &context))
+        .await
+        .map_err(to_error)?;
+    let contents = match (read.content.as_text(), read.content.as_base64()) {
+        (Some(text), _) => ResourceContents::TextResourceContents {
+            uri: read.uri,
+            mime_type: read.mime_type,
+            text: text.to_owned(),
+            meta: None,
+        },
+        (None, blob) => ResourceContents::BlobResourceContents {
+            uri: read.uri,
+            mime_type: read.mime_type,
+            blob: blob.unwrap_or_default().to_owned(),
+            meta: None,
+        },
+    };
+    Ok(ReadResourceResult::new(vec![contents]).into())
+}
+
+fn unknown_uri(uri: &str) -> ErrorData {
+    let mut shown: String = uri.chars().take(200).collect();
+    if shown.len() < uri.len() {
+        shown.push_str("...");
+    }
+    ErrorData::resource_not_found(
+        format!(
+            "Resource not found: '{shown}'. {}.",
+            crate::catalog::RESOURCE_NOT_FOUND_RECOVERY
+        ),
+        Some(serde_json::json!({
+            "uri": shown,
+            "recovery": crate::catalog::RESOURCE_NOT_FOUND_RECOVERY,
+        })),
+    )
+}
+
+/// `resources/subscribe` (2025 clients): remembers the URI for the session; a URI no resource
+/// answers is not found.
+pub(super) fn subscribe(handler: &McpHandler, uri: String) -> Result<(), ErrorData> {
+    has_resources(&handler.server)?;
+    if uri.len() > MAX_URI_BYTES || !handler.server.catalog().knows_uri(&uri) {
+        return Err(unknown_uri(&uri));
+    }
+    let mut set = handler
+        .subscriptions
+        .0
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if set.len() >= MAX_SUBSCRIPTIONS && !set.contains(&uri) {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "This session already subscribed to {MAX_SUBSCRIPTIONS} resources: unsubscribe from one first"
+            ),
+            Some(serde_json::json!({ "limit": MAX_SUBSCRIPTIONS })),
+        ));
+    }
+    set.insert(uri);
+    Ok(())
+}
+
+/// `resources/unsubscribe` (2025 clients): forgets the URI; unsubscribing twice is fine.
+pub(super) fn unsubscribe(handler: &McpHandler, uri: &str) -> Result<(), ErrorData> {
+    has_resources(&handler.server)?;
+    handler
+        .subscriptions
+        .0
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(uri);
+    Ok(())
+}
+
+/// `completion/complete`.
+pub(super) async fn complete(
+    handler: &McpHandler,
+    request: CompleteRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<CompleteResult, ErrorData> {
+    if !handler.server.catalog().has_completions() {
+        return Err(unserved("completion"));
+    }
+    let reference = match (
+        request.r#ref.as_prompt_name(),
+        request.r#ref.as_resource_uri(),
+    ) {
+        (Some(name), _) => CompletionRef::Prompt(name.to_owned()),
+        (None, Some(uri)) => CompletionRef::Resource(uri.to_owned()),
+        (None, None) => {
+            return Err(ErrorData::invalid_params(
+                "Unknown completion reference: use ref/prompt or ref/resource",
+                None,
+            ));
+        }
+    };
+    let arguments =
+        completion_arguments(request.context.as_ref().and_then(|c| c.arguments.as_ref()));
+    let completion =
+        CompletionRequest::new(request.argument.name, request.argument.value, arguments);
+    let found = handler
+        .server
+        .complete(&reference, completion, scope(handler, &context))
+        .await
+        .map_err(to_error)?;
+    let total = u32::try_from(found.total).unwrap_or(u32::MAX);
+    let info = CompletionInfo::with_pagination(found.values, Some(total), found.has_more)
+        .map_err(|e| ErrorData::internal_error(e, None))?;
+    Ok(CompleteResult::new(info))
+}
