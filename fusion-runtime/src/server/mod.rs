@@ -16,6 +16,7 @@
 
 mod context;
 mod failure;
+mod group;
 mod guards;
 mod middleware;
 mod notify;
@@ -38,7 +39,7 @@ use std::time::Duration;
 use rmcp::model::{Tool, ToolAnnotations};
 
 use crate::action::{ActionInfo, ToolAction};
-use crate::contract::{Annotations, ContractAwareness, ToolContract};
+use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use crate::input::JsonObject;
@@ -279,19 +280,22 @@ impl ServerBuilder {
             Exposure::Grouped { discriminator } => discriminator.clone(),
             Exposure::Flat { .. } => String::from("action"),
         };
-        let tools = layout
-            .tool_order
-            .iter()
-            .filter_map(|name| match layout.routes.get(name)? {
-                Route::Action(i) => Some(action_tool(name, &infos[*i])),
-                Route::Group(g) => {
+        let mut tools = Vec::with_capacity(layout.tool_order.len());
+        for name in &layout.tool_order {
+            match layout.routes.get(name) {
+                Some(Route::Action(i)) => tools.push(action_tool(name, &infos[*i])),
+                Some(Route::Group(g)) => {
                     let group = &layout.groups[*g];
                     let (description, schema, hints) =
-                        routing::group_tool(group, &discriminator, &infos);
-                    Some(Tool::new(name.clone(), description, schema).annotate(annotations(&hints)))
+                        group::group_tool(group, &discriminator, &infos)
+                            .map_err(BuildError::Exposure)?;
+                    tools.push(
+                        Tool::new(name.clone(), description, schema).annotate(annotations(&hints)),
+                    );
                 }
-            })
-            .collect();
+                None => {}
+            }
+        }
         let action_tools = descriptors
             .iter()
             .map(|d| Arc::from(d.tool.as_str()))
@@ -331,19 +335,13 @@ fn contracts_of(descriptors: &[ActionDescriptor]) -> Vec<ToolContract> {
     descriptors
         .iter()
         .map(|d| {
-            let h = &d.info.hints;
             let mut c = ToolContract::new(
                 d.info.name,
                 d.tool.clone(),
                 d.info.description.to_string(),
                 serde_json::Value::Object(d.info.input_schema.as_ref().clone()),
             )
-            .with_annotations(Annotations {
-                read_only: h.read_only,
-                destructive: h.destructive,
-                idempotent: h.idempotent,
-                open_world: h.open_world,
-            });
+            .with_annotations(d.info.hints);
             if let Some(why) = &d.info.deprecated {
                 c = c.with_deprecated(why.to_string());
             }
@@ -378,7 +376,7 @@ fn load_awareness(
     }
 }
 
-fn annotations(h: &crate::action::ActionHints) -> ToolAnnotations {
+fn annotations(h: &crate::action::Hints) -> ToolAnnotations {
     ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
 }
 
