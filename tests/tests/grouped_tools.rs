@@ -169,7 +169,11 @@ fn grouped_hints_follow_mcp_defaults() {
         .unwrap_or_else(|| panic!("a grouped tool has annotations"));
     assert_eq!(a.read_only_hint, Some(true));
     assert_eq!(a.destructive_hint, Some(false));
-    assert_eq!(a.idempotent_hint, Some(false), "open sets no idempotentHint");
+    assert_eq!(
+        a.idempotent_hint,
+        Some(false),
+        "open sets no idempotentHint"
+    );
     assert_eq!(
         a.open_world_hint,
         Some(true),
@@ -181,8 +185,15 @@ fn value() -> impl Strategy<Value = Value> {
     prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        prop_oneof![Just(-1i64), Just(0), Just(5), Just(255), Just(300), Just(1 << 33)]
-            .prop_map(Value::from),
+        prop_oneof![
+            Just(-1i64),
+            Just(0),
+            Just(5),
+            Just(255),
+            Just(300),
+            Just(1 << 33)
+        ]
+        .prop_map(Value::from),
         prop_oneof![Just(""), Just("x"), Just("get"), Just("a name")].prop_map(Value::from),
     ]
 }
@@ -232,4 +243,21 @@ proptest! {
             prop_assert_eq!(shown, !called.is_error, "{} → {:?}", args, called);
         }
     }
+}
+
+/// Grouping exists to save the model tokens: the billing example's `tools/list` is smaller as
+/// one grouped tool than as nine flat ones, per-member `allOf` entries included.
+#[test]
+fn the_grouped_billing_tools_list_is_smaller_than_the_flat_one() {
+    let size = |grouped: bool| {
+        let builder = examples::billing::builder();
+        let builder = if grouped { builder.grouped() } else { builder };
+        let server = builder.build().unwrap_or_else(|e| panic!("{e}"));
+        serde_json::to_string(&server.tools_json())
+            .map(|s| s.len())
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (flat, grouped) = (size(false), size(true));
+    eprintln!("billing tools/list: flat {flat} bytes, grouped {grouped} bytes");
+    assert!(grouped < flat, "grouped {grouped} bytes, flat {flat} bytes");
 }
