@@ -174,6 +174,14 @@ impl ServerBuilder {
     }
 
     /// Grouped exposure: one tool per group, the action named by an `action` argument.
+    ///
+    /// The grouped tool's schema is the one its calls are held to: fields every member
+    /// defines alike are shown once; fields members define differently are shown per member,
+    /// in one `allOf` entry per action (`if` the discriminator is its `const`, `then` its own
+    /// schema of those fields, its required keys and its unknown-key rule). [`build`](Self::build)
+    /// fails with [`BuildError::Exposure`] when a member has a field named like the
+    /// discriminator or two members define one `$defs` name differently. Hints are merged with
+    /// MCP's defaults ([`Hints::merge`](crate::action::Hints::merge)).
     pub fn grouped(self) -> Self {
         self.grouped_by("action")
     }
