@@ -7,7 +7,9 @@
 //! [`ServerBuilder::action`](crate::server::ServerBuilder::action); a typed client names it to
 //! call the action.
 
+use std::any::Any;
 use std::borrow::Cow;
+use std::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +18,7 @@ use futures::future::BoxFuture;
 use crate::envelope::{ToolError, ToolResponse};
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
-use crate::server::{CallContext, StateRequirement};
+use crate::context::{CallContext, StateRequirement};
 
 /// Behaviour hints shown to clients as MCP tool annotations (`readOnlyHint`, …), as the author
 /// wrote them: `None` leaves a hint unset, and the client applies MCP's default — not
@@ -345,8 +347,61 @@ where
 {
     match ret.into_result() {
         Ok(v) => v.into_action_output(),
-        Err(e) => Err(crate::server::failure_from(e)),
+        Err(e) => Err(failure_from(e)),
     }
+}
+
+/// Classifies any error: a branded [`ToolError`] (the error itself, or one found through
+/// `anyhow::Error`, a boxed error and `source()` chains) passes intact; anything else keeps
+/// only its `Display` message.
+pub fn failure_from<E>(e: E) -> HandlerFailure
+where
+    E: Into<Box<dyn Error + Send + Sync>> + 'static,
+{
+    let mut slot = Some(e);
+    if let Some(any) = (&mut slot as &mut dyn Any).downcast_mut::<Option<anyhow::Error>>()
+        && let Some(a) = any.take()
+    {
+        return from_anyhow(a);
+    }
+    match slot {
+        Some(e) => from_boxed(e.into()),
+        None => HandlerFailure::Internal(String::from("unknown error")),
+    }
+}
+
+fn from_anyhow(a: anyhow::Error) -> HandlerFailure {
+    match a.downcast::<ToolError>() {
+        Ok(t) => HandlerFailure::Tool(t),
+        Err(a) => {
+            for cause in a.chain() {
+                if let Some(t) = find_in(cause) {
+                    return HandlerFailure::Tool(t);
+                }
+            }
+            HandlerFailure::Internal(a.to_string())
+        }
+    }
+}
+
+fn from_boxed(b: Box<dyn Error + Send + Sync>) -> HandlerFailure {
+    match b.downcast::<ToolError>() {
+        Ok(t) => HandlerFailure::Tool(*t),
+        Err(b) => {
+            let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
+            while let Some(c) = cause {
+                if let Some(t) = find_in(c) {
+                    return HandlerFailure::Tool(t);
+                }
+                cause = c.source();
+            }
+            HandlerFailure::Internal(b.to_string())
+        }
+    }
+}
+
+fn find_in(e: &(dyn Error + 'static)) -> Option<ToolError> {
+    e.downcast_ref::<ToolError>().cloned()
 }
 
 /// The JSON Schema (draft 2020-12) of an output type, when it describes an object — MCP's

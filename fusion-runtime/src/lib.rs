@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod context;
 pub mod contract;
 pub mod envelope;
 pub mod guard;

@@ -29,7 +29,8 @@ use tokio_util::sync::CancellationToken;
 use super::McpHandler;
 use super::identity::{Identity, ip_key};
 use super::sessions::{self, Admission, CappedSessions, Refusal};
-use crate::server::{ClientKey, Server};
+use crate::context::ClientKey;
+use crate::server::Server;
 
 /// Where a trusted reverse proxy writes the client's address.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;
 
 use super::http::{ForwardedHeader, HttpOptions};
-use crate::server::ClientKey;
+use crate::context::ClientKey;
 
 /// How to tell clients apart, from [`HttpOptions`].
 #[derive(Clone, Debug)]

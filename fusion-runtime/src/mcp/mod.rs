@@ -24,6 +24,10 @@ mod stdio;
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with};
 
 mod cancel;
+mod scope;
+mod tools;
+
+pub use scope::request_scope;
 
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;
@@ -37,7 +41,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
 use crate::envelope::{Content, ToolResponse};
-use crate::server::{ClientKey, LogLevel, LogThreshold, RequestScope, Server};
+use crate::context::{LogLevel, LogThreshold};
+use crate::server::Server;
 
 mod http;
 mod identity;
@@ -136,9 +141,7 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.server.tools().to_vec(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.server.tools()))
     }
 
     async fn call_tool(
@@ -146,12 +149,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut scope = RequestScope::from_rmcp_in_session(&context, self.log_threshold.clone());
-        if scope.extensions.get::<ClientKey>().is_none()
-            && let Some(parts) = scope.extensions.get::<axum::http::request::Parts>()
-        {
-            scope.extensions.insert(http_client_key(parts));
-        }
+        let scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
         let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
@@ -166,21 +164,11 @@ impl ServerHandler for McpHandler {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let level = LogLevel::from_rmcp(request.level);
+        let level = scope::from_rmcp(request.level);
         tracing::debug!(%level, "client set the log level");
         self.log_threshold.set(level);
         Ok(())
     }
-}
-
-/// Who the client of an HTTP request is: the key the request layer worked out (see
-/// `identity`), or one key for every HTTP caller when the router is served without it.
-fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
-    parts
-        .extensions
-        .get::<ClientKey>()
-        .cloned()
-        .unwrap_or_else(|| ClientKey::new("http"))
 }
 
 /// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether

@@ -14,20 +14,20 @@
 //! handler → response. Every failure on the way is a [`ToolResponse`] carrying an envelope;
 //! nothing panics out of it.
 
-mod context;
 mod failure;
 mod group;
-mod guards;
+mod limits;
 mod middleware;
-mod notify;
 mod pipeline;
 mod routing;
 
-pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequirement};
-pub use failure::{INTERNAL_RECOVERY, failure_from};
-pub use guards::ClientKey;
+pub use crate::action::failure_from;
+pub use crate::context::{
+    CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, LogLevel, LogThreshold,
+    RequestScope, StateRequirement,
+};
+pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
-pub use notify::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 
 use std::collections::HashMap;
@@ -36,29 +36,62 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{Tool, ToolAnnotations};
-
-use crate::action::{ActionInfo, ToolAction};
+use crate::action::{ActionInfo, Hints, ToolAction};
+use crate::context::States;
 use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use crate::input::JsonObject;
-use context::States;
 use failure::InternalErrors;
 use pipeline::{Erased, Registered};
 use routing::{Group, Route};
 
-/// One action as the server exposes it: its metadata, the MCP tool it is reached through and,
-/// in a grouped tool, its discriminator value. The plain data behind `tools/list`, the
-/// `tools` command and contract files.
-#[derive(Clone, Debug)]
+/// One registered action, as the server keeps and exposes it: its metadata, the MCP tool it
+/// is reached through and, in a grouped tool, its discriminator value — the plain data behind
+/// `tools/list`, the `tools` command and contract files — and, inside, its handler and guards.
+/// The server holds one entry per action.
+#[derive(Clone)]
 pub struct ActionDescriptor {
-    /// The action's metadata.
+    /// The action's metadata, with the limits in force.
     pub info: ActionInfo,
     /// The MCP tool name it is exposed as.
     pub tool: String,
     /// Its discriminator value, when exposed through a grouped tool.
     pub discriminator: Option<String>,
+    /// The handler, its input type erased.
+    pub(crate) handler: Arc<dyn Erased>,
+    /// The admit stage's guards.
+    pub(crate) guards: Arc<limits::ActionGuards>,
+    /// `tool`, shared with every call routed here.
+    pub(crate) routed_tool: Arc<str>,
+}
+
+impl fmt::Debug for ActionDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActionDescriptor")
+            .field("info", &self.info)
+            .field("tool", &self.tool)
+            .field("discriminator", &self.discriminator)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One MCP tool as `tools/list` shows it, before the MCP bridge writes it in the protocol's
+/// types: a flat action's tool, or a grouped tool standing for its members.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// Its human-readable title, if any.
+    pub title: Option<String>,
+    /// Its description (a deprecated action's starts with `DEPRECATED: `).
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Arc<JsonObject>,
+    /// The JSON Schema of its structured result, if any.
+    pub output_schema: Option<Arc<JsonObject>>,
+    /// Its annotations; `None` shows none.
+    pub hints: Option<Hints>,
 }
 
 /// Why a server could not be built.
@@ -96,7 +129,7 @@ pub struct ServerBuilder {
     internal: InternalErrors,
     lockfile: Option<PathBuf>,
     self_healing_cap: Option<usize>,
-    guards: guards::GuardConfig,
+    guards: limits::GuardConfig,
 }
 
 impl Default for ServerBuilder {
@@ -112,7 +145,7 @@ impl Default for ServerBuilder {
             internal: InternalErrors::default(),
             lockfile: None,
             self_healing_cap: None,
-            guards: guards::GuardConfig::default(),
+            guards: limits::GuardConfig::default(),
         }
     }
 }
@@ -275,15 +308,6 @@ impl ServerBuilder {
         }
         let guards = self.guards.build(&mut infos).map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
-        let descriptors: Vec<ActionDescriptor> = infos
-            .iter()
-            .zip(&layout.placements)
-            .map(|(info, p)| ActionDescriptor {
-                info: info.clone(),
-                tool: p.tool.clone(),
-                discriminator: p.discriminator.clone(),
-            })
-            .collect();
         let discriminator = match &self.exposure {
             Exposure::Grouped { discriminator } => discriminator.clone(),
             Exposure::Flat { .. } => String::from("action"),
@@ -294,21 +318,36 @@ impl ServerBuilder {
                 Some(Route::Action(i)) => tools.push(action_tool(name, &infos[*i])),
                 Some(Route::Group(g)) => {
                     let group = &layout.groups[*g];
-                    let (description, schema, hints) =
+                    let (description, input_schema, hints) =
                         group::group_tool(group, &discriminator, &infos)
                             .map_err(BuildError::Exposure)?;
-                    tools.push(
-                        Tool::new(name.clone(), description, schema).annotate(annotations(&hints)),
-                    );
+                    tools.push(ToolSpec {
+                        name: name.clone(),
+                        title: None,
+                        description,
+                        input_schema,
+                        output_schema: None,
+                        hints: Some(hints),
+                    });
                 }
                 None => {}
             }
         }
-        let action_tools = descriptors
-            .iter()
-            .map(|d| Arc::from(d.tool.as_str()))
+        let entries: Vec<ActionDescriptor> = infos
+            .into_iter()
+            .zip(layout.placements)
+            .zip(self.actions)
+            .zip(guards.actions)
+            .map(|(((info, p), handler), guards)| ActionDescriptor {
+                routed_tool: Arc::from(p.tool.as_str()),
+                info,
+                tool: p.tool,
+                discriminator: p.discriminator,
+                handler,
+                guards: Arc::new(guards),
+            })
             .collect();
-        let contracts = contracts_of(&descriptors);
+        let contracts = contracts_of(&entries);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
             _ => None,
@@ -321,10 +360,7 @@ impl ServerBuilder {
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,
-                actions: self.actions,
-                infos,
-                descriptors,
-                action_tools,
+                entries,
                 tools,
                 tool_names: layout.tool_order,
                 routes: layout.routes,
@@ -333,14 +369,14 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 middleware: self.middleware.into(),
                 internal: self.internal,
-                guards,
+                group_guards: guards.groups,
             }),
         })
     }
 }
 
-fn contracts_of(descriptors: &[ActionDescriptor]) -> Vec<ToolContract> {
-    descriptors
+fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
+    entries
         .iter()
         .map(|d| {
             let mut c = ToolContract::new(
@@ -384,26 +420,19 @@ fn load_awareness(
     }
 }
 
-fn annotations(h: &crate::action::Hints) -> ToolAnnotations {
-    ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
-}
-
-fn action_tool(name: &str, info: &ActionInfo) -> Tool {
+fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
     let description = match &info.deprecated {
         Some(why) => format!("DEPRECATED: {why}. {}", info.description),
         None => info.description.to_string(),
     };
-    let mut tool = Tool::new(name.to_owned(), description, info.input_schema.clone());
-    if !info.hints.is_empty() {
-        tool = tool.annotate(annotations(&info.hints));
+    ToolSpec {
+        name: name.to_owned(),
+        title: info.title.as_ref().map(|t| t.to_string()),
+        description,
+        input_schema: info.input_schema.clone(),
+        output_schema: info.output_schema.clone(),
+        hints: (!info.hints.is_empty()).then_some(info.hints),
     }
-    if let Some(title) = &info.title {
-        tool = tool.with_title(title.to_string());
-    }
-    if let Some(schema) = &info.output_schema {
-        tool = tool.with_raw_output_schema(schema.clone());
-    }
-    tool
 }
 
 struct Inner {
@@ -413,13 +442,9 @@ struct Inner {
     name: String,
     version: String,
     instructions: Option<String>,
-    actions: Vec<Arc<dyn Erased>>,
-    infos: Vec<ActionInfo>,
-    descriptors: Vec<ActionDescriptor>,
-    /// Each action's MCP tool name, in registration order: the name a call routed to it
-    /// came by (a grouped tool's members share theirs).
-    action_tools: Vec<Arc<str>>,
-    tools: Vec<Tool>,
+    /// One entry per action, in registration order; routes and groups index into it.
+    entries: Vec<ActionDescriptor>,
+    tools: Vec<ToolSpec>,
     tool_names: Vec<String>,
     routes: routing::Routes,
     groups: Vec<Group>,
@@ -427,7 +452,7 @@ struct Inner {
     states: Arc<States>,
     middleware: Arc<[Arc<dyn Middleware>]>,
     internal: InternalErrors,
-    guards: guards::Guards,
+    group_guards: HashMap<String, Arc<crate::guard::ConcurrencyGuard>>,
 }
 
 /// A Fusion server: cheap to clone, shared by every connection.
@@ -459,7 +484,7 @@ impl Server {
 
     /// Every action, in registration order, with where it is exposed.
     pub fn actions(&self) -> &[ActionDescriptor] {
-        &self.inner.descriptors
+        &self.inner.entries
     }
 
     /// Every action's contract, as the lockfile records it.
@@ -478,27 +503,23 @@ impl Server {
         self.inner.awareness.as_ref()
     }
 
-    /// The MCP tools, as `tools/list` answers them.
-    pub fn tools(&self) -> &[Tool] {
+    /// The tools `tools/list` answers, as plain data (the MCP bridge writes them as
+    /// [`Server::tools`]).
+    pub fn tool_specs(&self) -> &[ToolSpec] {
         &self.inner.tools
     }
 
     /// The concurrency guard of `action` now — calls running and waiting, and its limits —
     /// or `None` when the action is unknown or has no concurrency limit.
     pub fn guard_state(&self, action: &str) -> Option<GuardState> {
-        let i = self.inner.infos.iter().position(|i| i.name == action)?;
-        self.inner.guards.actions.get(i)?.state()
+        let entry = self.inner.entries.iter().find(|e| e.info.name == action)?;
+        entry.guards.state()
     }
 
     /// The concurrency guard of `group` (see [`ServerBuilder::group_concurrency`]) now, or
     /// `None` when the group has no limit.
     pub fn group_guard_state(&self, group: &str) -> Option<GuardState> {
-        self.inner.guards.groups.get(group).map(|g| g.state())
-    }
-
-    /// `tools/list` as JSON: `{"tools": [..]}`.
-    pub fn tools_json(&self) -> serde_json::Value {
-        serde_json::json!({ "tools": self.inner.tools })
+        self.inner.group_guards.get(group).map(|g| g.state())
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure

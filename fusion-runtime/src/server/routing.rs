@@ -270,18 +270,18 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
 
 /// Picks a group member for a call: the discriminator's value, or an envelope saying what
 /// is wrong with it.
-pub(crate) fn pick_member(
+pub(crate) fn pick_member<'a>(
     group: &Group,
     discriminator: &str,
     arguments: &mut JsonObject,
-    infos: &[ActionInfo],
+    info_of: impl Fn(usize) -> &'a ActionInfo,
 ) -> Result<usize, ToolError> {
     let values = || group.members.iter().map(|(v, _)| v.clone());
     let sent = arguments.remove(discriminator);
     let requested = match sent {
         Some(Value::String(s)) => s,
         other => {
-            let near = guess_from_arguments(group, arguments, infos);
+            let near = guess_from_arguments(group, arguments, info_of);
             let problem = match other {
                 None => format!(
                     "The {} tool needs '{discriminator}' to say which action to run",
@@ -359,10 +359,10 @@ pub(crate) fn pick_member(
 /// The member whose input properties cover most of the keys sent (none when no key matches).
 /// The keys sent are looked up by each member's properties, not the other way round: the cost
 /// does not grow with the number of keys sent.
-fn guess_from_arguments<'g>(
+fn guess_from_arguments<'g, 'a>(
     group: &'g Group,
     arguments: &JsonObject,
-    infos: &[ActionInfo],
+    info_of: impl Fn(usize) -> &'a ActionInfo,
 ) -> Option<&'g str> {
     if arguments.is_empty() {
         return None;
@@ -371,7 +371,7 @@ fn guess_from_arguments<'g>(
         .members
         .iter()
         .map(|(v, i)| {
-            let props = infos[*i]
+            let props = info_of(*i)
                 .input_schema
                 .get("properties")
                 .and_then(Value::as_object);
@@ -468,7 +468,7 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let e = pick_member(&grouped.groups[0], "action", &mut args, &infos)
+        let e = pick_member(&grouped.groups[0], "action", &mut args, |i| &infos[i])
             .err()
             .unwrap_or_else(|| panic!("expected an error"));
         assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
@@ -477,14 +477,14 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let e = pick_member(&grouped.groups[0], "action", &mut wrong_type, &infos).err();
+        let e = pick_member(&grouped.groups[0], "action", &mut wrong_type, |i| &infos[i]).err();
         assert!(e.is_some_and(|e| e.message().contains("to be a string")));
         let mut ok = json!({"action": "get_invoice", "id": "x"})
             .as_object()
             .cloned()
             .unwrap_or_default();
         assert_eq!(
-            pick_member(&grouped.groups[0], "action", &mut ok, &infos).ok(),
+            pick_member(&grouped.groups[0], "action", &mut ok, |i| &infos[i]).ok(),
             Some(0)
         );
         assert!(!ok.contains_key("action"), "the discriminator is removed");
@@ -542,7 +542,7 @@ mod tests {
             "action".into(),
             Value::String("get_invoicx".repeat(100_000)),
         );
-        let e = pick_member(&grouped.groups[0], "action", &mut long, &infos)
+        let e = pick_member(&grouped.groups[0], "action", &mut long, |i| &infos[i])
             .err()
             .unwrap_or_else(|| panic!("expected an error"));
         assert_eq!(e.code(), &codes::UNKNOWN_ACTION);
@@ -553,7 +553,7 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let e = pick_member(&grouped.groups[0], "action", &mut typo, &infos).err();
+        let e = pick_member(&grouped.groups[0], "action", &mut typo, |i| &infos[i]).err();
         assert_eq!(
             e.as_ref().and_then(|e| e.detail_value("closest")),
             Some("get_invoice")
@@ -563,7 +563,7 @@ mod tests {
             .map(|i| (format!("k{i}"), Value::from(i)))
             .collect();
         object.insert("action".into(), Value::Object(big));
-        let e = pick_member(&grouped.groups[0], "action", &mut object, &infos)
+        let e = pick_member(&grouped.groups[0], "action", &mut object, |i| &infos[i])
             .err()
             .unwrap_or_else(|| panic!("expected an error"));
         assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
