@@ -15,10 +15,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+use crate::context::{CallContext, StateRequirement};
 use crate::envelope::{ToolError, ToolResponse};
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
-use crate::context::{CallContext, StateRequirement};
 
 /// Behaviour hints shown to clients as MCP tool annotations (`readOnlyHint`, …), as the author
 /// wrote them: `None` leaves a hint unset, and the client applies MCP's default — not

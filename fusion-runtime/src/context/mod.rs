@@ -172,7 +172,10 @@ impl fmt::Debug for RequestScope {
             .field("connected", &self.notifier.is_some())
             .field(
                 "progress_token",
-                &self.notifier.as_ref().is_some_and(|n| n.has_progress_token()),
+                &self
+                    .notifier
+                    .as_ref()
+                    .is_some_and(|n| n.has_progress_token()),
             )
             .field("log_threshold", &self.log_threshold.get())
             .finish()

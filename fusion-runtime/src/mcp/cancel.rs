@@ -340,7 +340,10 @@ async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) ->
             return StatusCode::BAD_REQUEST.into_response();
         };
         if let Some(id) = cancelled_request(&bytes) {
-            after = Some((Owner::Client(super::scope::http_client_key(&parts)), Some(id)));
+            after = Some((
+                Owner::Client(super::scope::http_client_key(&parts)),
+                Some(id),
+            ));
         }
         Body::from(bytes)
     } else {

@@ -40,8 +40,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
-use crate::envelope::{Content, ToolResponse};
 use crate::context::{LogLevel, LogThreshold};
+use crate::envelope::{Content, ToolResponse};
 use crate::server::Server;
 
 mod http;

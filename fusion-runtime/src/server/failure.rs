@@ -47,8 +47,8 @@ impl InternalErrors {
 mod tests {
     use super::*;
     use crate::action::failure_from;
-    use std::error::Error;
     use crate::envelope::error;
+    use std::error::Error;
     use std::fmt;
 
     #[derive(Debug)]

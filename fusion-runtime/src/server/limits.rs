@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::context::{ClientKey, RequestScope};
 use crate::action::ActionInfo;
+use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ToolError, error};
 use crate::guard::{
     ActivePermit, ConcurrencyGuard, ConcurrencyLimit, GuardState, RateLimit, RateLimiterGuard,
