@@ -19,6 +19,7 @@ mod group;
 mod limits;
 mod middleware;
 mod pipeline;
+mod registry;
 mod routing;
 
 pub use crate::action::failure_from;
@@ -28,6 +29,7 @@ pub use crate::context::{
 };
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
+pub use registry::{ActionDescriptor, ToolSpec};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 
 use std::collections::HashMap;
@@ -36,63 +38,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::action::{ActionInfo, Hints, ToolAction};
+use crate::action::{ActionInfo, ToolAction};
 use crate::context::States;
 use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use crate::input::JsonObject;
 use failure::InternalErrors;
-use pipeline::{Erased, Registered};
-use routing::{Group, Route};
-
-/// One registered action, as the server keeps and exposes it: its metadata, the MCP tool it
-/// is reached through and, in a grouped tool, its discriminator value — the plain data behind
-/// `tools/list`, the `tools` command and contract files — and, inside, its handler and guards.
-/// The server holds one entry per action.
-#[derive(Clone)]
-pub struct ActionDescriptor {
-    /// The action's metadata, with the limits in force.
-    pub info: ActionInfo,
-    /// The MCP tool name it is exposed as.
-    pub tool: String,
-    /// Its discriminator value, when exposed through a grouped tool.
-    pub discriminator: Option<String>,
-    /// The handler, its input type erased.
-    pub(crate) handler: Arc<dyn Erased>,
-    /// The admit stage's guards.
-    pub(crate) guards: Arc<limits::ActionGuards>,
-    /// `tool`, shared with every call routed here.
-    pub(crate) routed_tool: Arc<str>,
-}
-
-impl fmt::Debug for ActionDescriptor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ActionDescriptor")
-            .field("info", &self.info)
-            .field("tool", &self.tool)
-            .field("discriminator", &self.discriminator)
-            .finish_non_exhaustive()
-    }
-}
-
-/// One MCP tool as `tools/list` shows it, before the MCP bridge writes it in the protocol's
-/// types: a flat action's tool, or a grouped tool standing for its members.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolSpec {
-    /// The tool's name.
-    pub name: String,
-    /// Its human-readable title, if any.
-    pub title: Option<String>,
-    /// Its description (a deprecated action's starts with `DEPRECATED: `).
-    pub description: String,
-    /// The JSON Schema of its arguments.
-    pub input_schema: Arc<JsonObject>,
-    /// The JSON Schema of its structured result, if any.
-    pub output_schema: Option<Arc<JsonObject>>,
-    /// Its annotations; `None` shows none.
-    pub hints: Option<Hints>,
-}
+use registry::{Erased, Inner, Registered};
+use routing::Route;
 
 /// Why a server could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -433,26 +387,6 @@ fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
         output_schema: info.output_schema.clone(),
         hints: (!info.hints.is_empty()).then_some(info.hints),
     }
-}
-
-struct Inner {
-    contracts: Vec<ToolContract>,
-    awareness: Option<ContractAwareness>,
-    lockfile: Option<PathBuf>,
-    name: String,
-    version: String,
-    instructions: Option<String>,
-    /// One entry per action, in registration order; routes and groups index into it.
-    entries: Vec<ActionDescriptor>,
-    tools: Vec<ToolSpec>,
-    tool_names: Vec<String>,
-    routes: routing::Routes,
-    groups: Vec<Group>,
-    discriminator: String,
-    states: Arc<States>,
-    middleware: Arc<[Arc<dyn Middleware>]>,
-    internal: InternalErrors,
-    group_guards: HashMap<String, Arc<crate::guard::ConcurrencyGuard>>,
 }
 
 /// A Fusion server: cheap to clone, shared by every connection.

@@ -17,10 +17,9 @@
 //! written.
 
 use std::future::{Future, poll_fn};
-use std::marker::PhantomData;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::AssertUnwindSafe;
 use std::pin::pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -32,79 +31,14 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::failure::InternalErrors;
 use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
+use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
-use super::{ActionDescriptor, Inner};
-use crate::action::{ActionInfo, ActionOutput, HandlerOutcome, ToolAction};
+use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
 use crate::context::{CallContext, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard;
-use crate::input::{JsonObject, ToolInput};
+use crate::input::JsonObject;
 use crate::validation::{Issue, IssueKind, ValidationReport};
-
-/// A validated input waiting for its handler.
-pub(crate) type Invocation =
-    Box<dyn FnOnce(&CallContext) -> BoxFuture<'static, HandlerOutcome> + Send>;
-
-/// How far [`Erased::start`] got.
-pub(crate) enum Started {
-    /// Validated, no middleware: the handler's future, started.
-    Running(BoxFuture<'static, HandlerOutcome>),
-    /// Validated, with middleware: the handler, for the chain's end to start.
-    Chained(Invocation),
-    /// The arguments failed validation.
-    Invalid(ValidationReport),
-    /// Validation panicked.
-    ValidationPanicked,
-    /// The handler panicked before returning its future.
-    HandlerPanicked,
-}
-
-/// An action with its types erased.
-pub(crate) trait Erased: Send + Sync {
-    fn info(&self) -> &ActionInfo;
-    /// Stage 3 and the start of stage 4, panics caught in both: validates `arguments`, then
-    /// starts the handler on the typed input at once, unboxed — or, when `chained`, hands it
-    /// over for the middleware chain's end to start.
-    fn start(&self, arguments: &Value, cx: &CallContext, chained: bool) -> Started;
-}
-
-pub(crate) struct Registered<A> {
-    info: OnceLock<ActionInfo>,
-    _action: PhantomData<fn() -> A>,
-}
-
-impl<A: ToolAction> Registered<A> {
-    pub(crate) fn new() -> Self {
-        Registered {
-            info: OnceLock::new(),
-            _action: PhantomData,
-        }
-    }
-}
-
-impl<A: ToolAction> Erased for Registered<A> {
-    fn info(&self) -> &ActionInfo {
-        self.info.get_or_init(A::info)
-    }
-
-    fn start(&self, arguments: &Value, cx: &CallContext, chained: bool) -> Started {
-        let validated = catch_unwind(AssertUnwindSafe(|| {
-            <A::Input as ToolInput>::from_arguments(arguments)
-        }));
-        let input = match validated {
-            Ok(Ok(input)) => input,
-            Ok(Err(report)) => return Started::Invalid(report),
-            Err(_) => return Started::ValidationPanicked,
-        };
-        if chained {
-            return Started::Chained(Box::new(move |cx: &CallContext| A::call(input, cx)));
-        }
-        match catch_unwind(AssertUnwindSafe(|| A::call(input, cx))) {
-            Ok(handler) => Started::Running(handler),
-            Err(_) => Started::HandlerPanicked,
-        }
-    }
-}
 
 /// The whole pipeline for one call.
 pub(crate) async fn call(
