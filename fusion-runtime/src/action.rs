@@ -7,35 +7,120 @@
 //! [`ServerBuilder::action`](crate::server::ServerBuilder::action); a typed client names it to
 //! call the action.
 
+use std::any::Any;
 use std::borrow::Cow;
+use std::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+use crate::context::{CallContext, StateRequirement};
 use crate::envelope::{ToolError, ToolResponse};
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
-use crate::server::{CallContext, StateRequirement};
 
-/// Behaviour hints shown to clients as MCP tool annotations. `None` leaves a hint unset, so
-/// the client applies the protocol's default.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ActionHints {
-    /// The action does not modify its environment (`readOnlyHint`).
+/// Behaviour hints shown to clients as MCP tool annotations (`readOnlyHint`, …), as the author
+/// wrote them: `None` leaves a hint unset, and the client applies MCP's default — not
+/// read-only, destructive, not idempotent, open world. The one hints type of the crate: an
+/// action declares it, the contract records it ([`contract::Annotations`](crate::contract::Annotations)
+/// is this type), `tools/list` shows it and a grouped tool merges its members' with
+/// [`Hints::merge`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Hints {
+    /// `readOnlyHint`: the action does not modify its environment (MCP default `false`).
     pub read_only: Option<bool>,
-    /// The action may destroy data (`destructiveHint`).
+    /// `destructiveHint`: the action may perform destructive updates (MCP default `true`).
     pub destructive: Option<bool>,
-    /// Calling it again with the same arguments has no further effect (`idempotentHint`).
+    /// `idempotentHint`: calling again with the same arguments has no further effect (MCP
+    /// default `false`).
     pub idempotent: Option<bool>,
-    /// The action reaches outside the server's closed world (`openWorldHint`).
+    /// `openWorldHint`: the action interacts with external entities (MCP default `true`).
     pub open_world: Option<bool>,
 }
 
-impl ActionHints {
+/// The name [`Hints`] had before it was shared with the contract: kept for existing code.
+pub type ActionHints = Hints;
+
+impl Hints {
     /// Whether any hint is set.
     pub fn is_empty(&self) -> bool {
-        *self == ActionHints::default()
+        *self == Hints::default()
+    }
+
+    /// `readOnlyHint`, with MCP's default (`false`) when absent.
+    pub fn effective_read_only(&self) -> bool {
+        self.read_only.unwrap_or(false)
+    }
+
+    /// `destructiveHint`, with MCP's default (`true`) when absent.
+    pub fn effective_destructive(&self) -> bool {
+        self.destructive.unwrap_or(true)
+    }
+
+    /// `idempotentHint`, with MCP's default (`false`) when absent.
+    pub fn effective_idempotent(&self) -> bool {
+        self.idempotent.unwrap_or(false)
+    }
+
+    /// `openWorldHint`, with MCP's default (`true`) when absent.
+    pub fn effective_open_world(&self) -> bool {
+        self.open_world.unwrap_or(true)
+    }
+
+    /// The hints of one tool standing for all of `members` (a grouped tool), every hint set:
+    /// read-only and idempotent only when every member is, destructive and open-world when
+    /// any member is — each member's hints read with MCP's defaults, so a member that sets
+    /// nothing makes the group destructive and open-world. MCP reads `destructiveHint` only
+    /// when `readOnlyHint` is false, so a read-only member counts as not destructive. No
+    /// members: all four at their defaults.
+    pub fn merge(members: impl IntoIterator<Item = Hints>) -> Hints {
+        let mut all = (true, false, true, false);
+        let mut any_member = false;
+        for h in members {
+            any_member = true;
+            all.0 &= h.effective_read_only();
+            all.1 |= !h.effective_read_only() && h.effective_destructive();
+            all.2 &= h.effective_idempotent();
+            all.3 |= h.effective_open_world();
+        }
+        if !any_member {
+            let d = Hints::default();
+            all = (
+                d.effective_read_only(),
+                d.effective_destructive(),
+                d.effective_idempotent(),
+                d.effective_open_world(),
+            );
+        }
+        Hints {
+            read_only: Some(all.0),
+            destructive: Some(all.1),
+            idempotent: Some(all.2),
+            open_world: Some(all.3),
+        }
+    }
+
+    /// The hints as a JSON object with MCP's key names (`readOnlyHint`, …); absent hints are
+    /// left out.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for (key, hint) in self.entries() {
+            if let Some(b) = hint {
+                m.insert(key.to_owned(), serde_json::Value::Bool(b));
+            }
+        }
+        serde_json::Value::Object(m)
+    }
+
+    /// Each hint with its MCP key, in key order.
+    pub fn entries(&self) -> [(&'static str, Option<bool>); 4] {
+        [
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+            ("readOnlyHint", self.read_only),
+        ]
     }
 }
 
@@ -82,7 +167,7 @@ pub struct ActionInfo {
     /// What the action does, for the model (from the doc comment unless given).
     pub description: Cow<'static, str>,
     /// Behaviour hints.
-    pub hints: ActionHints,
+    pub hints: Hints,
     /// Why the action is deprecated and what to use instead; `None` when it is current.
     pub deprecated: Option<Cow<'static, str>>,
     /// The input's JSON Schema.
@@ -262,8 +347,61 @@ where
 {
     match ret.into_result() {
         Ok(v) => v.into_action_output(),
-        Err(e) => Err(crate::server::failure_from(e)),
+        Err(e) => Err(failure_from(e)),
     }
+}
+
+/// Classifies any error: a branded [`ToolError`] (the error itself, or one found through
+/// `anyhow::Error`, a boxed error and `source()` chains) passes intact; anything else keeps
+/// only its `Display` message.
+pub fn failure_from<E>(e: E) -> HandlerFailure
+where
+    E: Into<Box<dyn Error + Send + Sync>> + 'static,
+{
+    let mut slot = Some(e);
+    if let Some(any) = (&mut slot as &mut dyn Any).downcast_mut::<Option<anyhow::Error>>()
+        && let Some(a) = any.take()
+    {
+        return from_anyhow(a);
+    }
+    match slot {
+        Some(e) => from_boxed(e.into()),
+        None => HandlerFailure::Internal(String::from("unknown error")),
+    }
+}
+
+fn from_anyhow(a: anyhow::Error) -> HandlerFailure {
+    match a.downcast::<ToolError>() {
+        Ok(t) => HandlerFailure::Tool(t),
+        Err(a) => {
+            for cause in a.chain() {
+                if let Some(t) = find_in(cause) {
+                    return HandlerFailure::Tool(t);
+                }
+            }
+            HandlerFailure::Internal(a.to_string())
+        }
+    }
+}
+
+fn from_boxed(b: Box<dyn Error + Send + Sync>) -> HandlerFailure {
+    match b.downcast::<ToolError>() {
+        Ok(t) => HandlerFailure::Tool(*t),
+        Err(b) => {
+            let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
+            while let Some(c) = cause {
+                if let Some(t) = find_in(c) {
+                    return HandlerFailure::Tool(t);
+                }
+                cause = c.source();
+            }
+            HandlerFailure::Internal(b.to_string())
+        }
+    }
+}
+
+fn find_in(e: &(dyn Error + 'static)) -> Option<ToolError> {
+    e.downcast_ref::<ToolError>().cloned()
 }
 
 /// The JSON Schema (draft 2020-12) of an output type, when it describes an object — MCP's

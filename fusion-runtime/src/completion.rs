@@ -23,7 +23,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::input::JsonObject;
-use crate::server::{CallContext, FromCallContext};
+use crate::context::{CallContext, FromCallContext};
 
 /// At most this many values in one completion (MCP's limit).
 pub const MAX_COMPLETION_VALUES: usize = 100;

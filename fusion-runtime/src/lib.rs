@@ -12,9 +12,35 @@
 //!     .actions(["billing.list_invoices"]);
 //! println!("{}", e.render());
 //! ```
+//!
+//! # Modules
+//!
+//! One module per concern, each readable without the others. Arrows point one way — `mcp →
+//! server → {contract, action → context} → {validation, guard, schema, envelope}` — and no
+//! module imports one that imports it back, directly or around a circle; nor do two files of
+//! one module. `tests/tests/module_graph.rs` reads the sources and holds the crate to this
+//! table's last column, to `rmcp` / `axum` only in `mcp` (and `rmcp` in `client` and `cli`,
+//! which speak MCP as a client), and to module names that differ by more than a letter.
+//!
+//! | module | owns | may import |
+//! |---|---|---|
+//! | [`envelope`] | [`ToolError`], [`ErrorCode`], [`Severity`], the fluent builder, XML rendering and escaping | nothing of the crate |
+//! | [`schema`] | the JSON Schema document as data: walking it, `$ref` resolution, annotation keywords, the schema shown to agents | nothing of the crate |
+//! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
+//! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
+//! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope` |
+//! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`Notifier`](context::Notifier)) | `envelope` |
+//! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema` |
+//! | [`contract`] | tool contracts, the lockfile, the table-driven diff (`diff/`: `walk`, `keywords`, `metadata`), `<contract_awareness>` | `action`, `envelope`, `schema`, `validation` |
+//! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `context`, `contract`, `envelope`, `guard`, `input`, `validation` |
+//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation | `action`, `context`, `envelope`, `server` |
+//! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
+//! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
+//! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
 #![warn(missing_docs)]
 
 pub mod client;
+pub mod context;
 pub mod contract;
 pub mod envelope;
 pub mod guard;
@@ -146,7 +172,7 @@ pub use action::{
 pub use server::{Context, LogLevel, Server, ServerBuilder};
 
 // Prompts, resources, completions (issue 18)
-pub mod catalog;
+pub use server::catalog;
 pub mod completion;
 pub mod prompt;
 pub mod resource;

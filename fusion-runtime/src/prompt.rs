@@ -42,7 +42,7 @@ use crate::action::HandlerFailure;
 use crate::completion::Completer;
 use crate::envelope::Content;
 use crate::input::{JsonObject, ToolInput};
-use crate::server::{CallContext, StateRequirement};
+use crate::context::{CallContext, StateRequirement};
 
 /// Arguments of a prompt: a [`ToolInput`] whose every field MCP can carry as a prompt
 /// argument (a string, an optional string, a string enum).
@@ -237,7 +237,7 @@ pub mod __private {
         R: HandlerReturn<Ok = PromptReply>,
         R::Err: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
     {
-        ret.into_result().map_err(crate::server::failure_from)
+        ret.into_result().map_err(crate::action::failure_from)
     }
 
     /// A handler that fails before it starts (its context could not be built).

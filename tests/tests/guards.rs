@@ -357,7 +357,7 @@ async fn rate_limit_answers_with_the_limiters_wait_and_runs_nothing() {
 
 fn scope_of(client: &str) -> RequestScope {
     let mut scope = RequestScope::detached();
-    scope.extensions.insert(ClientKey::new(client));
+    scope.client = Some(ClientKey::new(client));
     scope
 }
 

@@ -388,7 +388,8 @@ async fn descriptors_and_tools_carry_the_metadata() {
     assert_eq!(ann.read_only_hint, Some(true));
     assert_eq!(ann.idempotent_hint, Some(true));
     assert!(tool.output_schema.is_some());
-    let find = s.tools().iter().find(|t| t.name == "shop_find_item");
+    let tools = s.tools();
+    let find = tools.iter().find(|t| t.name == "shop_find_item");
     assert!(
         find.and_then(|t| t.description.as_deref())
             .is_some_and(|d| d.starts_with("DEPRECATED: use shop.get_item instead"))

@@ -78,7 +78,7 @@ fn billing_input_schemas_carry_only_standard_formats() {
     let tools = server.tools();
     assert!(!tools.is_empty());
     let mut seen = Vec::new();
-    for tool in tools {
+    for tool in &tools {
         let schema = Value::Object(tool.input_schema.as_ref().clone());
         assert_eq!(
             non_standard(&schema),

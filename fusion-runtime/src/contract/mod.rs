@@ -48,68 +48,15 @@ pub use lockfile::{LOCK_FORMAT, LOCK_VERSION, LockError, Lockfile};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
-/// The MCP tool annotations of an action, as written by the author.
+/// The MCP tool annotations of an action, as written by the author: the crate's one hints
+/// type, [`action::Hints`](crate::action::Hints).
 ///
 /// Each hint is `None` when the author did not set it. MCP gives absent hints a default, and
 /// the diff engine compares the *effective* values ([`Annotations::effective_read_only`], …),
 /// so writing a default down explicitly is not a behavioural change (it is still a change of
 /// the contract, reported as cosmetic). The defaults are MCP's: not read-only, destructive,
 /// not idempotent, open world.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Annotations {
-    /// `readOnlyHint`: the action does not modify its environment (MCP default `false`).
-    pub read_only: Option<bool>,
-    /// `destructiveHint`: the action may perform destructive updates (MCP default `true`).
-    pub destructive: Option<bool>,
-    /// `idempotentHint`: calling again with the same arguments has no further effect (MCP
-    /// default `false`).
-    pub idempotent: Option<bool>,
-    /// `openWorldHint`: the action interacts with external entities (MCP default `true`).
-    pub open_world: Option<bool>,
-}
-
-impl Annotations {
-    /// `readOnlyHint`, with MCP's default (`false`) when absent.
-    pub fn effective_read_only(&self) -> bool {
-        self.read_only.unwrap_or(false)
-    }
-
-    /// `destructiveHint`, with MCP's default (`true`) when absent.
-    pub fn effective_destructive(&self) -> bool {
-        self.destructive.unwrap_or(true)
-    }
-
-    /// `idempotentHint`, with MCP's default (`false`) when absent.
-    pub fn effective_idempotent(&self) -> bool {
-        self.idempotent.unwrap_or(false)
-    }
-
-    /// `openWorldHint`, with MCP's default (`true`) when absent.
-    pub fn effective_open_world(&self) -> bool {
-        self.open_world.unwrap_or(true)
-    }
-
-    /// The hints as a JSON object with MCP's key names (`readOnlyHint`, …); absent hints are
-    /// left out.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        for (key, hint) in self.entries() {
-            if let Some(b) = hint {
-                m.insert(key.to_owned(), Value::Bool(b));
-            }
-        }
-        Value::Object(m)
-    }
-
-    fn entries(&self) -> [(&'static str, Option<bool>); 4] {
-        [
-            ("destructiveHint", self.destructive),
-            ("idempotentHint", self.idempotent),
-            ("openWorldHint", self.open_world),
-            ("readOnlyHint", self.read_only),
-        ]
-    }
-}
+pub use crate::action::Hints as Annotations;
 
 /// The contract of one action: everything an agent learns about it from `tools/list`.
 #[derive(Clone, Debug, PartialEq)]

@@ -34,7 +34,7 @@ use rmcp::service::RequestContext;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{ClientKey, RequestScope};
+use crate::context::{ClientKey, RequestScope};
 
 /// Running calls one client (or one session) can have tracked for cancellation from another
 /// request. Calls beyond it still run and are still cancelled when their connection closes,
@@ -340,7 +340,10 @@ async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) ->
             return StatusCode::BAD_REQUEST.into_response();
         };
         if let Some(id) = cancelled_request(&bytes) {
-            after = Some((Owner::Client(super::http_client_key(&parts)), Some(id)));
+            after = Some((
+                Owner::Client(super::scope::http_client_key(&parts)),
+                Some(id),
+            ));
         }
         Body::from(bytes)
     } else {

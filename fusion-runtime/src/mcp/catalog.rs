@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::{McpHandler, to_block};
-use crate::catalog::{
+use crate::server::catalog::{
     CompletionRef, MAX_URI_BYTES, PromptEntry, ResourceEntry, SurfaceError, SurfaceErrorKind,
     completion_arguments,
 };
@@ -80,7 +80,7 @@ fn to_error(e: SurfaceError) -> ErrorData {
 }
 
 fn scope(handler: &McpHandler, context: &RequestContext<RoleServer>) -> RequestScope {
-    RequestScope::from_rmcp_in_session(context, handler.log_threshold.clone())
+    super::scope::request_scope_in_session(context, handler.log_threshold.clone())
 }
 
 fn to_prompt(p: &PromptEntry) -> Prompt {
@@ -265,11 +265,11 @@ fn unknown_uri(uri: &str) -> ErrorData {
     ErrorData::resource_not_found(
         format!(
             "Resource not found: '{shown}'. {}.",
-            crate::catalog::RESOURCE_NOT_FOUND_RECOVERY
+            crate::server::catalog::RESOURCE_NOT_FOUND_RECOVERY
         ),
         Some(serde_json::json!({
             "uri": shown,
-            "recovery": crate::catalog::RESOURCE_NOT_FOUND_RECOVERY,
+            "recovery": crate::server::catalog::RESOURCE_NOT_FOUND_RECOVERY,
         })),
     )
 }

@@ -27,20 +27,11 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::McpHandler;
+pub use super::identity::ForwardedHeader;
 use super::identity::{Identity, ip_key};
 use super::sessions::{self, Admission, CappedSessions, Refusal};
-use crate::server::{ClientKey, Server};
-
-/// Where a trusted reverse proxy writes the client's address.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ForwardedHeader {
-    /// `X-Forwarded-For: client, proxy1, …` (nginx, HAProxy, most load balancers).
-    #[default]
-    XForwardedFor,
-    /// RFC 7239 `Forwarded: for=client, for=proxy1`.
-    Forwarded,
-}
+use crate::context::ClientKey;
+use crate::server::Server;
 
 /// Options of the streamable HTTP transport. The defaults are safe to face the internet:
 ///
@@ -261,7 +252,7 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         config,
     );
     let guard = Arc::new(Guard {
-        identity: Identity::new(options),
+        identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
         body_timeout: options.body_timeout,
     });
     // Innermost the cancellation layer, which reads the `ClientKey` the outer guard inserts;
@@ -556,7 +547,7 @@ async fn accept_loop(
         .header_read_timeout(options.header_timeout)
         .max_header_size(MAX_HEADER_BYTES);
     let service = TowerToHyperService::new(router);
-    let identity = Identity::new(&options);
+    let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let per_ip = Arc::new(PerIp {
         open: Mutex::new(HashMap::new()),
         max: options.max_connections_per_ip.max(1),

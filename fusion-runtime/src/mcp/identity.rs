@@ -6,10 +6,20 @@ use std::net::{IpAddr, SocketAddr};
 use axum::extract::ConnectInfo;
 use axum::http::HeaderMap;
 
-use super::http::{ForwardedHeader, HttpOptions};
-use crate::server::ClientKey;
+use crate::context::ClientKey;
 
-/// How to tell clients apart, from [`HttpOptions`].
+/// Where a trusted reverse proxy writes the client's address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ForwardedHeader {
+    /// `X-Forwarded-For: client, proxy1, …` (nginx, HAProxy, most load balancers).
+    #[default]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client, for=proxy1`.
+    Forwarded,
+}
+
+/// How to tell clients apart, from [`HttpOptions`](super::HttpOptions).
 #[derive(Clone, Debug)]
 pub(crate) struct Identity {
     trusted_proxies: Vec<IpAddr>,
@@ -17,14 +27,10 @@ pub(crate) struct Identity {
 }
 
 impl Identity {
-    pub(crate) fn new(options: &HttpOptions) -> Self {
+    pub(crate) fn new(trusted_proxies: &[IpAddr], header: ForwardedHeader) -> Self {
         Identity {
-            trusted_proxies: options
-                .trusted_proxies
-                .iter()
-                .map(|ip| ip.to_canonical())
-                .collect(),
-            header: options.forwarded_header,
+            trusted_proxies: trusted_proxies.iter().map(|ip| ip.to_canonical()).collect(),
+            header,
         }
     }
 
@@ -120,11 +126,11 @@ mod tests {
     use super::*;
 
     fn identity(trusted: &[&str], header: ForwardedHeader) -> Identity {
-        let mut options = HttpOptions::default().forwarded_header(header);
-        for t in trusted {
-            options = options.trust_proxy(t.parse::<IpAddr>().unwrap_or_else(|e| panic!("{e}")));
-        }
-        Identity::new(&options)
+        let trusted: Vec<IpAddr> = trusted
+            .iter()
+            .map(|t| t.parse::<IpAddr>().unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        Identity::new(&trusted, header)
     }
 
     fn key(identity: &Identity, peer: &str, headers: &[(&str, &str)]) -> String {

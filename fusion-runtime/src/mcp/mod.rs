@@ -25,8 +25,11 @@ pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with
 
 mod cancel;
 mod catalog;
+mod scope;
+mod tools;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
+pub use scope::request_scope;
 
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;
@@ -42,8 +45,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
+use crate::context::{LogLevel, LogThreshold};
 use crate::envelope::{Content, ToolResponse};
-use crate::server::{ClientKey, LogLevel, LogThreshold, RequestScope, Server};
+use crate::server::Server;
 
 mod http;
 mod identity;
@@ -150,9 +154,7 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.server.tools().to_vec(),
-        ))
+        Ok(ListToolsResult::with_all_items(self.server.tools()))
     }
 
     async fn call_tool(
@@ -160,12 +162,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut scope = RequestScope::from_rmcp_in_session(&context, self.log_threshold.clone());
-        if scope.extensions.get::<ClientKey>().is_none()
-            && let Some(parts) = scope.extensions.get::<axum::http::request::Parts>()
-        {
-            scope.extensions.insert(http_client_key(parts));
-        }
+        let scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
         let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
@@ -246,21 +243,11 @@ impl ServerHandler for McpHandler {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let level = LogLevel::from_rmcp(request.level);
+        let level = scope::from_rmcp(request.level);
         tracing::debug!(%level, "client set the log level");
         self.log_threshold.set(level);
         Ok(())
     }
-}
-
-/// Who the client of an HTTP request is: the key the request layer worked out (see
-/// `identity`), or one key for every HTTP caller when the router is served without it.
-fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
-    parts
-        .extensions
-        .get::<ClientKey>()
-        .cloned()
-        .unwrap_or_else(|| ClientKey::new("http"))
 }
 
 /// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether

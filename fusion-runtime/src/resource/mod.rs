@@ -54,7 +54,7 @@ use crate::action::HandlerFailure;
 use crate::completion::Completer;
 use crate::envelope::{ToolError, codes};
 use crate::input::{JsonObject, ToolInput};
-use crate::server::{CallContext, StateRequirement};
+use crate::context::{CallContext, StateRequirement};
 use crate::validation::ValidationReport;
 
 /// What a resource handler returns: text or bytes, with a MIME type (the attribute's
@@ -264,7 +264,7 @@ pub mod __private {
         R: HandlerReturn<Ok = ResourceContent>,
         R::Err: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
     {
-        ret.into_result().map_err(crate::server::failure_from)
+        ret.into_result().map_err(crate::action::failure_from)
     }
 
     /// A handler that fails before it starts (its context could not be built).

@@ -18,7 +18,9 @@ pub use walk::{
 
 use serde_json::{Map, Value, json};
 
-use crate::input::JsonObject;
+/// A JSON object (the crate's [`JsonObject`](crate::JsonObject), named here so that `schema`
+/// imports nothing of the crate).
+type JsonObject = Map<String, Value>;
 
 /// Prefix of the annotations kept only in the validator's copy of a schema (the author's
 /// "Expected …" text, the declared key order); [`strip_annotations`] removes them from the copy

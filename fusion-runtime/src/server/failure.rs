@@ -1,67 +1,11 @@
-//! Errors that are not tool errors: finding a branded `ToolError` inside them, or writing
-//! them as `INTERNAL_ERROR` (SPEC §6).
-
-use std::any::Any;
-use std::error::Error;
+//! Failures that are not tool errors, written as `INTERNAL_ERROR` (SPEC §6). Finding a
+//! branded `ToolError` inside an error is [`failure_from`](crate::action::failure_from).
 
 use crate::action::HandlerFailure;
 use crate::envelope::{ToolError, codes};
 
 /// The recovery of every `INTERNAL_ERROR` the pipeline writes.
 pub const INTERNAL_RECOVERY: &str = "Do not retry this call blindly: the failure is on the server's side. Tell the user what failed, or continue with a different action.";
-
-/// Classifies any error: a branded [`ToolError`] (the error itself, or one found through
-/// `anyhow::Error`, a boxed error and `source()` chains) passes intact; anything else keeps
-/// only its `Display` message.
-pub fn failure_from<E>(e: E) -> HandlerFailure
-where
-    E: Into<Box<dyn Error + Send + Sync>> + 'static,
-{
-    let mut slot = Some(e);
-    if let Some(any) = (&mut slot as &mut dyn Any).downcast_mut::<Option<anyhow::Error>>()
-        && let Some(a) = any.take()
-    {
-        return from_anyhow(a);
-    }
-    match slot {
-        Some(e) => from_boxed(e.into()),
-        None => HandlerFailure::Internal(String::from("unknown error")),
-    }
-}
-
-fn from_anyhow(a: anyhow::Error) -> HandlerFailure {
-    match a.downcast::<ToolError>() {
-        Ok(t) => HandlerFailure::Tool(t),
-        Err(a) => {
-            for cause in a.chain() {
-                if let Some(t) = find_in(cause) {
-                    return HandlerFailure::Tool(t);
-                }
-            }
-            HandlerFailure::Internal(a.to_string())
-        }
-    }
-}
-
-fn from_boxed(b: Box<dyn Error + Send + Sync>) -> HandlerFailure {
-    match b.downcast::<ToolError>() {
-        Ok(t) => HandlerFailure::Tool(*t),
-        Err(b) => {
-            let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
-            while let Some(c) = cause {
-                if let Some(t) = find_in(c) {
-                    return HandlerFailure::Tool(t);
-                }
-                cause = c.source();
-            }
-            HandlerFailure::Internal(b.to_string())
-        }
-    }
-}
-
-fn find_in(e: &(dyn Error + 'static)) -> Option<ToolError> {
-    e.downcast_ref::<ToolError>().cloned()
-}
 
 /// How the pipeline writes failures that are not tool errors.
 #[derive(Clone, Copy, Debug, Default)]
@@ -102,7 +46,9 @@ impl InternalErrors {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::failure_from;
     use crate::envelope::error;
+    use std::error::Error;
     use std::fmt;
 
     #[derive(Debug)]

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::context::CallContext;
-use super::failure::{InternalErrors, failure_from};
-use crate::action::HandlerFailure;
+use super::failure::InternalErrors;
+use crate::action::{HandlerFailure, failure_from};
+use crate::context::CallContext;
 use crate::envelope::ToolResponse;
 use crate::input::JsonObject;
 

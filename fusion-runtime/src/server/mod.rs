@@ -14,19 +14,23 @@
 //! handler → response. Every failure on the way is a [`ToolResponse`] carrying an envelope;
 //! nothing panics out of it.
 
-mod context;
+pub mod catalog;
 mod failure;
-mod guards;
+mod group;
+mod limits;
 mod middleware;
-mod notify;
 mod pipeline;
+mod registry;
 mod routing;
 
-pub use context::{CallContext, Context, FromCallContext, RequestScope, StateRequirement};
-pub use failure::{INTERNAL_RECOVERY, failure_from};
-pub use guards::ClientKey;
+pub use crate::action::failure_from;
+pub use crate::context::{
+    CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, LogLevel, LogThreshold,
+    RequestScope, StateRequirement,
+};
+pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
-pub use notify::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
+pub use registry::{ActionDescriptor, ToolSpec};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 
 use std::collections::HashMap;
@@ -35,31 +39,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{Tool, ToolAnnotations};
-
 use crate::action::{ActionInfo, ToolAction};
-use crate::catalog::{Catalog, CatalogBuildError, CatalogBuilder};
-use crate::contract::{Annotations, ContractAwareness, ToolContract};
+use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
+use crate::context::States;
+use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use crate::input::JsonObject;
-use context::States;
 use failure::InternalErrors;
-use pipeline::{Erased, Registered};
-use routing::{Group, Route};
-
-/// One action as the server exposes it: its metadata, the MCP tool it is reached through and,
-/// in a grouped tool, its discriminator value. The plain data behind `tools/list`, the
-/// `tools` command and contract files.
-#[derive(Clone, Debug)]
-pub struct ActionDescriptor {
-    /// The action's metadata.
-    pub info: ActionInfo,
-    /// The MCP tool name it is exposed as.
-    pub tool: String,
-    /// Its discriminator value, when exposed through a grouped tool.
-    pub discriminator: Option<String>,
-}
+use registry::{Erased, Inner, Registered};
+use routing::Route;
 
 /// Why a server could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -99,7 +88,7 @@ pub struct ServerBuilder {
     internal: InternalErrors,
     lockfile: Option<PathBuf>,
     self_healing_cap: Option<usize>,
-    guards: guards::GuardConfig,
+    guards: limits::GuardConfig,
     catalog: CatalogBuilder,
 }
 
@@ -116,7 +105,7 @@ impl Default for ServerBuilder {
             internal: InternalErrors::default(),
             lockfile: None,
             self_healing_cap: None,
-            guards: guards::GuardConfig::default(),
+            guards: limits::GuardConfig::default(),
             catalog: CatalogBuilder::default(),
         }
     }
@@ -192,6 +181,14 @@ impl ServerBuilder {
     }
 
     /// Grouped exposure: one tool per group, the action named by an `action` argument.
+    ///
+    /// The grouped tool's schema is the one its calls are held to: fields every member
+    /// defines alike are shown once; fields members define differently are shown per member,
+    /// in one `allOf` entry per action (`if` the discriminator is its `const`, `then` its own
+    /// schema of those fields, its required keys and its unknown-key rule). [`build`](Self::build)
+    /// fails with [`BuildError::Exposure`] when a member has a field named like the
+    /// discriminator or two members define one `$defs` name differently. Hints are merged with
+    /// MCP's defaults ([`Hints::merge`](crate::action::Hints::merge)).
     pub fn grouped(self) -> Self {
         self.grouped_by("action")
     }
@@ -285,35 +282,44 @@ impl ServerBuilder {
         }
         let guards = self.guards.build(&mut infos).map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
-        let descriptors: Vec<ActionDescriptor> = infos
-            .iter()
-            .zip(&layout.placements)
-            .map(|(info, p)| ActionDescriptor {
-                info: info.clone(),
-                tool: p.tool.clone(),
-                discriminator: p.discriminator.clone(),
-            })
-            .collect();
         let discriminator = match &self.exposure {
             Exposure::Grouped { discriminator } => discriminator.clone(),
             Exposure::Flat { .. } => String::from("action"),
         };
-        let tools = layout
-            .tool_order
-            .iter()
-            .filter_map(|name| match layout.routes.get(name)? {
-                Route::Action(i) => Some(action_tool(name, &infos[*i])),
-                Route::Group(g) => {
+        let mut tools = Vec::with_capacity(layout.tool_order.len());
+        for name in &layout.tool_order {
+            match layout.routes.get(name) {
+                Some(Route::Action(i)) => tools.push(action_tool(name, &infos[*i])),
+                Some(Route::Group(g)) => {
                     let group = &layout.groups[*g];
-                    let (description, schema, hints) =
-                        routing::group_tool(group, &discriminator, &infos);
-                    Some(Tool::new(name.clone(), description, schema).annotate(annotations(&hints)))
+                    let (description, input_schema, hints) =
+                        group::group_tool(group, &discriminator, &infos)
+                            .map_err(BuildError::Exposure)?;
+                    tools.push(ToolSpec {
+                        name: name.clone(),
+                        title: None,
+                        description,
+                        input_schema,
+                        output_schema: None,
+                        hints: Some(hints),
+                    });
                 }
+                None => {}
+            }
+        }
+        let entries: Vec<ActionDescriptor> = infos
+            .into_iter()
+            .zip(layout.placements)
+            .zip(self.actions)
+            .zip(guards.actions)
+            .map(|(((info, p), handler), guards)| ActionDescriptor {
+                routed_tool: Arc::from(p.tool.as_str()),
+                info,
+                tool: p.tool,
+                discriminator: p.discriminator,
+                handler,
+                guards: Arc::new(guards),
             })
-            .collect();
-        let action_tools = descriptors
-            .iter()
-            .map(|d| Arc::from(d.tool.as_str()))
             .collect();
         let separator = match &self.exposure {
             Exposure::Flat { separator } => separator.as_str(),
@@ -324,7 +330,7 @@ impl ServerBuilder {
             .build(separator, self.internal.hide_messages, |id| {
                 self.states.contains(id)
             })?;
-        let contracts = contracts_of(&descriptors);
+        let contracts = contracts_of(&entries);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
             _ => None,
@@ -337,10 +343,7 @@ impl ServerBuilder {
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,
-                actions: self.actions,
-                infos,
-                descriptors,
-                action_tools,
+                entries,
                 tools,
                 tool_names: layout.tool_order,
                 routes: layout.routes,
@@ -349,30 +352,24 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 middleware: self.middleware.into(),
                 internal: self.internal,
-                guards,
+                group_guards: guards.groups,
                 catalog,
             }),
         })
     }
 }
 
-fn contracts_of(descriptors: &[ActionDescriptor]) -> Vec<ToolContract> {
-    descriptors
+fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
+    entries
         .iter()
         .map(|d| {
-            let h = &d.info.hints;
             let mut c = ToolContract::new(
                 d.info.name,
                 d.tool.clone(),
                 d.info.description.to_string(),
                 serde_json::Value::Object(d.info.input_schema.as_ref().clone()),
             )
-            .with_annotations(Annotations {
-                read_only: h.read_only,
-                destructive: h.destructive,
-                idempotent: h.idempotent,
-                open_world: h.open_world,
-            });
+            .with_annotations(d.info.hints);
             if let Some(why) = &d.info.deprecated {
                 c = c.with_deprecated(why.to_string());
             }
@@ -407,51 +404,19 @@ fn load_awareness(
     }
 }
 
-fn annotations(h: &crate::action::ActionHints) -> ToolAnnotations {
-    ToolAnnotations::from_raw(None, h.read_only, h.destructive, h.idempotent, h.open_world)
-}
-
-fn action_tool(name: &str, info: &ActionInfo) -> Tool {
+fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
     let description = match &info.deprecated {
         Some(why) => format!("DEPRECATED: {why}. {}", info.description),
         None => info.description.to_string(),
     };
-    let mut tool = Tool::new(name.to_owned(), description, info.input_schema.clone());
-    if !info.hints.is_empty() {
-        tool = tool.annotate(annotations(&info.hints));
+    ToolSpec {
+        name: name.to_owned(),
+        title: info.title.as_ref().map(|t| t.to_string()),
+        description,
+        input_schema: info.input_schema.clone(),
+        output_schema: info.output_schema.clone(),
+        hints: (!info.hints.is_empty()).then_some(info.hints),
     }
-    if let Some(title) = &info.title {
-        tool = tool.with_title(title.to_string());
-    }
-    if let Some(schema) = &info.output_schema {
-        tool = tool.with_raw_output_schema(schema.clone());
-    }
-    tool
-}
-
-struct Inner {
-    contracts: Vec<ToolContract>,
-    awareness: Option<ContractAwareness>,
-    lockfile: Option<PathBuf>,
-    name: String,
-    version: String,
-    instructions: Option<String>,
-    actions: Vec<Arc<dyn Erased>>,
-    infos: Vec<ActionInfo>,
-    descriptors: Vec<ActionDescriptor>,
-    /// Each action's MCP tool name, in registration order: the name a call routed to it
-    /// came by (a grouped tool's members share theirs).
-    action_tools: Vec<Arc<str>>,
-    tools: Vec<Tool>,
-    tool_names: Vec<String>,
-    routes: routing::Routes,
-    groups: Vec<Group>,
-    discriminator: String,
-    states: Arc<States>,
-    middleware: Arc<[Arc<dyn Middleware>]>,
-    internal: InternalErrors,
-    guards: guards::Guards,
-    catalog: Catalog,
 }
 
 /// A Fusion server: cheap to clone, shared by every connection.
@@ -483,7 +448,7 @@ impl Server {
 
     /// Every action, in registration order, with where it is exposed.
     pub fn actions(&self) -> &[ActionDescriptor] {
-        &self.inner.descriptors
+        &self.inner.entries
     }
 
     /// Every action's contract, as the lockfile records it.
@@ -517,27 +482,23 @@ impl Server {
         CallContext::new(name, exposed, self.inner.states.clone(), scope)
     }
 
-    /// The MCP tools, as `tools/list` answers them.
-    pub fn tools(&self) -> &[Tool] {
+    /// The tools `tools/list` answers, as plain data (the MCP bridge writes them as
+    /// [`Server::tools`]).
+    pub fn tool_specs(&self) -> &[ToolSpec] {
         &self.inner.tools
     }
 
     /// The concurrency guard of `action` now — calls running and waiting, and its limits —
     /// or `None` when the action is unknown or has no concurrency limit.
     pub fn guard_state(&self, action: &str) -> Option<GuardState> {
-        let i = self.inner.infos.iter().position(|i| i.name == action)?;
-        self.inner.guards.actions.get(i)?.state()
+        let entry = self.inner.entries.iter().find(|e| e.info.name == action)?;
+        entry.guards.state()
     }
 
     /// The concurrency guard of `group` (see [`ServerBuilder::group_concurrency`]) now, or
     /// `None` when the group has no limit.
     pub fn group_guard_state(&self, group: &str) -> Option<GuardState> {
-        self.inner.guards.groups.get(group).map(|g| g.state())
-    }
-
-    /// `tools/list` as JSON: `{"tools": [..]}`.
-    pub fn tools_json(&self) -> serde_json::Value {
-        serde_json::json!({ "tools": self.inner.tools })
+        self.inner.group_guards.get(group).map(|g| g.state())
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure

@@ -6,7 +6,9 @@
 //!    group's concurrency guards (`SERVER_BUSY` when running and queue are full). A refused
 //!    call is neither validated nor run;
 //! 3. **validate** — arguments → typed input, or `<validation_error>`;
-//! 4. **middleware → handler**, with panics caught, under the action's timeout (`TIMEOUT`);
+//! 4. **middleware → handler**, with panics caught, under the action's timeout (`TIMEOUT`).
+//!    An empty middleware chain is a direct call: the typed input goes straight to the
+//!    handler. Validation and panic handling are written once, for both;
 //! 5. **respond** — the outcome written for the model.
 //!
 //! Stages 2–5 race the request's cancellation token (MCP `notifications/cancelled`, or the
@@ -15,10 +17,9 @@
 //! written.
 
 use std::future::{Future, poll_fn};
-use std::marker::PhantomData;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::AssertUnwindSafe;
 use std::pin::pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -27,82 +28,17 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use super::context::{CallContext, RequestScope};
-use super::guards::{self, ActionGuards, Admission};
+use super::failure::InternalErrors;
+use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
+use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
-use super::{Inner, failure::InternalErrors};
-use crate::action::{ActionInfo, ActionOutput, HandlerOutcome, ToolAction};
+use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
+use crate::context::{CallContext, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard;
-use crate::input::{JsonObject, ToolInput};
+use crate::input::JsonObject;
 use crate::validation::{Issue, IssueKind, ValidationReport};
-
-/// A validated input waiting for its handler.
-pub(crate) type Invocation =
-    Box<dyn FnOnce(&CallContext) -> BoxFuture<'static, HandlerOutcome> + Send>;
-
-/// How far [`Erased::start`] got.
-pub(crate) enum Started {
-    /// Validated; the handler's future.
-    Running(BoxFuture<'static, HandlerOutcome>),
-    /// The arguments failed validation.
-    Invalid(ValidationReport),
-    /// Validation panicked.
-    ValidationPanicked,
-    /// The handler panicked before returning its future.
-    HandlerPanicked,
-}
-
-/// An action with its types erased.
-pub(crate) trait Erased: Send + Sync {
-    fn info(&self) -> &ActionInfo;
-    /// Validates, for the middleware chain: the handler is started later, by its end.
-    fn validate(&self, arguments: &Value) -> Result<Invocation, ValidationReport>;
-    /// Validates and starts the handler at once (no middleware), panics caught in both: the
-    /// typed input goes straight to the handler, unboxed.
-    fn start(&self, arguments: &Value, cx: &CallContext) -> Started;
-}
-
-pub(crate) struct Registered<A> {
-    info: OnceLock<ActionInfo>,
-    _action: PhantomData<fn() -> A>,
-}
-
-impl<A: ToolAction> Registered<A> {
-    pub(crate) fn new() -> Self {
-        Registered {
-            info: OnceLock::new(),
-            _action: PhantomData,
-        }
-    }
-}
-
-impl<A: ToolAction> Erased for Registered<A> {
-    fn info(&self) -> &ActionInfo {
-        self.info.get_or_init(A::info)
-    }
-
-    fn validate(&self, arguments: &Value) -> Result<Invocation, ValidationReport> {
-        let input = <A::Input as ToolInput>::from_arguments(arguments)?;
-        Ok(Box::new(move |cx: &CallContext| A::call(input, cx)))
-    }
-
-    fn start(&self, arguments: &Value, cx: &CallContext) -> Started {
-        let validated = catch_unwind(AssertUnwindSafe(|| {
-            <A::Input as ToolInput>::from_arguments(arguments)
-        }));
-        let input = match validated {
-            Ok(Ok(input)) => input,
-            Ok(Err(report)) => return Started::Invalid(report),
-            Err(_) => return Started::ValidationPanicked,
-        };
-        match catch_unwind(AssertUnwindSafe(|| A::call(input, cx))) {
-            Ok(handler) => Started::Running(handler),
-            Err(_) => Started::HandlerPanicked,
-        }
-    }
-}
 
 /// The whole pipeline for one call.
 pub(crate) async fn call(
@@ -123,12 +59,13 @@ pub(crate) async fn call(
             return ToolResponse::error(e);
         }
     };
-    let info = inner.actions[index].info();
-    let response = match run_action(inner, index, arguments, scope).await {
+    let entry = &inner.entries[index];
+    let info = &entry.info;
+    let response = match run_action(inner, entry, arguments, scope).await {
         Some(response) => response,
         None => {
             tracing::info!(tool, action = info.name, "call cancelled by the client");
-            ToolResponse::error(guards::cancelled(info.name))
+            ToolResponse::error(limits::cancelled(info.name))
         }
     };
     // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
@@ -152,8 +89,9 @@ fn route(
         Some(Route::Action(i)) => Ok((*i, arguments)),
         Some(Route::Group(g)) => {
             let group = &inner.groups[*g];
-            let i =
-                routing::pick_member(group, &inner.discriminator, &mut arguments, &inner.infos)?;
+            let i = routing::pick_member(group, &inner.discriminator, &mut arguments, |i| {
+                &inner.entries[i].info
+            })?;
             Ok((i, arguments))
         }
         None => Err(routing::unknown_tool(tool, &inner.tool_names)),
@@ -204,13 +142,12 @@ async fn unless_cancelled<F: Future>(token: &CancellationToken, fut: F) -> Optio
 /// Stages 2–5 for a routed call; `None` when the client cancelled it.
 async fn run_action(
     inner: &Inner,
-    index: usize,
+    entry: &ActionDescriptor,
     arguments: JsonObject,
     scope: RequestScope,
 ) -> Option<ToolResponse> {
-    let action = &inner.actions[index];
-    let info = action.info();
-    let guards = &inner.guards.actions[index];
+    let info = &entry.info;
+    let guards = &*entry.guards;
     if scope.cancellation.is_cancelled() {
         return None;
     }
@@ -223,51 +160,45 @@ async fn run_action(
         }
     };
     let internal = inner.internal;
-    let tool = inner.action_tools[index].clone();
+    let cx = CallContext::new(
+        info.name,
+        entry.routed_tool.clone(),
+        inner.states.clone(),
+        scope,
+    );
     // Validated from a reference, then moved on to middleware: the arguments are never copied.
     let arguments = Value::Object(arguments);
-    if inner.middleware.is_empty() {
-        // No chain to build: validation hands the typed input straight to the handler.
-        let cx = CallContext::new(info.name, tool, inner.states.clone(), scope);
-        let started = action.start(&arguments, &cx);
-        drop(arguments);
-        let handler = match started {
-            Started::Running(handler) => handler,
-            Started::Invalid(report) => return Some(invalid(inner, info, &report)),
-            Started::ValidationPanicked => {
-                tracing::error!(action = info.name, "input validation panicked");
-                return Some(ToolResponse::error(internal.panic_envelope(info.name)));
-            }
-            Started::HandlerPanicked => return Some(handler_panicked(info, internal)),
-        };
-        let run = AssertUnwindSafe(async move { respond(info, handler.await, internal) });
-        return finish(info, guards.timeout, internal, &cx, run.catch_unwind()).await;
-    }
-    let validated = catch_unwind(AssertUnwindSafe(|| action.validate(&arguments)));
-    let invocation = match validated {
-        Ok(Ok(inv)) => inv,
-        Ok(Err(report)) => return Some(invalid(inner, info, &report)),
-        Err(_) => {
-            tracing::error!(action = info.name, "input validation panicked");
-            return Some(ToolResponse::error(internal.panic_envelope(info.name)));
+    let chained = !inner.middleware.is_empty();
+    match entry.handler.start(&arguments, &cx, chained) {
+        Started::Running(handler) => {
+            drop(arguments);
+            let run = AssertUnwindSafe(async move { respond(info, handler.await, internal) });
+            finish(info, guards.timeout, internal, &cx, run.catch_unwind()).await
         }
-    };
-    let cx = CallContext::new(info.name, tool, inner.states.clone(), scope);
-    let endpoint_action = Arc::clone(action);
-    let endpoint = Box::new(
-        move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
-            let fut = invocation(req.context());
-            Box::pin(async move { respond(endpoint_action.info(), fut.await, internal) })
-        },
-    );
-    let next = Next::new(inner.middleware.clone(), internal, endpoint);
-    let arguments = match arguments {
-        Value::Object(map) => map,
-        _ => JsonObject::new(),
-    };
-    let request = CallRequest::new(cx.clone(), Arc::new(arguments));
-    let run = AssertUnwindSafe(next.run(request)).catch_unwind();
-    finish(info, guards.timeout, internal, &cx, run).await
+        Started::Chained(invocation) => {
+            let handler = Arc::clone(&entry.handler);
+            let endpoint = Box::new(
+                move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
+                    let fut = invocation(req.context());
+                    Box::pin(async move { respond(handler.info(), fut.await, internal) })
+                },
+            );
+            let next = Next::new(inner.middleware.clone(), internal, endpoint);
+            let arguments = match arguments {
+                Value::Object(map) => map,
+                _ => JsonObject::new(),
+            };
+            let request = CallRequest::new(cx.clone(), Arc::new(arguments));
+            let run = AssertUnwindSafe(next.run(request)).catch_unwind();
+            finish(info, guards.timeout, internal, &cx, run).await
+        }
+        Started::Invalid(report) => Some(invalid(inner, info, &report)),
+        Started::ValidationPanicked => {
+            tracing::error!(action = info.name, "input validation panicked");
+            Some(ToolResponse::error(internal.panic_envelope(info.name)))
+        }
+        Started::HandlerPanicked => Some(handler_panicked(info, internal)),
+    }
 }
 
 /// Stage 4's end: the middleware and handler under the timeout, their panics caught, raced

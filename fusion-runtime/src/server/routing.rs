@@ -6,11 +6,10 @@
 //! prefix (`billing`) whose `action` discriminator names the action (`get_invoice`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::action::{ActionHints, ActionInfo};
+use crate::action::ActionInfo;
 use crate::envelope::{ToolError, codes};
 use crate::input::JsonObject;
 use crate::validation::{closest, describe_sent};
@@ -271,18 +270,18 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
 
 /// Picks a group member for a call: the discriminator's value, or an envelope saying what
 /// is wrong with it.
-pub(crate) fn pick_member(
+pub(crate) fn pick_member<'a>(
     group: &Group,
     discriminator: &str,
     arguments: &mut JsonObject,
-    infos: &[ActionInfo],
+    info_of: impl Fn(usize) -> &'a ActionInfo,
 ) -> Result<usize, ToolError> {
     let values = || group.members.iter().map(|(v, _)| v.clone());
     let sent = arguments.remove(discriminator);
     let requested = match sent {
         Some(Value::String(s)) => s,
         other => {
-            let near = guess_from_arguments(group, arguments, infos);
+            let near = guess_from_arguments(group, arguments, info_of);
             let problem = match other {
                 None => format!(
                     "The {} tool needs '{discriminator}' to say which action to run",
@@ -360,10 +359,10 @@ pub(crate) fn pick_member(
 /// The member whose input properties cover most of the keys sent (none when no key matches).
 /// The keys sent are looked up by each member's properties, not the other way round: the cost
 /// does not grow with the number of keys sent.
-fn guess_from_arguments<'g>(
+fn guess_from_arguments<'g, 'a>(
     group: &'g Group,
     arguments: &JsonObject,
-    infos: &[ActionInfo],
+    info_of: impl Fn(usize) -> &'a ActionInfo,
 ) -> Option<&'g str> {
     if arguments.is_empty() {
         return None;
@@ -372,7 +371,7 @@ fn guess_from_arguments<'g>(
         .members
         .iter()
         .map(|(v, i)| {
-            let props = infos[*i]
+            let props = info_of(*i)
                 .input_schema
                 .get("properties")
                 .and_then(Value::as_object);
@@ -387,94 +386,13 @@ fn guess_from_arguments<'g>(
         .map(|(_, _, v)| v)
 }
 
-/// The description and input schema of a grouped tool.
-pub(crate) fn group_tool(
-    group: &Group,
-    discriminator: &str,
-    infos: &[ActionInfo],
-) -> (String, Arc<JsonObject>, ActionHints) {
-    let mut description = format!(
-        "{} actions. Set '{discriminator}' to the action to run, and give that action's fields:",
-        group.tool
-    );
-    let mut properties = JsonObject::new();
-    let mut defs = JsonObject::new();
-    let mut schema_uri = None;
-    let values: Vec<Value> = group
-        .members
-        .iter()
-        .map(|(v, _)| Value::String(v.clone()))
-        .collect();
-    properties.insert(
-        discriminator.to_owned(),
-        json!({"type": "string", "enum": values, "description": "The action to run"}),
-    );
-    let mut hints = ActionHints {
-        read_only: Some(true),
-        destructive: Some(false),
-        idempotent: Some(true),
-        open_world: Some(false),
-    };
-    for (value, i) in &group.members {
-        let info = &infos[*i];
-        let summary = info.description.lines().next().unwrap_or("").trim();
-        description.push_str(&format!("\n- {value}: {summary}"));
-        if let Some(why) = &info.deprecated {
-            description.push_str(&format!(" (deprecated: {why})"));
-        }
-        let schema = &info.input_schema;
-        if schema_uri.is_none() {
-            schema_uri = schema.get("$schema").cloned();
-        }
-        if let Some(Value::Object(props)) = schema.get("properties") {
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut fields = Vec::new();
-            for (k, v) in props {
-                fields.push(if required.contains(&k.as_str()) {
-                    format!("{k} (required)")
-                } else {
-                    k.clone()
-                });
-                properties.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-            if !fields.is_empty() {
-                description.push_str(&format!(" Fields: {}.", fields.join(", ")));
-            }
-        }
-        for key in ["$defs", "definitions"] {
-            if let Some(Value::Object(d)) = schema.get(key) {
-                for (k, v) in d {
-                    defs.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-            }
-        }
-        let h = info.hints;
-        hints.read_only = Some(hints.read_only == Some(true) && h.read_only == Some(true));
-        hints.destructive = Some(hints.destructive == Some(true) || h.destructive == Some(true));
-        hints.idempotent = Some(hints.idempotent == Some(true) && h.idempotent == Some(true));
-        hints.open_world = Some(hints.open_world == Some(true) || h.open_world == Some(true));
-    }
-    let mut schema = JsonObject::new();
-    if let Some(uri) = schema_uri {
-        schema.insert("$schema".into(), uri);
-    }
-    schema.insert("type".into(), json!("object"));
-    schema.insert("properties".into(), Value::Object(properties));
-    schema.insert("required".into(), json!([discriminator]));
-    if !defs.is_empty() {
-        schema.insert("$defs".into(), Value::Object(defs));
-    }
-    (description, Arc::new(schema), hints)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::ActionHints;
+    use serde_json::json;
     use std::borrow::Cow;
+    use std::sync::Arc;
 
     fn info(name: &'static str, props: &[&str], hints: ActionHints) -> ActionInfo {
         let properties: JsonObject = props
@@ -550,7 +468,7 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let e = pick_member(&grouped.groups[0], "action", &mut args, &infos)
+        let e = pick_member(&grouped.groups[0], "action", &mut args, |i| &infos[i])
             .err()
             .unwrap_or_else(|| panic!("expected an error"));
         assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);
@@ -559,41 +477,17 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let e = pick_member(&grouped.groups[0], "action", &mut wrong_type, &infos).err();
+        let e = pick_member(&grouped.groups[0], "action", &mut wrong_type, |i| &infos[i]).err();
         assert!(e.is_some_and(|e| e.message().contains("to be a string")));
         let mut ok = json!({"action": "get_invoice", "id": "x"})
             .as_object()
             .cloned()
             .unwrap_or_default();
         assert_eq!(
-            pick_member(&grouped.groups[0], "action", &mut ok, &infos).ok(),
+            pick_member(&grouped.groups[0], "action", &mut ok, |i| &infos[i]).ok(),
             Some(0)
         );
         assert!(!ok.contains_key("action"), "the discriminator is removed");
-    }
-
-    #[test]
-    fn grouped_tools_merge_schemas_and_hints() {
-        let infos = infos();
-        let grouped = layout(
-            &infos,
-            &Exposure::Grouped {
-                discriminator: "op".into(),
-            },
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        let (description, schema, hints) = group_tool(&grouped.groups[0], "op", &infos);
-        assert!(description.contains("- get_invoice: Does a thing. Fields: id (required)."));
-        assert_eq!(schema["required"], json!(["op"]));
-        let props = schema["properties"]
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        let keys: Vec<&str> = props.keys().map(String::as_str).collect();
-        for k in ["op", "id", "invoice_id", "email"] {
-            assert!(keys.contains(&k), "{k}");
-        }
-        assert_eq!(hints.read_only, Some(false), "one member writes");
     }
 
     #[test]
@@ -648,7 +542,7 @@ mod tests {
             "action".into(),
             Value::String("get_invoicx".repeat(100_000)),
         );
-        let e = pick_member(&grouped.groups[0], "action", &mut long, &infos)
+        let e = pick_member(&grouped.groups[0], "action", &mut long, |i| &infos[i])
             .err()
             .unwrap_or_else(|| panic!("expected an error"));
         assert_eq!(e.code(), &codes::UNKNOWN_ACTION);
@@ -659,7 +553,7 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        let e = pick_member(&grouped.groups[0], "action", &mut typo, &infos).err();
+        let e = pick_member(&grouped.groups[0], "action", &mut typo, |i| &infos[i]).err();
         assert_eq!(
             e.as_ref().and_then(|e| e.detail_value("closest")),
             Some("get_invoice")
@@ -669,7 +563,7 @@ mod tests {
             .map(|i| (format!("k{i}"), Value::from(i)))
             .collect();
         object.insert("action".into(), Value::Object(big));
-        let e = pick_member(&grouped.groups[0], "action", &mut object, &infos)
+        let e = pick_member(&grouped.groups[0], "action", &mut object, |i| &infos[i])
             .err()
             .unwrap_or_else(|| panic!("expected an error"));
         assert_eq!(e.code(), &codes::MISSING_DISCRIMINATOR);

@@ -4,26 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::walk::{Walker, capitalized, join_field, subject};
+use super::walk::{Change, Walker, capitalized, join_field, subject};
 use super::{DeltaSeverity, json};
 use crate::schema::without_annotations;
 
 use DeltaSeverity::{Cosmetic, Risky, Safe};
-
-/// One keyword that differs between two object schemas at the same place.
-pub(super) struct Change<'a> {
-    pub keyword: &'a str,
-    pub old: Option<&'a Value>,
-    pub new: Option<&'a Value>,
-    /// The two schemas holding it.
-    pub old_schema: &'a Map<String, Value>,
-    pub new_schema: &'a Map<String, Value>,
-    /// The dotted field path (`""` for the input itself).
-    pub field: &'a str,
-    pub depth: usize,
-}
 
 /// What a change of a keyword means.
 enum Effect {

@@ -1,12 +1,12 @@
 //! The diff engine: every change between two sets of contracts, classified.
 //!
-//! [`actions`] compares what an agent reads about an action (tool name, description,
+//! [`metadata`] compares what an agent reads about an action (tool name, description,
 //! deprecation, hints) from a table; [`walk`] walks the two input schemas side by side,
 //! following `$ref`s through [`crate::schema`]; [`keywords`] says, one row per JSON Schema
 //! keyword, what a change of it means and in which words.
 
-mod actions;
 mod keywords;
+mod metadata;
 mod walk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -221,8 +221,8 @@ fn json(v: &Value) -> String {
 }
 
 fn compare_actions(old: &ToolContract, new: &ToolContract, renamed: bool, out: &mut Vec<Delta>) {
-    actions::compare(old, new, renamed, out);
-    walk::compare_inputs(old, new, out);
+    metadata::compare(old, new, renamed, out);
+    walk::compare_inputs(old, new, keywords::compare, out);
 }
 
 /// `template` with each `{name}` of `vars` replaced by its value, in one pass: a value is

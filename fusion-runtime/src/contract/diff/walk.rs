@@ -1,21 +1,45 @@
 //! The two input schemas walked side by side: each subschema pair resolved through its `$ref`s,
-//! each keyword handed to its row in [`super::keywords`], properties matched by name (and by
-//! schema, for renames).
+//! each keyword handed to the keyword table the walk is given (`super::keywords::compare`),
+//! properties matched by name (and by schema, for renames). The walk knows no keyword's
+//! meaning, so the table can call back into it without the two files naming each other.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::keywords::{self, Change};
 use super::{Delta, DeltaSeverity, ToolContract, json, json_str, unique_pairs};
 use crate::schema::{has_ref, resolve_overlaid};
 
 /// Nesting followed before the walk stops.
 const MAX_DEPTH: usize = 64;
 
-/// The deltas of the input schemas of `old` and `new`.
-pub(super) fn compare_inputs(old: &ToolContract, new: &ToolContract, out: &mut Vec<Delta>) {
+/// How a keyword's change is judged: one row of the keyword table, given the walker to
+/// report to and recurse with.
+pub(super) type Compare = fn(&mut Walker<'_>, &Change<'_>);
+
+/// One keyword that differs between two object schemas at the same place.
+pub(super) struct Change<'a> {
+    pub keyword: &'a str,
+    pub old: Option<&'a Value>,
+    pub new: Option<&'a Value>,
+    /// The two schemas holding it.
+    pub old_schema: &'a Map<String, Value>,
+    pub new_schema: &'a Map<String, Value>,
+    /// The dotted field path (`""` for the input itself).
+    pub field: &'a str,
+    pub depth: usize,
+}
+
+/// The deltas of the input schemas of `old` and `new`, each keyword's change judged by
+/// `compare`.
+pub(super) fn compare_inputs(
+    old: &ToolContract,
+    new: &ToolContract,
+    compare: Compare,
+    out: &mut Vec<Delta>,
+) {
     let mut walker = Walker {
+        compare,
         old_root: &old.input_schema,
         new_root: &new.input_schema,
         action: &new.action,
@@ -28,6 +52,7 @@ pub(super) fn compare_inputs(old: &ToolContract, new: &ToolContract, out: &mut V
 }
 
 pub(super) struct Walker<'a> {
+    compare: Compare,
     old_root: &'a Value,
     new_root: &'a Value,
     action: &'a str,
@@ -192,7 +217,7 @@ impl Walker<'_> {
                 field,
                 depth,
             };
-            keywords::compare(self, &change);
+            (self.compare)(self, &change);
         }
         if !self.same(o.get("properties"), n.get("properties"))
             || o.get("required") != n.get("required")

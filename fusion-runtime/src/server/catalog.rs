@@ -21,7 +21,9 @@ use crate::prompt::{PromptAction, PromptInfo, PromptOutcome, PromptReply};
 use crate::resource::{
     ResourceAction, ResourceContent, ResourceInfo, ResourceOutcome, TemplateError, UriTemplate,
 };
-use crate::server::{CallContext, INTERNAL_RECOVERY, RequestScope, Server};
+use super::Server;
+use crate::context::{CallContext, RequestScope};
+use super::failure::INTERNAL_RECOVERY;
 use crate::validation::{MAX_FIELD_LINES, MAX_LISTED, ValidationReport, closest, quote_str};
 
 /// The longest URI a read or a subscription looks up, in bytes; longer ones are not found.

@@ -9,47 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::context::RequestScope;
 use crate::action::ActionInfo;
+use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ToolError, error};
 use crate::guard::{
     ActivePermit, ConcurrencyGuard, ConcurrencyLimit, GuardState, RateLimit, RateLimiterGuard,
 };
-
-/// Who a per-client rate limit ([`RateLimit::per_client`]) counts a call against: never
-/// something the client picks.
-///
-/// Worked out from the call's [`RequestScope`], first match wins:
-///
-/// 1. a `ClientKey` in the scope's `extensions`. Over streamable HTTP the transport always
-///    puts one there: the embedding code's, when a layer around
-///    [`http_router`](crate::mcp::http_router) inserted a `ClientKey` into the HTTP request's
-///    extensions (the hook for an authentication layer that knows the principal); else the
-///    peer's IP address (`ip:203.0.113.7`; an IPv6 peer by its /64), or the address a
-///    trusted reverse proxy forwarded ([`HttpOptions::trust_proxy`](crate::mcp::HttpOptions::trust_proxy)).
-///    An `mcp-session-id` never makes a new client, stateful or stateless;
-/// 2. any other transport with a peer (stdio serves one client per process): `connection`;
-/// 3. in-process calls with no peer: `local`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ClientKey(pub String);
-
-impl ClientKey {
-    /// A key set by the embedding code.
-    pub fn new(key: impl Into<String>) -> Self {
-        ClientKey(key.into())
-    }
-
-    /// The key of the call in `scope` (see the type's documentation for the order).
-    pub fn of(scope: &RequestScope) -> ClientKey {
-        if let Some(key) = scope.extensions.get::<ClientKey>() {
-            return key.clone();
-        }
-        if scope.peer.is_some() {
-            return ClientKey("connection".to_owned());
-        }
-        ClientKey("local".to_owned())
-    }
-}
 
 /// The builder's guard overrides, by action or group name.
 #[derive(Default)]

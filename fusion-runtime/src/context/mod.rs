@@ -1,5 +1,17 @@
-//! What a handler and middleware know about the call they serve: shared state, the request's
-//! cancellation token, the MCP peer and the progress token.
+//! What a call carries, below both the actions that run and the server that routes them:
+//! shared state, who is calling ([`ClientKey`]), the request's cancellation, and the sinks a
+//! handler reports progress and log messages to ([`Notifier`], which the MCP bridge
+//! implements over its connection).
+//!
+//! Progress and log messages are best effort. A call made in-process has no client to tell; a
+//! client that sent no progress token gets no progress; a log message below the level the
+//! client set with `logging/setLevel` ([`DEFAULT_LOG_LEVEL`] until it sets one) is dropped.
+//! None of this is an error for the handler: each method returns whether a notification went
+//! out.
+
+mod log;
+
+pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
@@ -7,15 +19,12 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use rmcp::model::{Extensions, ProgressToken};
-use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer};
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use super::notify::{LogLevel, LogThreshold};
 use crate::envelope::{ToolError, codes};
 
-/// The shared states registered with [`ServerBuilder::state`](super::ServerBuilder::state),
+/// The shared states registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state),
 /// one value per type.
 #[derive(Clone, Default)]
 pub(crate) struct States {
@@ -64,49 +73,88 @@ impl StateRequirement {
     }
 }
 
+/// Where a notification of a call goes: the client's connection. The MCP bridge implements
+/// it over its peer (`mcp`); a call made in-process has none.
+pub trait Notifier: Send + Sync + 'static {
+    /// Whether the request carried a progress token (progress can be reported at all).
+    fn has_progress_token(&self) -> bool;
+
+    /// Sends `notifications/progress` with the request's progress token. `Err` holds why it
+    /// was not sent.
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, Result<(), String>>;
+
+    /// Sends `notifications/message` at `level` from `logger`. `Err` holds why it was not
+    /// sent.
+    fn log(
+        &self,
+        level: LogLevel,
+        logger: &'static str,
+        data: serde_json::Value,
+    ) -> BoxFuture<'static, Result<(), String>>;
+}
+
+/// Who a per-client rate limit ([`RateLimit::per_client`](crate::guard::RateLimit::per_client))
+/// counts a call against: never something the client picks.
+///
+/// Worked out from the call's [`RequestScope`], first match wins:
+///
+/// 1. the scope's `client`. Over streamable HTTP the transport always sets it: the embedding
+///    code's, when a layer around [`http_router`](crate::mcp::http_router) inserted a
+///    `ClientKey` into the HTTP request's extensions (the hook for an authentication layer
+///    that knows the principal); else the peer's IP address (`ip:203.0.113.7`; an IPv6 peer
+///    by its /64), or the address a trusted reverse proxy forwarded
+///    ([`HttpOptions::trust_proxy`](crate::mcp::HttpOptions::trust_proxy)). An
+///    `mcp-session-id` never makes a new client, stateful or stateless;
+/// 2. any other transport with a connection (stdio serves one client per process):
+///    `connection`;
+/// 3. in-process calls with no connection: `local`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientKey(pub String);
+
+impl ClientKey {
+    /// A key set by the embedding code.
+    pub fn new(key: impl Into<String>) -> Self {
+        ClientKey(key.into())
+    }
+
+    /// The key of the call in `scope` (see the type's documentation for the order).
+    pub fn of(scope: &RequestScope) -> ClientKey {
+        if let Some(key) = &scope.client {
+            return key.clone();
+        }
+        if scope.notifier.is_some() {
+            return ClientKey("connection".to_owned());
+        }
+        ClientKey("local".to_owned())
+    }
+}
+
 /// Where a call comes from: the transport-level facts of one request.
 ///
-/// The MCP bridge fills it from rmcp's request context; a call made in-process (the `call`
-/// command, tests) uses [`RequestScope::detached`].
+/// The MCP bridge fills it from its request ([`mcp::request_scope`](crate::mcp::request_scope));
+/// a call made in-process (the `call` command, tests) uses [`RequestScope::detached`].
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct RequestScope {
     /// Cancelled when the client cancels the request or the connection closes.
     pub cancellation: CancellationToken,
-    /// The client, to send it notifications (progress, logs). `None` in-process.
-    pub peer: Option<Peer<RoleServer>>,
-    /// The progress token the client sent with the request, if any.
-    pub progress_token: Option<ProgressToken>,
-    /// Transport extensions (over HTTP: the request's `http::request::Parts`).
-    pub extensions: Extensions,
+    /// Who is calling, when the transport knows (see [`ClientKey`]).
+    pub client: Option<ClientKey>,
+    /// The client's connection, for notifications (progress, logs). `None` in-process.
+    pub notifier: Option<Arc<dyn Notifier>>,
     /// The lowest log level the client's session asked for (`logging/setLevel`).
     pub log_threshold: LogThreshold,
 }
 
 impl RequestScope {
-    /// A scope with no peer: for in-process calls.
+    /// A scope with no connection: for in-process calls.
     pub fn detached() -> Self {
         RequestScope::default()
-    }
-
-    /// The scope of an rmcp request.
-    pub fn from_rmcp(cx: &RequestContext<RoleServer>) -> Self {
-        Self::from_rmcp_in_session(cx, LogThreshold::default())
-    }
-
-    /// The scope of an rmcp request in a session whose log threshold is `log_threshold` (one
-    /// allocation fewer per request than `from_rmcp(..).with_log_threshold(..)`).
-    pub(crate) fn from_rmcp_in_session(
-        cx: &RequestContext<RoleServer>,
-        log_threshold: LogThreshold,
-    ) -> Self {
-        RequestScope {
-            cancellation: cx.ct.clone(),
-            peer: Some(cx.peer.clone()),
-            progress_token: cx.meta.get_progress_token(),
-            extensions: cx.extensions.clone(),
-            log_threshold,
-        }
     }
 
     /// The same scope, filtering log messages with the session's `threshold`.
@@ -120,8 +168,15 @@ impl fmt::Debug for RequestScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestScope")
             .field("cancelled", &self.cancellation.is_cancelled())
-            .field("peer", &self.peer.is_some())
-            .field("progress_token", &self.progress_token)
+            .field("client", &self.client)
+            .field("connected", &self.notifier.is_some())
+            .field(
+                "progress_token",
+                &self
+                    .notifier
+                    .as_ref()
+                    .is_some_and(|n| n.has_progress_token()),
+            )
             .field("log_threshold", &self.log_threshold.get())
             .finish()
     }
@@ -186,6 +241,61 @@ impl CallContext {
     }
 }
 
+impl CallContext {
+    /// Reports progress to the client: a `notifications/progress` carrying the request's
+    /// progress token. `progress` should grow with every call; `total` is the value it will
+    /// reach, when known.
+    ///
+    /// Returns `true` when the notification was sent; `false` when the client sent no
+    /// progress token, the call is in-process, or the connection is gone.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        let Some(notifier) = &self.scope().notifier else {
+            return false;
+        };
+        if !notifier.has_progress_token() {
+            return false;
+        }
+        match notifier
+            .progress(progress, total, message.map(str::to_owned))
+            .await
+        {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!(action = self.action(), error = %e, "progress not sent");
+                false
+            }
+        }
+    }
+
+    /// Whether a log message at `level` would be sent: there is a client, and it asked for
+    /// this level or a lower one.
+    pub fn log_enabled(&self, level: LogLevel) -> bool {
+        let scope = self.scope();
+        scope.notifier.is_some() && scope.log_threshold.allows(level)
+    }
+
+    /// Sends a log message to the client (`notifications/message`), with the action's name
+    /// as the logger. `data` is any JSON: a string, or an object with details.
+    ///
+    /// Returns `true` when it was sent; `false` when it is below the session's level (see
+    /// [`DEFAULT_LOG_LEVEL`]), the call is in-process, or the connection is gone.
+    pub async fn log(&self, level: LogLevel, data: impl Into<serde_json::Value>) -> bool {
+        if !self.log_enabled(level) {
+            return false;
+        }
+        let Some(notifier) = &self.scope().notifier else {
+            return false;
+        };
+        match notifier.log(level, self.action(), data.into()).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!(action = self.action(), error = %e, "log message not sent");
+                false
+            }
+        }
+    }
+}
+
 impl fmt::Debug for CallContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallContext")
@@ -199,7 +309,7 @@ impl fmt::Debug for CallContext {
 /// A handler's context parameter: the shared state `S` and the call's request scope.
 ///
 /// Take it as the second parameter of a `#[tool_action]` function; register the state with
-/// [`ServerBuilder::state`](super::ServerBuilder::state). `Context<()>` (the default) needs no
+/// [`ServerBuilder::state`](crate::server::ServerBuilder::state). `Context<()>` (the default) needs no
 /// state. It dereferences to `S`.
 ///
 /// ```text
@@ -245,14 +355,13 @@ impl<S> Context<S> {
         self.call.cancellation_token().is_cancelled()
     }
 
-    /// The client connection, for notifications; `None` for in-process calls.
-    pub fn peer(&self) -> Option<&Peer<RoleServer>> {
-        self.call.scope().peer.as_ref()
-    }
-
-    /// The progress token the client sent, if any.
-    pub fn progress_token(&self) -> Option<&ProgressToken> {
-        self.call.scope().progress_token.as_ref()
+    /// Whether the client asked for progress (sent a progress token); `false` in-process.
+    pub fn wants_progress(&self) -> bool {
+        self.call
+            .scope()
+            .notifier
+            .as_ref()
+            .is_some_and(|n| n.has_progress_token())
     }
 
     /// Reports progress (`notifications/progress` with the request's progress token), so
@@ -386,5 +495,18 @@ mod tests {
             <Context<Store> as FromCallContext>::requirement().map(|r| r.type_id),
             Some(TypeId::of::<Store>())
         );
+    }
+
+    #[tokio::test]
+    async fn in_process_calls_send_nothing() {
+        let cx = CallContext::new(
+            "a.b",
+            "a_b".into(),
+            Default::default(),
+            RequestScope::detached(),
+        );
+        assert!(!cx.progress(1.0, Some(2.0), None).await);
+        assert!(!cx.log_enabled(LogLevel::Emergency));
+        assert!(!cx.log(LogLevel::Emergency, "x").await);
     }
 }

@@ -1,0 +1,151 @@
+//! What the pipeline learns of an rmcp request: its [`RequestScope`] — cancellation, who is
+//! calling, and a [`Notifier`] that sends progress and log messages over the request's
+//! connection.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+#[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+
+use crate::context::{ClientKey, LogLevel, LogThreshold, Notifier, RequestScope};
+
+/// The scope of an rmcp request, with the default log threshold.
+pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {
+    request_scope_in_session(cx, LogThreshold::default())
+}
+
+/// The scope of an rmcp request in a session whose log threshold is `log_threshold`. Over
+/// HTTP, the client is the one the request layer worked out (see `identity`), or one key for
+/// every HTTP caller when the router is served without it; over other transports the
+/// connection is the client.
+pub(crate) fn request_scope_in_session(
+    cx: &RequestContext<RoleServer>,
+    log_threshold: LogThreshold,
+) -> RequestScope {
+    let client = cx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .map(http_client_key);
+    RequestScope {
+        cancellation: cx.ct.clone(),
+        client,
+        notifier: Some(Arc::new(PeerNotifier {
+            peer: cx.peer.clone(),
+            progress_token: cx.meta.get_progress_token(),
+        })),
+        log_threshold,
+    }
+}
+
+/// Who the client of an HTTP request is: the key the request layer worked out (see
+/// `identity`), or one key for every HTTP caller when the router is served without it.
+pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
+    parts
+        .extensions
+        .get::<ClientKey>()
+        .cloned()
+        .unwrap_or_else(|| ClientKey::new("http"))
+}
+
+/// Notifications over an rmcp peer, with the request's progress token.
+struct PeerNotifier {
+    peer: Peer<RoleServer>,
+    progress_token: Option<ProgressToken>,
+}
+
+impl Notifier for PeerNotifier {
+    fn has_progress_token(&self) -> bool {
+        self.progress_token.is_some()
+    }
+
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let Some(token) = self.progress_token.clone() else {
+            return Box::pin(async { Err("the client sent no progress token".to_owned()) });
+        };
+        let mut param = ProgressNotificationParam::new(token, progress);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
+        if let Some(message) = message {
+            param = param.with_message(message);
+        }
+        let peer = self.peer.clone();
+        Box::pin(async move { peer.notify_progress(param).await.map_err(|e| e.to_string()) })
+    }
+
+    #[allow(deprecated)]
+    fn log(
+        &self,
+        level: LogLevel,
+        logger: &'static str,
+        data: serde_json::Value,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let param = LoggingMessageNotificationParam::new(to_rmcp(level), data).with_logger(logger);
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            peer.notify_logging_message(param)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
+/// The rmcp level of `level`.
+#[allow(deprecated)]
+pub(crate) fn to_rmcp(level: LogLevel) -> LoggingLevel {
+    match level {
+        LogLevel::Debug => LoggingLevel::Debug,
+        LogLevel::Info => LoggingLevel::Info,
+        LogLevel::Notice => LoggingLevel::Notice,
+        LogLevel::Warning => LoggingLevel::Warning,
+        LogLevel::Error => LoggingLevel::Error,
+        LogLevel::Critical => LoggingLevel::Critical,
+        LogLevel::Alert => LoggingLevel::Alert,
+        LogLevel::Emergency => LoggingLevel::Emergency,
+    }
+}
+
+/// The level of an rmcp level.
+#[allow(deprecated)]
+pub(crate) fn from_rmcp(level: LoggingLevel) -> LogLevel {
+    match level {
+        LoggingLevel::Debug => LogLevel::Debug,
+        LoggingLevel::Info => LogLevel::Info,
+        LoggingLevel::Notice => LogLevel::Notice,
+        LoggingLevel::Warning => LogLevel::Warning,
+        LoggingLevel::Error => LogLevel::Error,
+        LoggingLevel::Critical => LogLevel::Critical,
+        LoggingLevel::Alert => LogLevel::Alert,
+        LoggingLevel::Emergency => LogLevel::Emergency,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_round_trip_through_rmcp() {
+        for level in [
+            LogLevel::Debug,
+            LogLevel::Info,
+            LogLevel::Notice,
+            LogLevel::Warning,
+            LogLevel::Error,
+            LogLevel::Critical,
+            LogLevel::Alert,
+            LogLevel::Emergency,
+        ] {
+            assert_eq!(from_rmcp(to_rmcp(level)), level);
+        }
+    }
+}

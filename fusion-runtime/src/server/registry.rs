@@ -1,0 +1,159 @@
+//! The registry a built server keeps: one [`ActionDescriptor`] per action (its metadata,
+//! handler and guards), the tools it is listed as, and the routes to them. Built by
+//! `ServerBuilder::build`, read by the pipeline on every call.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::failure::InternalErrors;
+use super::limits::ActionGuards;
+use super::middleware::Middleware;
+use super::routing::{Group, Routes};
+use crate::action::{ActionInfo, HandlerOutcome, Hints, ToolAction};
+use crate::context::{CallContext, States};
+use crate::contract::{ContractAwareness, ToolContract};
+use crate::guard::ConcurrencyGuard;
+use crate::input::{JsonObject, ToolInput};
+use crate::validation::ValidationReport;
+
+/// One registered action, as the server keeps and exposes it: its metadata, the MCP tool it
+/// is reached through and, in a grouped tool, its discriminator value — the plain data behind
+/// `tools/list`, the `tools` command and contract files — and, inside, its handler and guards.
+/// The server holds one entry per action.
+#[derive(Clone)]
+pub struct ActionDescriptor {
+    /// The action's metadata, with the limits in force.
+    pub info: ActionInfo,
+    /// The MCP tool name it is exposed as.
+    pub tool: String,
+    /// Its discriminator value, when exposed through a grouped tool.
+    pub discriminator: Option<String>,
+    /// The handler, its input type erased.
+    pub(crate) handler: Arc<dyn Erased>,
+    /// The admit stage's guards.
+    pub(crate) guards: Arc<ActionGuards>,
+    /// `tool`, shared with every call routed here.
+    pub(crate) routed_tool: Arc<str>,
+}
+
+impl fmt::Debug for ActionDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActionDescriptor")
+            .field("info", &self.info)
+            .field("tool", &self.tool)
+            .field("discriminator", &self.discriminator)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One MCP tool as `tools/list` shows it, before the MCP bridge writes it in the protocol's
+/// types: a flat action's tool, or a grouped tool standing for its members.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// Its human-readable title, if any.
+    pub title: Option<String>,
+    /// Its description (a deprecated action's starts with `DEPRECATED: `).
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Arc<JsonObject>,
+    /// The JSON Schema of its structured result, if any.
+    pub output_schema: Option<Arc<JsonObject>>,
+    /// Its annotations; `None` shows none.
+    pub hints: Option<Hints>,
+}
+
+/// A validated input waiting for its handler.
+pub(crate) type Invocation =
+    Box<dyn FnOnce(&CallContext) -> BoxFuture<'static, HandlerOutcome> + Send>;
+
+/// How far [`Erased::start`] got.
+pub(crate) enum Started {
+    /// Validated, no middleware: the handler's future, started.
+    Running(BoxFuture<'static, HandlerOutcome>),
+    /// Validated, with middleware: the handler, for the chain's end to start.
+    Chained(Invocation),
+    /// The arguments failed validation.
+    Invalid(ValidationReport),
+    /// Validation panicked.
+    ValidationPanicked,
+    /// The handler panicked before returning its future.
+    HandlerPanicked,
+}
+
+/// An action with its types erased.
+pub(crate) trait Erased: Send + Sync {
+    fn info(&self) -> &ActionInfo;
+    /// Stage 3 and the start of stage 4, panics caught in both: validates `arguments`, then
+    /// starts the handler on the typed input at once, unboxed — or, when `chained`, hands it
+    /// over for the middleware chain's end to start.
+    fn start(&self, arguments: &Value, cx: &CallContext, chained: bool) -> Started;
+}
+
+pub(crate) struct Registered<A> {
+    info: OnceLock<ActionInfo>,
+    _action: PhantomData<fn() -> A>,
+}
+
+impl<A: ToolAction> Registered<A> {
+    pub(crate) fn new() -> Self {
+        Registered {
+            info: OnceLock::new(),
+            _action: PhantomData,
+        }
+    }
+}
+
+impl<A: ToolAction> Erased for Registered<A> {
+    fn info(&self) -> &ActionInfo {
+        self.info.get_or_init(A::info)
+    }
+
+    fn start(&self, arguments: &Value, cx: &CallContext, chained: bool) -> Started {
+        let validated = catch_unwind(AssertUnwindSafe(|| {
+            <A::Input as ToolInput>::from_arguments(arguments)
+        }));
+        let input = match validated {
+            Ok(Ok(input)) => input,
+            Ok(Err(report)) => return Started::Invalid(report),
+            Err(_) => return Started::ValidationPanicked,
+        };
+        if chained {
+            return Started::Chained(Box::new(move |cx: &CallContext| A::call(input, cx)));
+        }
+        match catch_unwind(AssertUnwindSafe(|| A::call(input, cx))) {
+            Ok(handler) => Started::Running(handler),
+            Err(_) => Started::HandlerPanicked,
+        }
+    }
+}
+
+/// Everything a built server keeps, shared by its clones.
+pub(super) struct Inner {
+    pub(super) contracts: Vec<ToolContract>,
+    pub(super) awareness: Option<ContractAwareness>,
+    pub(super) lockfile: Option<PathBuf>,
+    pub(super) name: String,
+    pub(super) version: String,
+    pub(super) instructions: Option<String>,
+    /// One entry per action, in registration order; routes and groups index into it.
+    pub(super) entries: Vec<ActionDescriptor>,
+    pub(super) tools: Vec<ToolSpec>,
+    pub(super) tool_names: Vec<String>,
+    pub(super) routes: Routes,
+    pub(super) groups: Vec<Group>,
+    pub(super) discriminator: String,
+    pub(super) states: Arc<States>,
+    pub(super) middleware: Arc<[Arc<dyn Middleware>]>,
+    pub(super) internal: InternalErrors,
+    pub(super) group_guards: HashMap<String, Arc<ConcurrencyGuard>>,
+    pub(super) catalog: crate::server::catalog::Catalog,
+}
