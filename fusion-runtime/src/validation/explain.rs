@@ -504,6 +504,10 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     if let Some(c) = s.get("const") {
         return format!("exactly {}", super::describe_sent(c)).into();
     }
+    if let Some(options) = const_options(root, schema) {
+        let list: Vec<String> = options.iter().map(super::describe_sent).collect();
+        return format!("one of: {}", list.join(", ")).into();
+    }
     match s.get("type") {
         Some(Value::String(t)) => return types::words(t).into(),
         Some(Value::Array(ts)) => return types::words_of(ts.iter().filter_map(Value::as_str)),
