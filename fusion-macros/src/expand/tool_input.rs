@@ -197,12 +197,15 @@ fn field_spec(field: &Field) -> TokenStream {
     }
 }
 
+/// The arguments of each use of a rule on a field.
+type RuleArgs = fn(&FieldAttrs) -> Vec<TokenStream>;
+
 /// The rules the derive writes, one row each: the rule's module in
 /// `fusion_runtime::validation::rules` and the arguments of each use on a field, read from its
 /// attributes. The field's spec gets `rules::<module>::rule(args)` (its schema keywords) and
 /// its typed check `rules::<module>::check(value, args)`. Adding a rule is one row here, its
 /// attribute in `attr.rs`, and its file in the runtime.
-const RULES: &[(&str, fn(&FieldAttrs) -> Vec<TokenStream>)] = &[
+const RULES: &[(&str, RuleArgs)] = &[
     ("length", |a| {
         a.length
             .iter()

@@ -8,7 +8,7 @@
 //! engine (`pattern`, `format`), is checked by `jsonschema` on that field's sub-schema.
 //!
 //! **Invalid path:** `jsonschema`'s `iter_errors` on the whole schema, worded by
-//! [`super::explain`]. `jsonschema` is the one engine that reads schemas; the typed path only
+//! `validation::explain`. `jsonschema` is the one engine that reads schemas; the typed path only
 //! decides what serde and the rules prove, and `tests/tests/fast_path_contract.rs` checks that
 //! it agrees with `jsonschema`.
 

@@ -8,7 +8,7 @@
 //!
 //! A derived input is checked by [`derived::from_arguments`]: serde, then the rules on the
 //! typed fields, then the key count; when they say no, `jsonschema` collects every problem and
-//! [`explain`] words them.
+//! `explain` words them.
 
 pub mod derived;
 pub(crate) mod explain;

@@ -105,13 +105,28 @@ impl From<Vec<Segment>> for IssuePath {
 impl PartialEq<str> for IssuePath {
     /// Compares the dotted text.
     fn eq(&self, other: &str) -> bool {
-        self.to_string() == other
+        let mut rest = other;
+        for (i, seg) in self.0.iter().enumerate() {
+            if i > 0 {
+                let Some(r) = rest.strip_prefix('.') else {
+                    return false;
+                };
+                rest = r;
+            }
+            let next = match seg {
+                Segment::Key(k) => rest.strip_prefix(k.as_str()),
+                Segment::Index(n) => rest.strip_prefix(n.to_string().as_str()),
+            };
+            let Some(r) = next else { return false };
+            rest = r;
+        }
+        rest.is_empty()
     }
 }
 
 impl PartialEq<&str> for IssuePath {
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        *self == **other
     }
 }
 

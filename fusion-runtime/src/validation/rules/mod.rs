@@ -25,7 +25,7 @@
 //!    and `rules::<name>::check(value, args)` into its typed check.
 //!
 //! A new `format` is one [`StringFormat`](crate::schema::StringFormat) variant, its row in
-//! [`format`] and its attribute in the macro's format table.
+//! [`format`](mod@format) and its attribute in the macro's format table.
 //!
 //! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.
 //!
