@@ -54,68 +54,59 @@ pub enum Format {
     Other(String),
 }
 
-/// One known format: the `format` values that name it, its problem, its expected text.
-pub struct FormatRow {
-    /// The format.
-    pub format: fn() -> Format,
-    /// The `format` keyword values that name it.
-    pub keywords: &'static [&'static str],
-    /// The problem (`Invalid email format`).
-    pub problem: &'static str,
-    /// The default "Expected …" text.
-    pub expected: &'static str,
-}
+/// One known format: it, the `format` values that name it, its problem, its expected text.
+pub type FormatRow = (Format, &'static [&'static str], &'static str, &'static str);
 
 /// The known formats.
 pub const FORMATS: &[FormatRow] = &[
-    FormatRow {
-        format: || Format::Email,
-        keywords: &["email", "idn-email"],
-        problem: "Invalid email format",
-        expected: "a valid email address",
-    },
-    FormatRow {
-        format: || Format::Url,
-        keywords: &["uri", "url", "iri"],
-        problem: "Invalid URL format",
-        expected: "a valid URL (e.g. https://example.com)",
-    },
-    FormatRow {
-        format: || Format::Uuid,
-        keywords: &["uuid"],
-        problem: "Invalid UUID format",
-        expected: "a UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)",
-    },
-    FormatRow {
-        format: || Format::DateTime,
-        keywords: &["date-time"],
-        problem: "Invalid date-time format",
-        expected: "an ISO 8601 date-time (e.g. 2026-01-15T10:30:00Z)",
-    },
-    FormatRow {
-        format: || Format::Date,
-        keywords: &["date"],
-        problem: "Invalid date format",
-        expected: "an ISO 8601 date (e.g. 2026-01-15)",
-    },
-    FormatRow {
-        format: || Format::Time,
-        keywords: &["time"],
-        problem: "Invalid time format",
-        expected: "an ISO 8601 time (e.g. 10:30:00Z)",
-    },
-    FormatRow {
-        format: || Format::Ipv4,
-        keywords: &["ipv4"],
-        problem: "Invalid IPv4 address",
-        expected: "an IPv4 address (e.g. 192.168.0.1)",
-    },
-    FormatRow {
-        format: || Format::Ipv6,
-        keywords: &["ipv6"],
-        problem: "Invalid IPv6 address",
-        expected: "an IPv6 address (e.g. 2001:db8::1)",
-    },
+    (
+        Format::Email,
+        &["email", "idn-email"],
+        "Invalid email format",
+        "a valid email address",
+    ),
+    (
+        Format::Url,
+        &["uri", "url", "iri"],
+        "Invalid URL format",
+        "a valid URL (e.g. https://example.com)",
+    ),
+    (
+        Format::Uuid,
+        &["uuid"],
+        "Invalid UUID format",
+        "a UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)",
+    ),
+    (
+        Format::DateTime,
+        &["date-time"],
+        "Invalid date-time format",
+        "an ISO 8601 date-time (e.g. 2026-01-15T10:30:00Z)",
+    ),
+    (
+        Format::Date,
+        &["date"],
+        "Invalid date format",
+        "an ISO 8601 date (e.g. 2026-01-15)",
+    ),
+    (
+        Format::Time,
+        &["time"],
+        "Invalid time format",
+        "an ISO 8601 time (e.g. 10:30:00Z)",
+    ),
+    (
+        Format::Ipv4,
+        &["ipv4"],
+        "Invalid IPv4 address",
+        "an IPv4 address (e.g. 192.168.0.1)",
+    ),
+    (
+        Format::Ipv6,
+        &["ipv6"],
+        "Invalid IPv6 address",
+        "an IPv6 address (e.g. 2001:db8::1)",
+    ),
 ];
 
 impl Format {
@@ -123,19 +114,19 @@ impl Format {
     pub fn from_keyword(name: &str) -> Format {
         FORMATS
             .iter()
-            .find(|r| r.keywords.contains(&name))
-            .map_or_else(|| Format::Other(name.to_owned()), |r| (r.format)())
+            .find(|r| r.1.contains(&name))
+            .map_or_else(|| Format::Other(name.to_owned()), |r| r.0.clone())
     }
 
     /// Its row, for a known format.
     pub fn row(&self) -> Option<&'static FormatRow> {
-        FORMATS.iter().find(|r| (r.format)() == *self)
+        FORMATS.iter().find(|r| r.0 == *self)
     }
 
     /// The problem: `Invalid email format`.
     pub(crate) fn push_problem(&self, out: &mut String) {
         match (self, self.row()) {
-            (_, Some(row)) => out.push_str(row.problem),
+            (_, Some(row)) => out.push_str(row.2),
             (Format::Pattern(_), None) => out.push_str(super::pattern::PROBLEM),
             (Format::Other(name), None) => {
                 out.push_str("Invalid ");
@@ -149,7 +140,7 @@ impl Format {
     /// The default "Expected …" text, written out.
     pub(crate) fn push_expected(&self, out: &mut String) {
         match (self, self.row()) {
-            (_, Some(row)) => out.push_str(row.expected),
+            (_, Some(row)) => out.push_str(row.3),
             (Format::Pattern(re), None) => super::pattern::push_expected(out, re),
             (Format::Other(name), None) => {
                 out.push_str("a valid ");
@@ -162,7 +153,7 @@ impl Format {
     /// The default "Expected …" text of this format.
     pub fn expected(&self) -> Cow<'static, str> {
         if let Some(row) = self.row() {
-            return Cow::Borrowed(row.expected);
+            return Cow::Borrowed(row.3);
         }
         let mut out = String::new();
         self.push_expected(&mut out);

@@ -18,14 +18,14 @@
 //!
 //! 1. One file here, `rules/<name>.rs`, with `rule`, `keywords`, `check` and the wording of
 //!    its issue (a new [`IssueKind`] variant when no existing one says it), and its `mod`
-//!    line below.
+//!    line below; its [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
 //! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table: the attribute read into
 //!    `args` (plus its parsing in `attr.rs` and, when it only fits some types, a line in
 //!    `check.rs`). The derive then writes `rules::<name>::rule(args)` into the field's spec
 //!    and `rules::<name>::check(value, args)` into its typed check.
 //!
 //! A new `format` is one [`StringFormat`](crate::schema::StringFormat) variant, its row in
-//! [`format`](mod@format) and its attribute in the macro's format table.
+//! [`format::FORMATS`] and its attribute in the macro's format table.
 //!
 //! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.
 //!
