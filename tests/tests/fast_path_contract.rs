@@ -342,6 +342,21 @@ proptest! {
         assert_typed_sound::<Item>(&json!({"sku": s, "qty": 2}))?;
     }
 
+    /// The email rule passes a plain address without asking the engine: the engine must
+    /// accept every one of them.
+    #[test]
+    fn plain_emails_are_emails_for_the_engine(
+        s in "[a-zA-Z0-9_+.-]{0,12}@[a-zA-Z0-9.-]{0,14}(\\.[a-z]{2,3})?"
+    ) {
+        if fusion_runtime::validation::rules::format::is_plain_email(&s) {
+            prop_assert!(
+                Everything::compiled().schema_accepts(&json!({"name": "abc", "email": s})),
+                "plain but not an email for the engine: {}",
+                s
+            );
+        }
+    }
+
     #[test]
     fn every_number_agrees_at_every_numeric_field(n in numbers()) {
         for key in ["pct", "ratio", "small", "step"] {
