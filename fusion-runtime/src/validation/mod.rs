@@ -183,10 +183,16 @@ impl Issue {
 
     /// The `name` attribute: the dotted path, or `(root)`.
     pub fn field_name(&self) -> String {
+        let mut out = String::new();
+        self.write_field_name(&mut out);
+        out
+    }
+
+    fn write_field_name(&self, out: &mut String) {
         if self.path.is_root() {
-            "(root)".to_owned()
+            out.push_str("(root)");
         } else {
-            self.path.to_string()
+            self.path.write(out, false);
         }
     }
 
@@ -441,9 +447,12 @@ impl ValidationReport {
         limits.attr(&mut out, action, limits.action);
         out.push_str("\">");
         let mut line = String::with_capacity(128);
+        let mut name = String::with_capacity(32);
         for issue in &self.issues[..shown] {
             out.push_str("\n  <field name=\"");
-            limits.attr(&mut out, &shown_path(&issue.field_name()), limits.name);
+            name.clear();
+            issue.write_field_name(&mut name);
+            limits.attr(&mut out, &shown_path(&name), limits.name);
             out.push_str("\">");
             line.clear();
             issue.write_line(&mut line);

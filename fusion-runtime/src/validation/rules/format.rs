@@ -38,29 +38,58 @@ pub fn check(value: Typed<'_>, format: StringFormat) -> Check {
 /// last one letters only. `false` says nothing: the engine decides. `fast_path_contract.rs`
 /// checks that the engine accepts whatever this accepts.
 pub fn is_plain_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else {
+    let b = s.as_bytes();
+    let Some(at) = b.iter().position(|&c| c == b'@') else {
         return false;
     };
-    let atom = |a: &str| {
-        !a.is_empty()
-            && a.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-'))
-    };
-    let label = |l: &str| {
-        (1..=63).contains(&l.len())
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-            && !l.contains("--")
-    };
-    let tld = domain.rsplit('.').next().unwrap_or("");
-    local.len() <= 64
-        && local.split('.').all(atom)
-        && domain.len() <= 253
-        && domain.contains('.')
-        && domain.split('.').all(label)
-        && tld.len() >= 2
-        && tld.bytes().all(|b| b.is_ascii_alphabetic())
+    let (local, domain) = (&b[..at], &b[at + 1..]);
+    if local.is_empty() || local.len() > 64 || domain.len() > 253 {
+        return false;
+    }
+    // The local part: atoms between single dots.
+    let mut prev = b'.';
+    for &c in local {
+        let ok = match c {
+            b'.' => prev != b'.',
+            b'_' | b'+' | b'-' => true,
+            _ => c.is_ascii_alphanumeric(),
+        };
+        if !ok {
+            return false;
+        }
+        prev = c;
+    }
+    if prev == b'.' {
+        return false;
+    }
+    // The domain: labels between single dots, hyphens inside a label and never two in a row,
+    // the last label (after at least one dot) letters only, two or more.
+    let (mut label, mut labels, mut alpha, mut prev) = (0usize, 1usize, true, b'.');
+    for &c in domain {
+        match c {
+            b'.' => {
+                if label == 0 || prev == b'-' {
+                    return false;
+                }
+                (label, labels, alpha) = (0, labels + 1, true);
+            }
+            b'-' if label == 0 || prev == b'-' => return false,
+            b'-' => {
+                label += 1;
+                alpha = false;
+            }
+            _ if c.is_ascii_alphanumeric() => {
+                label += 1;
+                alpha &= c.is_ascii_alphabetic();
+            }
+            _ => return false,
+        }
+        if label > 63 {
+            return false;
+        }
+        prev = c;
+    }
+    labels >= 2 && label >= 2 && alpha && prev != b'-'
 }
 
 /// A string format, as issues name it.
@@ -192,5 +221,40 @@ impl Format {
         let mut out = String::new();
         self.push_expected(&mut out);
         Cow::Owned(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_emails_are_the_common_shape_only() {
+        for ok in [
+            "ada.lovelace@example.com",
+            "a_b+c-d@mail.ex-ample.co",
+            "x@a.io",
+        ] {
+            assert!(is_plain_email(ok), "{ok}");
+        }
+        for not in [
+            "a@b",
+            "a..b@c.de",
+            ".a@c.de",
+            "a.@c.de",
+            "a@ab--c.de",
+            "a@-c.de",
+            "a@c-.de",
+            "a@c.d",
+            "a@1.23",
+            "\"q\"@c.de",
+            "a@c..de",
+            "a@c.de.",
+            "@c.de",
+            "a b@c.de",
+            "a@b@c.de",
+        ] {
+            assert!(!is_plain_email(not), "{not}");
+        }
     }
 }
