@@ -60,8 +60,8 @@ fn render(r: &fusion_runtime::ValidationReport) -> String {
     r.render("test.action")
 }
 
-fn paths(issues: &[Issue]) -> Vec<&str> {
-    issues.iter().map(|i| i.path.as_str()).collect()
+fn paths(issues: &[Issue]) -> Vec<String> {
+    issues.iter().map(|i| i.path.to_string()).collect()
 }
 
 #[test]
@@ -221,6 +221,57 @@ fn custom_validators_run_after_the_schema_with_paths() {
     assert_eq!(ok.status, Status::Paid);
     assert_eq!(ok.items[0].qty, 1);
     assert!(ok.shipping.is_none());
+}
+
+fn not_hello(s: &String) -> Result<(), String> {
+    if s == "hello" {
+        Err("Greetings are not accepted".into())
+    } else {
+        Ok(())
+    }
+}
+
+#[derive(Deserialize, ToolInput, Debug)]
+struct DottedKey {
+    #[serde(rename = "a.b")]
+    #[fusion(validate = not_hello)]
+    greeting: String,
+    a: Option<Inner>,
+}
+
+#[derive(Deserialize, ToolInput, Debug)]
+struct Inner {
+    #[fusion(validate = not_hello)]
+    b: Option<String>,
+}
+
+/// Issue 17, defect 4: a key holding a `.` is one path segment from the issue to the line,
+/// so the custom validator's line keeps the value sent there (a dotted string path looked
+/// for `a` → `b` and found nothing, or the other field's value).
+#[test]
+fn a_key_with_a_dot_keeps_its_you_sent() {
+    let report = DottedKey::from_arguments(&json!({"a.b": "hello", "a": {"b": "other"}}))
+        .expect_err("custom");
+    assert_eq!(report.issues().len(), 1, "{report}");
+    assert_eq!(
+        report.issues()[0].path.segments(),
+        &[fusion_runtime::validation::Segment::Key("a.b".into())]
+    );
+    assert!(
+        render(&report).contains(
+            r#"<field name="a.b">Greetings are not accepted. You sent: 'hello'.</field>"#
+        ),
+        "{}",
+        render(&report)
+    );
+    // The nested `a` → `b` keeps its own value.
+    let report =
+        DottedKey::from_arguments(&json!({"a.b": "hi", "a": {"b": "hello"}})).expect_err("custom");
+    assert_eq!(
+        report.issues()[0].line(),
+        "Greetings are not accepted. You sent: 'hello'."
+    );
+    assert_eq!(paths(report.issues()), ["a.b"]);
 }
 
 fn default_limit() -> u32 {

@@ -1,5 +1,6 @@
 //! One snapshot per issue kind: the exact `<field>` line a derived input produces.
 
+use examples::billing::ListInvoices;
 use fusion_runtime::{IssueKind, ToolInput};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -221,6 +222,27 @@ fn unrecognized_keys() {
 #[test]
 fn invalid_value_enum() {
     insta::assert_snapshot!(line(json!({"channel": "fax"})));
+}
+
+/// Issue 17, defect 5: a documented Rust enum (schemars writes a `oneOf` of constants) reads
+/// as the enum it is — SPEC §4's `invalid_value` line — with the closest option, as unknown
+/// keys get (it answered `No allowed shape matched. … Expected one of: exactly 'open'; …`).
+#[test]
+fn invalid_value_documented_enum() {
+    let report = ListInvoices::from_arguments(&json!({"status": "opne"})).expect_err("invalid");
+    assert_eq!(report.issues().len(), 1, "{report}");
+    assert_eq!(report.issues()[0].kind.code(), "invalid_value");
+    assert_eq!(
+        report.issues()[0].line(),
+        "Invalid option (did you mean 'open'?). You sent: 'opne'. Expected one of: 'open', 'paid', 'void'."
+    );
+    insta::assert_snapshot!(report.render("billing.list_invoices"));
+    // Nothing close: no suggestion.
+    let far = ListInvoices::from_arguments(&json!({"status": "refunded"})).expect_err("invalid");
+    assert_eq!(
+        far.issues()[0].line(),
+        "Invalid option. You sent: 'refunded'. Expected one of: 'open', 'paid', 'void'."
+    );
 }
 
 #[test]

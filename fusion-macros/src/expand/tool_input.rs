@@ -4,7 +4,7 @@ use syn::DeriveInput;
 use syn::spanned::Spanned;
 
 use crate::ast::{Container, Field};
-use crate::attr::{NumLit, StringFormat};
+use crate::attr::{FieldAttrs, NumLit, StringFormat};
 use crate::ctxt::Ctxt;
 use crate::{check, doc};
 
@@ -44,10 +44,15 @@ fn expand(cont: &Container) -> TokenStream {
     let validators = cont.fields.iter().map(validator_calls);
     let typed_checks = fields.iter().enumerate().map(|(i, f)| {
         let ident = f.ident;
+        let p = quote!(::fusion_runtime::__private);
+        let checks = rule_uses(&f.attrs)
+            .into_iter()
+            .map(|(m, args)| quote!(.and(#p::rules::#m::check(__fusion_v, #args))));
         quote! {
-            __fusion_fast.field(
+            __fusion_plan.field(
                 #i,
-                (&::fusion_runtime::__private::Probe(&self.#ident)).typed(),
+                (&#p::Probe(&self.#ident)).typed(),
+                |__fusion_v| #p::Check::Pass #(#checks)*,
                 __fusion_obj,
                 &mut __fusion_present,
             )
@@ -81,13 +86,13 @@ fn expand(cont: &Container) -> TokenStream {
                 }
                 fn typed_check(
                     &self,
-                    __fusion_fast: &::fusion_runtime::__private::FastCheck,
+                    __fusion_plan: &::fusion_runtime::__private::Plan,
                     __fusion_obj: &::fusion_runtime::JsonObject,
                 ) -> bool {
                     #[allow(unused_imports)]
                     use ::fusion_runtime::__private::{ProbeOpaque as _, ProbeTrusted as _};
                     let mut __fusion_present = 0usize;
-                    #(#typed_checks &&)* __fusion_fast.done(__fusion_present, __fusion_obj)
+                    #(#typed_checks &&)* __fusion_plan.done(__fusion_present, __fusion_obj)
                 }
             }
 
@@ -175,58 +180,10 @@ fn field_spec(field: &Field) -> TokenStream {
     let expected = opt(a.expected.as_ref(), |e| quote!(#e));
     let required = !field.optional;
     let default = field.serde_default;
-    let mut rules = Vec::new();
     let p = quote!(::fusion_runtime::__private);
-    if let Some(l) = &a.length {
-        let min = opt(l.value.min, |c| {
-            let v = c.value;
-            quote!(#v)
-        });
-        let max = opt(l.value.max, |c| {
-            let v = c.value;
-            quote!(#v)
-        });
-        rules.push(quote!(#p::Rule::Length { min: #min, max: #max }));
-    }
-    if let Some(r) = &a.range {
-        let r = &r.value;
-        let min = opt(r.min.as_ref(), num);
-        let max = opt(r.max.as_ref(), num);
-        let emin = opt(r.exclusive_min.as_ref(), num);
-        let emax = opt(r.exclusive_max.as_ref(), num);
-        rules.push(quote!(#p::Rule::Range { min: #min, max: #max, exclusive_min: #emin, exclusive_max: #emax }));
-    }
-    if let Some(i) = &a.items {
-        let min = opt(i.value.min, |c| {
-            let v = c.value;
-            quote!(#v)
-        });
-        let max = opt(i.value.max, |c| {
-            let v = c.value;
-            quote!(#v)
-        });
-        rules.push(quote!(#p::Rule::Items { min: #min, max: #max }));
-    }
-    for f in &a.formats {
-        let variant = match f.value {
-            StringFormat::Email => quote!(Email),
-            StringFormat::Url => quote!(Url),
-            StringFormat::Uuid => quote!(Uuid),
-            StringFormat::DateTime => quote!(DateTime),
-            StringFormat::Date => quote!(Date),
-            StringFormat::Ipv4 => quote!(Ipv4),
-            StringFormat::Ipv6 => quote!(Ipv6),
-        };
-        rules.push(quote!(#p::Rule::Format(#p::StringFormat::#variant)));
-    }
-    if let Some(pat) = &a.pattern {
-        let s = &pat.value;
-        rules.push(quote!(#p::Rule::Pattern(#s)));
-    }
-    if let Some(m) = &a.multiple_of {
-        let n = num(&m.value);
-        rules.push(quote!(#p::Rule::MultipleOf(#n)));
-    }
+    let rules = rule_uses(a)
+        .into_iter()
+        .map(|(m, args)| quote!(#p::rules::#m::rule(#args)));
     quote! {
         #p::FieldSpec {
             name: #name,
@@ -237,6 +194,99 @@ fn field_spec(field: &Field) -> TokenStream {
             rules: &[#(#rules),*],
             schema: #p::schema_for::<#ty>,
         }
+    }
+}
+
+/// The arguments of each use of a rule on a field.
+type RuleArgs = fn(&FieldAttrs) -> Vec<TokenStream>;
+
+/// The rules the derive writes, one row each: the rule's module in
+/// `fusion_runtime::validation::rules` and the arguments of each use on a field, read from its
+/// attributes. The field's spec gets `rules::<module>::rule(args)` (its schema keywords) and
+/// its typed check `rules::<module>::check(value, args)`. Adding a rule is one row here, its
+/// attribute in `attr.rs`, and its file in the runtime.
+const RULES: &[(&str, RuleArgs)] = &[
+    ("length", |a| {
+        a.length
+            .iter()
+            .map(|l| {
+                let min = opt(l.value.min, |c| count(c.value));
+                let max = opt(l.value.max, |c| count(c.value));
+                quote!(#min, #max)
+            })
+            .collect()
+    }),
+    ("range", |a| {
+        a.range
+            .iter()
+            .map(|r| {
+                let r = &r.value;
+                let min = opt(r.min.as_ref(), num);
+                let max = opt(r.max.as_ref(), num);
+                let emin = opt(r.exclusive_min.as_ref(), num);
+                let emax = opt(r.exclusive_max.as_ref(), num);
+                quote!(#min, #max, #emin, #emax)
+            })
+            .collect()
+    }),
+    ("items", |a| {
+        a.items
+            .iter()
+            .map(|l| {
+                let min = opt(l.value.min, |c| count(c.value));
+                let max = opt(l.value.max, |c| count(c.value));
+                quote!(#min, #max)
+            })
+            .collect()
+    }),
+    ("format", |a| {
+        a.formats
+            .iter()
+            .map(|f| {
+                let v = format_variant(f.value);
+                quote!(::fusion_runtime::__private::StringFormat::#v)
+            })
+            .collect()
+    }),
+    ("pattern", |a| {
+        a.pattern
+            .iter()
+            .map(|p| {
+                let s = &p.value;
+                quote!(#s)
+            })
+            .collect()
+    }),
+    ("multiple_of", |a| {
+        a.multiple_of.iter().map(|m| num(&m.value)).collect()
+    }),
+];
+
+/// Each use of a rule on a field: its module and arguments.
+fn rule_uses(a: &FieldAttrs) -> Vec<(syn::Ident, TokenStream)> {
+    RULES
+        .iter()
+        .flat_map(|(module, args)| {
+            let m = syn::Ident::new(module, proc_macro2::Span::call_site());
+            args(a).into_iter().map(move |t| (m.clone(), t))
+        })
+        .collect()
+}
+
+fn count(v: u64) -> TokenStream {
+    quote!(#v)
+}
+
+/// The runtime's `StringFormat` variant of a format attribute.
+fn format_variant(f: StringFormat) -> TokenStream {
+    match f {
+        StringFormat::Email => quote!(Email),
+        StringFormat::Url => quote!(Url),
+        StringFormat::Uuid => quote!(Uuid),
+        StringFormat::DateTime => quote!(DateTime),
+        StringFormat::Date => quote!(Date),
+        StringFormat::Ipv4 => quote!(Ipv4),
+        StringFormat::Ipv6 => quote!(Ipv6),
     }
 }
 

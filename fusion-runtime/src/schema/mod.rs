@@ -130,50 +130,31 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// Writes this rule's keywords into a field's schema object.
+    /// Writes this rule's keywords into a field's schema object (each rule's own, in
+    /// [`crate::validation::rules`]).
     pub fn apply(&self, schema: &mut Map<String, Value>) {
-        let mut put = |k: &str, v: Value| {
-            schema.insert(k.to_owned(), v);
-        };
+        use crate::validation::rules::{format, items, length, multiple_of, pattern, range};
         match *self {
-            Rule::Length { min, max } => {
-                if let Some(n) = min {
-                    put("minLength", n.into());
-                }
-                if let Some(n) = max {
-                    put("maxLength", n.into());
-                }
-            }
+            Rule::Length { min, max } => length::keywords(min, max, schema),
             Rule::Range {
                 min,
                 max,
                 exclusive_min,
                 exclusive_max,
-            } => {
-                for (k, v) in [
-                    ("minimum", min),
-                    ("maximum", max),
-                    ("exclusiveMinimum", exclusive_min),
-                    ("exclusiveMaximum", exclusive_max),
-                ] {
-                    if let Some(v) = v {
-                        put(k, v.to_json());
-                    }
-                }
-            }
-            Rule::Items { min, max } => {
-                if let Some(n) = min {
-                    put("minItems", n.into());
-                }
-                if let Some(n) = max {
-                    put("maxItems", n.into());
-                }
-            }
-            Rule::Format(f) => put("format", f.keyword().into()),
-            Rule::Pattern(p) => put("pattern", p.into()),
-            Rule::MultipleOf(n) => put("multipleOf", n.to_json()),
+            } => range::keywords(min, max, exclusive_min, exclusive_max, schema),
+            Rule::Items { min, max } => items::keywords(min, max, schema),
+            Rule::Format(f) => format::keywords(f, schema),
+            Rule::Pattern(p) => pattern::keywords(p, schema),
+            Rule::MultipleOf(n) => multiple_of::keywords(n, schema),
         }
     }
+}
+
+/// The schema of a field's type, as a `fn` pointer the derive can store in a `const`.
+pub fn schema_for<T: schemars::JsonSchema>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    generator.subschema_for::<T>()
 }
 
 /// One field of a derived input, as the derive writes it down.

@@ -1,16 +1,26 @@
 //! Validation issues and the `<validation_error>` they become (SPEC §4).
 //!
-//! Each [`Issue`] carries the dotted path of the field, its [`IssueKind`] (named after Zod's
-//! issue codes) and the value the model sent. [`ValidationReport::render`] writes one
-//! `<field>` line per issue — what went wrong, `You sent: …`, `Expected …` — and the verbatim
-//! recovery line.
+//! Each [`Issue`] carries the path of the field (typed segments, [`IssuePath`]), its
+//! [`IssueKind`] (named after Zod's issue codes) and the value the model sent.
+//! [`ValidationReport::render`] writes one `<field>` line per issue — what went wrong,
+//! `You sent: …`, `Expected …` — and the verbatim recovery line. Each kind's words are its
+//! rule's ([`rules`]).
+//!
+//! A derived input is checked by [`derived::from_arguments`]: serde, then the rules on the
+//! typed fields, then the key count; when they say no, `jsonschema` collects every problem and
+//! `explain` words them.
 
-pub(crate) mod fast;
-pub(crate) mod from_schema;
+pub mod derived;
+pub(crate) mod explain;
+mod path;
+pub mod rules;
 mod sent;
 
+pub use path::{IssuePath, Path, Segment};
+pub use rules::format::Format;
+pub use rules::unknown_keys::closest;
 pub use sent::{describe_sent, quote_str};
-use sent::{push_i64, push_quoted, push_sent, push_u64};
+use sent::{push_sent, push_u64};
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -53,104 +63,6 @@ pub enum Measure {
     Items,
     /// The number of properties of an object.
     Properties,
-}
-
-/// A string format.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// `email`
-    Email,
-    /// `uri`
-    Url,
-    /// `uuid`
-    Uuid,
-    /// `date-time`
-    DateTime,
-    /// `date`
-    Date,
-    /// `time`
-    Time,
-    /// `ipv4`
-    Ipv4,
-    /// `ipv6`
-    Ipv6,
-    /// `pattern`: the regex.
-    Pattern(String),
-    /// Any other JSON Schema format, by name.
-    Other(String),
-}
-
-impl Format {
-    /// The format for a JSON Schema `format` keyword value.
-    pub fn from_keyword(name: &str) -> Format {
-        match name {
-            "email" | "idn-email" => Format::Email,
-            "uri" | "url" | "iri" => Format::Url,
-            "uuid" => Format::Uuid,
-            "date-time" => Format::DateTime,
-            "date" => Format::Date,
-            "time" => Format::Time,
-            "ipv4" => Format::Ipv4,
-            "ipv6" => Format::Ipv6,
-            other => Format::Other(other.to_owned()),
-        }
-    }
-
-    fn problem(&self) -> Cow<'static, str> {
-        match self {
-            Format::Email => "Invalid email format".into(),
-            Format::Url => "Invalid URL format".into(),
-            Format::Uuid => "Invalid UUID format".into(),
-            Format::DateTime => "Invalid date-time format".into(),
-            Format::Date => "Invalid date format".into(),
-            Format::Time => "Invalid time format".into(),
-            Format::Ipv4 => "Invalid IPv4 address".into(),
-            Format::Ipv6 => "Invalid IPv6 address".into(),
-            Format::Pattern(_) => "Invalid format".into(),
-            Format::Other(name) => format!("Invalid {name} format").into(),
-        }
-    }
-
-    fn push_problem(&self, out: &mut String) {
-        match self {
-            Format::Other(name) => {
-                out.push_str("Invalid ");
-                out.push_str(name);
-                out.push_str(" format");
-            }
-            known => out.push_str(&known.problem()),
-        }
-    }
-
-    fn push_expected(&self, out: &mut String) {
-        match self {
-            Format::Pattern(re) => {
-                out.push_str("a string matching ");
-                out.push_str(re);
-            }
-            Format::Other(name) => {
-                out.push_str("a valid ");
-                out.push_str(name);
-            }
-            known => out.push_str(&known.expected()),
-        }
-    }
-
-    /// The default "Expected …" text of this format.
-    pub fn expected(&self) -> Cow<'static, str> {
-        match self {
-            Format::Email => "a valid email address".into(),
-            Format::Url => "a valid URL (e.g. https://example.com)".into(),
-            Format::Uuid => "a UUID (e.g. 123e4567-e89b-12d3-a456-426614174000)".into(),
-            Format::DateTime => "an ISO 8601 date-time (e.g. 2026-01-15T10:30:00Z)".into(),
-            Format::Date => "an ISO 8601 date (e.g. 2026-01-15)".into(),
-            Format::Time => "an ISO 8601 time (e.g. 10:30:00Z)".into(),
-            Format::Ipv4 => "an IPv4 address (e.g. 192.168.0.1)".into(),
-            Format::Ipv6 => "an IPv6 address (e.g. 2001:db8::1)".into(),
-            Format::Pattern(re) => format!("a string matching {re}").into(),
-            Format::Other(name) => format!("a valid {name}").into(),
-        }
-    }
 }
 
 /// What went wrong, with what the line needs to say so.
@@ -241,8 +153,8 @@ impl IssueKind {
 /// One problem with the arguments.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Issue {
-    /// The dotted path of the field (`items.0.sku`); empty for the object itself.
-    pub path: String,
+    /// Where the field is (`items.0.sku` when rendered); the root for the object itself.
+    pub path: IssuePath,
     /// What went wrong.
     pub kind: IssueKind,
     /// The value sent at that path; `None` when nothing specific was sent (a missing field,
@@ -254,7 +166,7 @@ pub struct Issue {
 
 impl Issue {
     /// An issue at `path` with the value sent there.
-    pub fn new(path: impl Into<String>, kind: IssueKind, sent: Option<Value>) -> Self {
+    pub fn new(path: impl Into<IssuePath>, kind: IssueKind, sent: Option<Value>) -> Self {
         Issue {
             path: path.into(),
             kind,
@@ -270,11 +182,17 @@ impl Issue {
     }
 
     /// The `name` attribute: the dotted path, or `(root)`.
-    pub fn field_name(&self) -> &str {
-        if self.path.is_empty() {
-            "(root)"
+    pub fn field_name(&self) -> String {
+        let mut out = String::new();
+        self.write_field_name(&mut out);
+        out
+    }
+
+    fn write_field_name(&self, out: &mut String) {
+        if self.path.is_root() {
+            out.push_str("(root)");
         } else {
-            &self.path
+            self.path.write(out, false);
         }
     }
 
@@ -287,31 +205,20 @@ impl Issue {
 
     fn write_line(&self, out: &mut String) {
         match &self.kind {
-            IssueKind::InvalidType { .. } => out.push_str("Invalid type"),
-            IssueKind::Missing { .. } => out.push_str("Required field is missing"),
-            IssueKind::TooSmall { measure, .. } => out.push_str(bound_problem(*measure, false)),
-            IssueKind::TooBig { measure, .. } => out.push_str(bound_problem(*measure, true)),
+            IssueKind::InvalidType { .. } => out.push_str(rules::types::PROBLEM),
+            IssueKind::Missing { .. } => out.push_str(rules::required::PROBLEM),
+            IssueKind::TooSmall { measure, .. } => out.push_str(measure.problem(false)),
+            IssueKind::TooBig { measure, .. } => out.push_str(measure.problem(true)),
             IssueKind::InvalidFormat { format } => format.push_problem(out),
-            IssueKind::NotMultipleOf { divisor } => {
-                out.push_str("Not a multiple of ");
-                push_number(out, *divisor);
-            }
+            IssueKind::NotMultipleOf { divisor } => rules::multiple_of::push_problem(out, *divisor),
             IssueKind::UnrecognizedKey { key, known } => {
-                out.push_str("Unrecognized key ");
-                push_quoted(out, key);
-                if let Some(best) = closest(key, known.iter().map(String::as_str)) {
-                    out.push_str(" (did you mean ");
-                    push_quoted(out, best);
-                    out.push_str("?)");
-                }
+                rules::unknown_keys::push_problem(out, key, known);
             }
-            IssueKind::InvalidValue { options } => out.push_str(if options.len() == 1 {
-                "Invalid value"
-            } else {
-                "Invalid option"
-            }),
-            IssueKind::InvalidUnion { .. } => out.push_str("No allowed shape matched"),
-            IssueKind::Custom { message } => out.push_str(message.trim_end_matches('.')),
+            IssueKind::InvalidValue { options } => {
+                rules::enum_const::push_problem(out, options, self.sent.as_ref());
+            }
+            IssueKind::InvalidUnion { .. } => out.push_str(rules::union::PROBLEM),
+            IssueKind::Custom { message } => rules::custom::push_problem(out, message),
         }
         out.push('.');
         if let Some(sent) = &self.sent {
@@ -320,7 +227,7 @@ impl Issue {
             if let IssueKind::TooSmall { measure, .. } | IssueKind::TooBig { measure, .. } =
                 &self.kind
             {
-                push_measured(out, *measure, sent);
+                measure.push_measured(out, sent);
             }
             out.push('.');
         }
@@ -357,49 +264,33 @@ impl Issue {
                 measure,
                 limit,
                 inclusive,
-            } => push_bound_expected(out, *measure, *limit, *inclusive, false),
+            } => measure.push_expected(out, *limit, *inclusive, false),
             IssueKind::TooBig {
                 measure,
                 limit,
                 inclusive,
-            } => push_bound_expected(out, *measure, *limit, *inclusive, true),
+            } => measure.push_expected(out, *limit, *inclusive, true),
             IssueKind::InvalidFormat { format } => format.push_expected(out),
             IssueKind::NotMultipleOf { divisor } => {
-                out.push_str("a multiple of ");
-                push_number(out, *divisor);
+                rules::multiple_of::push_expected(out, *divisor);
             }
             IssueKind::UnrecognizedKey { known, .. } => {
-                if known.is_empty() {
-                    out.push_str("no properties");
-                } else {
-                    out.push_str("only: ");
-                    push_list(out, known, ", ", |out, k| push_quoted(out, k));
-                }
+                rules::unknown_keys::push_expected(out, known);
             }
-            IssueKind::InvalidValue { options } => {
-                if let [only] = options.as_slice() {
-                    out.push_str("exactly ");
-                    push_sent(out, only);
-                } else {
-                    out.push_str("one of: ");
-                    push_list(out, options, ", ", push_sent);
-                }
-            }
-            IssueKind::InvalidUnion { shapes } => {
-                if shapes.is_empty() {
-                    out.push_str("one of the allowed shapes");
-                } else {
-                    out.push_str("one of: ");
-                    push_list(out, shapes, "; ", |out, s| out.push_str(s));
-                }
-            }
+            IssueKind::InvalidValue { options } => rules::enum_const::push_expected(out, options),
+            IssueKind::InvalidUnion { shapes } => rules::union::push_expected(out, shapes),
             IssueKind::Custom { .. } => {}
         }
     }
 }
 
 /// Appends the first [`MAX_LISTED`] items, then how many more there are.
-fn push_list<T>(out: &mut String, items: &[T], sep: &str, push: impl Fn(&mut String, &T)) {
+pub(crate) fn push_list<T>(
+    out: &mut String,
+    items: &[T],
+    sep: &str,
+    push: impl Fn(&mut String, &T),
+) {
     for (i, item) in items.iter().take(MAX_LISTED).enumerate() {
         if i > 0 {
             out.push_str(sep);
@@ -414,112 +305,49 @@ fn push_list<T>(out: &mut String, items: &[T], sep: &str, push: impl Fn(&mut Str
     }
 }
 
-/// The count after a sent string or object bound by its size: ` (2 characters)`.
-fn push_measured(out: &mut String, measure: Measure, sent: &Value) {
-    let (n, unit) = match (measure, sent) {
-        (Measure::Length, Value::String(s)) => {
-            let n = s.chars().count();
-            (n, if n == 1 { "character" } else { "characters" })
-        }
-        (Measure::Properties, Value::Object(m)) => {
-            let n = m.len();
-            (n, if n == 1 { "property" } else { "properties" })
-        }
-        _ => return,
-    };
-    out.push_str(" (");
-    push_u64(out, n as u64);
-    out.push(' ');
-    out.push_str(unit);
-    out.push(')');
-}
-
 fn plural(n: f64) -> &'static str {
     if n == 1.0 { "" } else { "s" }
 }
 
-/// Appends a number as a model reads it: integers without a fraction.
-fn push_number(out: &mut String, n: f64) {
-    if n.fract() == 0.0 && n.abs() < 1e16 {
-        push_i64(out, n as i64);
-    } else {
-        let _ = write!(out, "{n}");
+impl Measure {
+    /// The problem, from the rule that measures it: `Too short`, `Too large`, ….
+    fn problem(self, upper: bool) -> &'static str {
+        match self {
+            Measure::Length => rules::length::problem(upper),
+            Measure::Number => rules::range::problem(upper),
+            Measure::Items => rules::items::problem(upper),
+            Measure::Properties => rules::properties::problem(upper),
+        }
     }
-}
 
-fn bound_problem(measure: Measure, upper: bool) -> &'static str {
-    match (measure, upper) {
-        (Measure::Number, false) => "Too small",
-        (Measure::Number, true) => "Too large",
-        (Measure::Length, false) => "Too short",
-        (Measure::Length, true) => "Too long",
-        (Measure::Items, false) => "Too few items",
-        (Measure::Items, true) => "Too many items",
-        (Measure::Properties, false) => "Too few properties",
-        (Measure::Properties, true) => "Too many properties",
+    /// The count after a sent string or object bound by its size: ` (2 characters)`.
+    fn push_measured(self, out: &mut String, sent: &Value) {
+        match self {
+            Measure::Length => rules::length::push_measured(out, sent),
+            Measure::Properties => rules::properties::push_measured(out, sent),
+            Measure::Number | Measure::Items => {}
+        }
     }
-}
 
-fn push_bound_expected(
-    out: &mut String,
-    measure: Measure,
-    limit: f64,
-    inclusive: bool,
-    upper: bool,
-) {
-    if measure == Measure::Number {
-        out.push_str(match (upper, inclusive) {
-            (false, true) => "a number >= ",
-            (false, false) => "a number > ",
-            (true, true) => "a number <= ",
-            (true, false) => "a number < ",
-        });
-        push_number(out, limit);
-        return;
+    /// The expected text: `a number >= 1`, `at least 3 characters`, ….
+    fn push_expected(self, out: &mut String, limit: f64, inclusive: bool, upper: bool) {
+        let unit = match self {
+            Measure::Number => return rules::range::push_expected(out, limit, inclusive, upper),
+            Measure::Length => rules::length::UNIT,
+            Measure::Items => rules::items::UNIT,
+            Measure::Properties => rules::properties::UNIT,
+        };
+        // Counts are integers: an exclusive bound is the next integer inclusive.
+        let count = match (upper, inclusive) {
+            (_, true) => limit,
+            (false, false) => limit.floor() + 1.0,
+            (true, false) => limit.ceil() - 1.0,
+        };
+        out.push_str(if upper { "at most " } else { "at least " });
+        sent::push_number(out, count);
+        out.push(' ');
+        out.push_str(if count == 1.0 { unit.0 } else { unit.1 });
     }
-    // Counts are integers: an exclusive bound is the next integer inclusive.
-    let count = match (upper, inclusive) {
-        (_, true) => limit,
-        (false, false) => limit.floor() + 1.0,
-        (true, false) => limit.ceil() - 1.0,
-    };
-    let unit = match measure {
-        Measure::Length => ("character", "characters"),
-        Measure::Items => ("item", "items"),
-        _ => ("property", "properties"),
-    };
-    out.push_str(if upper { "at most " } else { "at least " });
-    push_number(out, count);
-    out.push(' ');
-    out.push_str(if count == 1.0 { unit.0 } else { unit.1 });
-}
-
-/// The candidate closest to `key` by edit distance, when it is close enough to be a typo.
-///
-/// A `key` longer than [`MAX_COMPARED_CHARS`] characters has none, and a candidate is compared
-/// only when the lengths differ by no more than the distance allowed: the cost stays bounded
-/// by the candidates' lengths, whatever the length of `key`.
-pub fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let key_len = key.chars().take(MAX_COMPARED_CHARS + 1).count();
-    if key_len > MAX_COMPARED_CHARS {
-        return None;
-    }
-    let key_lower = key.to_lowercase();
-    let key_lower_len = key_lower.chars().count();
-    candidates
-        .filter_map(|c| {
-            let c_len = c.chars().count();
-            let allowed = (c_len.max(key_len) / 3).max(1);
-            let c_lower = c.to_lowercase();
-            // The distance is at least the difference of the lengths.
-            if c_lower.chars().count().abs_diff(key_lower_len) > allowed {
-                return None;
-            }
-            let d = strsim::damerau_levenshtein(&key_lower, &c_lower);
-            (d <= allowed).then_some((d, c))
-        })
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
 }
 
 /// A field path as shown: as it is up to [`MAX_PATH_CHARS`] characters, else each segment cut
@@ -619,9 +447,12 @@ impl ValidationReport {
         limits.attr(&mut out, action, limits.action);
         out.push_str("\">");
         let mut line = String::with_capacity(128);
+        let mut name = String::with_capacity(32);
         for issue in &self.issues[..shown] {
             out.push_str("\n  <field name=\"");
-            limits.attr(&mut out, &shown_path(issue.field_name()), limits.name);
+            name.clear();
+            issue.write_field_name(&mut name);
+            limits.attr(&mut out, &shown_path(&name), limits.name);
             out.push_str("\">");
             line.clear();
             issue.write_line(&mut line);

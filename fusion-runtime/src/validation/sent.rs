@@ -135,3 +135,13 @@ pub(crate) fn push_i64(out: &mut String, n: i64) {
     }
     push_u64(out, n.unsigned_abs());
 }
+
+/// Appends a number as a model reads it: integers without a fraction.
+pub(crate) fn push_number(out: &mut String, n: f64) {
+    if n.fract() == 0.0 && n.abs() < 1e16 {
+        push_i64(out, n as i64);
+    } else {
+        use std::fmt::Write as _;
+        let _ = write!(out, "{n}");
+    }
+}

@@ -1,16 +1,17 @@
-//! `jsonschema` errors → [`Issue`]s: one pass over the arguments, every problem mapped to its
-//! SPEC §4 kind, with the value sent at its path and the expected text its schema implies.
+//! The invalid path: `jsonschema` errors → [`Issue`]s, in one pass over the arguments, every
+//! problem mapped to its SPEC §4 kind (worded by its rule, [`super::rules`]), with the value
+//! sent at its path and the expected text its schema implies.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::ValidationError;
+use jsonschema::error::ValidationErrorKind;
 use jsonschema::paths::LocationSegment;
-use jsonschema::{JsonType, ValidationError};
 use serde_json::Value;
 
-use super::sent::push_u64 as push_digits;
-use super::{Format, Issue, IssueKind, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
+use super::rules::{enum_const, types};
+use super::{Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 
 /// How deep nested unions are followed before giving up.
@@ -46,6 +47,8 @@ struct Node {
     additional: Option<usize>,
     /// The keys the object accepts, in declared order ([`known_keys`]).
     known: Vec<String>,
+    /// The options of a union of constants (a documented Rust enum), worded as an enum.
+    options: Option<Vec<Value>>,
 }
 
 #[derive(Debug)]
@@ -114,6 +117,7 @@ impl SchemaIndex {
                 items,
                 additional,
                 known: known_keys(root, schema),
+                options: const_options(root, schema),
             });
         }
         SchemaIndex { nodes }
@@ -148,21 +152,6 @@ impl SchemaIndex {
 
     fn node(&self, node: Option<usize>) -> Option<&Node> {
         node.and_then(|n| self.nodes.get(n))
-    }
-
-    /// Appends the sort key of a dotted path: at each level, the field's declared position (or
-    /// the array index), so issues come in the order the schema shows the fields.
-    fn push_order_key(&self, path: &str, key: &mut Vec<usize>) {
-        if path.is_empty() {
-            return;
-        }
-        let mut at = Some(0);
-        for seg in path.split('.') {
-            let number = seg.parse().ok();
-            let (pos, child) = self.step(at, seg, number);
-            key.push(pos.or(number).unwrap_or(usize::MAX));
-            at = child;
-        }
     }
 }
 
@@ -216,56 +205,42 @@ fn problems(e: &ValidationError<'_>) -> usize {
     }
 }
 
-/// Where an error is: its dotted path, the node of the schema there, and its sort key.
+/// Where an error is: its path, the node of the schema there, and its sort key.
 struct At {
-    path: String,
+    path: IssuePath,
     node: Option<usize>,
     /// The key is `keys[key..]`.
     key: usize,
-    /// Whether a segment holds a `.`: the key is then worked out from the dotted path, as it
-    /// reads.
-    dotted: bool,
 }
 
 impl At {
-    fn new(location: &jsonschema::paths::Location, keys: &[usize]) -> At {
+    fn new(keys: &[usize]) -> At {
         At {
-            // The JSON pointer is at least as long as the dotted path.
-            path: String::with_capacity(location.as_str().len()),
+            path: IssuePath::root(),
             node: Some(0),
             key: keys.len(),
-            dotted: false,
         }
     }
 
-    /// Goes one segment down: `write` appends the segment to the path; `number` is the
-    /// segment read as an index (`seg.parse().ok()`).
+    /// Goes one segment down, a key or (`Some`) an index.
     fn push(
         &mut self,
         index: &SchemaIndex,
         keys: &mut Vec<usize>,
+        seg: &str,
         number: Option<usize>,
-        write: impl FnOnce(&mut String),
     ) {
-        if keys.len() > self.key {
-            self.path.push('.');
-        }
-        let start = self.path.len();
-        write(&mut self.path);
-        let seg = &self.path[start..];
-        self.dotted |= seg.as_bytes().contains(&b'.');
         let (pos, child) = index.step(self.node, seg, number);
         keys.push(pos.or(number).unwrap_or(usize::MAX));
         self.node = child;
+        match number {
+            Some(i) => self.path.push_index(i),
+            None => self.path.push_key(seg),
+        }
     }
 
-    /// The sort key, `(start, end)` in `keys`; worked out from the path when the segments do
-    /// not read back from it.
-    fn key(&self, index: &SchemaIndex, keys: &mut Vec<usize>) -> (usize, usize) {
-        if self.dotted || self.path.is_empty() {
-            keys.truncate(self.key);
-            index.push_order_key(&self.path, keys);
-        }
+    /// The sort key, `(start, end)` in `keys`.
+    fn key(&self, keys: &[usize]) -> (usize, usize) {
         (self.key, keys.len())
     }
 }
@@ -275,16 +250,14 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         found.uncollected += problems(&e);
         return;
     }
-    let mut at = At::new(e.instance_path(), &found.keys);
+    let mut at = At::new(&found.keys);
     // A property segment never reads as an index (`Location::segments` makes those `Index`).
     let mut down = |seg: LocationSegment<'_>| match seg {
-        LocationSegment::Property(p) => {
-            at.push(index, &mut found.keys, None, |path| path.push_str(&p));
-        }
+        LocationSegment::Property(p) => at.push(index, &mut found.keys, &p, None),
         LocationSegment::Index(i) => {
-            at.push(index, &mut found.keys, Some(i), |path| {
-                push_digits(path, i as u64);
-            });
+            let mut digits = String::with_capacity(4);
+            super::sent::push_u64(&mut digits, i as u64);
+            at.push(index, &mut found.keys, &digits, Some(i));
         }
     };
     let pointer = e.instance_path().as_str();
@@ -310,20 +283,18 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
     let parts = e.into_parts();
     let kind = match parts.kind {
         ValidationErrorKind::Type { kind } => IssueKind::InvalidType {
-            expected: type_words(&kind),
+            expected: types::expected(&kind),
         },
         ValidationErrorKind::Required { property } => {
             let name = match &property {
                 Value::String(s) => Cow::Borrowed(s.as_str()),
                 other => Cow::Owned(other.to_string()),
             };
-            at.path.reserve(name.len() + 1);
-            let number = name.parse().ok();
-            at.push(index, &mut found.keys, number, |path| path.push_str(&name));
+            at.push(index, &mut found.keys, &name, None);
             let expected = index
                 .node(at.node)
                 .map_or(Cow::Borrowed("a value"), |n| n.words.clone());
-            let (start, end) = at.key(index, &mut found.keys);
+            let (start, end) = at.key(&found.keys);
             let issue = Issue::new(at.path, IssueKind::Missing { expected }, None);
             found.issues.push((start, end, issue));
             return;
@@ -331,7 +302,7 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         ValidationErrorKind::AdditionalProperties { unexpected }
         | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
             let known = node.map_or_else(Vec::new, |n| n.known.clone());
-            let (start, end) = at.key(index, &mut found.keys);
+            let (start, end) = at.key(&found.keys);
             for key in unexpected {
                 if found.full() {
                     found.uncollected += 1;
@@ -381,6 +352,14 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         ValidationErrorKind::Constant { expected_value } => IssueKind::InvalidValue {
             options: vec![(*expected_value).clone()],
         },
+        // A union of constants (a documented Rust enum) reads as the enum it is.
+        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. }
+            if node.is_some_and(|n| n.options.is_some()) =>
+        {
+            IssueKind::InvalidValue {
+                options: node.and_then(|n| n.options.clone()).unwrap_or_default(),
+            }
+        }
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             // `Option<T>` is `anyOf: [T, null]`: when something other than null was sent,
             // the one branch that is not a plain type mismatch says what is wrong.
@@ -414,7 +393,7 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
     };
     // The value sent, copied only for the issues that show it (not for `required` or
     // unknown keys, whose instance is the whole object).
-    let (start, end) = at.key(index, &mut found.keys);
+    let (start, end) = at.key(&found.keys);
     let mut issue = Issue::new(at.path, kind, Some(parts.instance.into_owned()));
     if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
         issue = issue.with_expected(e.clone());
@@ -487,31 +466,6 @@ fn cut(s: &str, max: usize) -> String {
     }
 }
 
-fn json_type_words(t: JsonType) -> &'static str {
-    match t {
-        JsonType::Null => "null",
-        JsonType::Boolean => "a boolean (true or false)",
-        JsonType::Integer => "an integer",
-        JsonType::Number => "a number",
-        JsonType::String => "a string",
-        JsonType::Array => "an array",
-        JsonType::Object => "an object",
-    }
-}
-
-fn type_words(kind: &TypeKind) -> Cow<'static, str> {
-    match kind {
-        TypeKind::Single(t) => json_type_words(*t).into(),
-        TypeKind::Multiple(set) => {
-            // `null` last: "a string or null" reads as the optional field it is.
-            let mut types: Vec<JsonType> = set.iter().collect();
-            types.sort_by_key(|t| *t == JsonType::Null);
-            let words: Vec<&str> = types.into_iter().map(json_type_words).collect();
-            words.join(" or ").into()
-        }
-    }
-}
-
 /// The author's expected text at this subschema.
 fn expected_override(root: &Value, schema: &Value) -> Option<String> {
     schema
@@ -550,14 +504,13 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     if let Some(c) = s.get("const") {
         return format!("exactly {}", super::describe_sent(c)).into();
     }
+    if let Some(options) = const_options(root, schema) {
+        let list: Vec<String> = options.iter().map(super::describe_sent).collect();
+        return format!("one of: {}", list.join(", ")).into();
+    }
     match s.get("type") {
-        Some(Value::String(t)) => return type_name_words(t).into(),
-        Some(Value::Array(ts)) => {
-            let mut names: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
-            names.sort_by_key(|t| *t == "null");
-            let words: Vec<&str> = names.into_iter().map(type_name_words).collect();
-            return words.join(" or ").into();
-        }
+        Some(Value::String(t)) => return types::words(t).into(),
+        Some(Value::Array(ts)) => return types::words_of(ts.iter().filter_map(Value::as_str)),
         _ => {}
     }
     if depth < 4
@@ -570,19 +523,6 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         return words.join(" or ").into();
     }
     "a value".into()
-}
-
-fn type_name_words(t: &str) -> &'static str {
-    match t {
-        "null" => "null",
-        "boolean" => "a boolean (true or false)",
-        "integer" => "an integer",
-        "number" => "a number",
-        "string" => "a string",
-        "array" => "an array",
-        "object" => "an object",
-        _ => "a value",
-    }
 }
 
 /// The shapes of the union at `schema`, in words.
@@ -618,16 +558,13 @@ fn known_keys(root: &Value, schema: &Value) -> Vec<String> {
     }
 }
 
-/// The value at a dotted path, for "You sent" of issues found after deserialization.
-pub fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
-    if path.is_empty() {
-        return Some(root);
-    }
-    path.split('.').try_fold(root, |v, seg| match v {
-        Value::Object(m) => m.get(seg),
-        Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+/// The options of the union of constants at `schema` (past `Option`'s `anyOf: [T, null]`).
+fn const_options(root: &Value, schema: &Value) -> Option<Vec<Value>> {
+    let s = unwrap_nullable(root, schema);
+    match s.get("oneOf").or_else(|| s.get("anyOf")) {
+        Some(Value::Array(branches)) => enum_const::union_options(branches, |b| resolve(root, b)),
         _ => None,
-    })
+    }
 }
 
 /// The issue for arguments the schema accepted but serde could not read (a type whose

@@ -1,0 +1,417 @@
+//! The entry point of a derived input: its compiled schema, and `from_arguments` with its
+//! three outcomes (the typed path accepts, rejects, or cannot decide).
+//!
+//! **Valid path:** serde reads the arguments; `#[derive(ToolInput)]`'s `typed_check` then runs
+//! each field's rules ([`super::rules`]) on the typed value, and counts the keys it knows were
+//! sent against the object's size (unknown keys). A field a typed value cannot decide (a float,
+//! an enum, a `HashSet`, a nested input, a custom `Deserialize`), or a rule that needs the
+//! engine (`pattern`, `format`), is checked by `jsonschema` on that field's sub-schema.
+//!
+//! **Invalid path:** `jsonschema`'s `iter_errors` on the whole schema, worded by
+//! `validation::explain`. `jsonschema` is the one engine that reads schemas; the typed path only
+//! decides what serde and the rules prove, and `tests/tests/fast_path_contract.rs` checks that
+//! it agrees with `jsonschema`.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::explain::{SchemaIndex, issues_from_errors, serde_issue};
+use super::path::Path;
+use super::rules::custom::Validate;
+use super::rules::{Check, Typed};
+use super::{Issue, IssueKind, ValidationReport};
+use crate::input::JsonObject;
+use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ContainerSpec};
+
+/// A derived input's schema and validator, built once per type.
+pub struct Compiled {
+    /// What the explainer reads from the annotated schema the validator was built from.
+    index: SchemaIndex,
+    shown: Arc<JsonObject>,
+    validator: Result<jsonschema::Validator, String>,
+    /// The typed check's plan; `None` when the schema's root is not exactly the derive's
+    /// fields (the validator then decides every call).
+    plan: Option<Plan>,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("shown", &self.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// Builds `T`'s schema (draft 2020-12) and its validator, with format validation on.
+pub fn compile<T: schemars::JsonSchema>() -> Compiled {
+    let annotated = crate::schema::annotated_root_schema::<T>();
+    Compiled {
+        index: SchemaIndex::new(&annotated),
+        shown: Arc::new(crate::schema::shown_schema(&annotated)),
+        validator: validator_for(&annotated),
+        plan: None,
+    }
+}
+
+/// [`compile`] for a derived input, with the plan of its typed check when the schema allows
+/// one.
+pub fn compile_derived<T: schemars::JsonSchema>(spec: &ContainerSpec) -> Compiled {
+    let annotated = crate::schema::annotated_root_schema::<T>();
+    let validator = validator_for(&annotated);
+    let plan = validator
+        .is_ok()
+        .then(|| Plan::new(&annotated, spec))
+        .flatten();
+    Compiled {
+        index: SchemaIndex::new(&annotated),
+        shown: Arc::new(crate::schema::shown_schema(&annotated)),
+        validator,
+        plan,
+    }
+}
+
+impl Compiled {
+    /// The schema agents see.
+    pub fn schema(&self) -> Arc<JsonObject> {
+        Arc::clone(&self.shown)
+    }
+
+    /// What the `jsonschema` validator answers for `arguments` (`false` when the schema does
+    /// not compile).
+    pub fn schema_accepts(&self, arguments: &Value) -> bool {
+        self.validator.as_ref().is_ok_and(|v| v.is_valid(arguments))
+    }
+
+    /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.
+    pub fn check(&self, arguments: &Value) -> Vec<Issue> {
+        self.report(arguments).issues().to_vec()
+    }
+
+    fn report(&self, arguments: &Value) -> ValidationReport {
+        match &self.validator {
+            Ok(v) if v.is_valid(arguments) => ValidationReport::default(),
+            _ => self.collect(arguments),
+        }
+    }
+
+    /// Every structural problem of `arguments` known to be invalid (no `is_valid` first).
+    fn collect(&self, arguments: &Value) -> ValidationReport {
+        match &self.validator {
+            Ok(v) => issues_from_errors(&self.index, v.iter_errors(arguments)),
+            Err(e) => ValidationReport::new(vec![Issue::new(
+                "",
+                IssueKind::Custom {
+                    message: format!(
+                        "The server's input schema does not compile ({e}); report this to the server's author"
+                    ),
+                },
+                None,
+            )]),
+        }
+    }
+}
+
+/// The JSON type a field's typed value proves, when its schema holds nothing else than that
+/// type and its rules' keywords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Str,
+    Int,
+    Bool,
+    /// An array of plain strings.
+    Strs,
+}
+
+/// One field of the typed check.
+struct FieldPlan {
+    name: &'static str,
+    required: bool,
+    /// An `Option` that is `Some` was sent (no serde default could have filled it).
+    some_is_sent: bool,
+    /// What a typed value of the field decides; `None`: only the engine does.
+    kind: Option<Kind>,
+    nullable: bool,
+    /// `jsonschema` on the field's sub-schema.
+    engine: jsonschema::Validator,
+}
+
+/// The typed check of a derived input: its fields, in the derive's order.
+///
+/// Public only for the code `#[derive(ToolInput)]` writes; not an API.
+#[doc(hidden)]
+pub struct Plan {
+    fields: Vec<FieldPlan>,
+    /// `additionalProperties: false`: every key must be a field.
+    deny_unknown: bool,
+}
+
+/// The keywords of a field a typed value and its rules decide (besides annotations).
+const TYPED_KEYWORDS: &[&str] = &[
+    "type",
+    "items",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+fn only_annotations_and(obj: &Map<String, Value>, allowed: &[&str]) -> bool {
+    obj.keys().all(|k| {
+        allowed.contains(&k.as_str())
+            || ANNOTATION_KEYWORDS.contains(&k.as_str())
+            || k.starts_with(ANNOTATION_PREFIX)
+    })
+}
+
+/// What a typed value decides of the field schema `s`, and whether it takes `null`.
+fn kind_of(s: &Value) -> (Option<Kind>, bool) {
+    let Some(obj) = s
+        .as_object()
+        .filter(|o| only_annotations_and(o, TYPED_KEYWORDS))
+    else {
+        return (None, false);
+    };
+    let (name, nullable) = match obj.get("type") {
+        Some(Value::String(t)) => (t.as_str(), false),
+        Some(Value::Array(ts)) => match ts.as_slice() {
+            [Value::String(t)] => (t.as_str(), false),
+            [Value::String(t), Value::String(n)] | [Value::String(n), Value::String(t)]
+                if n == "null" && t != "null" =>
+            {
+                (t.as_str(), true)
+            }
+            _ => return (None, false),
+        },
+        _ => return (None, false),
+    };
+    let plain_string_items = obj.get("items").is_none_or(|i| {
+        i.as_object().is_some_and(|i| {
+            only_annotations_and(i, &["type"]) && i.get("type") == Some(&Value::from("string"))
+        })
+    });
+    let kind = match name {
+        "string" => Kind::Str,
+        "integer" => Kind::Int,
+        "boolean" => Kind::Bool,
+        "array" if plain_string_items => Kind::Strs,
+        _ => return (None, nullable),
+    };
+    (Some(kind), nullable)
+}
+
+impl Plan {
+    /// The plan for the input `spec` describes, when the schema's root is exactly that object:
+    /// its properties are the spec's fields, with the same `required`, and
+    /// `additionalProperties` is `false` or absent as the spec says.
+    fn new(root: &Value, spec: &ContainerSpec) -> Option<Plan> {
+        let obj = root.as_object()?;
+        let allowed = [
+            "type",
+            "properties",
+            "required",
+            "additionalProperties",
+            "$defs",
+        ];
+        let deny_unknown = match obj.get("additionalProperties") {
+            None => false,
+            Some(Value::Bool(false)) => true,
+            Some(_) => return None,
+        };
+        let props = obj.get("properties")?.as_object()?;
+        let required: Vec<&str> = match obj.get("required") {
+            None => Vec::new(),
+            Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
+            Some(_) => return None,
+        };
+        if !only_annotations_and(obj, &allowed)
+            || obj.get("type") != Some(&Value::from("object"))
+            || deny_unknown == spec.allow_unknown_fields
+            || props.len() != spec.fields.len()
+        {
+            return None;
+        }
+        let defs = obj.get("$defs");
+        let fields = spec
+            .fields
+            .iter()
+            .map(|f| {
+                let schema = props.get(f.name)?;
+                if required.contains(&f.name) != f.required {
+                    return None;
+                }
+                // The field's sub-schema, with the root's `$defs` its `$ref`s point into.
+                let mut sub = schema.clone();
+                if let (Value::Object(m), Some(defs)) = (&mut sub, defs) {
+                    m.entry("$defs").or_insert_with(|| defs.clone());
+                }
+                let (kind, nullable) = kind_of(schema);
+                Some(FieldPlan {
+                    name: f.name,
+                    required: f.required,
+                    some_is_sent: !f.required && !f.default,
+                    kind,
+                    nullable,
+                    engine: validator_for(&sub).ok()?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        // Each property was found once: the names are the properties, one to one.
+        let mut names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        (names.len() == fields.len()).then_some(Plan {
+            fields,
+            deny_unknown,
+        })
+    }
+
+    /// Checks field `i` (the derive's order): `rules` on its typed value when the value
+    /// decides the field, else `jsonschema` on the value sent. `present` counts the keys known
+    /// to be sent.
+    #[inline(always)]
+    pub fn field(
+        &self,
+        i: usize,
+        typed: Typed<'_>,
+        rules: impl FnOnce(Typed<'_>) -> Check,
+        obj: &JsonObject,
+        present: &mut usize,
+    ) -> bool {
+        let Some(f) = self.fields.get(i) else {
+            return false;
+        };
+        let decides = match (typed, f.kind) {
+            (Typed::Str(_), Some(Kind::Str))
+            | (Typed::Int(_), Some(Kind::Int))
+            | (Typed::Bool, Some(Kind::Bool))
+            | (Typed::Strs(_), Some(Kind::Strs)) => true,
+            // `None`: the key was absent, or `null`, which the field takes.
+            (Typed::Unset, Some(_)) if f.nullable => {
+                *present += usize::from(obj.contains_key(f.name));
+                return true;
+            }
+            _ => false,
+        };
+        if !decides {
+            return match obj.get(f.name) {
+                Some(v) => {
+                    *present += 1;
+                    f.engine.is_valid(v)
+                }
+                None => !f.required,
+            };
+        }
+        // serde read a value of the field's type: it was sent, unless a serde default filled
+        // the field, in which case the schema checks nothing.
+        if !f.required && !f.some_is_sent && !obj.contains_key(f.name) {
+            return true;
+        }
+        *present += 1;
+        match rules(typed) {
+            Check::Pass => true,
+            Check::Fail => false,
+            Check::Engine => obj.get(f.name).is_some_and(|v| f.engine.is_valid(v)),
+        }
+    }
+
+    /// After every [`Plan::field`]: the unknown-keys rule on the keys counted.
+    #[inline(always)]
+    pub fn done(&self, present: usize, obj: &JsonObject) -> bool {
+        super::rules::unknown_keys::check(self.deny_unknown, present, obj.len())
+    }
+}
+
+/// What `#[derive(ToolInput)]` implements besides [`ToolInput`](crate::ToolInput): the
+/// input's compiled schema and its typed check.
+pub trait Derived: DeserializeOwned + Validate + schemars::JsonSchema {
+    /// The input's schema and validator, built once.
+    fn compiled() -> &'static Compiled;
+
+    /// The rules on the fields serde read, one [`Plan::field`] per field, then
+    /// [`Plan::done`]; `obj` is the arguments object they were read from.
+    fn typed_check(&self, plan: &Plan, obj: &JsonObject) -> bool;
+}
+
+/// `ToolInput::from_arguments` of a derived input.
+///
+/// A valid call takes the typed path: serde, then the rules on the typed fields
+/// ([`Derived::typed_check`]). When a rule says no, `jsonschema` collects every problem at
+/// once; when serde fails (or the input has no typed check), `jsonschema` decides, then serde
+/// reads what it accepted. The custom validators run last, on the typed value.
+pub fn from_arguments<T: Derived>(arguments: &Value) -> Result<T, ValidationReport> {
+    let compiled = T::compiled();
+    let report = match typed::<T>(compiled, arguments) {
+        TypedPath::Accepted(value) => return validated(value, arguments),
+        // serde read the arguments and a rule failed: the schema rejects them too. Should they
+        // disagree after all, no problem is collected and serde decides below.
+        TypedPath::Rejected => compiled.collect(arguments),
+        TypedPath::Undecided => compiled.report(arguments),
+    };
+    if !report.is_empty() {
+        return Err(report);
+    }
+    match T::deserialize(arguments) {
+        Ok(value) => validated(value, arguments),
+        Err(e) => Err(ValidationReport::new(vec![serde_issue(&e)])),
+    }
+}
+
+/// What the typed path found.
+enum TypedPath<T> {
+    /// serde read the arguments and every rule holds: the schema accepts them.
+    Accepted(T),
+    /// serde read the arguments and a rule does not hold: the schema rejects them.
+    Rejected,
+    /// No typed check, arguments that are not an object, or serde failed.
+    Undecided,
+}
+
+fn typed<T: Derived>(compiled: &Compiled, arguments: &Value) -> TypedPath<T> {
+    let (Some(plan), Some(obj)) = (compiled.plan.as_ref(), arguments.as_object()) else {
+        return TypedPath::Undecided;
+    };
+    match T::deserialize(arguments) {
+        Ok(value) if value.typed_check(plan, obj) => TypedPath::Accepted(value),
+        Ok(_) => TypedPath::Rejected,
+        Err(_) => TypedPath::Undecided,
+    }
+}
+
+/// What the typed path answers for `arguments`: `Some(accepted)` when serde reads them,
+/// `None` when the input has no typed check or serde does not read them. For contract tests:
+/// it must equal [`Compiled::schema_accepts`].
+pub fn typed_accepts<T: Derived>(arguments: &Value) -> Option<bool> {
+    match typed::<T>(T::compiled(), arguments) {
+        TypedPath::Accepted(_) => Some(true),
+        TypedPath::Rejected => Some(false),
+        TypedPath::Undecided => None,
+    }
+}
+
+/// Runs the custom validators on a value that passed the schema.
+fn validated<T: Validate>(value: T, arguments: &Value) -> Result<T, ValidationReport> {
+    let mut issues = Vec::new();
+    value.validate(arguments, &Path::Root, &mut issues);
+    if issues.is_empty() {
+        Ok(value)
+    } else {
+        Err(ValidationReport::new(issues))
+    }
+}

@@ -1,0 +1,195 @@
+//! Where an issue is in the arguments, as typed segments (a key or an index) from the first
+//! [`Issue`](super::Issue) to the rendered `<field name="…">`: a key holding a `.` stays one
+//! key, so the value sent there is still found.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::sent::{push_cut, push_u64};
+
+/// One step into the arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Segment {
+    /// A key of an object.
+    Key(String),
+    /// An index of an array.
+    Index(usize),
+}
+
+/// The path of an issue; the empty path is the arguments object itself (`(root)`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct IssuePath(Vec<Segment>);
+
+impl IssuePath {
+    /// The arguments object.
+    pub fn root() -> Self {
+        IssuePath(Vec::new())
+    }
+
+    /// The segments, outermost first.
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+
+    /// Whether this is the arguments object itself.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Appends a key.
+    pub fn push_key(&mut self, key: impl Into<String>) {
+        self.0.push(Segment::Key(key.into()));
+    }
+
+    /// Appends an index.
+    pub fn push_index(&mut self, index: usize) {
+        self.0.push(Segment::Index(index));
+    }
+
+    /// The value at this path in `root`, for "You sent".
+    pub fn value_in<'a>(&self, root: &'a Value) -> Option<&'a Value> {
+        self.0.iter().try_fold(root, |v, seg| match (seg, v) {
+            (Segment::Key(k), Value::Object(m)) => m.get(k),
+            (Segment::Index(i), Value::Array(a)) => a.get(*i),
+            _ => None,
+        })
+    }
+
+    /// The dotted text (`items.0.sku`), each segment cut to 50 characters when `cut`.
+    pub(crate) fn write(&self, out: &mut String, cut: bool) {
+        for (i, seg) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push('.');
+            }
+            match seg {
+                Segment::Key(k) if cut => push_cut(out, k),
+                Segment::Key(k) => out.push_str(k),
+                Segment::Index(n) => push_u64(out, *n as u64),
+            }
+        }
+    }
+}
+
+impl fmt::Display for IssuePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        self.write(&mut out, false);
+        f.write_str(&out)
+    }
+}
+
+/// A path written as text is one key (`""` is the root): `Issue::new("email", …)`.
+impl From<&str> for IssuePath {
+    fn from(key: &str) -> Self {
+        IssuePath::from(key.to_owned())
+    }
+}
+
+impl From<String> for IssuePath {
+    fn from(key: String) -> Self {
+        if key.is_empty() {
+            IssuePath::root()
+        } else {
+            IssuePath(vec![Segment::Key(key)])
+        }
+    }
+}
+
+impl From<Vec<Segment>> for IssuePath {
+    fn from(segments: Vec<Segment>) -> Self {
+        IssuePath(segments)
+    }
+}
+
+impl PartialEq<str> for IssuePath {
+    /// Compares the dotted text.
+    fn eq(&self, other: &str) -> bool {
+        let mut rest = other;
+        for (i, seg) in self.0.iter().enumerate() {
+            if i > 0 {
+                let Some(r) = rest.strip_prefix('.') else {
+                    return false;
+                };
+                rest = r;
+            }
+            let next = match seg {
+                Segment::Key(k) => rest.strip_prefix(k.as_str()),
+                Segment::Index(n) => rest.strip_prefix(n.to_string().as_str()),
+            };
+            let Some(r) = next else { return false };
+            rest = r;
+        }
+        rest.is_empty()
+    }
+}
+
+impl PartialEq<&str> for IssuePath {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+/// Where a value sits while the derive's code walks a typed input, borrowed from the
+/// caller's frame: nothing is allocated unless an issue needs the path.
+#[derive(Clone, Copy, Debug)]
+pub enum Path<'a> {
+    /// The arguments object.
+    Root,
+    /// A key of the object at the parent path.
+    Key(&'a Path<'a>, &'a str),
+    /// An index of the array at the parent path.
+    Index(&'a Path<'a>, usize),
+}
+
+impl Path<'_> {
+    /// As an [`IssuePath`].
+    pub fn to_issue_path(&self) -> IssuePath {
+        let mut segments = Vec::new();
+        let mut at = self;
+        loop {
+            match at {
+                Path::Root => break,
+                Path::Key(p, k) => {
+                    segments.push(Segment::Key((*k).to_owned()));
+                    at = p;
+                }
+                Path::Index(p, i) => {
+                    segments.push(Segment::Index(*i));
+                    at = p;
+                }
+            }
+        }
+        segments.reverse();
+        IssuePath(segments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_key_with_a_dot_stays_one_key() {
+        let args = json!({"a.b": "hello", "a": {"b": "other"}});
+        let root = Path::Root;
+        let path = Path::Key(&root, "a.b").to_issue_path();
+        assert_eq!(path.segments(), &[Segment::Key("a.b".into())]);
+        assert_eq!(path.value_in(&args), Some(&json!("hello")));
+        assert_eq!(path.to_string(), "a.b");
+    }
+
+    #[test]
+    fn keys_and_indexes_render_dotted() {
+        let root = Path::Root;
+        let items = Path::Key(&root, "items");
+        let first = Path::Index(&items, 0);
+        let path = Path::Key(&first, "sku").to_issue_path();
+        assert_eq!(path, "items.0.sku");
+        let args = json!({"items": [{"sku": "A-1"}]});
+        assert_eq!(path.value_in(&args), Some(&json!("A-1")));
+        assert!(IssuePath::from("").is_root());
+    }
+}

@@ -1,0 +1,59 @@
+//! `items(min = .., max = ..)`: `minItems` / `maxItems`.
+
+use serde_json::{Map, Value};
+
+use super::{Check, Typed};
+use crate::schema::Rule;
+
+/// The rule `items(min, max)` writes.
+pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {
+    Rule::Items { min, max }
+}
+
+/// Its keywords.
+pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {
+    if let Some(n) = min {
+        schema.insert("minItems".into(), n.into());
+    }
+    if let Some(n) = max {
+        schema.insert("maxItems".into(), n.into());
+    }
+}
+
+/// An array's item count within the bounds (the keywords apply to arrays only).
+#[inline]
+pub fn check(value: Typed<'_>, min: Option<u64>, max: Option<u64>) -> Check {
+    match value {
+        Typed::Strs(n) => {
+            let n = n as u64;
+            Check::from_bool(min.is_none_or(|m| m <= n) && max.is_none_or(|m| n <= m))
+        }
+        Typed::Opaque => Check::Engine,
+        _ => Check::Pass,
+    }
+}
+
+/// The problem: `Too few items` / `Too many items`.
+pub fn problem(upper: bool) -> &'static str {
+    if upper {
+        "Too many items"
+    } else {
+        "Too few items"
+    }
+}
+
+/// The unit of its count.
+pub const UNIT: (&str, &str) = ("item", "items");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_items_of_arrays_only() {
+        assert_eq!(check(Typed::Strs(0), Some(1), None), Check::Fail);
+        assert_eq!(check(Typed::Strs(3), Some(1), Some(3)), Check::Pass);
+        assert_eq!(check(Typed::Strs(4), None, Some(3)), Check::Fail);
+        assert_eq!(check(Typed::Str("abc"), Some(5), None), Check::Pass);
+    }
+}

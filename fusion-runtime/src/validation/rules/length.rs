@@ -1,0 +1,82 @@
+//! `length(min = .., max = ..)`: `minLength` / `maxLength`, in characters.
+
+use serde_json::{Map, Value};
+
+use super::{Check, Typed};
+use crate::schema::Rule;
+use crate::validation::sent::push_u64;
+
+/// The rule `length(min, max)` writes.
+pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {
+    Rule::Length { min, max }
+}
+
+/// Its keywords.
+pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {
+    if let Some(n) = min {
+        schema.insert("minLength".into(), n.into());
+    }
+    if let Some(n) = max {
+        schema.insert("maxLength".into(), n.into());
+    }
+}
+
+/// A string's length in characters, within the bounds (`minLength` / `maxLength` apply to
+/// strings only).
+#[inline]
+pub fn check(value: Typed<'_>, min: Option<u64>, max: Option<u64>) -> Check {
+    match value {
+        Typed::Str(s) => Check::from_bool(within(s, min.unwrap_or(0), max.unwrap_or(u64::MAX))),
+        Typed::Opaque => Check::Engine,
+        _ => Check::Pass,
+    }
+}
+
+/// Whether `s` has `min..=max` characters, without counting past what decides it.
+fn within(s: &str, min: u64, max: u64) -> bool {
+    // A string has at most as many characters as bytes, and at least a quarter as many.
+    let bytes = s.len() as u64;
+    if bytes < min || bytes.div_ceil(4) > max {
+        return false;
+    }
+    if min <= bytes.div_ceil(4) && bytes <= max {
+        return true;
+    }
+    let n = s.chars().count() as u64;
+    min <= n && n <= max
+}
+
+/// The problem: `Too short` / `Too long`.
+pub fn problem(upper: bool) -> &'static str {
+    if upper { "Too long" } else { "Too short" }
+}
+
+/// The unit of its count.
+pub const UNIT: (&str, &str) = ("character", "characters");
+
+/// After "You sent": the sent string's length, ` (2 characters)`.
+pub fn push_measured(out: &mut String, sent: &Value) {
+    if let Value::String(s) = sent {
+        let n = s.chars().count();
+        out.push_str(" (");
+        push_u64(out, n as u64);
+        out.push(' ');
+        out.push_str(if n == 1 { UNIT.0 } else { UNIT.1 });
+        out.push(')');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_characters_not_bytes() {
+        assert_eq!(check(Typed::Str("héé"), Some(3), Some(3)), Check::Pass);
+        assert_eq!(check(Typed::Str("ab"), Some(3), None), Check::Fail);
+        assert_eq!(check(Typed::Str("abcd"), None, Some(3)), Check::Fail);
+        assert_eq!(check(Typed::Str("😀😀"), None, Some(2)), Check::Pass);
+        assert_eq!(check(Typed::Int(5), Some(3), None), Check::Pass);
+        assert_eq!(check(Typed::Opaque, Some(3), None), Check::Engine);
+    }
+}

@@ -1,0 +1,191 @@
+//! The rules: each file is one rule, and owns its JSON Schema keyword(s), its check on the
+//! typed value serde has read, and its SPEC §4 wording (the text of its `<field>` line).
+//!
+//! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
+//! has, in its file:
+//! - `const fn rule(args) -> Rule`: the [`Rule`] its attribute becomes; [`Rule::apply`] calls
+//!   the file's `keywords` to write it into the field's schema;
+//! - `fn check(value: Typed<'_>, args) -> Check`: its verdict on the typed value, with the same
+//!   `args`. [`Check::Engine`] says "a typed value cannot decide this": the field's value sent
+//!   is then checked by `jsonschema` on the field's sub-schema;
+//! - the wording of the issues its keywords produce, called from [`Issue`]'s line.
+//!
+//! The other rules (`required`, `unknown_keys`, `types`, `enum_const`, `union`, `custom`,
+//! `properties`) have no attribute: serde, the key count or `jsonschema` decide them, and
+//! their file holds their wording.
+//!
+//! # How to add a rule
+//!
+//! 1. One file here, `rules/<name>.rs`, with `rule`, `keywords`, `check` and the wording of
+//!    its issue (a new [`IssueKind`] variant when no existing one says it), and its `mod`
+//!    line below; its [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
+//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table: the attribute read into
+//!    `args` (plus its parsing in `attr.rs` and, when it only fits some types, a line in
+//!    `check.rs`). The derive then writes `rules::<name>::rule(args)` into the field's spec
+//!    and `rules::<name>::check(value, args)` into its typed check.
+//!
+//! A new `format` is one [`StringFormat`](crate::schema::StringFormat) variant, its row in
+//! [`format::FORMATS`] and its attribute in the macro's format table.
+//!
+//! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.
+//!
+//! [`Rule`]: crate::schema::Rule
+//! [`Rule::apply`]: crate::schema::Rule::apply
+//! [`Issue`]: super::Issue
+//! [`IssueKind`]: super::IssueKind
+
+pub mod custom;
+pub mod enum_const;
+pub mod format;
+pub mod items;
+pub mod length;
+pub mod multiple_of;
+pub mod pattern;
+pub mod properties;
+pub mod range;
+pub mod required;
+pub mod types;
+pub mod union;
+pub mod unknown_keys;
+
+/// A rule's verdict on a typed value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Check {
+    /// The value satisfies the rule.
+    Pass,
+    /// The value breaks the rule: the schema rejects the arguments.
+    Fail,
+    /// The typed value cannot decide: `jsonschema` checks the value sent on the field's
+    /// sub-schema.
+    Engine,
+}
+
+impl Check {
+    /// Both verdicts: a failure wins, then the engine.
+    #[inline(always)]
+    pub const fn and(self, other: Check) -> Check {
+        match (self, other) {
+            (Check::Fail, _) | (_, Check::Fail) => Check::Fail,
+            (Check::Engine, _) | (_, Check::Engine) => Check::Engine,
+            _ => Check::Pass,
+        }
+    }
+
+    /// [`Check::Pass`] when `ok`, else [`Check::Fail`].
+    #[inline(always)]
+    pub const fn from_bool(ok: bool) -> Check {
+        if ok { Check::Pass } else { Check::Fail }
+    }
+}
+
+/// What a field's value, as serde read it, tells its rules.
+#[derive(Clone, Copy, Debug)]
+pub enum Typed<'a> {
+    /// A string was sent.
+    Str(&'a str),
+    /// An integer was sent.
+    Int(i128),
+    /// A boolean was sent.
+    Bool,
+    /// An array of this many strings was sent.
+    Strs(usize),
+    /// An `Option` holds `None`: the key was absent or `null`.
+    Unset,
+    /// The type tells nothing: `jsonschema` checks the value sent.
+    Opaque,
+}
+
+/// Types whose successful deserialization proves the JSON type that was sent.
+pub trait Trusted {
+    /// What the value tells the rules.
+    fn typed(&self) -> Typed<'_>;
+}
+
+impl Trusted for String {
+    fn typed(&self) -> Typed<'_> {
+        Typed::Str(self)
+    }
+}
+
+impl Trusted for str {
+    fn typed(&self) -> Typed<'_> {
+        Typed::Str(self)
+    }
+}
+
+impl Trusted for bool {
+    fn typed(&self) -> Typed<'_> {
+        Typed::Bool
+    }
+}
+
+macro_rules! trusted_int {
+    ($($t:ty),*) => {$(
+        impl Trusted for $t {
+            fn typed(&self) -> Typed<'_> {
+                Typed::Int(i128::from(*self))
+            }
+        }
+    )*};
+}
+trusted_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Trusted for isize {
+    fn typed(&self) -> Typed<'_> {
+        i64::try_from(*self).map_or(Typed::Opaque, |v| Typed::Int(i128::from(v)))
+    }
+}
+
+impl Trusted for usize {
+    fn typed(&self) -> Typed<'_> {
+        u64::try_from(*self).map_or(Typed::Opaque, |v| Typed::Int(i128::from(v)))
+    }
+}
+
+impl Trusted for Vec<String> {
+    fn typed(&self) -> Typed<'_> {
+        Typed::Strs(self.len())
+    }
+}
+
+impl<T: Trusted + ?Sized> Trusted for Box<T> {
+    fn typed(&self) -> Typed<'_> {
+        (**self).typed()
+    }
+}
+
+impl<T: Trusted> Trusted for Option<T> {
+    fn typed(&self) -> Typed<'_> {
+        match self {
+            Some(v) => v.typed(),
+            None => Typed::Unset,
+        }
+    }
+}
+
+/// A field the derive probes: `(&Probe(&field)).typed()` is the field's [`Trusted`] answer
+/// when its type has one, and [`Typed::Opaque`] otherwise (autoref specialization).
+pub struct Probe<'a, T: ?Sized>(pub &'a T);
+
+/// The [`Probe`] branch for [`Trusted`] types.
+pub trait ProbeTrusted {
+    /// What the value tells.
+    fn typed(&self) -> Typed<'_>;
+}
+
+impl<T: Trusted + ?Sized> ProbeTrusted for Probe<'_, T> {
+    fn typed(&self) -> Typed<'_> {
+        self.0.typed()
+    }
+}
+
+/// The [`Probe`] branch for every other type.
+pub trait ProbeOpaque {
+    /// Nothing.
+    fn typed(&self) -> Typed<'_> {
+        Typed::Opaque
+    }
+}
+
+impl<T: ?Sized> ProbeOpaque for &Probe<'_, T> {}

@@ -1,0 +1,144 @@
+//! `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`: `minimum`, `maximum`,
+//! `exclusiveMinimum`, `exclusiveMaximum`.
+
+use serde_json::{Map, Value};
+
+use super::{Check, Typed};
+use crate::schema::{Num, Rule};
+use crate::validation::sent::push_number;
+
+/// The rule `range(..)` writes.
+pub const fn rule(
+    min: Option<Num>,
+    max: Option<Num>,
+    exclusive_min: Option<Num>,
+    exclusive_max: Option<Num>,
+) -> Rule {
+    Rule::Range {
+        min,
+        max,
+        exclusive_min,
+        exclusive_max,
+    }
+}
+
+/// Its keywords.
+pub fn keywords(
+    min: Option<Num>,
+    max: Option<Num>,
+    exclusive_min: Option<Num>,
+    exclusive_max: Option<Num>,
+    schema: &mut Map<String, Value>,
+) {
+    for (k, v) in [
+        ("minimum", min),
+        ("maximum", max),
+        ("exclusiveMinimum", exclusive_min),
+        ("exclusiveMaximum", exclusive_max),
+    ] {
+        if let Some(v) = v {
+            schema.insert(k.into(), v.to_json());
+        }
+    }
+}
+
+/// An integer within the bounds, compared exactly (a float bound is rounded to the integers
+/// it lets through); the bounds apply to numbers only, and a float sent is the engine's.
+#[inline]
+pub fn check(
+    value: Typed<'_>,
+    min: Option<Num>,
+    max: Option<Num>,
+    exclusive_min: Option<Num>,
+    exclusive_max: Option<Num>,
+) -> Check {
+    let x = match value {
+        Typed::Int(x) => x,
+        Typed::Opaque => return Check::Engine,
+        _ => return Check::Pass,
+    };
+    let ok = min.is_none_or(|b| lowest(b, false).is_some_and(|lo| lo <= x))
+        && max.is_none_or(|b| highest(b, false).is_some_and(|hi| x <= hi))
+        && exclusive_min.is_none_or(|b| lowest(b, true).is_some_and(|lo| lo <= x))
+        && exclusive_max.is_none_or(|b| highest(b, true).is_some_and(|hi| x <= hi));
+    Check::from_bool(ok)
+}
+
+/// The lowest integer above `b` (`exclusive`) or at least `b`; `None` when none fits in
+/// `i128` (a bound no integer of a Rust type reaches).
+fn lowest(b: Num, exclusive: bool) -> Option<i128> {
+    match b {
+        Num::Int(i) => Some(i128::from(i) + i128::from(exclusive)),
+        Num::Float(f) if f.is_nan() => None,
+        Num::Float(f) => {
+            let c = if exclusive { f.floor() + 1.0 } else { f.ceil() };
+            // Integers of the Rust types are within ±2^64; beyond it the bound decides alone.
+            if c <= -1.8e19 {
+                Some(i128::MIN)
+            } else if c >= 1.8e19 {
+                None
+            } else {
+                Some(c as i128)
+            }
+        }
+    }
+}
+
+/// The highest integer below `b` (`exclusive`) or at most `b`.
+fn highest(b: Num, exclusive: bool) -> Option<i128> {
+    match b {
+        Num::Int(i) => Some(i128::from(i) - i128::from(exclusive)),
+        Num::Float(f) if f.is_nan() => None,
+        Num::Float(f) => {
+            let c = if exclusive { f.ceil() - 1.0 } else { f.floor() };
+            if c >= 1.8e19 {
+                Some(i128::MAX)
+            } else if c <= -1.8e19 {
+                None
+            } else {
+                Some(c as i128)
+            }
+        }
+    }
+}
+
+/// The problem: `Too small` / `Too large`.
+pub fn problem(upper: bool) -> &'static str {
+    if upper { "Too large" } else { "Too small" }
+}
+
+/// The expected text: `a number >= 1` (`>`, `<=`, `<`).
+pub fn push_expected(out: &mut String, limit: f64, inclusive: bool, upper: bool) {
+    out.push_str(match (upper, inclusive) {
+        (false, true) => "a number >= ",
+        (false, false) => "a number > ",
+        (true, true) => "a number <= ",
+        (true, false) => "a number < ",
+    });
+    push_number(out, limit);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_against_integer_and_float_bounds() {
+        let r = |x, min, max| check(Typed::Int(x), min, max, None, None);
+        assert_eq!(r(1, Some(Num::Int(1)), Some(Num::Int(100))), Check::Pass);
+        assert_eq!(r(0, Some(Num::Int(1)), None), Check::Fail);
+        assert_eq!(r(1, Some(Num::Float(0.5)), None), Check::Pass);
+        assert_eq!(r(0, Some(Num::Float(0.5)), None), Check::Fail);
+        assert_eq!(r(2, None, Some(Num::Float(2.5))), Check::Pass);
+        assert_eq!(r(3, None, Some(Num::Float(2.5))), Check::Fail);
+        let ex = |x, lo, hi| check(Typed::Int(x), None, None, lo, hi);
+        assert_eq!(ex(0, Some(Num::Int(0)), None), Check::Fail);
+        assert_eq!(ex(1, Some(Num::Float(0.0)), None), Check::Pass);
+        assert_eq!(ex(5, None, Some(Num::Float(5.0))), Check::Fail);
+        assert_eq!(ex(4, None, Some(Num::Float(4.5))), Check::Pass);
+        assert_eq!(
+            check(Typed::Str("x"), Some(Num::Int(1)), None, None, None),
+            Check::Pass
+        );
+    }
+}
