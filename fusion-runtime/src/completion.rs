@@ -22,8 +22,8 @@ use std::future::Future;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::input::JsonObject;
 use crate::context::{CallContext, FromCallContext};
+use crate::input::JsonObject;
 
 /// At most this many values in one completion (MCP's limit).
 pub const MAX_COMPLETION_VALUES: usize = 100;

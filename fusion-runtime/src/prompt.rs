@@ -40,9 +40,9 @@ use futures::future::BoxFuture;
 
 use crate::action::HandlerFailure;
 use crate::completion::Completer;
+use crate::context::{CallContext, StateRequirement};
 use crate::envelope::Content;
 use crate::input::{JsonObject, ToolInput};
-use crate::context::{CallContext, StateRequirement};
 
 /// Arguments of a prompt: a [`ToolInput`] whose every field MCP can carry as a prompt
 /// argument (a string, an optional string, a string enum).
@@ -224,7 +224,7 @@ pub mod __private {
         PromptInfo {
             name,
             title: title.map(Cow::Borrowed),
-            description: crate::__private::description_text(description),
+            description: crate::action::expand::description_text(description),
             arguments_schema,
             state,
         }

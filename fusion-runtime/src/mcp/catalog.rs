@@ -17,12 +17,12 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::{McpHandler, to_block};
+use crate::completion::CompletionRequest;
+use crate::prompt;
 use crate::server::catalog::{
     CompletionRef, MAX_URI_BYTES, PromptEntry, ResourceEntry, SurfaceError, SurfaceErrorKind,
     completion_arguments,
 };
-use crate::completion::CompletionRequest;
-use crate::prompt;
 use crate::server::{RequestScope, Server};
 
 /// At most this many resource subscriptions per session.

@@ -52,9 +52,9 @@ use serde_json::Value;
 
 use crate::action::HandlerFailure;
 use crate::completion::Completer;
+use crate::context::{CallContext, StateRequirement};
 use crate::envelope::{ToolError, codes};
 use crate::input::{JsonObject, ToolInput};
-use crate::context::{CallContext, StateRequirement};
 use crate::validation::ValidationReport;
 
 /// What a resource handler returns: text or bytes, with a MIME type (the attribute's
@@ -251,7 +251,7 @@ pub mod __private {
             is_template,
             name: Cow::Borrowed(name),
             title: title.map(Cow::Borrowed),
-            description: crate::__private::description_text(description),
+            description: crate::action::expand::description_text(description),
             mime_type: mime_type.map(Cow::Borrowed),
             params_schema,
             state,

@@ -13,17 +13,17 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::Server;
+use super::failure::INTERNAL_RECOVERY;
 use crate::action::HandlerFailure;
 use crate::completion::{Completer, CompletionRequest, Completions, enum_values};
+use crate::context::{CallContext, RequestScope};
 use crate::envelope::{ToolError, codes};
 use crate::input::{JsonObject, ToolInput};
 use crate::prompt::{PromptAction, PromptInfo, PromptOutcome, PromptReply};
 use crate::resource::{
     ResourceAction, ResourceContent, ResourceInfo, ResourceOutcome, TemplateError, UriTemplate,
 };
-use super::Server;
-use crate::context::{CallContext, RequestScope};
-use super::failure::INTERNAL_RECOVERY;
 use crate::validation::{MAX_FIELD_LINES, MAX_LISTED, ValidationReport, closest, quote_str};
 
 /// The longest URI a read or a subscription looks up, in bytes; longer ones are not found.

@@ -40,12 +40,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::action::{ActionInfo, ToolAction};
-use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use crate::context::States;
 use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
 use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use crate::input::JsonObject;
+use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
 use registry::{Erased, Inner, Registered};
 use routing::Route;

@@ -22,8 +22,11 @@ use super::path::Path;
 use super::rules::custom::Validate;
 use super::rules::{Check, Typed};
 use super::{Issue, IssueKind, ValidationReport};
-use crate::input::JsonObject;
-use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ContainerSpec};
+/// A JSON object (the crate's [`JsonObject`](crate::JsonObject), named here so that `validation`
+/// does not import `input`, which imports it).
+type JsonObject = serde_json::Map<String, serde_json::Value>;
+use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX};
+use crate::validation::spec::ContainerSpec;
 
 /// A derived input's schema and validator, built once per type.
 pub struct Compiled {
@@ -54,7 +57,7 @@ fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
 
 /// Builds `T`'s schema (draft 2020-12) and its validator, with format validation on.
 pub fn compile<T: schemars::JsonSchema>() -> Compiled {
-    let annotated = crate::schema::annotated_root_schema::<T>();
+    let annotated = crate::validation::spec::annotated_root_schema::<T>();
     Compiled {
         index: SchemaIndex::new(&annotated),
         shown: Arc::new(crate::schema::shown_schema(&annotated)),
@@ -66,7 +69,7 @@ pub fn compile<T: schemars::JsonSchema>() -> Compiled {
 /// [`compile`] for a derived input, with the plan of its typed check when the schema allows
 /// one.
 pub fn compile_derived<T: schemars::JsonSchema>(spec: &ContainerSpec) -> Compiled {
-    let annotated = crate::schema::annotated_root_schema::<T>();
+    let annotated = crate::validation::spec::annotated_root_schema::<T>();
     let validator = validator_for(&annotated);
     let plan = validator
         .is_ok()

@@ -15,6 +15,7 @@ pub(crate) mod explain;
 mod path;
 pub mod rules;
 mod sent;
+pub mod spec;
 
 pub use path::{IssuePath, Path, Segment};
 pub use rules::format::Format;

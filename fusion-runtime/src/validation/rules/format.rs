@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::schema::{Rule, StringFormat};
+use crate::validation::spec::{Rule, StringFormat};
 
 /// The rule a format attribute writes.
 pub const fn rule(format: StringFormat) -> Rule {

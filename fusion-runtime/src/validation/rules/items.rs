@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::schema::Rule;
+use crate::validation::spec::Rule;
 
 /// The rule `items(min, max)` writes.
 pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {

@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::schema::Rule;
 use crate::validation::sent::push_u64;
+use crate::validation::spec::Rule;
 
 /// The rule `length(min, max)` writes.
 pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {

@@ -24,13 +24,13 @@
 //!    `check.rs`). The derive then writes `rules::<name>::rule(args)` into the field's spec
 //!    and `rules::<name>::check(value, args)` into its typed check.
 //!
-//! A new `format` is one [`StringFormat`](crate::schema::StringFormat) variant, its row in
+//! A new `format` is one [`StringFormat`](crate::validation::spec::StringFormat) variant, its row in
 //! [`format::FORMATS`] and its attribute in the macro's format table.
 //!
 //! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.
 //!
-//! [`Rule`]: crate::schema::Rule
-//! [`Rule::apply`]: crate::schema::Rule::apply
+//! [`Rule`]: crate::validation::spec::Rule
+//! [`Rule::apply`]: crate::validation::spec::Rule::apply
 //! [`Issue`]: super::Issue
 //! [`IssueKind`]: super::IssueKind
 

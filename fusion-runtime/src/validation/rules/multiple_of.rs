@@ -3,8 +3,8 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::schema::{Num, Rule};
 use crate::validation::sent::push_number;
+use crate::validation::spec::{Num, Rule};
 
 /// The rule `multiple_of = n` writes.
 pub const fn rule(divisor: Num) -> Rule {

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::schema::Rule;
+use crate::validation::spec::Rule;
 
 /// The rule `pattern = ".."` writes.
 pub const fn rule(pattern: &'static str) -> Rule {

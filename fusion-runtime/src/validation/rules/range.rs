@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::schema::{Num, Rule};
 use crate::validation::sent::push_number;
+use crate::validation::spec::{Num, Rule};
 
 /// The rule `range(..)` writes.
 pub const fn rule(

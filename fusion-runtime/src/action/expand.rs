@@ -7,13 +7,13 @@ use std::time::Duration;
 
 pub use futures::future::BoxFuture;
 
-pub use crate::action::{
+pub use super::{
     ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
     handler_outcome,
 };
-pub use crate::server::{CallContext, FromCallContext, StateRequirement};
+pub use crate::context::{CallContext, FromCallContext, StateRequirement};
 
-use crate::action::HandlerFailure;
+use super::HandlerFailure;
 use crate::envelope::ToolError;
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
@@ -117,7 +117,7 @@ pub trait ViaJsonSchema {
 
 impl<T: schemars::JsonSchema + ?Sized> ViaJsonSchema for OutputProbe<T> {
     fn output_schema(&self) -> Option<Arc<JsonObject>> {
-        crate::action::output_schema_for::<T>()
+        super::output_schema_for::<T>()
     }
 }
 

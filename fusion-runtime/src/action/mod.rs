@@ -7,6 +7,9 @@
 //! [`ServerBuilder::action`](crate::server::ServerBuilder::action); a typed client names it to
 //! call the action.
 
+#[doc(hidden)]
+pub mod expand;
+
 use std::any::Any;
 use std::borrow::Cow;
 use std::error::Error;
