@@ -102,6 +102,23 @@ fn duplicated_output_schemas(list: &[Value]) -> (usize, usize) {
         .fold((0, 0), |(c, b), (s, n)| (c + n - 1, b + (n - 1) * s.len()))
 }
 
+/// Each tool's schemas without the root keyword `key` (`title`: the Rust type's name;
+/// `description`: the input type's doc comment, which the tool's description already says).
+fn without_root(v: &Value, key: &str, schemas: &[&str]) -> (Value, usize) {
+    let mut v = v.clone();
+    let mut removed = 0;
+    if let Some(list) = v.get_mut("tools").and_then(Value::as_array_mut) {
+        for tool in list {
+            for schema in schemas {
+                if let Some(s) = tool.get_mut(*schema).and_then(Value::as_object_mut) {
+                    removed += usize::from(s.remove(key).is_some());
+                }
+            }
+        }
+    }
+    (v, removed)
+}
+
 /// Output schemas dropped, for a count of what they weigh in the list.
 fn without_output_schemas(v: &Value) -> Value {
     let mut v = v.clone();
@@ -147,6 +164,28 @@ async fn run() -> anyhow::Result<()> {
             b0 - b1,
             t0 - t1
         );
+        for (key, schemas, why) in [
+            (
+                "title",
+                &["inputSchema", "outputSchema"][..],
+                "the Rust type's name",
+            ),
+            (
+                "description",
+                &["inputSchema"][..],
+                "the input type's doc comment, beside the tool's description",
+            ),
+        ] {
+            let (trimmed, n) = without_root(list, key, schemas);
+            let text = compact(&trimmed);
+            let (b1, t1) = (text.len(), tokens(&bpe, &text));
+            println!(
+                "| drop {n} root `{key}` of {} ({why}) | {label} | {b0} → {b1} | {t0} → {t1} | {} B, {} tok |",
+                schemas.join("/"),
+                b0 - b1,
+                t0 - t1
+            );
+        }
         let no_out = compact(&without_output_schemas(list));
         let (b2, t2) = (no_out.len(), tokens(&bpe, &no_out));
         println!(
