@@ -31,8 +31,9 @@
 //! }
 //! ```
 //!
-//! Logs go to stderr (`RUST_LOG` filters them); stdout carries only protocol messages or
-//! the command's output.
+//! Logs go to stderr (`RUST_LOG` filters them; by default startup, warnings and errors, nothing
+//! per request: see [`SERVING_LOG_FILTER`]); stdout carries only protocol messages or the
+//! command's output.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -226,10 +227,17 @@ pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
     }
 }
 
+/// What serving logs when `RUST_LOG` is not set: startup at `info`, warnings and errors, and
+/// nothing per request. rmcp logs three `info` lines per stateless HTTP request (and one per
+/// session), and the pipeline an `info` line per unrouted, refused or cancelled call: they are
+/// the operator's to ask for (`RUST_LOG=info`, `RUST_LOG=rmcp=info`, `RUST_LOG=debug`), not a
+/// cost every request pays.
+pub const SERVING_LOG_FILTER: &str = "info,rmcp=warn,fusion_runtime::server=warn";
+
 /// Installs a `tracing` subscriber writing to stderr (once; later calls do nothing).
-/// `RUST_LOG` overrides the level (`info` when serving, `warn` otherwise).
+/// `RUST_LOG` overrides the level ([`SERVING_LOG_FILTER`] when serving, `warn` otherwise).
 pub fn init_tracing(serving: bool) {
-    let default = if serving { "info" } else { "warn" };
+    let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

@@ -1,4 +1,7 @@
-//! Bench (1): rendering the SPEC §1 example envelope, alone and with the builder chain.
+//! Bench (1): rendering the SPEC §1 example envelope (`NOT_FOUND`: 1 action, 1 detail, nothing
+//! to escape), alone and with the builder chain; and the anchor's fixture (MCP Fusion's
+//! envelope bench: `RATE_LIMITED`, 2 actions, 2 details, `retry_after`, and `" & <` to escape
+//! in the message), so the figures compare with the anchor's.
 
 use std::hint::black_box;
 
@@ -13,7 +16,30 @@ fn seed() -> ToolError {
         .retry_after(30)
 }
 
+/// The anchor's fixture, as its bench builds it.
+fn anchor() -> ToolError {
+    error(
+        ErrorCode::RateLimited,
+        "Too many requests for workspace \"ws_1\" & user <u_2>.",
+    )
+    .suggest("Wait and retry; call quota.status first.")
+    .actions(["quota.status", "billing.upgrade"])
+    .details([("limit", "100"), ("window", "60s")])
+    .retry_after(30)
+}
+
 fn envelope(c: &mut Criterion) {
+    let rendered = anchor().into_rendered();
+    for needle in [
+        "code=\"RATE_LIMITED\"",
+        "workspace \"ws_1\" &amp; user &lt;u_2>.",
+        "<action>billing.upgrade</action>",
+        "<detail key=\"window\">60s</detail>",
+        "<retry_after>30 seconds</retry_after>",
+    ] {
+        assert!(rendered.contains(needle), "{needle} in {rendered}");
+    }
+
     let mut g = c.benchmark_group("envelope");
     g.bench_function("render_spec_example", |b| {
         let e = seed();
@@ -26,6 +52,17 @@ fn envelope(c: &mut Criterion) {
     });
     g.bench_function("builder_chain_and_render", |b| {
         b.iter(|| black_box(seed().into_rendered()))
+    });
+    g.bench_function("render_anchor_rate_limited", |b| {
+        let e = anchor();
+        b.iter_batched(
+            || e.clone(),
+            |e| black_box(e.into_rendered()),
+            criterion::BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("anchor_builder_chain_and_render", |b| {
+        b.iter(|| black_box(anchor().into_rendered()))
     });
     g.bench_function("baseline_push_str_same_text", |b| {
         // The floor: the same bytes written with push_str and no escaping or options.

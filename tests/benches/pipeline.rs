@@ -1,5 +1,7 @@
 //! Bench (4): the full in-process pipeline for one action — route, validate, handler,
-//! response — with valid and with invalid arguments.
+//! response — with valid and with invalid arguments. Routing (the billing example's
+//! server): a grouped tool called by its `action`, against the same action's flat tool; an
+//! unknown action in the grouped tool (the closest-name search included); an unknown tool.
 
 mod common;
 
@@ -90,6 +92,93 @@ fn pipeline(c: &mut Criterion) {
     }
 }
 
+/// Routing through the billing example's server, flat and grouped (`billing` with `action`).
+fn routing(c: &mut Criterion) {
+    let build = |grouped: bool| {
+        let builder = examples::billing::builder();
+        let builder = if grouped { builder.grouped() } else { builder };
+        match builder.build() {
+            Ok(s) => s,
+            Err(e) => panic!("the billing server builds: {e}"),
+        }
+    };
+    let (flat, grouped) = (build(false), build(true));
+    let call = |server: &fusion_runtime::Server, tool: &str, args: JsonObject| {
+        block_on(server.call(tool, Some(args), RequestScope::detached()))
+    };
+    let get = object(serde_json::json!({"id": "inv_2026_0001"}));
+    let by_action = object(serde_json::json!({"action": "get_invoice", "id": "inv_2026_0001"}));
+    let typo = object(serde_json::json!({"action": "get_invoce", "id": "inv_2026_0001"}));
+    let flat_get = call(&flat, "billing_get_invoice", get.clone());
+    let grouped_get = call(&grouped, "billing", by_action.clone());
+    assert!(
+        !flat_get.is_error && !grouped_get.is_error,
+        "both find the invoice"
+    );
+    assert_eq!(
+        flat_get.texts().collect::<Vec<_>>(),
+        grouped_get.texts().collect::<Vec<_>>()
+    );
+    let unknown_action = call(&grouped, "billing", typo.clone());
+    let text: String = unknown_action.texts().collect();
+    assert!(
+        unknown_action.is_error && text.contains("UNKNOWN_ACTION") && text.contains("get_invoice"),
+        "the closest action is named: {text}"
+    );
+    let unknown_tool = call(&flat, "billing_get_invoce", get.clone());
+    let text: String = unknown_tool.texts().collect();
+    assert!(
+        unknown_tool.is_error && text.contains("billing_get_invoice"),
+        "the closest tool is named: {text}"
+    );
+
+    let mut g = c.benchmark_group("routing");
+    g.bench_function("flat_tool_get_invoice", |b| {
+        b.iter_batched(
+            || get.clone(),
+            |a| black_box(call(&flat, "billing_get_invoice", a)),
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("grouped_tool_by_action_get_invoice", |b| {
+        b.iter_batched(
+            || by_action.clone(),
+            |a| black_box(call(&grouped, "billing", a)),
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("grouped_unknown_action_closest_name", |b| {
+        b.iter_batched(
+            || typo.clone(),
+            |a| black_box(call(&grouped, "billing", a)),
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("flat_unknown_tool_closest_name", |b| {
+        b.iter_batched(
+            || get.clone(),
+            |a| black_box(call(&flat, "billing_get_invoce", a)),
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+
+    let (ours, base) = interleaved_owned(
+        || (by_action.clone(), get.clone()),
+        |(a, _)| black_box(call(&grouped, "billing", a)).is_error,
+        |(_, a)| black_box(call(&flat, "billing_get_invoice", a)).is_error,
+        1_000,
+        51,
+    );
+    report(
+        "routing, grouped tool by action (billing.get_invoice)",
+        ours,
+        "the same call through the flat tool",
+        base,
+        "",
+    );
+}
+
 /// The largest, worst-shaped requests under a 4 MiB body, through the billing server: each
 /// answered with an envelope of at most `MAX_ENVELOPE_BYTES`, in time linear in the body.
 fn hostile(c: &mut Criterion) {
@@ -160,5 +249,5 @@ fn hostile(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pipeline, hostile);
+criterion_group!(benches, pipeline, routing, hostile);
 criterion_main!(benches);

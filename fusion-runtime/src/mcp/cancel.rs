@@ -34,6 +34,7 @@ use rmcp::service::RequestContext;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
+use super::jsonrpc::Passed;
 use crate::context::{ClientKey, RequestScope};
 
 /// Running calls one client (or one session) can have tracked for cancellation from another
@@ -227,7 +228,7 @@ impl Exchange {
             std::mem::take(&mut state.tokens)
         };
         if !tokens.is_empty() {
-            tracing::info!(
+            tracing::debug!(
                 calls = tokens.len(),
                 "client went away: cancelling its calls"
             );
@@ -369,11 +370,17 @@ async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) ->
     response.map(|body| Body::new(GuardedBody { body, guard }))
 }
 
-/// Whether a session-less POST may be a `notifications/cancelled` worth reading first.
+/// Whether a session-less POST may be a `notifications/cancelled` worth reading first. A body
+/// the JSON-RPC check has read says so itself ([`Passed`]); only one that did not pass there
+/// (which rmcp then refuses) is sniffed here.
 fn may_cancel(parts: &Parts, body: &Body) -> bool {
-    let method_ok = match parts.headers.get(METHOD_HEADER) {
-        Some(m) => m.as_bytes() == CANCELLED.as_bytes(),
-        None => true,
+    let method_ok = match (
+        parts.extensions.get::<Passed>(),
+        parts.headers.get(METHOD_HEADER),
+    ) {
+        (Some(passed), _) => passed.cancels,
+        (None, Some(m)) => m.as_bytes() == CANCELLED.as_bytes(),
+        (None, None) => true,
     };
     method_ok
         && body

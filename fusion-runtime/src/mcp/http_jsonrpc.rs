@@ -59,15 +59,20 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
             );
         }
     };
-    if let Some(answer) = jsonrpc::check_body(&bytes, &guard.server) {
-        let status = if answer.is_error() {
-            StatusCode::BAD_REQUEST
-        } else {
-            StatusCode::OK
-        };
-        return reply(status, &answer);
-    }
-    let id = jsonrpc::request_id(&bytes);
+    let (mut parts, passed) = match jsonrpc::check_body(&bytes, &guard.server) {
+        Ok(passed) => (parts, passed),
+        Err(answer) => {
+            let status = if answer.is_error() {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::OK
+            };
+            return reply(status, &answer);
+        }
+    };
+    let id = passed.id.clone();
+    // The cancellation layer reads what this one read instead of parsing the body again.
+    parts.extensions.insert(passed);
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -149,15 +154,18 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
-    let accept = headers
+    let (mut json, mut sse) = (false, false);
+    let types = headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .map(|t| t.split(';').next().unwrap_or_default().trim().to_owned())
-        .collect::<Vec<_>>();
-    let has = |m: &str| accept.iter().any(|t| t.eq_ignore_ascii_case(m));
-    has("application/json") && has("text/event-stream")
+        .map(|t| t.split(';').next().unwrap_or_default().trim());
+    for t in types {
+        json |= t.eq_ignore_ascii_case("application/json");
+        sse |= t.eq_ignore_ascii_case("text/event-stream");
+    }
+    json && sse
 }
 
 fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {

@@ -150,20 +150,29 @@ fn refuse(
     }
 }
 
-/// Checks an HTTP body: `None` when rmcp should have it.
-pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Option<Reply> {
-    match Probe::of(bytes) {
-        Ok(probe) => probe.verdict(bytes, server),
-        Err(e) => Some(parse_error(&e)),
-    }
+/// What the one read of an HTTP body rmcp should have tells the layers after the check.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Passed {
+    /// The message's id, for an answer about it (`null` when unreadable).
+    pub(crate) id: Value,
+    /// Whether it is a `notifications/cancelled` (the cancellation layer reads those again).
+    pub(crate) cancels: bool,
 }
 
-/// The id of a message the checks passed, for an answer about it (`null` when unreadable).
-pub(crate) fn request_id(bytes: &[u8]) -> Value {
-    Probe::of(bytes)
-        .ok()
-        .and_then(|p| p.readable_id())
-        .unwrap_or(Value::Null)
+/// Checks an HTTP body, reading it once: `Err` with the framework's own answer, or what the
+/// layers after the check need when rmcp should have it.
+pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply> {
+    let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
+    if let Some(answer) = probe.verdict(bytes, server) {
+        return Err(answer);
+    }
+    Ok(Passed {
+        id: probe.readable_id().unwrap_or(Value::Null),
+        cancels: probe
+            .method
+            .as_ref()
+            .is_some_and(|m| m.is_str("notifications/cancelled")),
+    })
 }
 
 /// The methods this server answers (the others are rmcp's `Method not found`).
@@ -599,7 +608,40 @@ mod tests {
             String::from_utf8(reply.to_json()).unwrap_or_default(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
         );
-        assert_eq!(request_id(br#"{"id":"a","method":"x"}"#), Value::from("a"));
-        assert_eq!(request_id(br#"{"id":[1]}"#), Value::Null);
+        assert_eq!(
+            probe(r#"{"id":"a","method":"x"}"#).readable_id(),
+            Some(Value::from("a"))
+        );
+        assert_eq!(probe(r#"{"id":[1]}"#).readable_id(), None);
+    }
+
+    #[test]
+    fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
+        let server = match crate::server::Server::builder()
+            .name("t")
+            .version("0")
+            .build()
+        {
+            Ok(server) => server,
+            Err(e) => panic!("{e}"),
+        };
+        let call = br#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"x","arguments":{"method":"notifications/cancelled"}}}"#;
+        assert_eq!(
+            check_body(call, &server),
+            Ok(Passed {
+                id: Value::from("c1"),
+                cancels: false
+            })
+        );
+        let cancel =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}"#;
+        assert_eq!(
+            check_body(cancel, &server),
+            Ok(Passed {
+                id: Value::Null,
+                cancels: true
+            })
+        );
+        assert!(check_body(b"{", &server).is_err());
     }
 }

@@ -1,4 +1,7 @@
-//! Bench (5), Fusion side: the bench's `accounts.register` action served over stdio.
+//! Benches (5) and (6), Fusion side: the bench's `accounts.register` action behind
+//! `fusion_runtime::cli::run`, so it runs exactly as users run theirs — the default logging and
+//! HTTP options. No arguments: stdio; `serve --http 127.0.0.1:PORT [--stateless]`: streamable
+//! HTTP.
 
 #[path = "../../benches/common/mod.rs"]
 mod common;
@@ -7,11 +10,5 @@ use std::process::ExitCode;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match fusion_runtime::mcp::serve_stdio(common::fusion_server()).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    fusion_runtime::cli::run(common::fusion_server()).await
 }

@@ -1,11 +1,16 @@
 //! Bench (5), baseline side: a hand-written `rmcp` `ServerHandler` doing the same work as the
 //! Fusion server — deserialize the arguments, check the same rules by hand, answer the same
-//! JSON (compact text and structured content) — served over stdio.
+//! JSON (compact text and structured content) — served over stdio, or over streamable HTTP with
+//! `--http 127.0.0.1:PORT [--stateless]` (rmcp's own service in axum, configured as Fusion
+//! configures it: stateless is JSON responses without sessions, stateful is sessions and SSE).
 
 #[path = "../../benches/common/mod.rs"]
 mod common;
 
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use axum::serve::ListenerExt;
 
 use fusion_runtime::ToolInput;
 use fusion_runtime::rmcp::model::{
@@ -13,6 +18,8 @@ use fusion_runtime::rmcp::model::{
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use fusion_runtime::rmcp::service::RequestContext;
+use fusion_runtime::rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use fusion_runtime::rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use fusion_runtime::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 #[derive(Clone)]
@@ -64,6 +71,36 @@ impl ServerHandler for Bare {
     }
 }
 
+async fn serve_stdio(bare: Bare) -> anyhow::Result<()> {
+    let running = bare.serve(fusion_runtime::rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
+
+async fn serve_http(bare: Bare, addr: &str, stateless: bool) -> anyhow::Result<()> {
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!stateless)
+        .with_json_response(stateless);
+    let service = StreamableHttpService::new(
+        move || Ok(bare.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!(
+        "bare rmcp: serving MCP over streamable HTTP at http://{}/mcp",
+        listener.local_addr()?
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    // As Fusion's accept loop does: without it, an SSE answer's second write waits for the
+    // client's delayed ACK (40 ms).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router).await?;
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let tool = Tool::new(
@@ -71,14 +108,18 @@ async fn main() -> ExitCode {
         "Register an account.",
         common::Signup::input_schema(),
     );
-    let served = async {
-        let running = Bare { tool }
-            .serve(fusion_runtime::rmcp::transport::stdio())
-            .await?;
-        running.waiting().await?;
-        anyhow::Ok(())
+    let bare = Bare { tool };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let stateless = args.iter().any(|a| a == "--stateless");
+    let http = args
+        .iter()
+        .position(|a| a == "--http")
+        .and_then(|i| args.get(i + 1));
+    let served = match http {
+        Some(addr) => serve_http(bare, addr, stateless).await,
+        None => serve_stdio(bare).await,
     };
-    match served.await {
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
