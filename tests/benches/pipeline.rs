@@ -175,7 +175,7 @@ fn routing(c: &mut Criterion) {
         ours,
         "the same call through the flat tool",
         base,
-        "",
+        "none",
     );
 }
 
