@@ -14,6 +14,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod client;
 pub mod contract;
 pub mod envelope;
@@ -143,6 +144,7 @@ pub mod server;
 pub use action::{
     ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,
 };
+pub use auth::Principal;
 pub use server::{Context, LogLevel, Server, ServerBuilder};
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.

@@ -36,9 +36,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
+use crate::auth::Principal;
 use crate::envelope::{Content, ToolResponse};
 use crate::server::{ClientKey, LogLevel, LogThreshold, RequestScope, Server};
 
+mod auth;
 mod http;
 mod identity;
 mod sessions;
@@ -51,6 +53,7 @@ pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http
 pub struct McpHandler {
     server: Server,
     log_threshold: LogThreshold,
+    principal: Option<std::sync::Arc<Principal>>,
 }
 
 impl McpHandler {
@@ -59,7 +62,15 @@ impl McpHandler {
         McpHandler {
             server,
             log_threshold: LogThreshold::default(),
+            principal: None,
         }
+    }
+
+    /// Every call of this session is made by `principal` (for stdio, where no token
+    /// travels: the embedding code says who the user is).
+    pub fn with_principal(mut self, principal: Option<Principal>) -> Self {
+        self.principal = principal.map(std::sync::Arc::new);
+        self
     }
 
     /// The server behind it.
@@ -150,7 +161,16 @@ impl ServerHandler for McpHandler {
         if scope.extensions.get::<ClientKey>().is_none()
             && let Some(parts) = scope.extensions.get::<axum::http::request::Parts>()
         {
+            let principal = parts.extensions.get::<Principal>().cloned();
             scope.extensions.insert(http_client_key(parts));
+            if let Some(p) = principal {
+                scope.extensions.insert(p);
+            }
+        }
+        if let Some(p) = &self.principal
+            && scope.principal().is_none()
+        {
+            scope.extensions.insert(p.as_ref().clone());
         }
         let _watch = cancel::watch(&context, &scope);
         let response = self

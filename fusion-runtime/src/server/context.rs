@@ -13,6 +13,7 @@ use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::notify::{LogLevel, LogThreshold};
+use crate::auth::Principal;
 use crate::envelope::{ToolError, codes};
 
 /// The shared states registered with [`ServerBuilder::state`](super::ServerBuilder::state),
@@ -114,6 +115,18 @@ impl RequestScope {
         self.log_threshold = threshold;
         self
     }
+
+    /// The same scope, called by `principal` (for in-process calls and embedding code; over
+    /// HTTP the authentication layer sets it from the bearer token).
+    pub fn with_principal(mut self, principal: Principal) -> Self {
+        self.extensions.insert(principal);
+        self
+    }
+
+    /// Who is calling, when known (see [`auth`](crate::auth)).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.extensions.get::<Principal>()
+    }
 }
 
 impl fmt::Debug for RequestScope {
@@ -184,6 +197,12 @@ impl CallContext {
     pub fn cancellation_token(&self) -> &CancellationToken {
         &self.inner.scope.cancellation
     }
+
+    /// Who is calling: the principal of the request's bearer token, or one the embedding
+    /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.scope.principal()
+    }
 }
 
 impl fmt::Debug for CallContext {
@@ -238,6 +257,12 @@ impl<S> Context<S> {
     /// Cancelled when the client cancels the request; long handlers should watch it.
     pub fn cancellation_token(&self) -> &CancellationToken {
         self.call.cancellation_token()
+    }
+
+    /// Who is calling: the principal of the request's bearer token, or one the embedding
+    /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.call.principal()
     }
 
     /// Whether the client cancelled the request.

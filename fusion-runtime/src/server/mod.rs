@@ -38,9 +38,12 @@ use std::time::Duration;
 use rmcp::model::{Tool, ToolAnnotations};
 
 use crate::action::{ActionInfo, ToolAction};
+use crate::auth::Auth;
 use crate::contract::{Annotations, ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
-use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
+use crate::guard::{
+    ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
+};
 use crate::input::JsonObject;
 use context::States;
 use failure::InternalErrors;
@@ -96,6 +99,15 @@ pub struct ServerBuilder {
     lockfile: Option<PathBuf>,
     self_healing_cap: Option<usize>,
     guards: guards::GuardConfig,
+    auth: AuthConfig,
+}
+
+/// The builder's authentication settings (see [`auth`](crate::auth)).
+#[derive(Default)]
+struct AuthConfig {
+    auth: Option<Arc<Auth>>,
+    scopes: Vec<(String, Vec<String>)>,
+    store: Option<Arc<SharedLimits>>,
 }
 
 impl Default for ServerBuilder {
@@ -112,6 +124,7 @@ impl Default for ServerBuilder {
             lockfile: None,
             self_healing_cap: None,
             guards: guards::GuardConfig::default(),
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -247,6 +260,41 @@ impl ServerBuilder {
         self
     }
 
+    /// Authenticates HTTP requests with `auth` (bearer tokens, `401`, Protected Resource
+    /// Metadata): see [`auth`](crate::auth). [`HttpOptions::auth`](crate::mcp::HttpOptions::auth)
+    /// overrides it per endpoint.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Requires the OAuth `scopes` for calls of `action`, replacing the ones it declares
+    /// (`#[tool_action(scopes = [..])]`). Without a principal: `AUTH_REQUIRED`; missing one:
+    /// `FORBIDDEN`.
+    pub fn scopes(
+        mut self,
+        action: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.auth
+            .scopes
+            .push((action.into(), scopes.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// Keeps every rate limit's buckets in `store` (e.g. [`RedisStore`](crate::guard::RedisStore)),
+    /// shared by every instance using it, instead of this process's memory; when the store
+    /// cannot answer, calls are refused or admitted as `on_failure` says. Concurrency limits
+    /// stay per instance.
+    pub fn rate_limit_store(
+        mut self,
+        store: impl RateLimitStore,
+        on_failure: OnStoreFailure,
+    ) -> Self {
+        self.auth.store = Some(Arc::new(SharedLimits::new(Arc::new(store), on_failure)));
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
@@ -264,7 +312,15 @@ impl ServerBuilder {
                 });
             }
         }
-        let guards = self.guards.build(&mut infos).map_err(BuildError::Guard)?;
+        crate::auth::apply_overrides(&mut infos, &self.auth.scopes).map_err(BuildError::Guard)?;
+        let shared = guards::SharedStore::default();
+        if let Some(store) = self.auth.store {
+            let _ = shared.set(store);
+        }
+        let guards = self
+            .guards
+            .build(&mut infos, &shared)
+            .map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         let descriptors: Vec<ActionDescriptor> = infos
             .iter()
@@ -322,6 +378,8 @@ impl ServerBuilder {
                 middleware: self.middleware.into(),
                 internal: self.internal,
                 guards,
+                auth: self.auth.auth,
+                shared,
             }),
         })
     }
@@ -346,6 +404,9 @@ fn contracts_of(descriptors: &[ActionDescriptor]) -> Vec<ToolContract> {
             });
             if let Some(why) = &d.info.deprecated {
                 c = c.with_deprecated(why.to_string());
+            }
+            if !d.info.scopes.is_empty() {
+                c = c.with_scopes(d.info.scopes.iter().map(|s| s.to_string()));
             }
             c
         })
@@ -422,6 +483,8 @@ struct Inner {
     middleware: Arc<[Arc<dyn Middleware>]>,
     internal: InternalErrors,
     guards: guards::Guards,
+    auth: Option<Arc<Auth>>,
+    shared: guards::SharedStore,
 }
 
 /// A Fusion server: cheap to clone, shared by every connection.
@@ -488,6 +551,31 @@ impl Server {
     /// `None` when the group has no limit.
     pub fn group_guard_state(&self, group: &str) -> Option<GuardState> {
         self.inner.guards.groups.get(group).map(|g| g.state())
+    }
+
+    /// The authentication set with [`ServerBuilder::auth`], if any.
+    pub fn auth(&self) -> Option<&Arc<Auth>> {
+        self.inner.auth.as_ref()
+    }
+
+    /// Every scope an action requires, sorted, once each.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .inner
+            .infos
+            .iter()
+            .flat_map(|i| i.scopes.iter().map(|s| s.to_string()))
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// Shares every rate limit through `store` from now on (the `serve --redis-url` flag):
+    /// for a server built without [`ServerBuilder::rate_limit_store`], before it serves.
+    /// `Err` (with the store given back) when one is already set.
+    pub fn set_rate_limit_store(&self, store: Arc<SharedLimits>) -> Result<(), Arc<SharedLimits>> {
+        self.inner.shared.set(store)
     }
 
     /// `tools/list` as JSON: `{"tools": [..]}`.

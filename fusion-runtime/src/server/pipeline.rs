@@ -2,6 +2,8 @@
 //!
 //! 1. **route** — tool name (and discriminator) → action, or `UNKNOWN_ACTION` /
 //!    `MISSING_DISCRIMINATOR`;
+//! 2. **scopes** — an action that requires scopes answers a call without a principal
+//!    `AUTH_REQUIRED` and one without a scope `FORBIDDEN`;
 //! 2. **admit** — the rate limit (`RATE_LIMITED`), then a slot from the action's and its
 //!    group's concurrency guards (`SERVER_BUSY` when running and queue are full). A refused
 //!    call is neither validated nor run;
@@ -213,6 +215,13 @@ async fn run_action(
     let guards = &inner.guards.actions[index];
     if scope.cancellation.is_cancelled() {
         return None;
+    }
+    let scopes = &inner.infos[index].scopes;
+    if !scopes.is_empty()
+        && let Err(e) = crate::auth::check_scopes(info.name, scopes, scope.principal())
+    {
+        tracing::info!(action = info.name, code = %e.code(), "call refused: scopes");
+        return Some(ToolResponse::error(e));
     }
     let _admission = if guards.admits_all() {
         None
