@@ -110,7 +110,7 @@ mod tests {
         let p = Principal::new("u").with_scopes(["billing:read"]);
         let e = check_scopes("billing.charge", &required, Some(&p)).err();
         assert_eq!(e.as_ref().map(|e| e.code()), Some(&codes::FORBIDDEN));
-        let text = e.map(|e| e.render()).unwrap_or_default();
+        let text = e.map(|e| e.render().to_string()).unwrap_or_default();
         assert!(text.contains("'billing:write'"), "{text}");
         assert!(!text.contains("'billing:read'"), "{text}");
         let p = p.with_scopes(["billing:write"]);
