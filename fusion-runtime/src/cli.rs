@@ -66,6 +66,8 @@ pub struct Cli {
 }
 
 /// A command.
+// Parsed once per process: the size of `Serve` does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdio (the default), or over streamable HTTP with `--http`.
