@@ -161,6 +161,15 @@ async fn bad_tokens_are_401_invalid_token() {
             "signature",
         ),
         ("garbage", "not-a-jwt".to_owned(), "well-formed"),
+        (
+            "past the 8 KiB bound",
+            rs256(&keys, &{
+                let mut c = claims("u1", "billing:write");
+                c["pad"] = json!("x".repeat(9 * 1024));
+                c
+            }),
+            "too long",
+        ),
     ];
     for (what, token, says) in cases {
         let r = call(&server, Some(&token), "acct_whoami").await;
@@ -292,4 +301,64 @@ async fn the_typed_client_sends_a_bearer_token() {
     assert!(!outcome.is_error, "{outcome:?}");
     assert!(outcome.text().contains("heidi"), "{outcome:?}");
     let _ = server.shutdown().await;
+}
+
+/// base64url without padding (RFC 7515), for the JWKS below.
+fn b64url(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// The RSA modulus of a public key, from `openssl rsa -modulus`.
+fn modulus(public_pem: &[u8]) -> Vec<u8> {
+    let dir = fusion_tests::services::TempDir::new("jwks");
+    let path = dir.join("pub.pem");
+    std::fs::write(&path, public_pem).unwrap_or_else(|e| panic!("{e}"));
+    let out = std::process::Command::new("openssl")
+        .args(["rsa", "-pubin", "-modulus", "-noout", "-in"])
+        .arg(&path)
+        .output()
+        .unwrap_or_else(|e| panic!("openssl: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hex = text.trim().trim_start_matches("Modulus=");
+    (0..hex.len() / 2)
+        .filter_map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+        .collect()
+}
+
+#[test]
+fn a_jwks_file_verifies_by_key_id() {
+    let (one, two) = (key_pair("rsa"), key_pair("rsa"));
+    let jwk = |kid: &str, k: &KeyPair| {
+        json!({"kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig",
+               "n": b64url(&modulus(&k.public_pem)), "e": "AQAB"})
+    };
+    let dir = fusion_tests::services::TempDir::new("jwks");
+    let path = dir.join("jwks.json");
+    let set = json!({"keys": [jwk("one", &one), jwk("two", &two)]});
+    std::fs::write(&path, set.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let verifier = JwtVerifier::new(RESOURCE)
+        .issuer(ISSUER)
+        .jwks_file(&path)
+        .unwrap_or_else(|e| panic!("jwks: {e}"));
+    let sign = |kid: &str, k: &KeyPair| {
+        let key = EncodingKey::from_rsa_pem(&k.private_pem).unwrap_or_else(|e| panic!("{e}"));
+        let mut header = jsonwebtoken::Header::new(Algorithm::RS256);
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(&header, &claims("ivan", "a"), &key).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let p = verifier.verify_token(&sign("two", &two));
+    assert_eq!(p.map(|p| p.subject().to_owned()).ok().as_deref(), Some("ivan"));
+    assert!(verifier.verify_token(&sign("one", &two)).is_err(), "kid one, key two");
+    assert!(JwtVerifier::new(RESOURCE).jwks_file(dir.join("missing.json")).is_err());
 }

@@ -119,6 +119,32 @@ async fn an_unreachable_redis_fails_closed_or_open_as_configured_and_never_hangs
     }
 }
 
+#[tokio::test]
+async fn a_redis_that_never_answers_is_cut_off_at_the_timeout() {
+    // Accepts connections, reads, never writes.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = listener.accept().await {
+            held.push(s);
+        }
+    });
+    let store = RedisStore::new(&format!("redis://{addr}/0"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .timeout(Duration::from_millis(300));
+    let server = billing_with(store, OnStoreFailure::Closed);
+    for _ in 0..3 {
+        let started = Instant::now();
+        let text = charge(&server, "erin").await;
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(2), "took {took:?}");
+        assert!(text.contains("limitStore"), "{text}");
+    }
+}
+
 /// One `billing serve --http --stateless` process.
 struct Instance {
     child: Child,
