@@ -358,7 +358,17 @@ fn a_jwks_file_verifies_by_key_id() {
         jsonwebtoken::encode(&header, &claims("ivan", "a"), &key).unwrap_or_else(|e| panic!("{e}"))
     };
     let p = verifier.verify_token(&sign("two", &two));
-    assert_eq!(p.map(|p| p.subject().to_owned()).ok().as_deref(), Some("ivan"));
-    assert!(verifier.verify_token(&sign("one", &two)).is_err(), "kid one, key two");
-    assert!(JwtVerifier::new(RESOURCE).jwks_file(dir.join("missing.json")).is_err());
+    assert_eq!(
+        p.map(|p| p.subject().to_owned()).ok().as_deref(),
+        Some("ivan")
+    );
+    assert!(
+        verifier.verify_token(&sign("one", &two)).is_err(),
+        "kid one, key two"
+    );
+    assert!(
+        JwtVerifier::new(RESOURCE)
+            .jwks_file(dir.join("missing.json"))
+            .is_err()
+    );
 }
