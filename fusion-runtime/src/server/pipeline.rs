@@ -1,9 +1,8 @@
 //! The call pipeline, stage by stage:
 //!
 //! 1. **route** — tool name (and discriminator) → action, or `UNKNOWN_ACTION` /
-//!    `MISSING_DISCRIMINATOR`;
-//! 2. **scopes** — an action that requires scopes answers a call without a principal
-//!    `AUTH_REQUIRED` and one without a scope `FORBIDDEN`;
+//!    `MISSING_DISCRIMINATOR`; then the action's **scopes**: `AUTH_REQUIRED` without a
+//!    principal, `FORBIDDEN` without a scope;
 //! 2. **admit** — the rate limit (`RATE_LIMITED`), then a slot from the action's and its
 //!    group's concurrency guards (`SERVER_BUSY` when running and queue are full). A refused
 //!    call is neither validated nor run;
