@@ -229,3 +229,24 @@ fn unchecked(action: &str) -> ToolError {
     .detail("limitStore", "unreachable")
     .retry_after(STORE_RETRY_AFTER)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_governor_store_keeps_one_bucket_per_action_and_client() {
+        let store = GovernorStore::default();
+        let limit = RateLimit::per_minute(2).per_client();
+        let take = |client: &'static str| store.take("a.b", client, &limit);
+        assert_eq!(take("x").await, Ok(Verdict::Admit));
+        assert_eq!(take("x").await, Ok(Verdict::Admit));
+        assert!(matches!(take("x").await, Ok(Verdict::Wait(w)) if w > Duration::from_secs(1)));
+        assert_eq!(take("y").await, Ok(Verdict::Admit), "another client");
+        let other = store.take("a.c", "x", &limit).await;
+        assert_eq!(other, Ok(Verdict::Admit), "another action");
+        let shared = SharedLimits::new(Arc::new(store), OnStoreFailure::Closed);
+        let refused = shared.check("a.b", "x", &limit).await;
+        assert!(matches!(refused, Err(e) if e.code() == &ErrorCode::RateLimited));
+    }
+}
