@@ -14,6 +14,11 @@
 //!           [--max-body-bytes N] [--max-sessions N] [--max-sessions-per-client N]
 //!           [--session-idle-timeout T]   bounds; T is `500ms`, `10s`, `5min`, `1h`
 //!                                        (see `mcp::HttpOptions` for the defaults)
+//!           [--auth-resource URL --auth-jwks FILE | --auth-rs256-pem FILE |
+//!            --auth-es256-pem FILE | --auth-hs256-secret S] [--auth-issuer URL]
+//!           [--auth-server URL] [--auth-optional]   bearer tokens (see `auth`)
+//!           [--redis-url URL] [--redis-on-failure closed|open] [--redis-timeout T]
+//!           [--redis-prefix P]           rate limits shared by every instance
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -44,6 +49,10 @@ pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
+mod serve_auth;
+
+pub use serve_auth::{AuthArgs, StoreArgs};
+
 use crate::contract::Lockfile;
 use crate::mcp::{self, ForwardedHeader, HttpOptions};
 use crate::server::Server;
@@ -58,6 +67,8 @@ pub struct Cli {
 }
 
 /// A command.
+// Parsed once per process: the size of `Serve` does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdio (the default), or over streamable HTTP with `--http`.
@@ -75,6 +86,12 @@ pub enum Command {
         /// With `--http`: the bounds and identity options.
         #[command(flatten)]
         limits: HttpLimits,
+        /// With `--http`: bearer-token authentication.
+        #[command(flatten)]
+        auth: AuthArgs,
+        /// Rate limits shared through Redis.
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Print tools/list as JSON: every tool with its input schema.
     Tools,
@@ -249,7 +266,23 @@ pub fn init_tracing(serving: bool) {
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
     match command {
-        None | Some(Command::Serve { http: None, .. }) => {
+        None => {
+            tracing::info!(server = server.name(), "serving MCP over stdio");
+            mcp::serve_stdio(server).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Serve {
+            http: None,
+            auth,
+            store,
+            ..
+        }) => {
+            store.apply(&server)?;
+            if auth.build()?.is_some() {
+                anyhow::bail!(
+                    "authentication is for `serve --http`: over stdio no token travels (see the `auth` module)"
+                );
+            }
             tracing::info!(server = server.name(), "serving MCP over stdio");
             mcp::serve_stdio(server).await?;
             Ok(ExitCode::SUCCESS)
@@ -259,12 +292,19 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             stateless,
             allow_host,
             limits,
+            auth,
+            store,
         }) => {
-            let options = limits.apply(
+            store.apply(&server)?;
+            let mut options = limits.apply(
                 HttpOptions::default()
                     .stateless(stateless)
                     .allow_hosts(allow_host),
             );
+            if let Some(auth) = auth.build()? {
+                tracing::info!(resource = auth.resource(), mode = ?auth.auth_mode(), "bearer-token authentication on");
+                options = options.auth(auth);
+            }
             let shutdown = options.shutdown.clone();
             let running = mcp::spawn_http(server, addr, options).await?;
             // A plain line on stderr, so scripts and tests can find the port.

@@ -19,6 +19,15 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::envelope::{ErrorCode, ToolError, error};
 
+mod redis;
+mod store;
+
+pub use redis::{DEFAULT_REDIS_TIMEOUT, RedisStore};
+pub use store::{
+    GovernorStore, OnStoreFailure, RateLimitStore, STORE_RETRY_AFTER, SharedLimits, StoreError,
+    Verdict,
+};
+
 /// Limits on how many calls of an action run at once and wait in line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConcurrencyLimit {
@@ -309,37 +318,48 @@ impl RateLimiterGuard {
     /// Takes one call from `key`'s bucket (`""` for an unkeyed limit), or answers
     /// `RATE_LIMITED` with the limiter's own wait time, in whole seconds rounded up.
     pub fn check(&self, key: &str) -> Result<(), ToolError> {
-        match self.limiter.check_key(&key.to_owned()) {
-            Ok(()) => Ok(()),
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(self.clock.now());
-                Err(self.limited(wait))
-            }
+        match self.wait_for(key) {
+            None => Ok(()),
+            Some(wait) => Err(rate_limited(&self.name, &self.limit, wait)),
         }
     }
 
-    fn limited(&self, wait: Duration) -> ToolError {
-        let wait = wait.max(Duration::from_nanos(1));
-        error(
-            ErrorCode::RateLimited,
-            format!(
-                "{} is rate limited: at most {} call{} per {}{} (bursts of {}). This call was not run.",
-                self.name,
-                self.limit.calls,
-                plural(self.limit.calls as usize),
-                describe_period(self.limit.per),
-                if self.limit.per_client { " per client" } else { "" },
-                self.limit.burst.max(1),
-            ),
-        )
-        .suggest("Wait for the time below, then retry the same call. Do not retry sooner.")
-        .retry_after(wait)
+    /// Takes one call from `key`'s bucket: `None`, or how long until it may be retried.
+    pub fn wait_for(&self, key: &str) -> Option<Duration> {
+        match self.limiter.check_key(&key.to_owned()) {
+            Ok(()) => None,
+            Err(not_until) => Some(not_until.wait_time_from(self.clock.now())),
+        }
+    }
+
+    /// The limit.
+    pub fn limit(&self) -> RateLimit {
+        self.limit
     }
 
     /// Forgets keys whose buckets are full again (bounded memory for keyed limits).
     pub fn retain_recent(&self) {
         self.limiter.retain_recent();
     }
+}
+
+/// The `RATE_LIMITED` envelope of `name`'s `limit`, to retry after `wait`.
+pub(crate) fn rate_limited(name: &str, limit: &RateLimit, wait: Duration) -> ToolError {
+    let wait = wait.max(Duration::from_nanos(1));
+    error(
+        ErrorCode::RateLimited,
+        format!(
+            "{} is rate limited: at most {} call{} per {}{} (bursts of {}). This call was not run.",
+            name,
+            limit.calls,
+            plural(limit.calls as usize),
+            describe_period(limit.per),
+            if limit.per_client { " per client" } else { "" },
+            limit.burst.max(1),
+        ),
+    )
+    .suggest("Wait for the time below, then retry the same call. Do not retry sooner.")
+    .retry_after(wait)
 }
 
 fn describe_period(d: Duration) -> String {

@@ -39,6 +39,7 @@
 //! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod client;
 pub mod context;
 pub mod contract;
@@ -169,6 +170,7 @@ pub mod server;
 pub use action::{
     ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,
 };
+pub use auth::Principal;
 pub use server::{Context, LogLevel, Server, ServerBuilder};
 
 // Prompts, resources, completions (issue 18)

@@ -2,6 +2,9 @@
 
 use std::any::Any;
 
+pub mod raw_http;
+pub mod services;
+
 use proptest::test_runner::{Config, FailurePersistence, FileFailurePersistence, PersistedSeed};
 
 /// The property tests' configuration: `cases` cases, and failures persisted as the

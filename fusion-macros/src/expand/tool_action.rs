@@ -21,6 +21,7 @@ pub struct Args {
     max_queue: Option<(usize, proc_macro2::Span)>,
     rate_limit: Option<Rate>,
     timeout: Option<u64>,
+    scopes: Option<Vec<LitStr>>,
 }
 
 /// A rate limit as written: `calls` per `per_ms` milliseconds.
@@ -134,13 +135,58 @@ impl Args {
             let lit: LitStr = value.parse()?;
             let ms = parse_duration_ms(&lit.value()).map_err(|m| syn::Error::new(lit.span(), m))?;
             set(&mut self.timeout, ms, &meta)
+        } else if meta.path.is_ident("scopes") {
+            // #[tool_action(scopes = ["billing:write"])]
+            let scopes = parse_scopes(&meta)?;
+            set(&mut self.scopes, scopes, &meta)
         } else {
             Err(meta.error(format_args!(
-                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`",
+                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `scopes`",
                 path_str(&meta.path)
             )))
         }
     }
+}
+
+/// `scopes = ["billing:read", "billing:write"]`: string literals, each an OAuth scope token
+/// (RFC 6749 §3.3: printable ASCII, no space, `"` or `\\`).
+fn parse_scopes(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+    let value = meta.value()?;
+    let content;
+    let brackets = syn::bracketed!(content in value);
+    let items = content.parse_terminated(<Expr as syn::parse::Parse>::parse, syn::Token![,])?;
+    let mut scopes = Vec::new();
+    for item in items {
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) = item
+        else {
+            return Err(syn::Error::new(
+                item.span(),
+                "a scope must be a string literal: `scopes = [\"billing:write\"]`",
+            ));
+        };
+        let text = lit.value();
+        if text.is_empty()
+            || !text
+                .bytes()
+                .all(|b| b == 0x21 || (0x23..=0x5B).contains(&b) || (0x5D..=0x7E).contains(&b))
+        {
+            return Err(syn::Error::new(
+                lit.span(),
+                "a scope is printable ASCII without spaces, `\"` or `\\` (RFC 6749 §3.3)",
+            ));
+        }
+        scopes.push(lit);
+    }
+    if scopes.is_empty() {
+        return Err(syn::Error::new(
+            brackets.span.join(),
+            "`scopes` needs at least one scope; leave the key out for an action anyone may call",
+        ));
+    }
+    Ok(scopes)
 }
 
 /// `rate_limit(calls = 10, per = "1min", burst = 20, per_client)`.
@@ -400,8 +446,23 @@ fn opt_str(s: &Option<LitStr>) -> TokenStream {
     }
 }
 
-/// The tail of `info()`: the declared guards set on `__fusion_info`, or it as is.
+/// The tail of `info()`: the declared scopes and guards set on `__fusion_info`, or it as is.
 fn limits(args: &Args) -> TokenStream {
+    let scoped = match &args.scopes {
+        Some(scopes) => quote! {
+            let __fusion_info = ::fusion_runtime::__private::with_scopes(__fusion_info, &[#(#scopes),*]);
+        },
+        None => quote!(),
+    };
+    let guards = guards(args);
+    quote! {
+        #scoped
+        #guards
+    }
+}
+
+/// The declared guards set on `__fusion_info`, or it as is.
+fn guards(args: &Args) -> TokenStream {
     if args.max_active.is_none() && args.rate_limit.is_none() && args.timeout.is_none() {
         return quote!(__fusion_info);
     }

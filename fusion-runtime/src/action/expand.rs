@@ -41,7 +41,17 @@ pub fn action_info(
         output_schema,
         state,
         limits: ActionLimits::none(),
+        scopes: Vec::new(),
     }
+}
+
+/// Sets the scopes an action requires (`scopes = [..]`), sorted and without repeats.
+pub fn with_scopes(mut info: ActionInfo, scopes: &[&'static str]) -> ActionInfo {
+    let mut scopes: Vec<Cow<'static, str>> = scopes.iter().map(|s| Cow::Borrowed(*s)).collect();
+    scopes.sort();
+    scopes.dedup();
+    info.scopes = scopes;
+    info
 }
 
 /// Sets the guards an action declares (`max_active`, `rate_limit`, `timeout`, …).

@@ -182,6 +182,10 @@ pub struct ActionInfo {
     /// Its runtime guards. In a built server's [`actions`](crate::Server::actions), the
     /// limits in force: the declared ones with the builder's overrides applied.
     pub limits: ActionLimits,
+    /// The OAuth scopes a caller needs, sorted (`#[tool_action(scopes = [..])]` or
+    /// [`ServerBuilder::scopes`](crate::ServerBuilder::scopes)); empty: anyone may call it.
+    /// See [`auth`](crate::auth).
+    pub scopes: Vec<Cow<'static, str>>,
 }
 
 /// The result of running a handler: a success (a value or a ready response) or a tool error

@@ -139,6 +139,21 @@ impl FusionClient {
         Self::connect(StreamableHttpClientTransport::from_uri(url.to_owned())).await
     }
 
+    /// [`FusionClient::connect_http`] sending `Authorization: Bearer <token>` with every
+    /// request (an OAuth access token for the server, see [`auth`](crate::auth)). A refused
+    /// token fails the connection with the server's `401`.
+    pub async fn connect_http_with_token(
+        url: &str,
+        token: &str,
+    ) -> Result<Self, FusionClientError> {
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                url.to_owned(),
+            )
+            .auth_header(token.to_owned());
+        Self::connect(StreamableHttpClientTransport::from_config(config)).await
+    }
+
     /// Whether error results become `Err(FusionClientError::Tool(..))` (default: false).
     pub fn throw_on_error(mut self, raise: bool) -> Self {
         self.throw_on_error = raise;

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::Principal;
 use crate::envelope::{ToolError, codes};
 
 /// The shared states registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state),
@@ -103,6 +104,8 @@ pub trait Notifier: Send + Sync + 'static {
 ///
 /// Worked out from the call's [`RequestScope`], first match wins:
 ///
+/// 0. the caller's [`Principal`](crate::auth::Principal), when it has one:
+///    `sub:<subject>`, the same on every instance and from every address;
 /// 1. the scope's `client`. Over streamable HTTP the transport always sets it: the embedding
 ///    code's, when a layer around [`http_router`](crate::mcp::http_router) inserted a
 ///    `ClientKey` into the HTTP request's extensions (the hook for an authentication layer
@@ -124,6 +127,9 @@ impl ClientKey {
 
     /// The key of the call in `scope` (see the type's documentation for the order).
     pub fn of(scope: &RequestScope) -> ClientKey {
+        if let Some(principal) = &scope.principal {
+            return ClientKey(principal.client_key());
+        }
         if let Some(key) = &scope.client {
             return key.clone();
         }
@@ -149,6 +155,9 @@ pub struct RequestScope {
     pub notifier: Option<Arc<dyn Notifier>>,
     /// The lowest log level the client's session asked for (`logging/setLevel`).
     pub log_threshold: LogThreshold,
+    /// Who is calling, when authenticated: over HTTP the authentication layer sets it from the
+    /// bearer token; over stdio only the embedding code does ([`RequestScope::with_principal`]).
+    pub principal: Option<Arc<Principal>>,
 }
 
 impl RequestScope {
@@ -161,6 +170,18 @@ impl RequestScope {
     pub fn with_log_threshold(mut self, threshold: LogThreshold) -> Self {
         self.log_threshold = threshold;
         self
+    }
+
+    /// The same scope, called by `principal` (for in-process calls and embedding code; over
+    /// HTTP the authentication layer sets it from the bearer token).
+    pub fn with_principal(mut self, principal: Principal) -> Self {
+        self.principal = Some(Arc::new(principal));
+        self
+    }
+
+    /// Who is calling, when known (see [`auth`](crate::auth)).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_deref()
     }
 }
 
@@ -178,6 +199,7 @@ impl fmt::Debug for RequestScope {
                     .is_some_and(|n| n.has_progress_token()),
             )
             .field("log_threshold", &self.log_threshold.get())
+            .field("principal", &self.principal.as_ref().map(|p| p.subject()))
             .finish()
     }
 }
@@ -238,6 +260,12 @@ impl CallContext {
     /// The request's cancellation token.
     pub fn cancellation_token(&self) -> &CancellationToken {
         &self.inner.scope.cancellation
+    }
+
+    /// Who is calling: the principal of the request's bearer token, or one the embedding
+    /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.scope.principal()
     }
 }
 
@@ -348,6 +376,12 @@ impl<S> Context<S> {
     /// Cancelled when the client cancels the request; long handlers should watch it.
     pub fn cancellation_token(&self) -> &CancellationToken {
         self.call.cancellation_token()
+    }
+
+    /// Who is calling: the principal of the request's bearer token, or one the embedding
+    /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.call.principal()
     }
 
     /// Whether the client cancelled the request.

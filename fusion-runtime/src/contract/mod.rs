@@ -73,6 +73,9 @@ pub struct ToolContract {
     pub deprecated: Option<String>,
     /// The JSON Schema of the arguments.
     pub input_schema: Value,
+    /// The OAuth scopes a caller needs, sorted; recorded in the lockfile only when there
+    /// are some.
+    pub scopes: Vec<String>,
 }
 
 impl ToolContract {
@@ -90,7 +93,16 @@ impl ToolContract {
             annotations: Annotations::default(),
             deprecated: None,
             input_schema,
+            scopes: Vec::new(),
         }
+    }
+
+    /// Sets the scopes a caller needs (sorted, once each).
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes.sort();
+        self.scopes.dedup();
+        self
     }
 
     /// Sets the annotations.
@@ -106,7 +118,7 @@ impl ToolContract {
     }
 
     /// The contract as a JSON object (`action`, `annotations`, `deprecated` when set,
-    /// `description`, `input`, `tool`): the form stored in `fusion.lock` and digested.
+    /// `description`, `input`, `scopes` when any, `tool`): the form stored in `fusion.lock` and digested.
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
         m.insert("action".into(), Value::String(self.action.clone()));
@@ -119,6 +131,9 @@ impl ToolContract {
             Value::String(self.description.clone()),
         );
         m.insert("input".into(), self.input_schema.clone());
+        if !self.scopes.is_empty() {
+            m.insert("scopes".into(), Value::from(self.scopes.clone()));
+        }
         m.insert("tool".into(), Value::String(self.tool.clone()));
         Value::Object(m)
     }
@@ -151,7 +166,13 @@ impl ToolContract {
         for key in obj.keys() {
             if !matches!(
                 key.as_str(),
-                "action" | "annotations" | "deprecated" | "description" | "input" | "tool"
+                "action"
+                    | "annotations"
+                    | "deprecated"
+                    | "description"
+                    | "input"
+                    | "scopes"
+                    | "tool"
             ) {
                 return Err(LockError::invalid(
                     format!("{at}.{key}"),
@@ -186,11 +207,28 @@ impl ToolContract {
             annotations: annotations_from_json(obj.get("annotations"), at)?,
             deprecated,
             input_schema,
+            scopes: scopes_from_json(obj.get("scopes"), at)?,
         })
     }
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn scopes_from_json(value: Option<&Value>, at: &str) -> Result<Vec<String>, LockError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let bad = || LockError::invalid(format!("{at}.scopes"), "expected an array of strings");
+    let mut scopes = value
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|s| s.as_str().map(str::to_owned).ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()?;
+    scopes.sort();
+    scopes.dedup();
+    Ok(scopes)
+}
 
 fn annotations_from_json(value: Option<&Value>, at: &str) -> Result<Annotations, LockError> {
     let Some(value) = value else {

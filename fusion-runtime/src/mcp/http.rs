@@ -27,9 +27,11 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::McpHandler;
+use super::auth::AuthLayer;
 pub use super::identity::ForwardedHeader;
 use super::identity::{Identity, ip_key};
 use super::sessions::{self, Admission, CappedSessions, Refusal};
+use crate::auth::Auth;
 use crate::context::ClientKey;
 use crate::server::Server;
 
@@ -89,6 +91,9 @@ pub struct HttpOptions {
     pub max_sessions_per_client: usize,
     /// A session nobody used for this long is closed; its id then answers `404`.
     pub session_idle_timeout: Duration,
+    /// Bearer-token authentication (see [`auth`](crate::auth)); when `None`, the server's
+    /// own ([`ServerBuilder::auth`](crate::ServerBuilder::auth)), if any.
+    pub auth: Option<Arc<Auth>>,
 }
 
 /// Origins a local client (a browser page on this machine, an inspector) sends.
@@ -125,6 +130,7 @@ impl Default for HttpOptions {
             max_sessions: 1024,
             max_sessions_per_client: 32,
             session_idle_timeout: Duration::from_secs(300),
+            auth: None,
         }
     }
 }
@@ -218,6 +224,13 @@ impl HttpOptions {
         self.session_idle_timeout = timeout;
         self
     }
+
+    /// Authenticates requests with `auth` (bearer tokens, `401`, Protected Resource
+    /// Metadata), instead of the server's own.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(Arc::new(auth));
+        self
+    }
 }
 
 /// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
@@ -227,6 +240,7 @@ impl HttpOptions {
 /// from a layer around it (an authentication layer that knows the principal). The connection
 /// bounds (count, header timeout) are [`spawn_http`]'s; the rest apply here.
 pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
+    let auth_server = server.clone();
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
         .with_json_response(options.stateless)
@@ -255,14 +269,27 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
         body_timeout: options.body_timeout,
     });
+    let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
+    let declared_scopes = auth_server.declared_scopes();
     // Innermost the cancellation layer, which reads the `ClientKey` the outer guard inserts;
-    // between them the JSON-RPC check, which answers malformed bodies.
-    super::cancel::install(axum::Router::new().nest_service(&options.path, service))
+    // between them the JSON-RPC check, which answers malformed bodies. Outermost
+    // authentication: a principal's `ClientKey` is there before the guard looks.
+    let router = super::cancel::install(axum::Router::new().nest_service(&options.path, service))
         .layer(axum::middleware::from_fn_with_state(
             malformed,
             super::http_jsonrpc::guard,
         ))
-        .layer(axum::middleware::from_fn_with_state(guard, guard_request))
+        .layer(axum::middleware::from_fn_with_state(guard, guard_request));
+    match auth {
+        Some(auth) => {
+            let layer = AuthLayer::new(auth, &options.path, &declared_scopes);
+            router.layer(axum::middleware::from_fn_with_state(
+                Arc::new(layer),
+                super::auth::authenticate,
+            ))
+        }
+        None => router,
+    }
 }
 
 /// rmcp's service behind an `Arc`. axum clones a mounted service for every request, and

@@ -45,10 +45,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
+use crate::auth::Principal;
 use crate::context::{LogLevel, LogThreshold};
 use crate::envelope::{Content, ToolResponse};
 use crate::server::Server;
 
+mod auth;
 mod http;
 mod identity;
 mod sessions;
@@ -62,6 +64,7 @@ pub struct McpHandler {
     server: Server,
     log_threshold: LogThreshold,
     subscriptions: Subscriptions,
+    principal: Option<std::sync::Arc<Principal>>,
 }
 
 impl McpHandler {
@@ -71,7 +74,15 @@ impl McpHandler {
             server,
             log_threshold: LogThreshold::default(),
             subscriptions: Subscriptions::default(),
+            principal: None,
         }
+    }
+
+    /// Every call of this session is made by `principal` (for stdio, where no token
+    /// travels: the embedding code says who the user is).
+    pub fn with_principal(mut self, principal: Option<Principal>) -> Self {
+        self.principal = principal.map(std::sync::Arc::new);
+        self
     }
 
     /// The server behind it.
@@ -162,7 +173,10 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
+        let mut scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
+        if scope.principal.is_none() {
+            scope.principal = self.principal.clone();
+        }
         let _watch = cancel::watch(&context, &scope);
         let response = self
             .server

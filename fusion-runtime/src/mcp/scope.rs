@@ -26,10 +26,13 @@ pub(crate) fn request_scope_in_session(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
 ) -> RequestScope {
-    let client = cx
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .map(http_client_key);
+    let parts = cx.extensions.get::<axum::http::request::Parts>();
+    let client = parts.map(http_client_key);
+    // Set by the authentication layer (`mcp::auth`) from the request's bearer token.
+    let principal = parts
+        .and_then(|p| p.extensions.get::<crate::auth::Principal>())
+        .cloned()
+        .map(Arc::new);
     RequestScope {
         cancellation: cx.ct.clone(),
         client,
@@ -38,6 +41,7 @@ pub(crate) fn request_scope_in_session(
             progress_token: cx.meta.get_progress_token(),
         })),
         log_threshold,
+        principal,
     }
 }
 

@@ -36,13 +36,25 @@ pub struct StdioOptions {
     /// The longest line accepted, newline excluded. A longer line is answered with
     /// `-32600` as soon as it passes the bound, and skipped to its newline unbuffered.
     pub max_line_bytes: usize,
+    /// Who every call is made by; `None` (the default): anonymous, so actions with scopes
+    /// answer `AUTH_REQUIRED`. No token travels over stdio: the embedding code decides.
+    pub principal: Option<crate::auth::Principal>,
 }
 
 impl Default for StdioOptions {
     fn default() -> Self {
         StdioOptions {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            principal: None,
         }
+    }
+}
+
+impl StdioOptions {
+    /// Every call is made by `principal` (see [`auth`](crate::auth)).
+    pub fn principal(mut self, principal: crate::auth::Principal) -> Self {
+        self.principal = Some(principal);
+        self
     }
 }
 
@@ -73,7 +85,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let handler = McpHandler::new(server.clone());
+    let handler = McpHandler::new(server.clone()).with_principal(options.principal.clone());
     let out = Arc::new(Mutex::new(BufWriter::with_capacity(64 * 1024, write)));
     let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
     let reader = tokio::spawn(read_lines(Reading {

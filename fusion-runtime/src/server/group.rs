@@ -235,6 +235,7 @@ mod tests {
             output_schema: None,
             state: None,
             limits: Default::default(),
+            scopes: Vec::new(),
         }
     }
 

@@ -5,8 +5,8 @@
 //! builder ([`ServerBuilder::concurrency`](super::ServerBuilder::concurrency) and the like).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::action::ActionInfo;
@@ -14,7 +14,11 @@ use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ToolError, error};
 use crate::guard::{
     ActivePermit, ConcurrencyGuard, ConcurrencyLimit, GuardState, RateLimit, RateLimiterGuard,
+    SharedLimits,
 };
+
+/// The shared rate-limit store, when one is set (at build time or before serving).
+pub(crate) type SharedStore = Arc<OnceLock<Arc<SharedLimits>>>;
 
 /// The builder's guard overrides, by action or group name.
 #[derive(Default)]
@@ -34,7 +38,11 @@ pub(crate) fn group_of(action: &str) -> Option<&str> {
 impl GuardConfig {
     /// Applies the overrides to the actions' declared limits and builds the guards, one set per
     /// action in `infos` order. Fails when an override names no registered action or group.
-    pub(crate) fn build(&self, infos: &mut [ActionInfo]) -> Result<Guards, String> {
+    pub(crate) fn build(
+        &self,
+        infos: &mut [ActionInfo],
+        shared: &SharedStore,
+    ) -> Result<Guards, String> {
         fn find<'a>(
             infos: &'a mut [ActionInfo],
             name: &str,
@@ -82,6 +90,8 @@ impl GuardConfig {
                     .map(|l| (RateLimiterGuard::new(info.name, l), l.per_client)),
                 timeout: info.limits.timeout,
                 checks: AtomicU64::new(0),
+                name: info.name,
+                shared: Arc::clone(shared),
             })
             .collect();
         Ok(Guards { actions, groups })
@@ -101,6 +111,8 @@ pub(crate) struct ActionGuards {
     rate: Option<(RateLimiterGuard, bool)>,
     pub timeout: Option<Duration>,
     checks: AtomicU64,
+    name: &'static str,
+    shared: SharedStore,
 }
 
 /// Held while an admitted call runs; dropping it frees the slots it holds.
@@ -117,7 +129,14 @@ impl ActionGuards {
     /// the future while it waits in a queue gives the place back.
     pub(crate) async fn admit(&self, scope: &RequestScope) -> Result<Admission, ToolError> {
         if let Some((rate, per_client)) = &self.rate {
-            if *per_client {
+            if let Some(shared) = self.shared.get() {
+                let key = if *per_client {
+                    ClientKey::of(scope).0
+                } else {
+                    String::new()
+                };
+                shared.check(self.name, &key, &rate.limit()).await?;
+            } else if *per_client {
                 rate.check(&ClientKey::of(scope).0)?;
                 if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
                     rate.retain_recent();

@@ -33,6 +33,7 @@ pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn}
 pub use registry::{ActionDescriptor, ToolSpec};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -40,10 +41,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::action::{ActionInfo, ToolAction};
+use crate::auth::Auth;
 use crate::context::States;
 use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
-use crate::guard::{ConcurrencyLimit, GuardState, RateLimit};
+use crate::guard::{
+    ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
+};
 use crate::input::JsonObject;
 use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
@@ -90,6 +94,15 @@ pub struct ServerBuilder {
     self_healing_cap: Option<usize>,
     guards: limits::GuardConfig,
     catalog: CatalogBuilder,
+    auth: AuthConfig,
+}
+
+/// The builder's authentication settings (see [`auth`](crate::auth)).
+#[derive(Default)]
+struct AuthConfig {
+    auth: Option<Arc<Auth>>,
+    scopes: Vec<(String, Vec<String>)>,
+    store: Option<Arc<SharedLimits>>,
 }
 
 impl Default for ServerBuilder {
@@ -107,6 +120,7 @@ impl Default for ServerBuilder {
             self_healing_cap: None,
             guards: limits::GuardConfig::default(),
             catalog: CatalogBuilder::default(),
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -263,6 +277,41 @@ impl ServerBuilder {
         self
     }
 
+    /// Authenticates HTTP requests with `auth` (bearer tokens, `401`, Protected Resource
+    /// Metadata): see [`auth`](crate::auth). [`HttpOptions::auth`](crate::mcp::HttpOptions::auth)
+    /// overrides it per endpoint.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// Requires the OAuth `scopes` for calls of `action`, replacing the ones it declares
+    /// (`#[tool_action(scopes = [..])]`). Without a principal: `AUTH_REQUIRED`; missing one:
+    /// `FORBIDDEN`.
+    pub fn scopes(
+        mut self,
+        action: impl Into<String>,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.auth
+            .scopes
+            .push((action.into(), scopes.into_iter().map(Into::into).collect()));
+        self
+    }
+
+    /// Keeps every rate limit's buckets in `store` (e.g. [`RedisStore`](crate::guard::RedisStore)),
+    /// shared by every instance using it, instead of this process's memory; when the store
+    /// cannot answer, calls are refused or admitted as `on_failure` says. Concurrency limits
+    /// stay per instance.
+    pub fn rate_limit_store(
+        mut self,
+        store: impl RateLimitStore,
+        on_failure: OnStoreFailure,
+    ) -> Self {
+        self.auth.store = Some(Arc::new(SharedLimits::new(Arc::new(store), on_failure)));
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
@@ -280,7 +329,15 @@ impl ServerBuilder {
                 });
             }
         }
-        let guards = self.guards.build(&mut infos).map_err(BuildError::Guard)?;
+        apply_scope_overrides(&mut infos, &self.auth.scopes).map_err(BuildError::Guard)?;
+        let shared = limits::SharedStore::default();
+        if let Some(store) = self.auth.store {
+            let _ = shared.set(store);
+        }
+        let guards = self
+            .guards
+            .build(&mut infos, &shared)
+            .map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         let discriminator = match &self.exposure {
             Exposure::Grouped { discriminator } => discriminator.clone(),
@@ -354,9 +411,29 @@ impl ServerBuilder {
                 internal: self.internal,
                 group_guards: guards.groups,
                 catalog,
+                auth: self.auth.auth,
+                shared,
             }),
         })
     }
+}
+
+/// Applies the builder's scope overrides to the actions. Fails when one names no action.
+fn apply_scope_overrides(
+    infos: &mut [ActionInfo],
+    overrides: &[(String, Vec<String>)],
+) -> Result<(), String> {
+    for (name, scopes) in overrides {
+        let info = infos.iter_mut().find(|i| i.name == name).ok_or_else(|| {
+            format!("scopes for `{name}`, but no action of that name is registered")
+        })?;
+        let mut scopes: Vec<Cow<'static, str>> =
+            scopes.iter().map(|s| Cow::Owned(s.clone())).collect();
+        scopes.sort();
+        scopes.dedup();
+        info.scopes = scopes;
+    }
+    Ok(())
 }
 
 fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
@@ -372,6 +449,9 @@ fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
             .with_annotations(d.info.hints);
             if let Some(why) = &d.info.deprecated {
                 c = c.with_deprecated(why.to_string());
+            }
+            if !d.info.scopes.is_empty() {
+                c = c.with_scopes(d.info.scopes.iter().map(|s| s.to_string()));
             }
             c
         })
@@ -499,6 +579,31 @@ impl Server {
     /// `None` when the group has no limit.
     pub fn group_guard_state(&self, group: &str) -> Option<GuardState> {
         self.inner.group_guards.get(group).map(|g| g.state())
+    }
+
+    /// The authentication set with [`ServerBuilder::auth`], if any.
+    pub fn auth(&self) -> Option<&Arc<Auth>> {
+        self.inner.auth.as_ref()
+    }
+
+    /// Every scope an action requires, sorted, once each.
+    pub fn declared_scopes(&self) -> Vec<String> {
+        let mut all: Vec<String> = self
+            .inner
+            .entries
+            .iter()
+            .flat_map(|e| e.info.scopes.iter().map(|s| s.to_string()))
+            .collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// Shares every rate limit through `store` from now on (the `serve --redis-url` flag):
+    /// for a server built without [`ServerBuilder::rate_limit_store`], before it serves.
+    /// `Err` (with the store given back) when one is already set.
+    pub fn set_rate_limit_store(&self, store: Arc<SharedLimits>) -> Result<(), Arc<SharedLimits>> {
+        self.inner.shared.set(store)
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure

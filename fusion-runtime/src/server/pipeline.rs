@@ -1,7 +1,8 @@
 //! The call pipeline, stage by stage:
 //!
 //! 1. **route** — tool name (and discriminator) → action, or `UNKNOWN_ACTION` /
-//!    `MISSING_DISCRIMINATOR`;
+//!    `MISSING_DISCRIMINATOR`; then the action's **scopes**: `AUTH_REQUIRED` without a
+//!    principal, `FORBIDDEN` without a scope;
 //! 2. **admit** — the rate limit (`RATE_LIMITED`), then a slot from the action's and its
 //!    group's concurrency guards (`SERVER_BUSY` when running and queue are full). A refused
 //!    call is neither validated nor run;
@@ -150,6 +151,13 @@ async fn run_action(
     let guards = &*entry.guards;
     if scope.cancellation.is_cancelled() {
         return None;
+    }
+    let scopes = &info.scopes;
+    if !scopes.is_empty()
+        && let Err(e) = crate::auth::check_scopes(info.name, scopes, scope.principal())
+    {
+        tracing::info!(action = info.name, code = %e.code(), "call refused: scopes");
+        return Some(ToolResponse::error(e));
     }
     let _admission = if guards.admits_all() {
         None

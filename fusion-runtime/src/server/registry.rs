@@ -156,4 +156,6 @@ pub(super) struct Inner {
     pub(super) internal: InternalErrors,
     pub(super) group_guards: HashMap<String, Arc<ConcurrencyGuard>>,
     pub(super) catalog: crate::server::catalog::Catalog,
+    pub(super) auth: Option<Arc<crate::auth::Auth>>,
+    pub(super) shared: super::limits::SharedStore,
 }

@@ -410,6 +410,7 @@ mod tests {
             output_schema: None,
             state: None,
             limits: Default::default(),
+            scopes: Vec::new(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! What an agent reads about an action besides its input: tool name, description,
-//! deprecation and hints, each one row of a table with the words for its changes.
+//! deprecation, hints and required scopes, each one row of a table with the words for its
+//! changes.
 
 use super::{Delta, DeltaSeverity, fill, json_str};
 use crate::contract::{Annotations, ToolContract};
@@ -170,5 +171,25 @@ pub(super) fn compare(old: &ToolContract, new: &ToolContract, renamed: bool, out
                 wa.map(|b| b.to_string()),
             );
         }
+    }
+    for scope in new.scopes.iter().filter(|s| !old.scopes.contains(s)) {
+        push(
+            format!("actions.{name}.scopes.{scope}"),
+            Breaking,
+            format!(
+                "Action '{name}' now requires the scope '{scope}': callers whose token lacks it are refused (FORBIDDEN), anonymous callers must sign in (AUTH_REQUIRED)."
+            ),
+            None,
+            Some(json_str(scope)),
+        );
+    }
+    for scope in old.scopes.iter().filter(|s| !new.scopes.contains(s)) {
+        push(
+            format!("actions.{name}.scopes.{scope}"),
+            Safe,
+            format!("Action '{name}' no longer requires the scope '{scope}'."),
+            Some(json_str(scope)),
+            None,
+        );
     }
 }

@@ -1,0 +1,223 @@
+//! The HTTP side of [`auth`](crate::auth): bearer tokens checked before anything else reads
+//! the request, `401` with `WWW-Authenticate`, and the Protected Resource Metadata document.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::auth::{Auth, AuthMode, METADATA_PATH};
+use crate::server::ClientKey;
+
+/// What the layer needs, worked out once.
+pub(crate) struct AuthLayer {
+    auth: Arc<Auth>,
+    /// The metadata document, serialized.
+    metadata: Arc<str>,
+    /// Where it is served: the root well-known path and the one with the endpoint's path.
+    metadata_paths: [String; 2],
+    /// `Bearer resource_metadata="…"`, the start of every challenge.
+    challenge: String,
+}
+
+impl AuthLayer {
+    pub(crate) fn new(auth: Arc<Auth>, endpoint_path: &str, declared_scopes: &[String]) -> Self {
+        let metadata = auth.metadata(declared_scopes).to_string();
+        let challenge = format!(
+            "Bearer resource_metadata=\"{}\"",
+            quoted(&auth.metadata_url())
+        );
+        let endpoint_path = endpoint_path.trim_end_matches('/');
+        AuthLayer {
+            metadata: metadata.into(),
+            metadata_paths: [
+                METADATA_PATH.to_owned(),
+                format!("{METADATA_PATH}{endpoint_path}"),
+            ],
+            challenge,
+            auth,
+        }
+    }
+}
+
+/// Characters a quoted-string cannot hold as they are.
+fn quoted(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control())
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
+}
+
+/// What the `Authorization` header holds.
+enum Credentials<'a> {
+    None,
+    Bearer(&'a str),
+    /// A header that is not a usable bearer token (another scheme, not text, empty).
+    Unusable,
+}
+
+fn credentials(headers: &HeaderMap) -> Credentials<'_> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else {
+        return Credentials::None;
+    };
+    if values.next().is_some() {
+        return Credentials::Unusable;
+    }
+    let Ok(text) = value.to_str() else {
+        return Credentials::Unusable;
+    };
+    let mut parts = text.trim().splitn(2, ' ');
+    let scheme = parts.next().unwrap_or("");
+    let token = parts.next().unwrap_or("").trim();
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Credentials::Unusable;
+    }
+    if token.is_empty() {
+        return Credentials::Unusable;
+    }
+    Credentials::Bearer(token)
+}
+
+/// Serves the metadata, refuses requests the endpoint may not take, and puts the principal
+/// (and its client key) of a valid token into the request's extensions.
+pub(crate) async fn authenticate(
+    State(layer): State<Arc<AuthLayer>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let path = request.uri().path();
+    if layer.metadata_paths.iter().any(|p| p == path) {
+        return metadata(&layer, request.method());
+    }
+    match credentials(request.headers()) {
+        Credentials::None if layer.auth.auth_mode() == AuthMode::Optional => {
+            next.run(request).await
+        }
+        Credentials::None => unauthorized(&layer, None),
+        Credentials::Unusable => unauthorized(
+            &layer,
+            Some((
+                "invalid_request",
+                "the Authorization header must be `Bearer <token>`",
+            )),
+        ),
+        Credentials::Bearer(token) => match layer.auth.verifier().verify(token).await {
+            Ok(principal) => {
+                tracing::debug!(subject = principal.subject(), "authenticated");
+                request
+                    .extensions_mut()
+                    .insert(ClientKey::new(principal.client_key()));
+                request.extensions_mut().insert(principal);
+                next.run(request).await
+            }
+            Err(e) => {
+                tracing::info!(reason = %e, "refused a bearer token");
+                unauthorized(&layer, Some(("invalid_token", &e.0)))
+            }
+        },
+    }
+}
+
+fn metadata(layer: &AuthLayer, method: &Method) -> Response {
+    if method != Method::GET && method != Method::HEAD && method != Method::OPTIONS {
+        let mut r = Response::new(Body::empty());
+        *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+        r.headers_mut().insert(
+            header::ALLOW,
+            HeaderValue::from_static("GET, HEAD, OPTIONS"),
+        );
+        return r;
+    }
+    let mut r = Response::new(Body::from(layer.metadata.to_string()));
+    let headers = r.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    // Public, and read by browser-based clients from other origins.
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=3600"),
+    );
+    r
+}
+
+/// `401` with the challenge; `error` is the RFC 6750 code and description when a token (or
+/// an unusable header) was sent.
+fn unauthorized(layer: &AuthLayer, error: Option<(&str, &str)>) -> Response {
+    let mut challenge = layer.challenge.clone();
+    let body = match error {
+        Some((code, description)) => {
+            challenge.push_str(&format!(
+                ", error=\"{code}\", error_description=\"{}\"",
+                quoted(description)
+            ));
+            serde_json::json!({ "error": code, "error_description": description })
+        }
+        None => serde_json::json!({
+            "error": "unauthorized",
+            "error_description": "this MCP endpoint needs an OAuth access token: see the resource metadata",
+        }),
+    };
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = StatusCode::UNAUTHORIZED;
+    let headers = r.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    match HeaderValue::from_str(&challenge) {
+        Ok(v) => {
+            headers.insert(header::WWW_AUTHENTICATE, v);
+        }
+        Err(_) => {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_read_from_one_bearer_header() {
+        let read = |values: &[&str]| {
+            let mut h = HeaderMap::new();
+            for v in values {
+                h.append(
+                    header::AUTHORIZATION,
+                    HeaderValue::from_str(v).unwrap_or(HeaderValue::from_static("x")),
+                );
+            }
+            match credentials(&h) {
+                Credentials::None => "none".to_owned(),
+                Credentials::Bearer(t) => format!("bearer {t}"),
+                Credentials::Unusable => "unusable".to_owned(),
+            }
+        };
+        assert_eq!(read(&[]), "none");
+        assert_eq!(read(&["Bearer abc"]), "bearer abc");
+        assert_eq!(read(&["bearer  abc "]), "bearer abc");
+        assert_eq!(read(&["Basic dXNlcjpwYXNz"]), "unusable");
+        assert_eq!(read(&["Bearer"]), "unusable");
+        assert_eq!(read(&["Bearer a", "Bearer b"]), "unusable");
+    }
+
+    #[test]
+    fn quoted_strings_escape_quotes_and_drop_controls() {
+        assert_eq!(quoted("a\"b\\c\nd"), "a\\\"b\\\\cd");
+    }
+}

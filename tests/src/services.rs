@@ -1,0 +1,291 @@
+//! Real components for tests: `redis-server` and `nginx` on loopback ports, key pairs from
+//! the `openssl` command line, and JWTs minted with them.
+//!
+//! Each test starts its own `redis-server` and `nginx` on free loopback ports, from the
+//! binaries `FUSION_TEST_REDIS_SERVER` and `FUSION_TEST_NGINX` name (`.ci/run` installs the
+//! packages and exports them), else from `PATH` (or `/usr/sbin`) — unless `CI` is set, where
+//! a missing variable fails the test with a message saying so.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A free loopback port (bound, then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("no free port: {e}"))
+}
+
+/// Whether we run in CI, where the components must be provided.
+fn in_ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+fn find_binary(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/usr/bin".into(), "/sbin".into()])
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// A temporary folder, removed on drop.
+#[derive(Debug)]
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A new folder under the system's temp folder.
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!(
+            "fusion-{tag}-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        TempDir(dir)
+    }
+
+    /// A path inside.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A `redis-server` a test started on a free loopback port (stopped on drop), which it can
+/// stop and restart on the same port. The binary: `FUSION_TEST_REDIS_SERVER`, else
+/// `redis-server` on `PATH` (not in CI).
+#[derive(Debug)]
+pub struct Redis {
+    /// `redis://127.0.0.1:PORT/0`.
+    pub url: String,
+    port: u16,
+    child: Option<Child>,
+    binary: PathBuf,
+}
+
+impl Redis {
+    /// Starts one.
+    pub fn start() -> Redis {
+        let binary = match std::env::var_os("FUSION_TEST_REDIS_SERVER") {
+            Some(path) => PathBuf::from(path),
+            None => {
+                assert!(
+                    !in_ci(),
+                    "FUSION_TEST_REDIS_SERVER is not set: .ci/run installs redis-server and exports its path"
+                );
+                find_binary("redis-server").unwrap_or_else(|| {
+                    panic!("redis-server is not installed (apt-get install redis-server)")
+                })
+            }
+        };
+        let port = free_port();
+        let mut redis = Redis {
+            url: format!("redis://127.0.0.1:{port}/0"),
+            port,
+            child: None,
+            binary,
+        };
+        redis.spawn();
+        redis
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(&self.binary)
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start redis-server: {e}"));
+        self.child = Some(child);
+        wait_for_port(
+            SocketAddr::from(([127, 0, 0, 1], self.port)),
+            Duration::from_secs(10),
+        );
+    }
+
+    /// Stops the server (its data goes with it: no persistence).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port, empty.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Waits until something accepts connections at `addr`.
+pub fn wait_for_port(addr: SocketAddr, limit: Duration) {
+    let start = Instant::now();
+    while std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(start.elapsed() < limit, "nothing listens at {addr}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// An nginx in front of `upstreams`, round robin, on a loopback port (stopped on drop).
+#[derive(Debug)]
+pub struct Nginx {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    child: Child,
+    _dir: TempDir,
+}
+
+/// The nginx binary: `FUSION_TEST_NGINX`, else `nginx` on `PATH` (not in CI).
+pub fn nginx_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("FUSION_TEST_NGINX") {
+        return PathBuf::from(path);
+    }
+    assert!(
+        !in_ci(),
+        "FUSION_TEST_NGINX is not set: .ci/run installs nginx and exports its path"
+    );
+    find_binary("nginx").unwrap_or_else(|| {
+        panic!("nginx is not installed (apt-get install nginx), and FUSION_TEST_NGINX is not set")
+    })
+}
+
+impl Nginx {
+    /// The configuration README's "Running more than one instance" shows, for `upstreams`
+    /// and a listen port.
+    pub fn config(upstreams: &[SocketAddr], port: u16, dir: &Path) -> String {
+        let servers: String = upstreams
+            .iter()
+            .map(|u| format!("    server {u} max_fails=1 fail_timeout=30s;\n"))
+            .collect();
+        let d = dir.display();
+        format!(
+            "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+events {{ worker_connections 256; }}\n\
+http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+  upstream fusion {{\n{servers}  }}\n\
+  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://fusion;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $host;\n      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      proxy_buffering off;\n      proxy_connect_timeout 2s;\n      proxy_read_timeout 60s;\n      proxy_next_upstream error timeout;\n    }}\n    location /.well-known/ {{\n      proxy_pass http://fusion;\n      proxy_set_header Host $host;\n    }}\n  }}\n}}\n"
+        )
+    }
+
+    /// Starts nginx on `port` in front of `upstreams`.
+    pub fn start(upstreams: &[SocketAddr], port: u16) -> Nginx {
+        let binary = nginx_binary();
+        let dir = TempDir::new("nginx");
+        // Workers may run as an unprivileged user: let them use the folder.
+        let _ = Command::new("chmod").arg("777").arg(&dir.0).status();
+        let conf = dir.join("nginx.conf");
+        std::fs::write(&conf, Nginx::config(upstreams, port, &dir.0))
+            .unwrap_or_else(|e| panic!("write nginx.conf: {e}"));
+        let child = Command::new(binary)
+            .arg("-p")
+            .arg(&dir.0)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-e")
+            .arg(dir.join("error.log"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start nginx: {e}"));
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        wait_for_port(addr, Duration::from_secs(10));
+        Nginx {
+            addr,
+            child,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A key pair made by the `openssl` command line: the private key (PKCS#8 PEM) and the
+/// public key (SPKI PEM).
+#[derive(Debug)]
+pub struct KeyPair {
+    /// The private key, PEM.
+    pub private_pem: Vec<u8>,
+    /// The public key, PEM.
+    pub public_pem: Vec<u8>,
+}
+
+/// A fresh RSA 2048 (`"rsa"`) or P-256 (`"ec"`) key pair.
+pub fn key_pair(kind: &str) -> KeyPair {
+    let dir = TempDir::new("keys");
+    let private = dir.join("private.pem");
+    let public = dir.join("public.pem");
+    let args: &[&str] = match kind {
+        "rsa" => &["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"],
+        _ => &["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+    };
+    let ok = Command::new("openssl")
+        .arg("genpkey")
+        .args(args)
+        .arg("-out")
+        .arg(&private)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("openssl")
+            .args(["pkey", "-pubout", "-in"])
+            .arg(&private)
+            .arg("-out")
+            .arg(&public)
+            .status()
+            .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "the openssl command line is needed to make test keys (apt-get install openssl)"
+    );
+    KeyPair {
+        private_pem: std::fs::read(&private).unwrap_or_default(),
+        public_pem: std::fs::read(&public).unwrap_or_default(),
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// A JWT with `claims`, signed with `key` under `alg`.
+pub fn mint(
+    alg: jsonwebtoken::Algorithm,
+    key: &jsonwebtoken::EncodingKey,
+    claims: &serde_json::Value,
+) -> String {
+    jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), claims, key)
+        .unwrap_or_else(|e| panic!("mint a token: {e}"))
+}
