@@ -25,6 +25,7 @@ pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with
 
 mod cancel;
 mod catalog;
+pub mod era;
 mod scope;
 mod tools;
 
@@ -40,8 +41,11 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
+use rmcp::model::{DiscoverResult, ErrorCode, InputRequiredResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use era::Era;
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
@@ -149,12 +153,29 @@ impl ServerHandler for McpHandler {
         }
     }
 
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        Era::of(&context)?;
+        let cache = self.server.list_cache();
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        result.ttl_ms = era::ttl_ms(cache);
+        result.cache_scope = era::to_rmcp_scope(cache.scope);
+        // `from_server_info` puts `serverInfo` in `_meta` already.
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.server.tools()))
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(
+            ListToolsResult::with_all_items(self.server.tools()),
+            &self.server,
+        ))
     }
 
     async fn call_tool(
@@ -162,21 +183,26 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
+        let era = Era::of(&context)?;
+        let scope =
+            scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
         let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
             .call(&request.name, request.arguments, scope)
             .await;
-        Ok(to_call_tool_result(response).into())
+        let mut result = to_call_tool_result(response);
+        era.stamp(&mut result.meta, &self.server);
+        Ok(result.into())
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        catalog::list_prompts(&self.server)
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(catalog::list_prompts(&self.server)?, &self.server))
     }
 
     async fn get_prompt(
@@ -184,23 +210,39 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        catalog::get_prompt(self, request, context).await
+        let era = Era::of(&context)?;
+        let response = catalog::get_prompt(self, request, context, &era).await?;
+        Ok(match response {
+            GetPromptResponse::Complete(mut r) => {
+                era.stamp(&mut r.meta, &self.server);
+                GetPromptResponse::Complete(r)
+            }
+            GetPromptResponse::InputRequired(r) => {
+                GetPromptResponse::InputRequired(stamp_input(&era, r, &self.server))
+            }
+            other => other,
+        })
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        catalog::list_resources(&self.server)
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(catalog::list_resources(&self.server)?, &self.server))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        catalog::list_resource_templates(&self.server)
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(
+            catalog::list_resource_templates(&self.server)?,
+            &self.server,
+        ))
     }
 
     async fn read_resource(
@@ -208,7 +250,18 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        catalog::read_resource(self, request, context).await
+        let era = Era::of(&context)?;
+        let response = catalog::read_resource(self, request, context, &era).await?;
+        Ok(match response {
+            ReadResourceResponse::Complete(mut r) => {
+                era.stamp(&mut r.meta, &self.server);
+                ReadResourceResponse::Complete(r)
+            }
+            ReadResourceResponse::InputRequired(r) => {
+                ReadResourceResponse::InputRequired(stamp_input(&era, r, &self.server))
+            }
+            other => other,
+        })
     }
 
     #[allow(deprecated)] // resources/subscribe is what 2025 clients speak.
@@ -234,20 +287,38 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        catalog::complete(self, request, context).await
+        let era = Era::of(&context)?;
+        let mut result = catalog::complete(self, request, context, &era).await?;
+        era.stamp(&mut result.meta, &self.server);
+        Ok(result)
     }
 
     #[allow(deprecated)]
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed `logging/setLevel`: the level comes with each request.
+        if Era::of(&context)?.is_modern() {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: logging/setLevel is not part of MCP 2026-07-28; send io.modelcontextprotocol/logLevel in each request's _meta",
+                None,
+            ));
+        }
         let level = scope::from_rmcp(request.level);
         tracing::debug!(%level, "client set the log level");
         self.log_threshold.set(level);
         Ok(())
     }
+}
+
+/// An `input_required` result with the server named in its `_meta` (modern requests only
+/// ever get one).
+fn stamp_input(era: &Era, mut r: InputRequiredResult, server: &Server) -> InputRequiredResult {
+    era.stamp(&mut r.meta, server);
+    r
 }
 
 /// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether

@@ -90,6 +90,41 @@ pub struct ServerBuilder {
     self_healing_cap: Option<usize>,
     guards: limits::GuardConfig,
     catalog: CatalogBuilder,
+    list_cache: ListCache,
+}
+
+/// Who may keep a cached answer (MCP 2026-07-28 `cacheScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CacheScope {
+    /// Any client or intermediary, for any user.
+    #[default]
+    Public,
+    /// Only the requesting user's client.
+    Private,
+}
+
+/// How long 2026-07-28 clients may keep `server/discover` and the lists (`tools/list`,
+/// `prompts/list`, `resources/list`, `resources/templates/list`) before asking again,
+/// and who may keep them: the result's `ttlMs` and `cacheScope`. Older clients get neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListCache {
+    /// How long an answer stays fresh.
+    pub ttl: Duration,
+    /// Who may keep it.
+    pub scope: CacheScope,
+}
+
+/// The default [`ListCache`]: a minute, public (the lists are the same for every caller
+/// and change only with a deploy).
+pub const DEFAULT_LIST_CACHE: ListCache = ListCache {
+    ttl: Duration::from_secs(60),
+    scope: CacheScope::Public,
+};
+
+impl Default for ListCache {
+    fn default() -> Self {
+        DEFAULT_LIST_CACHE
+    }
 }
 
 impl Default for ServerBuilder {
@@ -107,6 +142,7 @@ impl Default for ServerBuilder {
             self_healing_cap: None,
             guards: limits::GuardConfig::default(),
             catalog: CatalogBuilder::default(),
+            list_cache: ListCache::default(),
         }
     }
 }
@@ -121,6 +157,14 @@ impl ServerBuilder {
     /// The server's version, sent to clients on `initialize`.
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.version = version.into();
+        self
+    }
+
+    /// How long 2026-07-28 clients may cache `server/discover` and the lists, and who may
+    /// (see [`ListCache`]; default [`DEFAULT_LIST_CACHE`]). Use [`CacheScope::Private`]
+    /// when what a caller sees depends on who it is.
+    pub fn list_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.list_cache = ListCache { ttl, scope };
         self
     }
 
@@ -354,6 +398,7 @@ impl ServerBuilder {
                 internal: self.internal,
                 group_guards: guards.groups,
                 catalog,
+                list_cache: self.list_cache,
             }),
         })
     }
@@ -439,6 +484,11 @@ impl Server {
     /// The server's version.
     pub fn version(&self) -> &str {
         &self.inner.version
+    }
+
+    /// The cache hints 2026-07-28 clients get on discover and the lists.
+    pub fn list_cache(&self) -> ListCache {
+        self.inner.list_cache
     }
 
     /// The instructions for the model, if any.

@@ -156,4 +156,5 @@ pub(super) struct Inner {
     pub(super) internal: InternalErrors,
     pub(super) group_guards: HashMap<String, Arc<ConcurrencyGuard>>,
     pub(super) catalog: crate::server::catalog::Catalog,
+    pub(super) list_cache: crate::server::ListCache,
 }
