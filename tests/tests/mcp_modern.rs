@@ -7,12 +7,14 @@
 
 use std::time::Duration;
 
-use fusion_runtime::mcp::{StdioOptions, serve_io};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, StdioOptions, serve_io, spawn_http};
 use fusion_runtime::server::CacheScope;
 use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::io::{
+    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
+};
 
 /// What to log.
 #[derive(Deserialize, ToolInput)]
@@ -210,7 +212,10 @@ async fn modern_results_name_the_server_and_lists_carry_the_builders_cache_hints
         .request(3, "server/discover", json!({ "_meta": meta(None) }))
         .await;
     assert_eq!(discovered["result"]["ttlMs"], 5000, "{discovered}");
-    assert_eq!(discovered["result"]["cacheScope"], "private", "{discovered}");
+    assert_eq!(
+        discovered["result"]["cacheScope"], "private",
+        "{discovered}"
+    );
     assert_eq!(
         discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
         "modern"
@@ -255,7 +260,10 @@ async fn a_2025_session_keeps_its_session_level_and_gets_no_modern_fields() {
             }),
         )
         .await;
-    assert!(init["result"]["capabilities"]["logging"].is_object(), "{init}");
+    assert!(
+        init["result"]["capabilities"]["logging"].is_object(),
+        "{init}"
+    );
     raw.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
         .await;
     let params = json!({ "name": "chatty_run", "arguments": { "text": "hi" } });
@@ -271,4 +279,214 @@ async fn a_2025_session_keeps_its_session_level_and_gets_no_modern_fields() {
     let (_, list) = raw.request(5, "tools/list", json!({})).await;
     assert!(list["result"].get("ttlMs").is_none(), "{list}");
     assert!(list["result"].get("resultType").is_none(), "{list}");
+}
+
+async fn http(stateless: bool) -> HttpServer {
+    spawn_http(
+        server(),
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+        HttpOptions::default().stateless(stateless),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("bind: {e}"))
+}
+
+/// One HTTP request on a new connection: the status and every JSON-RPC message in the
+/// body (plain JSON, or the `data:` lines of an SSE stream).
+async fn exchange(
+    addr: std::net::SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> (u16, Vec<Value>) {
+    let body = body.map(Value::to_string).unwrap_or_default();
+    let run = async {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let mut request = format!(
+            "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\
+             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+             content-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        stream.write_all(request.as_bytes()).await?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).await?;
+        Ok::<_, std::io::Error>(String::from_utf8_lossy(&raw).into_owned())
+    };
+    let text = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .unwrap_or_else(|_| panic!("no answer to {method}"))
+        .unwrap_or_else(|e| panic!("{method}: {e}"));
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    let messages = text
+        .lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(Value::is_object)
+        .collect();
+    (status, messages)
+}
+
+fn modern_headers<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("mcp-name", name),
+    ]
+}
+
+#[tokio::test]
+async fn an_unknown_protocol_version_header_gets_32022_with_the_supported_versions() {
+    let running = http(true).await;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}});
+    let (status, messages) = exchange(
+        running.local_addr,
+        "POST",
+        &[
+            ("mcp-protocol-version", "2099-01-01"),
+            ("mcp-method", "tools/list"),
+        ],
+        Some(&body),
+    )
+    .await;
+    assert_eq!(status, 400, "{messages:?}");
+    let error = &messages[0]["error"];
+    assert_eq!(error["code"], -32022, "{messages:?}");
+    assert_eq!(messages[0]["id"], 7, "{messages:?}");
+    assert_eq!(error["data"]["requested"], "2099-01-01");
+    let supported = error["data"]["supported"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{messages:?}"));
+    assert!(supported.contains(&json!("2026-07-28")), "{supported:?}");
+    assert!(supported.contains(&json!("2025-06-18")), "{supported:?}");
+    // A GET (no body) is refused the same way.
+    let (status, messages) = exchange(
+        running.local_addr,
+        "GET",
+        &[("mcp-protocol-version", "1999-12-31")],
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "{messages:?}");
+    assert_eq!(messages[0]["error"]["code"], -32022, "{messages:?}");
+    let _ = running.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_frameworks_own_answer_to_a_modern_malformed_call_is_a_modern_result() {
+    let running = http(true).await;
+    let mut params = call(None);
+    params["arguments"] = json!("not an object");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let (status, messages) = exchange(
+        running.local_addr,
+        "POST",
+        &modern_headers("tools/call", "chatty_run"),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(status, 200, "{messages:?}");
+    let result = &messages[0]["result"];
+    assert_eq!(result["isError"], true, "{messages:?}");
+    assert_eq!(result["resultType"], "complete", "{messages:?}");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "modern",
+        "{messages:?}"
+    );
+
+    // The headers still have to match the body, as rmcp checks for everything else.
+    for (headers, why) in [
+        (modern_headers("tools/call", "quiet_run"), "Mcp-Name"),
+        (modern_headers("tools/list", "chatty_run"), "Mcp-Method"),
+        (
+            vec![
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+            ],
+            "missing required Mcp-Name",
+        ),
+        (
+            modern_headers("tools/call", "=?base64?cXVpZXRfcnVu?="),
+            "Mcp-Name header `quiet_run`",
+        ),
+    ] {
+        let (status, messages) = exchange(running.local_addr, "POST", &headers, Some(&body)).await;
+        assert_eq!(status, 400, "{why}: {messages:?}");
+        assert_eq!(messages[0]["error"]["code"], -32020, "{why}: {messages:?}");
+        assert_eq!(messages[0]["id"], 1, "{messages:?}");
+        let message = messages[0]["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Header mismatch: "), "{message}");
+        assert!(message.contains(why), "{why}: {message}");
+    }
+    // The base64 form of the right name passes.
+    let (status, messages) = exchange(
+        running.local_addr,
+        "POST",
+        &modern_headers("tools/call", "=?base64?Y2hhdHR5X3J1bg==?="),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(status, 200, "{messages:?}");
+    let _ = running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_legacy_malformed_call_has_no_result_type() {
+    let mut raw = Raw::connect(server());
+    let (_, init) = raw
+        .request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}),
+        )
+        .await;
+    assert!(init["result"].is_object(), "{init}");
+    raw.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+        .await;
+    let (_, response) = raw
+        .request(
+            2,
+            "tools/call",
+            json!({"name": "chatty_run", "arguments": 5}),
+        )
+        .await;
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(response["result"].get("resultType").is_none(), "{response}");
+    assert!(response["result"].get("_meta").is_none(), "{response}");
+}
+
+#[tokio::test]
+async fn stateless_http_logs_travel_on_the_requests_own_stream_only_when_asked() {
+    let running = http(true).await;
+    for (level, expected) in [
+        (None, vec![]),
+        (Some("info"), vec!["info", "warning", "error"]),
+    ] {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call(level)});
+        let (status, messages) = exchange(
+            running.local_addr,
+            "POST",
+            &modern_headers("tools/call", "chatty_run"),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(status, 200, "{messages:?}");
+        let (last, before) = messages
+            .split_last()
+            .unwrap_or_else(|| panic!("no messages"));
+        assert_eq!(last["id"], 3, "{messages:?}");
+        assert_eq!(log_levels(before), expected, "{level:?}: {messages:?}");
+        assert_eq!(logged(last), json!(expected));
+    }
+    let _ = running.shutdown().await;
 }

@@ -149,7 +149,11 @@ pub(super) async fn get_prompt(
     has_prompts(&handler.server)?;
     let reply = handler
         .server
-        .get_prompt(&request.name, request.arguments, scope(handler, &context, era))
+        .get_prompt(
+            &request.name,
+            request.arguments,
+            scope(handler, &context, era),
+        )
         .await
         .map_err(to_error)?;
     let (description, messages) = reply.into_parts();

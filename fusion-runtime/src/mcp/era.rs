@@ -7,8 +7,8 @@
 //! adds `resultType` and strips it for older clients; this module does the rest.
 
 use rmcp::model::{
-    ErrorCode, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, MetaObject, ProtocolVersion,
+    ErrorCode, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -40,6 +40,102 @@ pub(crate) enum Era {
 /// Whether `version` is 2026-07-28 or later (ISO dates compare as strings).
 pub(crate) fn is_modern_version(version: &str) -> bool {
     version >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
+/// `-32022`: the request names a protocol version the server does not speak.
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+/// `-32020`: a 2026-07-28 request's standard headers do not match its body.
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
+
+/// The versions the server speaks: rmcp's default, every version it knows, oldest first.
+pub(crate) fn supported_versions() -> &'static [ProtocolVersion] {
+    ProtocolVersion::KNOWN_VERSIONS
+}
+
+/// Why a 2026-07-28 request's `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers
+/// do not match its body (`message`), or `None` when they do. The rules of the
+/// streamable HTTP transport, §Server Validation: every header present once, `Mcp-Name` is
+/// `params.name` (`tools/call`, `prompts/get`) or `params.uri` (`resources/*`), possibly
+/// in the `=?base64?…?=` form.
+pub(crate) fn header_mismatch_reason(
+    headers: &axum::http::HeaderMap,
+    version: &str,
+    message: &serde_json::Value,
+) -> Option<String> {
+    let method = message.get("method")?.as_str()?;
+    let params = message.get("params");
+    let single = |name: &str| -> Result<Option<&str>, String> {
+        let mut values = headers.get_all(name).iter();
+        let Some(first) = values.next() else {
+            return Ok(None);
+        };
+        if values.next().is_some() {
+            return Err(format!("duplicate {name} header"));
+        }
+        first
+            .to_str()
+            .map(Some)
+            .map_err(|_| format!("{name} header contains invalid characters"))
+    };
+    let check = || -> Result<(), String> {
+        if let Some(body_version) = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+            .and_then(serde_json::Value::as_str)
+            && body_version != version
+        {
+            return Err(format!(
+                "MCP-Protocol-Version header `{version}` does not match _meta protocolVersion `{body_version}`"
+            ));
+        }
+        match single("mcp-method")? {
+            None => return Err("missing required Mcp-Method header".to_owned()),
+            Some(v) if v != method => {
+                return Err(format!(
+                    "Mcp-Method header `{v}` does not match body method `{method}`"
+                ));
+            }
+            Some(_) => {}
+        }
+        let key = match method {
+            "tools/call" | "prompts/get" => "name",
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
+            _ => return Ok(()),
+        };
+        let Some(expected) = params.and_then(|p| p.get(key)).and_then(|v| v.as_str()) else {
+            return Ok(());
+        };
+        match single("mcp-name")? {
+            None => Err(format!("missing required Mcp-Name header for `{method}`")),
+            Some(raw) => {
+                let decoded = decode_header_value(raw)
+                    .ok_or_else(|| "Mcp-Name header is not valid Base64".to_owned())?;
+                if decoded == expected {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "Mcp-Name header `{decoded}` does not match body value `{expected}`"
+                    ))
+                }
+            }
+        }
+    };
+    check().err()
+}
+
+/// A header value, decoded from `=?base64?…?=` when it is in that form.
+fn decode_header_value(raw: &str) -> Option<String> {
+    use base64::Engine;
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|inner| inner.strip_suffix("?="))
+    {
+        Some(inner) => {
+            let bytes = base64::prelude::BASE64_STANDARD.decode(inner).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(raw.to_owned()),
+    }
 }
 
 /// The message of the `-32602` an unknown log level gets.

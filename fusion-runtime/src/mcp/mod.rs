@@ -153,7 +153,10 @@ impl ServerHandler for McpHandler {
         }
     }
 
-    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
         Era::of(&context)?;
         let cache = self.server.list_cache();
         let mut result = DiscoverResult::from_server_info(
@@ -184,8 +187,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let era = Era::of(&context)?;
-        let scope =
-            scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
+        let scope = scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
         let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
