@@ -299,6 +299,17 @@ async fn exchange(
     headers: &[(&str, &str)],
     body: Option<&Value>,
 ) -> (u16, Vec<Value>) {
+    let (status, _, messages) = exchange_with_head(addr, method, headers, body).await;
+    (status, messages)
+}
+
+/// [`exchange`], with the response's head (status line and headers) too.
+async fn exchange_with_head(
+    addr: std::net::SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> (u16, String, Vec<Value>) {
     let body = body.map(Value::to_string).unwrap_or_default();
     let run = async {
         let mut stream = tokio::net::TcpStream::connect(addr).await?;
@@ -333,7 +344,8 @@ async fn exchange(
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(Value::is_object)
         .collect();
-    (status, messages)
+    let head = text.split("\r\n\r\n").next().unwrap_or_default().to_owned();
+    (status, head, messages)
 }
 
 fn modern_headers<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)> {
@@ -488,5 +500,49 @@ async fn stateless_http_logs_travel_on_the_requests_own_stream_only_when_asked()
         assert_eq!(log_levels(before), expected, "{level:?}: {messages:?}");
         assert_eq!(logged(last), json!(expected));
     }
+    let _ = running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_2025_session_call_over_http_gets_its_logs_on_its_own_response_stream() {
+    let running = http(false).await;
+    let addr = running.local_addr;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let (status, head, messages) = exchange_with_head(addr, "POST", &[], Some(&init)).await;
+    assert_eq!(status, 200, "{messages:?}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"));
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _) = exchange(addr, "POST", &headers, Some(&initialized)).await;
+    assert_eq!(status, 202);
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "chatty_run", "arguments": {"text": "hi"}}});
+    let (status, messages) = exchange(addr, "POST", &headers, Some(&body)).await;
+    assert_eq!(status, 200, "{messages:?}");
+    let (last, before) = messages
+        .split_last()
+        .unwrap_or_else(|| panic!("no messages"));
+    assert_eq!(last["id"], 2, "the result ends the stream: {messages:?}");
+    // The session's default level (info), on this POST's stream, before the result.
+    assert_eq!(
+        log_levels(before),
+        ["info", "warning", "error"],
+        "{messages:?}"
+    );
+    assert_eq!(before[0]["params"]["logger"], "chatty.run");
+    assert_eq!(before[0]["params"]["data"], "hi");
+    assert_eq!(logged(last), json!(["info", "warning", "error"]));
     let _ = running.shutdown().await;
 }
