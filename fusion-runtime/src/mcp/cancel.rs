@@ -679,3 +679,33 @@ mod tests {
         assert_eq!(cancelled_request(b"[1,2"), None);
     }
 }
+
+#[cfg(test)]
+mod injection_tests {
+    use super::*;
+
+    #[test]
+    fn injected_events_are_bounded_in_count_and_bytes_and_refused_after_the_end() {
+        let exchange = Exchange::new(Arc::new(Calls::default()));
+        let small = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        for _ in 0..MAX_INJECTED_EVENTS {
+            assert!(exchange.inject(&small).is_ok());
+        }
+        assert!(exchange.inject(&small).is_err(), "one past the count");
+        let first = exchange.pop_event().unwrap_or_default();
+        assert!(first.starts_with(b"data: {") && first.ends_with(b"\n\n"));
+        assert!(exchange.inject(&small).is_ok(), "room again once read");
+
+        let exchange = Exchange::new(Arc::new(Calls::default()));
+        let big = serde_json::Value::String("x".repeat(MAX_INJECTED_BYTES / 4));
+        let mut sent = 0;
+        while exchange.inject(&big).is_ok() {
+            sent += 1;
+            assert!(sent <= 4, "the byte bound holds");
+        }
+        assert_eq!(sent, 3);
+        exchange.end();
+        assert!(!exchange.has_events());
+        assert!(exchange.inject(&small).is_err(), "nothing after the end");
+    }
+}
