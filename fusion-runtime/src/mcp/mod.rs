@@ -4,12 +4,24 @@
 //! Tool-level failures — bad arguments, an unknown tool — are always a `CallToolResult` with
 //! `isError` and an envelope, never a JSON-RPC error the model cannot read.
 //!
-//! The server advertises the `logging` capability and answers `logging/setLevel`; the level
-//! is kept per session (one [`McpHandler`] per stdio connection or HTTP session) and filters
-//! what handlers send with [`Context::log`](crate::Context::log). Until a client sets one,
-//! [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL) applies. In stateless HTTP mode
-//! every request is its own session: a level set in one request does not carry over, and
-//! answers are plain JSON, so notifications cannot be sent at all.
+//! The server advertises the `logging` capability. What filters the messages handlers send
+//! with [`Context::log`](crate::Context::log) depends on the request's protocol generation
+//! ([`era`]):
+//!
+//! - 2025-x: the level the session set with `logging/setLevel` (one [`McpHandler`] per stdio
+//!   connection or HTTP session), [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL)
+//!   until it sets one. A stateless 2025 request is its own session.
+//! - 2026-07-28: the level in the request's `_meta` (`io.modelcontextprotocol/logLevel`);
+//!   without one nothing is sent, an unknown one is `-32602`, and `logging/setLevel` is
+//!   `Method not found`.
+//!
+//! Progress and log messages travel on the request's own response stream in every mode:
+//! stdio's one stream; over HTTP the call's SSE answer (a stateless answer is plain JSON
+//! unless the call sends something first, then SSE). rmcp sends a 2025 session's logs to the
+//! GET stream; the cancellation layer (`mcp/cancel.rs`) puts them on the call's POST stream.
+//!
+//! 2026-07-28 results also carry `serverInfo` in `_meta`, and the lists the builder's
+//! `ttlMs` / `cacheScope` ([`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache)).
 //!
 //! Between the bytes and rmcp sits a check ([`jsonrpc`]) that answers what rmcp would drop
 //! or answer unreadably: over stdio ([`serve_io`]) and HTTP ([`http_router`]) alike, a
