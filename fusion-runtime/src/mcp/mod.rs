@@ -37,6 +37,7 @@ pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with
 
 mod cancel;
 mod catalog;
+pub mod elicit;
 pub mod era;
 mod scope;
 mod tools;
@@ -199,12 +200,40 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let era = Era::of(&context)?;
-        let scope = scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
+        let mut scope =
+            scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
         let _watch = cancel::watch(&context, &scope);
-        let response = self
-            .server
-            .call(&request.name, request.arguments, scope)
-            .await;
+        if !era.is_modern() {
+            scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
+            let response = self
+                .server
+                .call(&request.name, request.arguments, scope)
+                .await;
+            return Ok(to_call_tool_result(response).into());
+        }
+        // 2026-07-28: the handler may end the call with `input_required` (MRTR).
+        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref());
+        let answers = elicit::answers(
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            &binding,
+        )?;
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
+            answers,
+            elicit::client_can_elicit(&context),
+        ));
+        scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+        let call = self.server.call(&request.name, request.arguments, scope);
+        let response = tokio::select! {
+            response = call => response,
+            () = elicitor.input_needed() => {
+                let (requests, state) = elicitor
+                    .input_required(&binding)
+                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                let result = InputRequiredResult::new(Some(requests), Some(state));
+                return Ok(stamp_input(&era, result, &self.server).into());
+            }
+        };
         let mut result = to_call_tool_result(response);
         era.stamp(&mut result.meta, &self.server);
         Ok(result.into())

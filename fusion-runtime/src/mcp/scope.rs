@@ -39,6 +39,7 @@ pub(crate) fn request_scope_in_session(
             session_stream: super::cancel::session_stream(cx),
         })),
         log_threshold,
+        elicitor: None,
     }
 }
 
