@@ -195,8 +195,11 @@ fn flat_property(
                     item.insert(key.into(), v.clone());
                 }
             }
-            if let Some(one_of) = items.get("oneOf") {
-                item.insert("anyOf".into(), one_of.clone());
+            if let Some(one_of) = items.get("oneOf").and_then(Value::as_array) {
+                item.insert(
+                    "anyOf".into(),
+                    Value::Array(one_of.iter().map(titled).collect()),
+                );
             }
             out.insert("items".into(), Value::Object(item));
             return Ok(Value::Object(out));
@@ -210,6 +213,14 @@ fn flat_property(
             out.insert((*key).into(), v.clone());
         }
     }
+    // A documented enum: `oneOf: [{const, description}]` → the titled single-select forms
+    // know, `[{const, title}]`, the variant's doc as its title.
+    if let Some(one_of) = prop.get("oneOf").and_then(Value::as_array) {
+        out.insert(
+            "oneOf".into(),
+            Value::Array(one_of.iter().map(titled).collect()),
+        );
+    }
     if let Some(format) = prop.get("format").and_then(Value::as_str)
         && matches!(format, "email" | "uri" | "date" | "date-time")
     {
@@ -219,6 +230,22 @@ fn flat_property(
         out.insert("type".into(), "string".into());
     }
     Ok(Value::Object(out))
+}
+
+/// One enum choice as `{const, title}`.
+fn titled(choice: &Value) -> Value {
+    let mut out = Map::new();
+    if let Some(c) = choice.get("const") {
+        out.insert("const".into(), c.clone());
+    }
+    let title = choice
+        .get("title")
+        .or_else(|| choice.get("description"))
+        .or_else(|| choice.get("const"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    out.insert("title".into(), title);
+    Value::Object(out)
 }
 
 /// The schema of `T`, converted once per type.

@@ -459,6 +459,26 @@ impl<S> Context<S> {
     pub fn log_enabled(&self, level: LogLevel) -> bool {
         self.call.log_enabled(level)
     }
+
+    /// Asks the user to fill in a form of `T`'s fields; see [`CallContext::elicit`] (and
+    /// keep side effects after the last `elicit`: on 2026-07-28 the handler runs again).
+    pub async fn elicit<T: ToolInput>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ToolError> {
+        self.call.elicit(message).await
+    }
+
+    /// A form with a hand-written schema; see [`CallContext::elicit_with_schema`].
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        requested_schema: crate::input::JsonObject,
+    ) -> Result<Elicited<serde_json::Value>, ToolError> {
+        self.call
+            .elicit_with_schema(message, requested_schema)
+            .await
+    }
 }
 
 impl<S> Clone for Context<S> {
