@@ -67,6 +67,11 @@ pub trait Elicitor: Send + Sync {
         &self,
         request: ElicitRequest,
     ) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>>;
+
+    /// Sends `sampling/createMessage` with `params` (the request's params as MCP writes them)
+    /// and returns the client's `CreateMessageResult` as JSON; by the same mechanism as
+    /// [`elicit`](Elicitor::elicit) on each protocol generation.
+    fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>>;
 }
 
 /// The form schema of `T`, or why `T` cannot be a form: elicitation allows only a flat object

@@ -316,6 +316,25 @@ impl CallContext {
         }
     }
 
+    /// Asks the client's model for a completion: `sampling/createMessage` with `params`
+    /// (`{"messages": [...], "maxTokens": n, ...}`), by the same mechanism as
+    /// [`elicit`](CallContext::elicit) on each protocol generation; returns the client's
+    /// `CreateMessageResult` as JSON. A client without the `sampling` capability gets an
+    /// [`ELICITATION_UNSUPPORTED`] error.
+    ///
+    /// Sampling is deprecated by the MCP specification (SEP-2577) and may leave a later
+    /// revision: prefer returning what the model needs in the tool's result.
+    pub async fn sample(&self, params: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        let Some(elicitor) = &self.scope().elicitor else {
+            return Err(elicit::unsupported("the call is in-process"));
+        };
+        match elicitor.sample(params).await {
+            Ok(result) => Ok(result),
+            Err(ElicitFailure::Unsupported(why)) => Err(elicit::unsupported(&why)),
+            Err(ElicitFailure::Failed(why)) => Err(elicit::failed(&why)),
+        }
+    }
+
     /// Reports progress to the client: a `notifications/progress` carrying the request's
     /// progress token. `progress` should grow with every call; `total` is the value it will
     /// reach, when known.
@@ -467,6 +486,11 @@ impl<S> Context<S> {
         message: impl Into<String>,
     ) -> Result<Elicited<T>, ToolError> {
         self.call.elicit(message).await
+    }
+
+    /// A completion from the client's model (deprecated by MCP); see [`CallContext::sample`].
+    pub async fn sample(&self, params: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        self.call.sample(params).await
     }
 
     /// A form with a hand-written schema; see [`CallContext::elicit_with_schema`].

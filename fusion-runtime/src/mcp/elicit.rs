@@ -56,6 +56,7 @@ fn legacy_unsupported(cx: &RequestContext<RoleServer>) -> Option<&'static str> {
 pub(crate) struct LegacyElicitor {
     peer: Peer<RoleServer>,
     unsupported: Option<&'static str>,
+    can_sample: bool,
     asked: AtomicUsize,
 }
 
@@ -64,9 +65,38 @@ impl LegacyElicitor {
         LegacyElicitor {
             peer: cx.peer.clone(),
             unsupported: legacy_unsupported(cx),
+            can_sample: client_can_sample(cx),
             asked: AtomicUsize::new(0),
         }
     }
+
+    /// Sends `method` with `params` to the client and returns its result as JSON.
+    fn ask(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        if self.asked.fetch_add(1, Ordering::Relaxed) >= MAX_ELICITATION_ROUNDS {
+            return Box::pin(async { Err(too_many()) });
+        }
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let wire = json!({ "method": method, "params": params });
+            let request: ServerRequest = serde_json::from_value(wire)
+                .map_err(|e| ElicitFailure::Failed(format!("building the request: {e}")))?;
+            let result = peer
+                .send_request(request)
+                .await
+                .map_err(|e| ElicitFailure::Failed(e.to_string()))?;
+            serde_json::to_value(result).map_err(|e| ElicitFailure::Failed(e.to_string()))
+        })
+    }
+}
+
+/// Whether the client of `cx` declared the `sampling` capability.
+pub(crate) fn client_can_sample(cx: &RequestContext<RoleServer>) -> bool {
+    cx.client_capabilities()
+        .is_some_and(|c| c.sampling.is_some())
 }
 
 impl Elicitor for LegacyElicitor {
@@ -77,27 +107,25 @@ impl Elicitor for LegacyElicitor {
         if let Some(why) = self.unsupported {
             return Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) });
         }
-        if self.asked.fetch_add(1, Ordering::Relaxed) >= MAX_ELICITATION_ROUNDS {
-            return Box::pin(async { Err(too_many()) });
-        }
-        let peer = self.peer.clone();
+        let asked = self.ask("elicitation/create", form_params(&request));
         Box::pin(async move {
-            let wire = json!({
-                "method": "elicitation/create",
-                "params": form_params(&request),
-            });
-            let request: ServerRequest = serde_json::from_value(wire)
-                .map_err(|e| ElicitFailure::Failed(format!("building the request: {e}")))?;
-            let result = peer
-                .send_request(request)
-                .await
-                .map_err(|e| ElicitFailure::Failed(e.to_string()))?;
-            let value =
-                serde_json::to_value(result).map_err(|e| ElicitFailure::Failed(e.to_string()))?;
+            let value = asked.await?;
             parse_answer(&value).ok_or_else(|| {
                 ElicitFailure::Failed("the client's answer has no valid action".to_owned())
             })
         })
+    }
+
+    fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        let why = match self.unsupported {
+            Some(why) if why.starts_with("a stateless") => Some(why),
+            _ if !self.can_sample => Some("it did not declare the sampling capability"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) });
+        }
+        self.ask("sampling/createMessage", params)
     }
 }
 
@@ -134,7 +162,8 @@ fn parse_answer(value: &Value) -> Option<ElicitAnswer> {
 /// A form the handler is waiting for, to send as `input_required`.
 pub(crate) struct Needed {
     key: String,
-    request: ElicitRequest,
+    method: &'static str,
+    params: Value,
 }
 
 /// MRTR for a 2026-07-28 request: the k-th `elicit` of a run is `e{k}`; its answer is in
@@ -143,16 +172,18 @@ pub(crate) struct Needed {
 pub(crate) struct ModernElicitor {
     answers: BTreeMap<String, Value>,
     capable: bool,
+    can_sample: bool,
     asked: AtomicUsize,
     needed: Mutex<Option<Needed>>,
     notify: Notify,
 }
 
 impl ModernElicitor {
-    pub(crate) fn new(answers: BTreeMap<String, Value>, capable: bool) -> Self {
+    pub(crate) fn new(answers: BTreeMap<String, Value>, cx: &RequestContext<RoleServer>) -> Self {
         ModernElicitor {
             answers,
-            capable,
+            capable: client_can_elicit(cx),
+            can_sample: client_can_sample(cx),
             asked: AtomicUsize::new(0),
             needed: Mutex::new(None),
             notify: Notify::new(),
@@ -187,8 +218,8 @@ impl ModernElicitor {
             .take()
             .ok_or("no pending question")?;
         let request: InputRequest = serde_json::from_value(json!({
-            "method": "elicitation/create",
-            "params": form_params(&needed.request),
+            "method": needed.method,
+            "params": needed.params,
         }))
         .map_err(|e| e.to_string())?;
         let state = seal(&State {
@@ -198,6 +229,33 @@ impl ModernElicitor {
             answers: self.answers.clone(),
         })?;
         Ok((BTreeMap::from([(needed.key, request)]), state))
+    }
+}
+
+impl ModernElicitor {
+    /// The k-th question of this run: its answer when the client sent one, else the call
+    /// ends with `input_required` (this future never resolves; the handler is dropped).
+    fn ask(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        let k = self.asked.fetch_add(1, Ordering::Relaxed);
+        if k >= MAX_ELICITATION_ROUNDS {
+            return Box::pin(async { Err(too_many()) });
+        }
+        let key = format!("e{k}");
+        if let Some(answer) = self.answers.get(&key) {
+            let answer = answer.clone();
+            return Box::pin(async move { Ok(answer) });
+        }
+        *self.needed.lock().unwrap_or_else(PoisonError::into_inner) = Some(Needed {
+            key,
+            method,
+            params,
+        });
+        self.notify.notify_waiters();
+        Box::pin(std::future::pending())
     }
 }
 
@@ -213,21 +271,24 @@ impl Elicitor for Arc<ModernElicitor> {
                 ))
             });
         }
-        let k = self.asked.fetch_add(1, Ordering::Relaxed);
-        if k >= MAX_ELICITATION_ROUNDS {
-            return Box::pin(async { Err(too_many()) });
-        }
-        let key = format!("e{k}");
-        if let Some(answer) = self.answers.get(&key) {
-            let answer = parse_answer(answer).ok_or_else(|| {
-                ElicitFailure::Failed(format!("the answer to `{key}` has no valid action"))
+        let asked = self.ask("elicitation/create", form_params(&request));
+        Box::pin(async move {
+            let value = asked.await?;
+            parse_answer(&value).ok_or_else(|| {
+                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
+            })
+        })
+    }
+
+    fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        if !self.can_sample {
+            return Box::pin(async {
+                Err(ElicitFailure::Unsupported(
+                    "it did not declare the sampling capability".to_owned(),
+                ))
             });
-            return Box::pin(async move { answer });
         }
-        *self.needed.lock().unwrap_or_else(PoisonError::into_inner) = Some(Needed { key, request });
-        self.notify.notify_waiters();
-        // The call ends with `input_required`; the handler is dropped before this resolves.
-        Box::pin(std::future::pending())
+        self.ask("sampling/createMessage", params)
     }
 }
 
@@ -408,6 +469,43 @@ mod tests {
             bind: bind.to_owned(),
             answers: BTreeMap::from([("e0".to_owned(), json!({"action": "decline"}))]),
         }
+    }
+
+    /// rmcp parses the request into its typed schema on the way out: every SEP-1330 enum form
+    /// and every SEP-1034 default must survive it.
+    #[test]
+    fn every_form_shape_survives_rmcps_typed_request() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2"]},
+                "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First"}]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2"], "enumNames": ["One", "Two"]},
+                "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1"]}},
+                "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "value1", "title": "First"}]}},
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "verified": {"type": "boolean", "default": true},
+                "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"}
+            },
+            "required": ["name"]
+        });
+        let params = json!({"mode": "form", "message": "m", "requestedSchema": schema});
+        let wire = json!({"method": "elicitation/create", "params": params});
+        let request: Result<ServerRequest, _> = serde_json::from_value(wire.clone());
+        let back = request
+            .map_err(|e| e.to_string())
+            .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()));
+        let back = back.unwrap_or_else(|e| panic!("{e}"));
+        let props = &back["params"]["requestedSchema"]["properties"];
+        for (name, expected) in schema["properties"].as_object().into_iter().flatten() {
+            for (key, value) in expected.as_object().into_iter().flatten() {
+                assert_eq!(&props[name][key], value, "{name}.{key}: {back}");
+            }
+        }
+        let input: Result<InputRequest, _> = serde_json::from_value(wire);
+        assert!(input.is_ok(), "{input:?}");
     }
 
     #[test]

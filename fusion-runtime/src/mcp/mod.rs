@@ -218,10 +218,7 @@ impl ServerHandler for McpHandler {
             request.input_responses.as_ref(),
             &binding,
         )?;
-        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
-            answers,
-            elicit::client_can_elicit(&context),
-        ));
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         let call = self.server.call(&request.name, request.arguments, scope);
         let response = tokio::select! {
