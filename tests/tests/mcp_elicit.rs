@@ -323,3 +323,87 @@ async fn a_2026_client_without_the_capability_gets_elicitation_unsupported() {
             .contains("ELICITATION_UNSUPPORTED")
     );
 }
+
+fn billing() -> Server {
+    examples::billing::server().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn refund_call() -> Value {
+    json!({ "name": "billing_refund", "arguments": { "invoice_id": "inv_2026_0002", "amount_cents": 500 } })
+}
+
+#[tokio::test]
+async fn billing_refund_moves_money_only_after_confirmation_on_2025() {
+    let mut raw = Raw::connect(billing());
+    raw.initialize(json!({"elicitation": {}})).await;
+    let (asked, response) = raw
+        .request(
+            1,
+            "tools/call",
+            refund_call(),
+            &json!({"action": "decline"}),
+        )
+        .await;
+    assert_eq!(asked.len(), 1);
+    assert!(
+        output(&response)
+            .to_string()
+            .contains("REFUND_NOT_CONFIRMED"),
+        "{response}"
+    );
+    let accept = json!({"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "duplicate"}});
+    let (asked, response) = raw.request(2, "tools/call", refund_call(), &accept).await;
+    assert_eq!(
+        asked[0]["requestedSchema"]["required"],
+        json!(["invoice_id", "reason"])
+    );
+    let out = &response["result"]["structuredContent"];
+    assert_eq!(out["amount_cents"], 500, "{response}");
+    assert_eq!(out["reason"], "duplicate", "{response}");
+    assert_eq!(out["balance_cents"], 500, "{response}");
+}
+
+#[tokio::test]
+async fn billing_refund_moves_money_only_after_confirmation_on_2026() {
+    let mut raw = Raw::connect(billing());
+    let mut first = refund_call();
+    first["_meta"] = modern(json!({"elicitation": {}}))["_meta"].clone();
+    let (_, response) = raw
+        .request(1, "tools/call", first.clone(), &Value::Null)
+        .await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "{response}"
+    );
+    let state = response["result"]["requestState"].clone();
+    // Same invoice read again: nothing moved yet.
+    let mut get = json!({"name": "billing_get_invoice", "arguments": {"id": "inv_2026_0002"}});
+    get["_meta"] = first["_meta"].clone();
+    let (_, invoice) = raw
+        .request(2, "tools/call", get.clone(), &Value::Null)
+        .await;
+    let paid_before = invoice["result"]["structuredContent"]["paid_cents"].clone();
+    let mut retry = first.clone();
+    retry["requestState"] = state;
+    retry["inputResponses"] = json!({"e0": {"action": "accept", "content": {"invoice_id": "inv_2026_0001", "reason": "fraud"}}});
+    let (_, response) = raw
+        .request(3, "tools/call", retry.clone(), &Value::Null)
+        .await;
+    assert!(
+        output(&response).to_string().contains("CONFLICT"),
+        "another ID: {response}"
+    );
+    retry["inputResponses"]["e0"]["content"]["invoice_id"] = json!("inv_2026_0002");
+    let (_, response) = raw.request(4, "tools/call", retry, &Value::Null).await;
+    assert_eq!(
+        response["result"]["structuredContent"]["reason"], "fraud",
+        "{response}"
+    );
+    let (_, invoice) = raw.request(5, "tools/call", get, &Value::Null).await;
+    let paid_after = invoice["result"]["structuredContent"]["paid_cents"].clone();
+    assert_eq!(
+        paid_before.as_u64().map(|p| p - 500),
+        paid_after.as_u64(),
+        "{invoice}"
+    );
+}
