@@ -258,8 +258,8 @@ pub(crate) fn cached_schema<T: ToolInput>() -> Result<Arc<JsonObject>, String> {
     use std::any::TypeId;
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static CACHE: OnceLock<Mutex<HashMap<TypeId, Result<Arc<JsonObject>, String>>>> =
-        OnceLock::new();
+    type Converted = Result<Arc<JsonObject>, String>;
+    static CACHE: OnceLock<Mutex<HashMap<TypeId, Converted>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let mut map = cache
         .lock()
