@@ -1,7 +1,7 @@
 //! The billing actions' inputs: one `#[derive(ToolInput)]` each. Their JSON Schemas are what
 //! `tools/list` shows, and what every call is validated against.
 
-use fusion_runtime::ToolInput;
+use fusion_runtime::{Elicitable, ToolInput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -129,7 +129,7 @@ pub enum RefundReason {
 }
 
 /// What the user confirms before a refund moves money.
-#[derive(Debug, Deserialize, Serialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput, Elicitable)]
 pub struct RefundConfirmation {
     /// Type the invoice ID again to confirm.
     #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]

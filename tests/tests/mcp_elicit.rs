@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fusion_runtime::context::Elicited;
 use fusion_runtime::mcp::{StdioOptions, serve_io};
-use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
+use fusion_runtime::{Context, Elicitable, Server, ToolError, ToolInput, tool_action};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -28,7 +28,7 @@ enum Reason {
 }
 
 /// The confirmation form.
-#[derive(Deserialize, ToolInput)]
+#[derive(Deserialize, ToolInput, Elicitable)]
 struct Confirm {
     /// Why the refund is made.
     reason: Reason,

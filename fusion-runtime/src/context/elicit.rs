@@ -74,6 +74,73 @@ pub trait Elicitor: Send + Sync {
     fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>>;
 }
 
+/// A [`ToolInput`] a form can show: implemented by `#[derive(Elicitable)]`, which checks at
+/// compile time that no field is a nested object, a list of objects or a map.
+pub trait Elicitable: ToolInput {}
+
+#[doc(hidden)]
+pub mod __private {
+    //! The probes `#[derive(Elicitable)]` expands to (autoref specialization: the
+    //! expansion writes `let _: ElicitFieldOk = (&&ElicitProbe::<T>::new()).elicit_shape();`).
+
+    use std::marker::PhantomData;
+
+    use crate::input::ToolInput;
+
+    /// A probe for one field type.
+    pub struct ElicitProbe<T: ?Sized>(PhantomData<T>);
+
+    impl<T: ?Sized> ElicitProbe<T> {
+        /// A probe.
+        pub fn new() -> Self {
+            ElicitProbe(PhantomData)
+        }
+    }
+
+    impl<T: ?Sized> Default for ElicitProbe<T> {
+        fn default() -> Self {
+            ElicitProbe::new()
+        }
+    }
+
+    /// The field can be a form field.
+    pub struct ElicitFieldOk;
+    /// The field is a nested object, a list of objects or a map: a form is flat.
+    pub struct NestedObjectsCannotBeElicited;
+
+    /// Chosen for a nested object.
+    pub trait ProbeNestedObject {
+        /// The verdict.
+        fn elicit_shape(&self) -> NestedObjectsCannotBeElicited;
+    }
+    impl<T: Nested + ?Sized> ProbeNestedObject for &ElicitProbe<T> {
+        fn elicit_shape(&self) -> NestedObjectsCannotBeElicited {
+            NestedObjectsCannotBeElicited
+        }
+    }
+
+    /// Chosen otherwise.
+    pub trait ProbeFlat {
+        /// The verdict.
+        fn elicit_shape(&self) -> ElicitFieldOk;
+    }
+    impl<T: ?Sized> ProbeFlat for ElicitProbe<T> {
+        fn elicit_shape(&self) -> ElicitFieldOk {
+            ElicitFieldOk
+        }
+    }
+
+    /// Field types that are objects on the wire.
+    pub trait Nested {}
+    impl<T: ToolInput> Nested for T {}
+    impl<T: Nested> Nested for Option<T> {}
+    impl<T: Nested> Nested for Vec<T> {}
+    impl<K, V> Nested for std::collections::HashMap<K, V> {}
+    impl<K, V> Nested for std::collections::BTreeMap<K, V> {}
+    impl Nested for serde_json::Map<String, serde_json::Value> {}
+    impl Nested for serde_json::Value {}
+}
+
 /// The form schema of `T`, or why `T` cannot be a form: elicitation allows only a flat object
 /// of strings, numbers, integers, booleans, string enums and arrays of string enums.
 pub fn elicitation_schema<T: ToolInput>() -> Result<JsonObject, String> {

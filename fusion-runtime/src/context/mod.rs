@@ -13,8 +13,8 @@ mod elicit;
 mod log;
 
 pub use elicit::{
-    ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicited, Elicitor,
-    elicitation_schema, form_schema,
+    __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
+    Elicited, Elicitor, elicitation_schema, form_schema,
 };
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 
@@ -28,7 +28,6 @@ use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use crate::envelope::{ToolError, codes};
-use crate::input::ToolInput;
 
 /// The shared states registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state),
 /// one value per type.
@@ -261,9 +260,10 @@ impl CallContext {
     /// capability, a stateless 2025 HTTP request, an in-process call) gets an
     /// [`ELICITATION_UNSUPPORTED`] error whose recovery says to ask in conversation.
     ///
-    /// `T` must be a flat object of strings, numbers, booleans and enums; derive it with
-    /// `#[fusion(elicit)]` to have that checked at compile time.
-    pub async fn elicit<T: ToolInput>(
+    /// `T` must be a flat object of strings, numbers, booleans and enums: derive
+    /// [`Elicitable`](derive@crate::Elicitable) next to `ToolInput`, which checks it at compile
+    /// time.
+    pub async fn elicit<T: Elicitable>(
         &self,
         message: impl Into<String>,
     ) -> Result<Elicited<T>, ToolError> {
@@ -481,7 +481,7 @@ impl<S> Context<S> {
 
     /// Asks the user to fill in a form of `T`'s fields; see [`CallContext::elicit`] (and
     /// keep side effects after the last `elicit`: on 2026-07-28 the handler runs again).
-    pub async fn elicit<T: ToolInput>(
+    pub async fn elicit<T: Elicitable>(
         &self,
         message: impl Into<String>,
     ) -> Result<Elicited<T>, ToolError> {
