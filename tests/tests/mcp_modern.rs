@@ -164,7 +164,7 @@ async fn a_modern_log_level_lets_through_that_level_and_above_for_that_request_o
 #[tokio::test]
 async fn an_unknown_log_level_is_invalid_params() {
     let mut raw = Raw::connect(server());
-    for bad in [json!("loud"), json!(3), json!("INFO ")] {
+    for bad in [json!("loud"), json!(3), json!("INFO"), json!("info ")] {
         let mut params = call(None);
         params["_meta"]["io.modelcontextprotocol/logLevel"] = bad.clone();
         let (before, response) = raw.request(1, "tools/call", params).await;

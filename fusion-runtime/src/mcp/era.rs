@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use crate::context::LogThreshold;
+use crate::context::{LogLevel, LogThreshold};
 use crate::server::{CacheScope, ListCache, Server};
 
 /// The `_meta` key of a 2026-07-28 request's log level.
@@ -35,6 +35,11 @@ pub(crate) enum Era {
         /// What the request's logs are filtered with.
         threshold: LogThreshold,
     },
+}
+
+/// The level spelled exactly `s` (MCP's lowercase names; no other spelling).
+fn exact_level(s: &str) -> Option<LogLevel> {
+    s.parse::<LogLevel>().ok().filter(|l| l.as_str() == s)
 }
 
 /// Whether `version` is 2026-07-28 or later (ISO dates compare as strings).
@@ -154,8 +159,8 @@ impl Era {
         }
         let threshold = match cx.meta.get(LOG_LEVEL_KEY) {
             None => LogThreshold::off(),
-            Some(_) => match cx.meta.log_level() {
-                Some(level) => LogThreshold::new(super::scope::from_rmcp(level)),
+            Some(raw) => match raw.as_str().and_then(exact_level) {
+                Some(level) => LogThreshold::new(level),
                 None => {
                     return Err(ErrorData::new(
                         ErrorCode::INVALID_PARAMS,
