@@ -4,6 +4,7 @@
 use std::io;
 
 use fusion_runtime::codes::{CONFLICT, NOT_FOUND};
+use fusion_runtime::context::Elicited;
 use fusion_runtime::{Context, ToolError, WithWarnings, error, tool_action};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -282,5 +283,72 @@ pub async fn reconcile(input: Reconcile, store: Context<Store>) -> Result<Reconc
             .map(Invoice::balance_cents)
             .sum(),
         took_ms,
+    })
+}
+
+/// What a refund did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Refunded {
+    /// The invoice.
+    pub invoice_id: String,
+    /// The amount given back, in cents.
+    pub amount_cents: u64,
+    /// Why, as the user confirmed it.
+    pub reason: RefundReason,
+    /// What is left to pay now, in cents.
+    pub balance_cents: u64,
+}
+
+/// Refund part of what was paid on an invoice. The user confirms first (a form asking for
+/// the invoice ID again and the reason), on every MCP version; nothing moves without it.
+#[tool_action(name = "billing.refund", destructive)]
+pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, ToolError> {
+    let id = input.invoice_id.as_str();
+    let invoice = store.get(id).ok_or_else(|| not_found(id))?;
+    if input.amount_cents > invoice.paid_cents {
+        return Err(error(
+            "AMOUNT_EXCEEDS_PAID",
+            "The refund is more than what was paid",
+        )
+        .suggest(format!("Refund at most {} cents", invoice.paid_cents))
+        .detail("paidCents", invoice.paid_cents));
+    }
+    // Everything before this line runs again when a 2026-07-28 client answers: only reads.
+    let message = format!(
+        "Refund {} cents on {id}? Type the invoice ID again and pick a reason.",
+        input.amount_cents
+    );
+    let confirmation = match store.elicit::<RefundConfirmation>(message).await? {
+        Elicited::Accept(c) => c,
+        Elicited::Decline | Elicited::Cancel => {
+            return Err(error(
+                "REFUND_NOT_CONFIRMED",
+                "The user did not confirm the refund; no money moved",
+            )
+            .suggest("Ask the user whether to refund before calling again"));
+        }
+    };
+    if confirmation.invoice_id != id {
+        return Err(error(
+            CONFLICT,
+            "The confirmation names another invoice; no money moved",
+        )
+        .suggest("Call again and have the user type the same invoice ID")
+        .detail("invoiceId", id)
+        .detail("confirmedId", &confirmation.invoice_id));
+    }
+    let balance = store.update(id, |inv| {
+        inv.paid_cents = inv.paid_cents.saturating_sub(input.amount_cents);
+        if inv.status == Status::Paid && inv.balance_cents() > 0 {
+            inv.status = Status::Open;
+        }
+        inv.balance_cents()
+    });
+    let balance_cents = balance.ok_or_else(|| not_found(id))?;
+    Ok(Refunded {
+        invoice_id: id.to_owned(),
+        amount_cents: input.amount_cents,
+        reason: confirmation.reason,
+        balance_cents,
     })
 }

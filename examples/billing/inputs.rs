@@ -1,7 +1,7 @@
 //! The billing actions' inputs: one `#[derive(ToolInput)]` each. Their JSON Schemas are what
 //! `tools/list` shows, and what every call is validated against.
 
-use fusion_runtime::ToolInput;
+use fusion_runtime::{Elicitable, ToolInput};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -103,4 +103,37 @@ pub struct Reconcile {
     /// stopped with `TIMEOUT` after 5 seconds.
     #[fusion(range(min = 0, max = 10000))]
     pub duration_ms: Option<u64>,
+}
+
+/// Refund part of what was paid on an invoice.
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
+pub struct Refund {
+    /// The invoice to refund.
+    #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
+    pub invoice_id: String,
+    /// The amount to give back, in cents.
+    #[fusion(range(min = 1))]
+    pub amount_cents: u64,
+}
+
+/// Why money goes back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RefundReason {
+    /// The customer was charged twice.
+    Duplicate,
+    /// The customer did not make the payment.
+    Fraud,
+    /// The customer asked for their money back.
+    RequestedByCustomer,
+}
+
+/// What the user confirms before a refund moves money.
+#[derive(Debug, Deserialize, Serialize, ToolInput, Elicitable)]
+pub struct RefundConfirmation {
+    /// Type the invoice ID again to confirm.
+    #[fusion(pattern = "^inv_[0-9]{4}_[0-9]{4}$")]
+    pub invoice_id: String,
+    /// Why the money goes back.
+    pub reason: RefundReason,
 }

@@ -63,6 +63,7 @@ pub fn builder() -> ServerBuilder {
         .action::<RecalculateTotalsAction>()
         .action::<VoidInvoiceAction>()
         .action::<ReconcileAction>()
+        .action::<RefundAction>()
         .resource::<surface::PolicyResource>()
         .resource::<surface::InvoiceResource>()
         .prompt::<surface::PaymentReminderPrompt>()

@@ -13,11 +13,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fusion_runtime::codes::INTERNAL_ERROR;
+use fusion_runtime::context::Elicited;
 use fusion_runtime::{
     Content, Context, LogLevel, PromptArguments, PromptReply, ResourceContent, Server, ToolError,
     ToolInput, ToolResponse, error, prompt, resource, tool_action,
 };
 use serde::Deserialize;
+use serde_json::json;
 
 /// A 1×1 red PNG.
 const RED_PIXEL_PNG: &str =
@@ -252,6 +254,119 @@ async fn template_data(p: TemplateId) -> Result<ResourceContent, ToolError> {
     }))
 }
 
+/// A message to show.
+#[derive(Deserialize, ToolInput)]
+pub struct Ask {
+    /// The text of the form.
+    #[fusion(length(max = 500))]
+    pub message: String,
+}
+
+/// The user's answer as the tools below report it.
+fn reported(answer: Elicited<serde_json::Value>) -> String {
+    match answer {
+        Elicited::Accept(content) => format!("User response: action=accept, content={content}"),
+        Elicited::Decline => "User response: action=decline".to_owned(),
+        Elicited::Cancel => "User response: action=cancel".to_owned(),
+    }
+}
+
+fn object(v: serde_json::Value) -> fusion_runtime::input::JsonObject {
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => Default::default(),
+    }
+}
+
+/// Asks the user for a username and an e-mail address (`elicitation/create`).
+#[tool_action(name = "test_elicitation")]
+async fn elicitation(input: Ask, cx: Context) -> Result<ToolResponse, ToolError> {
+    let schema = object(json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}
+        },
+        "required": ["username", "email"]
+    }));
+    let answer = cx.elicit_with_schema(input.message, schema).await?;
+    Ok(ToolResponse::text(reported(answer)))
+}
+
+/// Asks with a form whose every field has a default (SEP-1034).
+#[tool_action(name = "test_elicitation_sep1034_defaults")]
+async fn elicitation_sep1034_defaults(_: NoArgs, cx: Context) -> Result<ToolResponse, ToolError> {
+    let schema = object(json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {"type": "string", "description": "User status",
+                       "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        }
+    }));
+    let answer = cx
+        .elicit_with_schema(
+            "Please review and update the form fields with defaults",
+            schema,
+        )
+        .await?;
+    Ok(ToolResponse::text(reported(answer)))
+}
+
+/// Asks with every enum form (SEP-1330): untitled and titled single-select, the legacy
+/// `enumNames`, untitled and titled multi-select.
+#[tool_action(name = "test_elicitation_sep1330_enums")]
+async fn elicitation_sep1330_enums(_: NoArgs, cx: Context) -> Result<ToolResponse, ToolError> {
+    let schema = object(json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "description": "Choose an option",
+                               "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "description": "Choose a titled option",
+                             "oneOf": [{"const": "value1", "title": "First Option"},
+                                       {"const": "value2", "title": "Second Option"},
+                                       {"const": "value3", "title": "Third Option"}]},
+            "legacyEnum": {"type": "string", "description": "Choose a legacy option",
+                           "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option One", "Option Two", "Option Three"]},
+            "untitledMulti": {"type": "array", "description": "Choose multiple options",
+                              "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "description": "Choose multiple titled options",
+                            "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                                                {"const": "value2", "title": "Second Choice"},
+                                                {"const": "value3", "title": "Third Choice"}]}}
+        }
+    }));
+    let answer = cx
+        .elicit_with_schema("Please select options from the enum fields", schema)
+        .await?;
+    Ok(ToolResponse::text(reported(answer)))
+}
+
+/// A prompt for the client's model.
+#[derive(Deserialize, ToolInput)]
+pub struct SamplingPrompt {
+    /// What to ask the model.
+    #[fusion(length(max = 2000))]
+    pub prompt: String,
+}
+
+/// Asks the client's model (`sampling/createMessage`; deprecated by MCP, SEP-2577).
+#[tool_action(name = "test_sampling")]
+async fn sampling(input: SamplingPrompt, cx: Context) -> Result<ToolResponse, ToolError> {
+    let result = cx
+        .sample(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": input.prompt}}],
+            "maxTokens": 100
+        }))
+        .await?;
+    let text = result["content"]["text"].as_str().unwrap_or("(no text)");
+    Ok(ToolResponse::text(format!("LLM response: {text}")))
+}
+
 fn server() -> Result<Server, fusion_runtime::server::BuildError> {
     Server::builder()
         .name("fusion-conformance")
@@ -264,6 +379,10 @@ fn server() -> Result<Server, fusion_runtime::server::BuildError> {
         .action::<ToolWithProgressAction>()
         .action::<ErrorHandlingAction>()
         .action::<JsonSchema202012ToolAction>()
+        .action::<ElicitationAction>()
+        .action::<ElicitationSep1034DefaultsAction>()
+        .action::<ElicitationSep1330EnumsAction>()
+        .action::<SamplingAction>()
         .prompt::<SimplePromptPrompt>()
         .prompt::<PromptWithArgumentsPrompt>()
         .prompt::<PromptWithEmbeddedResourcePrompt>()

@@ -43,6 +43,13 @@ pub fn derive_prompt_arguments(input: proc_macro::TokenStream) -> proc_macro::To
     expand::prompt::derive(&input).into()
 }
 
+/// Derives `fusion_runtime::context::Elicitable`; documented on its re-export.
+#[proc_macro_derive(Elicitable)]
+pub fn derive_elicitable(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    expand::elicit::derive(&input).into()
+}
+
 /// Turns an `async fn` into a resource; documented on its re-export in `fusion_runtime`.
 #[proc_macro_attribute]
 pub fn resource(

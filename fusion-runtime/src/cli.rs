@@ -76,8 +76,8 @@ pub enum Command {
         /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8080) at `/mcp`.
         #[arg(long, value_name = "ADDR")]
         http: Option<SocketAddr>,
-        /// With `--http`: no sessions, plain JSON answers; instances can sit behind any
-        /// load balancer.
+        /// With `--http`: no sessions (answers are plain JSON, or SSE when a call sends
+        /// progress or logs); instances can sit behind any load balancer.
         #[arg(long, requires = "http")]
         stateless: bool,
         /// With `--http`: also accept this `Host` header (repeatable).

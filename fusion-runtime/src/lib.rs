@@ -190,6 +190,12 @@ pub use resource::{ResourceAction, ResourceContent};
 /// `… found NestedObjectsAreNotPromptArguments`. Fields with `#[serde(skip)]` are not checked.
 pub use fusion_macros::PromptArguments;
 
+/// Derives [`Elicitable`](trait@context::Elicitable) next to `ToolInput`, for a type
+/// [`Context::elicit`](context::CallContext::elicit) asks the user for: checks at compile time
+/// that no field is a nested object, a list of objects or a map (a form is flat): such a
+/// field is `expected ElicitFieldOk, found NestedObjectsCannotBeElicited`.
+pub use fusion_macros::Elicitable;
+
 /// Turns an `async fn` into a prompt: leaves the function as written and emits a companion
 /// struct (`PaymentReminderPrompt` for `fn payment_reminder`) implementing [`PromptAction`];
 /// register it with [`ServerBuilder::prompt`].

@@ -54,6 +54,7 @@ async function everyPath(client) {
     'billing_recalculate_totals',
     'billing_void_invoice',
     'billing_reconcile',
+    'billing_refund',
   ]);
   for (const t of tools) {
     assert.ok(t.description && t.description.length > 0, t.name);

@@ -62,6 +62,7 @@ fn lockfile_bytes_do_not_depend_on_registration_order() {
     let reversed = Server::builder()
         .state(Store::seeded())
         .state(billing::Operator::default())
+        .action::<billing::RefundAction>()
         .action::<billing::ReconcileAction>()
         .action::<billing::VoidInvoiceAction>()
         .action::<billing::RecalculateTotalsAction>()

@@ -93,7 +93,7 @@ async fn every_path(client: &Client) {
         .unwrap_or_else(|e| panic!("tools/list: {e}"));
     assert_eq!(
         tools.len(),
-        9,
+        10,
         "{:?}",
         tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
@@ -332,7 +332,7 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     let e = tool_error(&unknown, 0);
     assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("get_invoice"));
-    assert_eq!(e.available_actions().len(), 9);
+    assert_eq!(e.available_actions().len(), 10);
 
     let invalid = call(&client, "billing", json!({"action": "send_reminder", "invoice_id": "inv_2026_0001", "email": "x", "days_overdue": 3})).await;
     assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing.send_reminder\">"));

@@ -1,3 +1,4 @@
+pub mod elicit;
 pub mod fallback;
 pub mod prompt;
 pub mod resource;

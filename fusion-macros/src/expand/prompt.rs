@@ -390,7 +390,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
 }
 
 /// Whether a field's `#[serde(..)]` attributes take it out of deserialization.
-fn serde_skipped(field: &syn::Field) -> bool {
+pub(crate) fn serde_skipped(field: &syn::Field) -> bool {
     field
         .attrs
         .iter()

@@ -42,6 +42,9 @@ const LEVELS: [LogLevel; 8] = [
     LogLevel::Emergency,
 ];
 
+/// The stored value of an [`LogThreshold::off`] threshold: above every level.
+const OFF: u8 = LEVELS.len() as u8;
+
 impl LogLevel {
     /// The MCP name (`debug`, `info`, …, `emergency`).
     pub fn as_str(self) -> &'static str {
@@ -94,7 +97,20 @@ impl LogThreshold {
         LogThreshold(Arc::new(AtomicU8::new(level as u8)))
     }
 
-    /// The current level.
+    /// A threshold that sends nothing: what a 2026-07-28 request without
+    /// `io.modelcontextprotocol/logLevel` in its `_meta` gets (the spec forbids
+    /// `notifications/message` for it).
+    pub fn off() -> Self {
+        LogThreshold(Arc::new(AtomicU8::new(OFF)))
+    }
+
+    /// Whether this threshold sends nothing (see [`LogThreshold::off`]).
+    pub fn is_off(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == OFF
+    }
+
+    /// The current level (for an [`off`](LogThreshold::off) threshold, [`DEFAULT_LOG_LEVEL`];
+    /// ask [`is_off`](LogThreshold::is_off) first).
     pub fn get(&self) -> LogLevel {
         LogLevel::from_index(self.0.load(Ordering::Relaxed))
     }
@@ -106,7 +122,7 @@ impl LogThreshold {
 
     /// Whether a message at `level` is sent.
     pub fn allows(&self, level: LogLevel) -> bool {
-        level >= self.get()
+        level as u8 >= self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -118,6 +134,9 @@ impl Default for LogThreshold {
 
 impl fmt::Debug for LogThreshold {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_off() {
+            return f.write_str("LogThreshold(off)");
+        }
         f.debug_tuple("LogThreshold").field(&self.get()).finish()
     }
 }
@@ -135,6 +154,15 @@ mod tests {
             assert_eq!(level.as_str().parse::<LogLevel>(), Ok(level));
         }
         assert!("verbose".parse::<LogLevel>().is_err());
+    }
+
+    #[test]
+    fn an_off_threshold_sends_nothing() {
+        let t = LogThreshold::off();
+        assert!(t.is_off());
+        assert!(LEVELS.iter().all(|l| !t.allows(*l)));
+        assert!(!LogThreshold::new(LogLevel::Emergency).is_off());
+        assert_eq!(format!("{t:?}"), "LogThreshold(off)");
     }
 
     #[test]

@@ -9,8 +9,13 @@
 //! None of this is an error for the handler: each method returns whether a notification went
 //! out.
 
+mod elicit;
 mod log;
 
+pub use elicit::{
+    __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
+    Elicited, Elicitor, elicitation_schema, form_schema,
+};
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 
 use std::any::{Any, TypeId, type_name};
@@ -158,6 +163,8 @@ pub struct RequestScope {
     /// Who is calling, when authenticated: over HTTP the authentication layer sets it from the
     /// bearer token; over stdio only the embedding code does ([`RequestScope::with_principal`]).
     pub principal: Option<Arc<Principal>>,
+    /// Asks the client's user for input ([`CallContext::elicit`]). `None` in-process.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl RequestScope {
@@ -270,6 +277,92 @@ impl CallContext {
 }
 
 impl CallContext {
+    /// Asks the user to fill in a form of `T`'s fields and waits for the answer: a
+    /// server-to-client `elicitation/create` for 2025 clients, a multi-round-trip
+    /// `input_required` answer for 2026-07-28 ones (the handler then runs again from the
+    /// start when the client retries, and this returns the answer at once: keep side
+    /// effects after the last `elicit`).
+    ///
+    /// The answer is checked like tool arguments; an invalid one is a `VALIDATION_ERROR`
+    /// with the same `<field>` lines. A client that cannot show a form (no `elicitation`
+    /// capability, a stateless 2025 HTTP request, an in-process call) gets an
+    /// [`ELICITATION_UNSUPPORTED`] error whose recovery says to ask in conversation.
+    ///
+    /// `T` must be a flat object of strings, numbers, booleans and enums: derive
+    /// [`Elicitable`](derive@crate::Elicitable) next to `ToolInput`, which checks it at compile
+    /// time.
+    pub async fn elicit<T: Elicitable>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ToolError> {
+        let schema = elicit::cached_schema::<T>()
+            .map_err(|why| elicit::not_a_form(type_name::<T>(), &why))?;
+        let answer = self
+            .elicit_with_schema(message, schema.as_ref().clone())
+            .await?;
+        Ok(match answer {
+            Elicited::Accept(content) => match T::from_arguments(&content) {
+                Ok(value) => Elicited::Accept(value),
+                Err(report) => {
+                    let action = format!("{}.elicit", self.action());
+                    return Err(ToolError::new(
+                        codes::VALIDATION_ERROR,
+                        format!(
+                            "The user's answer did not validate:\n{}",
+                            report.render(&action)
+                        ),
+                    )
+                    .suggest("Call the tool again so the user is asked again"));
+                }
+            },
+            Elicited::Decline => Elicited::Decline,
+            Elicited::Cancel => Elicited::Cancel,
+        })
+    }
+
+    /// [`elicit`](CallContext::elicit) with a hand-written form schema (a flat
+    /// `{"type":"object","properties":…}`): the accepted content comes back as JSON,
+    /// unchecked.
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        requested_schema: crate::input::JsonObject,
+    ) -> Result<Elicited<serde_json::Value>, ToolError> {
+        let Some(elicitor) = &self.scope().elicitor else {
+            return Err(elicit::unsupported("the call is in-process"));
+        };
+        let request = ElicitRequest {
+            message: message.into(),
+            requested_schema,
+        };
+        match elicitor.elicit(request).await {
+            Ok(ElicitAnswer::Accept(content)) => Ok(Elicited::Accept(content)),
+            Ok(ElicitAnswer::Decline) => Ok(Elicited::Decline),
+            Ok(ElicitAnswer::Cancel) => Ok(Elicited::Cancel),
+            Err(ElicitFailure::Unsupported(why)) => Err(elicit::unsupported(&why)),
+            Err(ElicitFailure::Failed(why)) => Err(elicit::failed(&why)),
+        }
+    }
+
+    /// Asks the client's model for a completion: `sampling/createMessage` with `params`
+    /// (`{"messages": [...], "maxTokens": n, ...}`), by the same mechanism as
+    /// [`elicit`](CallContext::elicit) on each protocol generation; returns the client's
+    /// `CreateMessageResult` as JSON. A client without the `sampling` capability gets an
+    /// [`ELICITATION_UNSUPPORTED`] error.
+    ///
+    /// Sampling is deprecated by the MCP specification (SEP-2577) and may leave a later
+    /// revision: prefer returning what the model needs in the tool's result.
+    pub async fn sample(&self, params: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        let Some(elicitor) = &self.scope().elicitor else {
+            return Err(elicit::unsupported("the call is in-process"));
+        };
+        match elicitor.sample(params).await {
+            Ok(result) => Ok(result),
+            Err(ElicitFailure::Unsupported(why)) => Err(elicit::unsupported(&why)),
+            Err(ElicitFailure::Failed(why)) => Err(elicit::failed(&why)),
+        }
+    }
+
     /// Reports progress to the client: a `notifications/progress` carrying the request's
     /// progress token. `progress` should grow with every call; `total` is the value it will
     /// reach, when known.
@@ -418,6 +511,31 @@ impl<S> Context<S> {
     /// expensive message.
     pub fn log_enabled(&self, level: LogLevel) -> bool {
         self.call.log_enabled(level)
+    }
+
+    /// Asks the user to fill in a form of `T`'s fields; see [`CallContext::elicit`] (and
+    /// keep side effects after the last `elicit`: on 2026-07-28 the handler runs again).
+    pub async fn elicit<T: Elicitable>(
+        &self,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, ToolError> {
+        self.call.elicit(message).await
+    }
+
+    /// A completion from the client's model (deprecated by MCP); see [`CallContext::sample`].
+    pub async fn sample(&self, params: serde_json::Value) -> Result<serde_json::Value, ToolError> {
+        self.call.sample(params).await
+    }
+
+    /// A form with a hand-written schema; see [`CallContext::elicit_with_schema`].
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        requested_schema: crate::input::JsonObject,
+    ) -> Result<Elicited<serde_json::Value>, ToolError> {
+        self.call
+            .elicit_with_schema(message, requested_schema)
+            .await
     }
 }
 

@@ -14,9 +14,16 @@
 //! the response is dropped before its end, and handles the two messages above. The handler
 //! attaches each call with [`watch`]; the calls are listed by owner in [`Calls`], bounded per
 //! client ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]).
+//!
+//! The [`Exchange`] also carries a 2025 session call's log messages onto the call's own
+//! response stream: rmcp sends a session's `notifications/message` to the separate GET
+//! stream, where a client reading only its POST answer never sees them. [`Exchange::inject`]
+//! queues the event (bounded: [`MAX_INJECTED_EVENTS`], [`MAX_INJECTED_BYTES`]) and the
+//! response body yields it before rmcp's next frame, so a call's logs come before its
+//! result.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
@@ -24,9 +31,10 @@ use std::task::{Context, Poll};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{Method, StatusCode};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::task::AtomicWaker;
 use http_body::{Frame, SizeHint};
 use rmcp::RoleServer;
 use rmcp::model::RequestId;
@@ -48,6 +56,13 @@ pub const MAX_TRACKED: usize = 16_384;
 /// Larger POST bodies are not inspected for a session-less `notifications/cancelled` (a real
 /// one is a few hundred bytes); neither are bodies of unknown length.
 const MAX_INSPECTED_BODY: usize = 64 * 1024;
+
+/// Log events one session call can have waiting for its response stream; past it (a client
+/// that does not read its stream) `Context::log` reports the message as not sent.
+pub const MAX_INJECTED_EVENTS: usize = 1024;
+
+/// Bytes of waiting log events per call (see [`MAX_INJECTED_EVENTS`]).
+pub const MAX_INJECTED_BYTES: usize = 1024 * 1024;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const METHOD_HEADER: &str = "mcp-method";
@@ -186,12 +201,19 @@ pub(crate) struct Exchange {
 struct ExchangeInner {
     calls: Arc<Calls>,
     state: Mutex<ExchangeState>,
+    /// Wakes the response body when an event is queued.
+    waker: AtomicWaker,
 }
 
 #[derive(Default)]
 struct ExchangeState {
     gone: bool,
     tokens: Vec<CancellationToken>,
+    /// SSE events waiting for the response stream, and their bytes.
+    events: VecDeque<Bytes>,
+    event_bytes: usize,
+    /// The response ended: nothing more can be sent on it.
+    ended: bool,
 }
 
 impl Exchange {
@@ -200,6 +222,7 @@ impl Exchange {
             inner: Arc::new(ExchangeInner {
                 calls,
                 state: Mutex::new(ExchangeState::default()),
+                waker: AtomicWaker::new(),
             }),
         }
     }
@@ -219,6 +242,46 @@ impl Exchange {
         } else {
             state.tokens.push(token.clone());
         }
+    }
+
+    /// Queues a JSON-RPC notification for this exchange's response stream, as one SSE
+    /// event. `Err` when the response has ended, the client went away, or the queue is full.
+    pub(crate) fn inject(&self, message: &serde_json::Value) -> Result<(), String> {
+        let json = serde_json::to_string(message).map_err(|e| e.to_string())?;
+        let event = Bytes::from(format!("data: {json}\n\n"));
+        {
+            let mut state = self.lock();
+            if state.ended || state.gone {
+                return Err("the call's response stream has ended".to_owned());
+            }
+            if state.events.len() >= MAX_INJECTED_EVENTS
+                || state.event_bytes + event.len() > MAX_INJECTED_BYTES
+            {
+                return Err("the client is not reading the call's response stream".to_owned());
+            }
+            state.event_bytes += event.len();
+            state.events.push_back(event);
+        }
+        self.inner.waker.wake();
+        Ok(())
+    }
+
+    fn pop_event(&self) -> Option<Bytes> {
+        let mut state = self.lock();
+        let event = state.events.pop_front()?;
+        state.event_bytes -= event.len();
+        Some(event)
+    }
+
+    fn has_events(&self) -> bool {
+        !self.lock().events.is_empty()
+    }
+
+    fn end(&self) {
+        let mut state = self.lock();
+        state.ended = true;
+        state.events.clear();
+        state.event_bytes = 0;
     }
 
     fn client_gone(&self) {
@@ -258,10 +321,29 @@ impl Drop for GoneGuard {
     }
 }
 
-/// A response body that tells its exchange when it is dropped before its end.
+/// A response body that tells its exchange when it is dropped before its end and, for a
+/// session call's SSE stream (`inject`), yields the events queued with
+/// [`Exchange::inject`] before the inner body's next frame.
 struct GuardedBody {
     body: Body,
     guard: GoneGuard,
+    inject: Option<Exchange>,
+    /// An inner frame held back while queued events go first.
+    stashed: Option<Frame<Bytes>>,
+    /// The inner body ended; queued events are still yielded.
+    inner_done: bool,
+}
+
+impl GuardedBody {
+    fn queued(&self) -> Option<Bytes> {
+        self.inject.as_ref()?.pop_event()
+    }
+
+    fn finish(&mut self) {
+        if let Some(exchange) = self.inject.take() {
+            exchange.end();
+        }
+    }
 }
 
 impl HttpBody for GuardedBody {
@@ -273,22 +355,82 @@ impl HttpBody for GuardedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
+        if let Some(event) = this.queued() {
+            return Poll::Ready(Some(Ok(Frame::data(event))));
+        }
+        if let Some(frame) = this.stashed.take() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        if this.inner_done {
+            this.finish();
+            return Poll::Ready(None);
+        }
+        if let Some(exchange) = &this.inject {
+            exchange.inner.waker.register(cx.waker());
+        }
         let polled = Pin::new(&mut this.body).poll_frame(cx);
         match &polled {
             Poll::Ready(None) => this.guard.disarm(),
             Poll::Ready(Some(Ok(_))) if this.body.is_end_stream() => this.guard.disarm(),
             _ => {}
         }
-        polled
+        match polled {
+            // An event queued while the inner body was polled was queued before the frame
+            // it produced was made (the handler logs before it answers): it goes first.
+            Poll::Ready(Some(Ok(frame))) => match this.queued() {
+                Some(event) => {
+                    this.stashed = Some(frame);
+                    Poll::Ready(Some(Ok(Frame::data(event))))
+                }
+                None => Poll::Ready(Some(Ok(frame))),
+            },
+            Poll::Ready(None) => match this.queued() {
+                Some(event) => {
+                    this.inner_done = true;
+                    Poll::Ready(Some(Ok(Frame::data(event))))
+                }
+                None => {
+                    this.finish();
+                    Poll::Ready(None)
+                }
+            },
+            Poll::Pending => match this.queued() {
+                Some(event) => Poll::Ready(Some(Ok(Frame::data(event)))),
+                None => Poll::Pending,
+            },
+            other => other,
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.stashed.is_none()
+            && (self.inner_done || self.body.is_end_stream())
+            && self.inject.as_ref().is_none_or(|e| !e.has_events())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        match self.inject {
+            Some(_) => SizeHint::default(),
+            None => self.body.size_hint(),
+        }
     }
+}
+
+impl Drop for GuardedBody {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The exchange a 2025 session call's log messages go to: its own POST's response stream.
+/// `None` for anything else (stdio, stateless, a 2026-07-28 request, no [`install`] layer),
+/// whose peer already sends them on the right stream.
+pub(crate) fn session_stream(cx: &RequestContext<RoleServer>) -> Option<Exchange> {
+    let parts = cx.extensions.get::<Parts>()?;
+    if parts.method != Method::POST || !parts.headers.contains_key(SESSION_HEADER) {
+        return None;
+    }
+    parts.extensions.get::<Exchange>().cloned()
 }
 
 /// Ties a running call to its HTTP request: it is cancelled when the client goes away before
@@ -333,6 +475,7 @@ async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) ->
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(Arc::<str>::from);
+    let is_session_post = parts.method == Method::POST && session.is_some();
 
     let mut after = None;
     let body = if parts.method == Method::POST && session.is_none() && may_cancel(&parts, &body) {
@@ -367,7 +510,29 @@ async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) ->
             tracing::debug!(?owner, ?id, cancelled = n, "cancelled from another request");
         }
     }
-    response.map(|body| Body::new(GuardedBody { body, guard }))
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let inject = match is_session_post && is_sse {
+        true => guard.exchange.clone(),
+        false => {
+            if let Some(exchange) = &guard.exchange {
+                exchange.end();
+            }
+            None
+        }
+    };
+    response.map(|body| {
+        Body::new(GuardedBody {
+            body,
+            guard,
+            inject,
+            stashed: None,
+            inner_done: false,
+        })
+    })
 }
 
 /// Whether a session-less POST may be a `notifications/cancelled` worth reading first. A body
@@ -512,5 +677,35 @@ mod tests {
             None
         );
         assert_eq!(cancelled_request(b"[1,2"), None);
+    }
+}
+
+#[cfg(test)]
+mod injection_tests {
+    use super::*;
+
+    #[test]
+    fn injected_events_are_bounded_in_count_and_bytes_and_refused_after_the_end() {
+        let exchange = Exchange::new(Arc::new(Calls::default()));
+        let small = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        for _ in 0..MAX_INJECTED_EVENTS {
+            assert!(exchange.inject(&small).is_ok());
+        }
+        assert!(exchange.inject(&small).is_err(), "one past the count");
+        let first = exchange.pop_event().unwrap_or_default();
+        assert!(first.starts_with(b"data: {") && first.ends_with(b"\n\n"));
+        assert!(exchange.inject(&small).is_ok(), "room again once read");
+
+        let exchange = Exchange::new(Arc::new(Calls::default()));
+        let big = serde_json::Value::String("x".repeat(MAX_INJECTED_BYTES / 4));
+        let mut sent = 0;
+        while exchange.inject(&big).is_ok() {
+            sent += 1;
+            assert!(sent <= 4, "the byte bound holds");
+        }
+        assert_eq!(sent, 3);
+        exchange.end();
+        assert!(!exchange.has_events());
+        assert!(exchange.inject(&small).is_err(), "nothing after the end");
     }
 }

@@ -16,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
+use super::era::Era;
 use super::{McpHandler, to_block};
 use crate::completion::CompletionRequest;
 use crate::prompt;
@@ -79,8 +80,8 @@ fn to_error(e: SurfaceError) -> ErrorData {
     }
 }
 
-fn scope(handler: &McpHandler, context: &RequestContext<RoleServer>) -> RequestScope {
-    super::scope::request_scope_in_session(context, handler.log_threshold.clone())
+fn scope(handler: &McpHandler, context: &RequestContext<RoleServer>, era: &Era) -> RequestScope {
+    super::scope::request_scope_in_session(context, era.threshold(&handler.log_threshold))
 }
 
 fn to_prompt(p: &PromptEntry) -> Prompt {
@@ -143,11 +144,16 @@ pub(super) async fn get_prompt(
     handler: &McpHandler,
     request: GetPromptRequestParams,
     context: RequestContext<RoleServer>,
+    era: &Era,
 ) -> Result<GetPromptResponse, ErrorData> {
     has_prompts(&handler.server)?;
     let reply = handler
         .server
-        .get_prompt(&request.name, request.arguments, scope(handler, &context))
+        .get_prompt(
+            &request.name,
+            request.arguments,
+            scope(handler, &context, era),
+        )
         .await
         .map_err(to_error)?;
     let (description, messages) = reply.into_parts();
@@ -233,11 +239,12 @@ pub(super) async fn read_resource(
     handler: &McpHandler,
     request: ReadResourceRequestParams,
     context: RequestContext<RoleServer>,
+    era: &Era,
 ) -> Result<ReadResourceResponse, ErrorData> {
     has_resources(&handler.server)?;
     let read = handler
         .server
-        .read_resource(&request.uri, scope(handler, &context))
+        .read_resource(&request.uri, scope(handler, &context, era))
         .await
         .map_err(to_error)?;
     let contents = match (read.content.as_text(), read.content.as_base64()) {
@@ -315,6 +322,7 @@ pub(super) async fn complete(
     handler: &McpHandler,
     request: CompleteRequestParams,
     context: RequestContext<RoleServer>,
+    era: &Era,
 ) -> Result<CompleteResult, ErrorData> {
     if !handler.server.catalog().has_completions() {
         return Err(unserved("completion"));
@@ -338,7 +346,7 @@ pub(super) async fn complete(
         CompletionRequest::new(request.argument.name, request.argument.value, arguments);
     let found = handler
         .server
-        .complete(&reference, completion, scope(handler, &context))
+        .complete(&reference, completion, scope(handler, &context, era))
         .await
         .map_err(to_error)?;
     let total = u32::try_from(found.total).unwrap_or(u32::MAX);

@@ -58,7 +58,8 @@ use crate::server::Server;
 #[non_exhaustive]
 pub struct HttpOptions {
     /// No sessions: every request stands alone, so instances can sit behind any load
-    /// balancer. Answers are plain JSON instead of SSE streams.
+    /// balancer. An answer is plain JSON, or an SSE stream when the call sends progress or
+    /// log messages before it (they travel on the request's own stream).
     pub stateless: bool,
     /// Hosts accepted in the `Host` header (DNS-rebinding protection). Loopback names by
     /// default; add the public host names when serving beyond this machine.

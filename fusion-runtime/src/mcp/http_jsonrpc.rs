@@ -42,6 +42,10 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
         && accepts_json_and_sse(request.headers())
         && host_allowed(request.headers(), &guard.allowed_hosts);
     if !checked {
+        if let Some(refusal) = unsupported_version(request.headers(), &guard.server, || Value::Null)
+        {
+            return refusal;
+        }
         return json_errors(next.run(request).await, Value::Null, false).await;
     }
     let (parts, body) = request.into_parts();
@@ -59,9 +63,24 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
             );
         }
     };
+    // The id is read (a second parse) only for the refusal.
+    let id = || {
+        serde_json::from_slice::<Value>(&bytes)
+            .ok()
+            .and_then(|m| m.get("id").cloned())
+            .unwrap_or(Value::Null)
+    };
+    if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
+        return refusal;
+    }
     let (mut parts, passed) = match jsonrpc::check_body(&bytes, &guard.server) {
         Ok(passed) => (parts, passed),
         Err(answer) => {
+            // Our own answer skips rmcp's header check: run it here, so a 2026-07-28
+            // request whose headers do not match its body is refused the same way.
+            if let Some(refusal) = header_mismatch(&parts.headers, &bytes, &answer) {
+                return refusal;
+            }
             let status = if answer.is_error() {
                 StatusCode::BAD_REQUEST
             } else {
@@ -77,6 +96,85 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
     json_errors(response, id, true).await
+}
+
+/// The header every 2026-07-28 POST carries its version in.
+const HEADER_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// `400` with `-32022 {supported, requested}` for an `MCP-Protocol-Version` header naming a
+/// version the server does not speak (rmcp answers it in plain text, without the list a
+/// 2026-07-28 client needs to retry).
+fn unsupported_version(
+    headers: &HeaderMap,
+    server: &Server,
+    id: impl FnOnce() -> Value,
+) -> Option<Response> {
+    let requested = headers.get(HEADER_PROTOCOL_VERSION)?;
+    let supported = super::era::supported_versions();
+    let known = requested
+        .to_str()
+        .is_ok_and(|v| supported.iter().any(|s| s.as_str() == v));
+    if known {
+        return None;
+    }
+    let requested = String::from_utf8_lossy(requested.as_bytes()).into_owned();
+    tracing::debug!(%requested, server = server.name(), "unsupported MCP-Protocol-Version");
+    let data = serde_json::json!({ "requested": requested, "supported": supported });
+    Some(reply_with_data(
+        StatusCode::BAD_REQUEST,
+        id(),
+        super::era::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+        data,
+    ))
+}
+
+/// `400` with `-32020` when a 2026-07-28 request (by its `MCP-Protocol-Version` header)
+/// that the framework answers itself has `Mcp-Method` / `Mcp-Name` headers that do not
+/// match its body, or a `_meta` version other than its header's. Only the malformed
+/// `tools/call` answer needs it: the other framework answers are to bodies with no method
+/// to compare.
+fn header_mismatch(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Option<Response> {
+    if answer.is_error() {
+        return None;
+    }
+    let version = headers.get(HEADER_PROTOCOL_VERSION)?.to_str().ok()?;
+    if !super::era::is_modern_version(version) {
+        return None;
+    }
+    let message: Value = serde_json::from_slice(bytes).ok()?;
+    let reason = super::era::header_mismatch_reason(headers, version, &message)?;
+    tracing::debug!(%reason, "header mismatch on a framework answer");
+    Some(reply_with_data(
+        StatusCode::BAD_REQUEST,
+        message.get("id").cloned().unwrap_or(Value::Null),
+        super::era::HEADER_MISMATCH,
+        &format!("Header mismatch: {reason}"),
+        Value::Null,
+    ))
+}
+
+fn reply_with_data(
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: &str,
+    data: Value,
+) -> Response {
+    let mut error = serde_json::json!({ "code": code, "message": message });
+    if !data.is_null() {
+        error["data"] = data;
+    }
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        serde_json::to_vec(&body).unwrap_or_default(),
+    )
+        .into_response()
 }
 
 fn reply(status: StatusCode, answer: &Reply) -> Response {

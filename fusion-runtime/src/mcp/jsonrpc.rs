@@ -343,7 +343,23 @@ fn malformed_call(id: Value, bytes: &[u8], server: &Server) -> Reply {
     };
     tracing::debug!(tool = %sent_name, "tools/call with an unusable name or arguments");
     let response = server.malformed_call(name.and_then(Value::as_str), &sent_name, arguments);
-    let result = serde_json::to_value(to_call_tool_result(response)).unwrap_or(Value::Null);
+    let mut result = to_call_tool_result(response);
+    // A 2026-07-28 request gets what rmcp gives every modern result: `resultType` and the
+    // server's name in `_meta`.
+    let modern = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(super::era::PROTOCOL_VERSION_KEY))
+        .and_then(Value::as_str)
+        .is_some_and(super::era::is_modern_version);
+    if modern {
+        super::era::Era::Modern {
+            threshold: crate::context::LogThreshold::off(),
+        }
+        .stamp(&mut result.meta, server);
+    } else {
+        result.result_type = None;
+    }
+    let result = serde_json::to_value(result).unwrap_or(Value::Null);
     Reply::ToolResult { id, result }
 }
 

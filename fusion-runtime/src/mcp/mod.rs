@@ -4,12 +4,24 @@
 //! Tool-level failures — bad arguments, an unknown tool — are always a `CallToolResult` with
 //! `isError` and an envelope, never a JSON-RPC error the model cannot read.
 //!
-//! The server advertises the `logging` capability and answers `logging/setLevel`; the level
-//! is kept per session (one [`McpHandler`] per stdio connection or HTTP session) and filters
-//! what handlers send with [`Context::log`](crate::Context::log). Until a client sets one,
-//! [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL) applies. In stateless HTTP mode
-//! every request is its own session: a level set in one request does not carry over, and
-//! answers are plain JSON, so notifications cannot be sent at all.
+//! The server advertises the `logging` capability. What filters the messages handlers send
+//! with [`Context::log`](crate::Context::log) depends on the request's protocol generation
+//! ([`era`]):
+//!
+//! - 2025-x: the level the session set with `logging/setLevel` (one [`McpHandler`] per stdio
+//!   connection or HTTP session), [`DEFAULT_LOG_LEVEL`](crate::server::DEFAULT_LOG_LEVEL)
+//!   until it sets one. A stateless 2025 request is its own session.
+//! - 2026-07-28: the level in the request's `_meta` (`io.modelcontextprotocol/logLevel`);
+//!   without one nothing is sent, an unknown one is `-32602`, and `logging/setLevel` is
+//!   `Method not found`.
+//!
+//! Progress and log messages travel on the request's own response stream in every mode:
+//! stdio's one stream; over HTTP the call's SSE answer (a stateless answer is plain JSON
+//! unless the call sends something first, then SSE). rmcp sends a 2025 session's logs to the
+//! GET stream; the cancellation layer (`mcp/cancel.rs`) puts them on the call's POST stream.
+//!
+//! 2026-07-28 results also carry `serverInfo` in `_meta`, and the lists the builder's
+//! `ttlMs` / `cacheScope` ([`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache)).
 //!
 //! Between the bytes and rmcp sits a check ([`jsonrpc`]) that answers what rmcp would drop
 //! or answer unreadably: over stdio ([`serve_io`]) and HTTP ([`http_router`]) alike, a
@@ -25,6 +37,8 @@ pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with
 
 mod cancel;
 mod catalog;
+pub mod elicit;
+pub mod era;
 mod scope;
 mod tools;
 
@@ -40,8 +54,11 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
+use rmcp::model::{DiscoverResult, ErrorCode, InputRequiredResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use era::Era;
 
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
@@ -160,12 +177,32 @@ impl ServerHandler for McpHandler {
         }
     }
 
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Era::of(&context)?;
+        let cache = self.server.list_cache();
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        result.ttl_ms = era::ttl_ms(cache);
+        result.cache_scope = era::to_rmcp_scope(cache.scope);
+        // `from_server_info` puts `serverInfo` in `_meta` already.
+        Ok(result)
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.server.tools()))
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(
+            ListToolsResult::with_all_items(self.server.tools()),
+            &self.server,
+        ))
     }
 
     async fn call_tool(
@@ -173,24 +210,53 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let mut scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
+        let era = Era::of(&context)?;
+        let mut scope =
+            scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
         let _watch = cancel::watch(&context, &scope);
-        let response = self
-            .server
-            .call(&request.name, request.arguments, scope)
-            .await;
-        Ok(to_call_tool_result(response).into())
+        if !era.is_modern() {
+            scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
+            let response = self
+                .server
+                .call(&request.name, request.arguments, scope)
+                .await;
+            return Ok(to_call_tool_result(response).into());
+        }
+        // 2026-07-28: the handler may end the call with `input_required` (MRTR).
+        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref());
+        let answers = elicit::answers(
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            &binding,
+        )?;
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
+        scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+        let call = self.server.call(&request.name, request.arguments, scope);
+        let response = tokio::select! {
+            response = call => response,
+            () = elicitor.input_needed() => {
+                let (requests, state) = elicitor
+                    .input_required(&binding)
+                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                let result = InputRequiredResult::new(Some(requests), Some(state));
+                return Ok(stamp_input(&era, result, &self.server).into());
+            }
+        };
+        let mut result = to_call_tool_result(response);
+        era.stamp(&mut result.meta, &self.server);
+        Ok(result.into())
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        catalog::list_prompts(&self.server)
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(catalog::list_prompts(&self.server)?, &self.server))
     }
 
     async fn get_prompt(
@@ -198,23 +264,39 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        catalog::get_prompt(self, request, context).await
+        let era = Era::of(&context)?;
+        let response = catalog::get_prompt(self, request, context, &era).await?;
+        Ok(match response {
+            GetPromptResponse::Complete(mut r) => {
+                era.stamp(&mut r.meta, &self.server);
+                GetPromptResponse::Complete(r)
+            }
+            GetPromptResponse::InputRequired(r) => {
+                GetPromptResponse::InputRequired(stamp_input(&era, r, &self.server))
+            }
+            other => other,
+        })
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        catalog::list_resources(&self.server)
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(catalog::list_resources(&self.server)?, &self.server))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        catalog::list_resource_templates(&self.server)
+        let era = Era::of(&context)?;
+        Ok(era.finish_list(
+            catalog::list_resource_templates(&self.server)?,
+            &self.server,
+        ))
     }
 
     async fn read_resource(
@@ -222,7 +304,18 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        catalog::read_resource(self, request, context).await
+        let era = Era::of(&context)?;
+        let response = catalog::read_resource(self, request, context, &era).await?;
+        Ok(match response {
+            ReadResourceResponse::Complete(mut r) => {
+                era.stamp(&mut r.meta, &self.server);
+                ReadResourceResponse::Complete(r)
+            }
+            ReadResourceResponse::InputRequired(r) => {
+                ReadResourceResponse::InputRequired(stamp_input(&era, r, &self.server))
+            }
+            other => other,
+        })
     }
 
     #[allow(deprecated)] // resources/subscribe is what 2025 clients speak.
@@ -248,20 +341,38 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        catalog::complete(self, request, context).await
+        let era = Era::of(&context)?;
+        let mut result = catalog::complete(self, request, context, &era).await?;
+        era.stamp(&mut result.meta, &self.server);
+        Ok(result)
     }
 
     #[allow(deprecated)]
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed `logging/setLevel`: the level comes with each request.
+        if Era::of(&context)?.is_modern() {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: logging/setLevel is not part of MCP 2026-07-28; send io.modelcontextprotocol/logLevel in each request's _meta",
+                None,
+            ));
+        }
         let level = scope::from_rmcp(request.level);
         tracing::debug!(%level, "client set the log level");
         self.log_threshold.set(level);
         Ok(())
     }
+}
+
+/// An `input_required` result with the server named in its `_meta` (modern requests only
+/// ever get one).
+fn stamp_input(era: &Era, mut r: InputRequiredResult, server: &Server) -> InputRequiredResult {
+    era.stamp(&mut r.meta, server);
+    r
 }
 
 /// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether

@@ -39,9 +39,11 @@ pub(crate) fn request_scope_in_session(
         notifier: Some(Arc::new(PeerNotifier {
             peer: cx.peer.clone(),
             progress_token: cx.meta.get_progress_token(),
+            session_stream: super::cancel::session_stream(cx),
         })),
         log_threshold,
         principal,
+        elicitor: None,
     }
 }
 
@@ -55,10 +57,13 @@ pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
         .unwrap_or_else(|| ClientKey::new("http"))
 }
 
-/// Notifications over an rmcp peer, with the request's progress token.
+/// Notifications over an rmcp peer, with the request's progress token. A 2025 session
+/// call over HTTP sends its log messages on its own response stream (`session_stream`)
+/// rather than through the peer, which would put them on the session's GET stream.
 struct PeerNotifier {
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
+    session_stream: Option<super::cancel::Exchange>,
 }
 
 impl Notifier for PeerNotifier {
@@ -94,6 +99,18 @@ impl Notifier for PeerNotifier {
         data: serde_json::Value,
     ) -> BoxFuture<'static, Result<(), String>> {
         let param = LoggingMessageNotificationParam::new(to_rmcp(level), data).with_logger(logger);
+        if let Some(stream) = &self.session_stream {
+            let sent = serde_json::to_value(&param)
+                .map_err(|e| e.to_string())
+                .and_then(|params| {
+                    stream.inject(&serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "method": "notifications/message",
+                        "params": params,
+                    }))
+                });
+            return Box::pin(async move { sent });
+        }
         let peer = self.peer.clone();
         Box::pin(async move {
             peer.notify_logging_message(param)

@@ -95,6 +95,7 @@ pub struct ServerBuilder {
     guards: limits::GuardConfig,
     catalog: CatalogBuilder,
     auth: AuthConfig,
+    list_cache: ListCache,
 }
 
 /// The builder's authentication settings (see [`auth`](crate::auth)).
@@ -103,6 +104,40 @@ struct AuthConfig {
     auth: Option<Arc<Auth>>,
     scopes: Vec<(String, Vec<String>)>,
     store: Option<Arc<SharedLimits>>,
+}
+
+/// Who may keep a cached answer (MCP 2026-07-28 `cacheScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CacheScope {
+    /// Any client or intermediary, for any user.
+    #[default]
+    Public,
+    /// Only the requesting user's client.
+    Private,
+}
+
+/// How long 2026-07-28 clients may keep `server/discover` and the lists (`tools/list`,
+/// `prompts/list`, `resources/list`, `resources/templates/list`) before asking again,
+/// and who may keep them: the result's `ttlMs` and `cacheScope`. Older clients get neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListCache {
+    /// How long an answer stays fresh.
+    pub ttl: Duration,
+    /// Who may keep it.
+    pub scope: CacheScope,
+}
+
+/// The default [`ListCache`]: a minute, public (the lists are the same for every caller
+/// and change only with a deploy).
+pub const DEFAULT_LIST_CACHE: ListCache = ListCache {
+    ttl: Duration::from_secs(60),
+    scope: CacheScope::Public,
+};
+
+impl Default for ListCache {
+    fn default() -> Self {
+        DEFAULT_LIST_CACHE
+    }
 }
 
 impl Default for ServerBuilder {
@@ -121,6 +156,7 @@ impl Default for ServerBuilder {
             guards: limits::GuardConfig::default(),
             catalog: CatalogBuilder::default(),
             auth: AuthConfig::default(),
+            list_cache: ListCache::default(),
         }
     }
 }
@@ -135,6 +171,14 @@ impl ServerBuilder {
     /// The server's version, sent to clients on `initialize`.
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.version = version.into();
+        self
+    }
+
+    /// How long 2026-07-28 clients may cache `server/discover` and the lists, and who may
+    /// (see [`ListCache`]; default [`DEFAULT_LIST_CACHE`]). Use [`CacheScope::Private`]
+    /// when what a caller sees depends on who it is.
+    pub fn list_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.list_cache = ListCache { ttl, scope };
         self
     }
 
@@ -413,6 +457,7 @@ impl ServerBuilder {
                 catalog,
                 auth: self.auth.auth,
                 shared,
+                list_cache: self.list_cache,
             }),
         })
     }
@@ -519,6 +564,11 @@ impl Server {
     /// The server's version.
     pub fn version(&self) -> &str {
         &self.inner.version
+    }
+
+    /// The cache hints 2026-07-28 clients get on discover and the lists.
+    pub fn list_cache(&self) -> ListCache {
+        self.inner.list_cache
     }
 
     /// The instructions for the model, if any.

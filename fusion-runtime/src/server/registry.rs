@@ -158,4 +158,5 @@ pub(super) struct Inner {
     pub(super) catalog: crate::server::catalog::Catalog,
     pub(super) auth: Option<Arc<crate::auth::Auth>>,
     pub(super) shared: super::limits::SharedStore,
+    pub(super) list_cache: crate::server::ListCache,
 }

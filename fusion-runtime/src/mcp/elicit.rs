@@ -1,0 +1,574 @@
+//! [`Elicitor`]s over rmcp: `elicitation/create` to a 2025 client, and multi-round-trip
+//! requests (MRTR) for a 2026-07-28 one, whose `requestState` carries the answers so far,
+//! signed and bounded, so that no server keeps anything between rounds and any stateless
+//! instance (sharing the key) can take the retry.
+//!
+//! rmcp 3.11 has the MRTR types but no per-version elicitation: `Peer::elicit` refuses a
+//! 2026-07-28 request, and the state between rounds is left to the server.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::prelude::BASE64_URL_SAFE_NO_PAD;
+use futures::future::BoxFuture;
+use rmcp::model::{InputRequest, InputRequests, ServerRequest};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+
+use crate::context::{ElicitAnswer, ElicitFailure, ElicitRequest, Elicitor};
+
+/// At most this many forms per call (rounds of a 2026-07-28 call).
+pub const MAX_ELICITATION_ROUNDS: usize = 8;
+/// The longest `requestState` the server writes or reads.
+pub const MAX_REQUEST_STATE_BYTES: usize = 16 * 1024;
+/// How long a `requestState` stays valid.
+pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+/// The environment variable holding the key `requestState` is signed with (at least 32
+/// bytes). Without it each process draws its own, so a retry must reach the same process:
+/// set it on every instance of a stateless deployment.
+pub const REQUEST_STATE_KEY_ENV: &str = "FUSION_REQUEST_STATE_KEY";
+
+/// Whether the client of `cx` declared the `elicitation` capability (per request for
+/// 2026-07-28, from `initialize` for a 2025 session).
+pub(crate) fn client_can_elicit(cx: &RequestContext<RoleServer>) -> bool {
+    cx.client_capabilities()
+        .is_some_and(|c| c.elicitation.is_some())
+}
+
+/// Why a 2025 request cannot be asked anything, if it cannot.
+fn legacy_unsupported(cx: &RequestContext<RoleServer>) -> Option<&'static str> {
+    if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>()
+        && !parts.headers.contains_key("mcp-session-id")
+    {
+        return Some("a stateless HTTP request has no way back to the client");
+    }
+    (!client_can_elicit(cx)).then_some("it did not declare the elicitation capability")
+}
+
+/// `elicitation/create` over a 2025 session.
+pub(crate) struct LegacyElicitor {
+    peer: Peer<RoleServer>,
+    unsupported: Option<&'static str>,
+    can_sample: bool,
+    asked: AtomicUsize,
+}
+
+impl LegacyElicitor {
+    pub(crate) fn new(cx: &RequestContext<RoleServer>) -> Self {
+        LegacyElicitor {
+            peer: cx.peer.clone(),
+            unsupported: legacy_unsupported(cx),
+            can_sample: client_can_sample(cx),
+            asked: AtomicUsize::new(0),
+        }
+    }
+
+    /// Sends `method` with `params` to the client and returns its result as JSON.
+    fn ask(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        if self.asked.fetch_add(1, Ordering::Relaxed) >= MAX_ELICITATION_ROUNDS {
+            return Box::pin(async { Err(too_many()) });
+        }
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let wire = json!({ "method": method, "params": params });
+            let request: ServerRequest = serde_json::from_value(wire)
+                .map_err(|e| ElicitFailure::Failed(format!("building the request: {e}")))?;
+            let result = peer
+                .send_request(request)
+                .await
+                .map_err(|e| ElicitFailure::Failed(e.to_string()))?;
+            serde_json::to_value(result).map_err(|e| ElicitFailure::Failed(e.to_string()))
+        })
+    }
+}
+
+/// Whether the client of `cx` declared the `sampling` capability.
+pub(crate) fn client_can_sample(cx: &RequestContext<RoleServer>) -> bool {
+    cx.client_capabilities()
+        .is_some_and(|c| c.sampling.is_some())
+}
+
+impl Elicitor for LegacyElicitor {
+    fn elicit(
+        &self,
+        request: ElicitRequest,
+    ) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
+        if let Some(why) = self.unsupported {
+            return Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) });
+        }
+        let asked = self.ask("elicitation/create", form_params(&request));
+        Box::pin(async move {
+            let value = asked.await?;
+            parse_answer(&value).ok_or_else(|| {
+                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
+            })
+        })
+    }
+
+    fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        let why = match self.unsupported {
+            Some(why) if why.starts_with("a stateless") => Some(why),
+            _ if !self.can_sample => Some("it did not declare the sampling capability"),
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) });
+        }
+        self.ask("sampling/createMessage", params)
+    }
+}
+
+fn too_many() -> ElicitFailure {
+    ElicitFailure::Failed(format!(
+        "a call may ask at most {MAX_ELICITATION_ROUNDS} questions"
+    ))
+}
+
+fn form_params(request: &ElicitRequest) -> Value {
+    json!({
+        "mode": "form",
+        "message": request.message,
+        "requestedSchema": request.requested_schema,
+    })
+}
+
+/// An `ElicitResult` as JSON → the answer.
+fn parse_answer(value: &Value) -> Option<ElicitAnswer> {
+    match value.get("action")?.as_str()? {
+        "accept" => Some(ElicitAnswer::Accept(
+            value
+                .get("content")
+                .filter(|c| c.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        )),
+        "decline" => Some(ElicitAnswer::Decline),
+        "cancel" => Some(ElicitAnswer::Cancel),
+        _ => None,
+    }
+}
+
+/// A form the handler is waiting for, to send as `input_required`.
+pub(crate) struct Needed {
+    key: String,
+    method: &'static str,
+    params: Value,
+}
+
+/// MRTR for a 2026-07-28 request: the k-th `elicit` of a run is `e{k}`; its answer is in
+/// the opened `requestState` or the retry's `inputResponses`, or the call ends with
+/// `input_required`.
+pub(crate) struct ModernElicitor {
+    answers: BTreeMap<String, Value>,
+    capable: bool,
+    can_sample: bool,
+    asked: AtomicUsize,
+    needed: Mutex<Option<Needed>>,
+    notify: Notify,
+}
+
+impl ModernElicitor {
+    pub(crate) fn new(answers: BTreeMap<String, Value>, cx: &RequestContext<RoleServer>) -> Self {
+        ModernElicitor {
+            answers,
+            capable: client_can_elicit(cx),
+            can_sample: client_can_sample(cx),
+            asked: AtomicUsize::new(0),
+            needed: Mutex::new(None),
+            notify: Notify::new(),
+        }
+    }
+
+    /// Resolves when the handler asked a question it has no answer for.
+    pub(crate) async fn input_needed(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self
+                .needed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+            {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// The `input_required` answer: the pending form and the sealed answers so far.
+    pub(crate) fn input_required(
+        &self,
+        binding: &Binding,
+    ) -> Result<(InputRequests, String), String> {
+        let needed = self
+            .needed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .ok_or("no pending question")?;
+        let request: InputRequest = serde_json::from_value(json!({
+            "method": needed.method,
+            "params": needed.params,
+        }))
+        .map_err(|e| e.to_string())?;
+        let state = seal(&State {
+            v: 1,
+            iat: now_secs(),
+            bind: binding.0.clone(),
+            answers: self.answers.clone(),
+        })?;
+        Ok((BTreeMap::from([(needed.key, request)]), state))
+    }
+}
+
+impl ModernElicitor {
+    /// The k-th question of this run: its answer when the client sent one, else the call
+    /// ends with `input_required` (this future never resolves; the handler is dropped).
+    fn ask(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        let k = self.asked.fetch_add(1, Ordering::Relaxed);
+        if k >= MAX_ELICITATION_ROUNDS {
+            return Box::pin(async { Err(too_many()) });
+        }
+        let key = format!("e{k}");
+        if let Some(answer) = self.answers.get(&key) {
+            let answer = answer.clone();
+            return Box::pin(async move { Ok(answer) });
+        }
+        *self.needed.lock().unwrap_or_else(PoisonError::into_inner) = Some(Needed {
+            key,
+            method,
+            params,
+        });
+        self.notify.notify_waiters();
+        Box::pin(std::future::pending())
+    }
+}
+
+impl Elicitor for Arc<ModernElicitor> {
+    fn elicit(
+        &self,
+        request: ElicitRequest,
+    ) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
+        if !self.capable {
+            return Box::pin(async {
+                Err(ElicitFailure::Unsupported(
+                    "it did not declare the elicitation capability".to_owned(),
+                ))
+            });
+        }
+        let asked = self.ask("elicitation/create", form_params(&request));
+        Box::pin(async move {
+            let value = asked.await?;
+            parse_answer(&value).ok_or_else(|| {
+                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
+            })
+        })
+    }
+
+    fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        if !self.can_sample {
+            return Box::pin(async {
+                Err(ElicitFailure::Unsupported(
+                    "it did not declare the sampling capability".to_owned(),
+                ))
+            });
+        }
+        self.ask("sampling/createMessage", params)
+    }
+}
+
+/// What a `requestState` is bound to: the tool and its arguments, so it cannot be replayed
+/// on another call.
+pub(crate) struct Binding(String);
+
+impl Binding {
+    pub(crate) fn of(tool: &str, arguments: Option<&serde_json::Map<String, Value>>) -> Self {
+        let canonical = arguments.map(canonical_json).unwrap_or_default();
+        let digest = Sha256::digest(format!("{tool}\n{canonical}").as_bytes());
+        Binding(BASE64_URL_SAFE_NO_PAD.encode(digest))
+    }
+}
+
+/// JSON with object keys sorted, whatever the map's order.
+fn canonical_json(map: &serde_json::Map<String, Value>) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let b: BTreeMap<&String, Value> = m.iter().map(|(k, v)| (k, sorted(v))).collect();
+                serde_json::to_value(b).unwrap_or(Value::Null)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(&Value::Object(map.clone())).to_string()
+}
+
+#[derive(Serialize, Deserialize)]
+struct State {
+    v: u8,
+    iat: u64,
+    bind: String,
+    answers: BTreeMap<String, Value>,
+}
+
+/// The answers of a retried request: the sealed ones plus the retry's `inputResponses`.
+/// `Err` (`-32602`) for a state that fails verification, expired, or belongs to another call.
+pub(crate) fn answers(
+    state: Option<&str>,
+    responses: Option<&BTreeMap<String, Value>>,
+    binding: &Binding,
+) -> Result<BTreeMap<String, Value>, ErrorData> {
+    let mut answers = match state {
+        None => BTreeMap::new(),
+        Some(sealed) => {
+            let state = open(sealed).ok_or_else(bad_state)?;
+            let fresh = now_secs().saturating_sub(state.iat) <= REQUEST_STATE_TTL.as_secs();
+            if state.v != 1 || !fresh || state.bind != binding.0 {
+                return Err(bad_state());
+            }
+            state.answers
+        }
+    };
+    for (key, value) in responses.into_iter().flatten() {
+        if answers.len() >= MAX_ELICITATION_ROUNDS {
+            break;
+        }
+        answers.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    Ok(answers)
+}
+
+fn bad_state() -> ErrorData {
+    ErrorData::invalid_params(
+        "requestState failed verification; call the tool again without it",
+        None,
+    )
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+const PREFIX: &str = "rs1.";
+
+fn seal(state: &State) -> Result<String, String> {
+    let payload = serde_json::to_vec(state).map_err(|e| e.to_string())?;
+    let body = BASE64_URL_SAFE_NO_PAD.encode(&payload);
+    let mac = BASE64_URL_SAFE_NO_PAD.encode(hmac(key(), body.as_bytes()));
+    let sealed = format!("{PREFIX}{body}.{mac}");
+    if sealed.len() > MAX_REQUEST_STATE_BYTES {
+        return Err(format!(
+            "the answers so far exceed {MAX_REQUEST_STATE_BYTES} bytes"
+        ));
+    }
+    Ok(sealed)
+}
+
+fn open(sealed: &str) -> Option<State> {
+    if sealed.len() > MAX_REQUEST_STATE_BYTES {
+        return None;
+    }
+    let (body, mac) = sealed.strip_prefix(PREFIX)?.split_once('.')?;
+    let mac = BASE64_URL_SAFE_NO_PAD.decode(mac).ok()?;
+    let expected = hmac(key(), body.as_bytes());
+    // Constant time: every byte is compared.
+    let same = mac.len() == expected.len()
+        && mac
+            .iter()
+            .zip(expected.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if !same {
+        return None;
+    }
+    serde_json::from_slice(&BASE64_URL_SAFE_NO_PAD.decode(body).ok()?).ok()
+}
+
+/// HMAC-SHA256 (RFC 2104).
+fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut k = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(message);
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+/// The signing key: [`REQUEST_STATE_KEY_ENV`] when it holds at least 32 bytes, else one drawn
+/// for this process.
+fn key() -> &'static [u8] {
+    static KEY: OnceLock<Vec<u8>> = OnceLock::new();
+    KEY.get_or_init(|| match std::env::var(REQUEST_STATE_KEY_ENV) {
+        Ok(k) if k.len() >= 32 => k.into_bytes(),
+        Ok(_) => {
+            tracing::warn!(
+                "{REQUEST_STATE_KEY_ENV} is shorter than 32 bytes: using a per-process key"
+            );
+            process_key()
+        }
+        Err(_) => process_key(),
+    })
+}
+
+/// 32 bytes from the standard library's per-process random hash seed.
+fn process_key() -> Vec<u8> {
+    use std::hash::{BuildHasher, Hasher};
+    let seed = std::collections::hash_map::RandomState::new();
+    (0u64..4)
+        .flat_map(|i| {
+            let mut h = seed.build_hasher();
+            h.write_u64(i);
+            h.write_u128(
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            h.finish().to_le_bytes()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding() -> Binding {
+        Binding::of("billing_refund", Some(&serde_json::Map::new()))
+    }
+
+    fn state(iat: u64, bind: &str) -> State {
+        State {
+            v: 1,
+            iat,
+            bind: bind.to_owned(),
+            answers: BTreeMap::from([("e0".to_owned(), json!({"action": "decline"}))]),
+        }
+    }
+
+    /// rmcp parses the request into its typed schema on the way out: every SEP-1330 enum form
+    /// and every SEP-1034 default must survive it.
+    #[test]
+    fn every_form_shape_survives_rmcps_typed_request() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "untitledSingle": {"type": "string", "enum": ["option1", "option2"]},
+                "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First"}]},
+                "legacyEnum": {"type": "string", "enum": ["opt1", "opt2"], "enumNames": ["One", "Two"]},
+                "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1"]}},
+                "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "value1", "title": "First"}]}},
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "verified": {"type": "boolean", "default": true},
+                "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"}
+            },
+            "required": ["name"]
+        });
+        let params = json!({"mode": "form", "message": "m", "requestedSchema": schema});
+        let wire = json!({"method": "elicitation/create", "params": params});
+        let request: Result<ServerRequest, _> = serde_json::from_value(wire.clone());
+        let back = request
+            .map_err(|e| e.to_string())
+            .and_then(|r| serde_json::to_value(r).map_err(|e| e.to_string()));
+        let back = back.unwrap_or_else(|e| panic!("{e}"));
+        let props = &back["params"]["requestedSchema"]["properties"];
+        for (name, expected) in schema["properties"].as_object().into_iter().flatten() {
+            for (key, value) in expected.as_object().into_iter().flatten() {
+                assert_eq!(&props[name][key], value, "{name}.{key}: {back}");
+            }
+        }
+        let input: Result<InputRequest, _> = serde_json::from_value(wire);
+        assert!(input.is_ok(), "{input:?}");
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        let mac = hmac(b"Jefe", b"what do ya want for nothing?");
+        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn a_sealed_state_opens_only_untampered_fresh_and_for_its_own_call() {
+        let b = binding();
+        let sealed = seal(&state(now_secs(), &b.0)).unwrap_or_default();
+        let opened = answers(Some(&sealed), None, &b).map_err(|e| e.message.to_string());
+        assert_eq!(opened.map(|a| a.len()), Ok(1));
+
+        // Tampered: one character of the payload changed.
+        let mut tampered = sealed.clone().into_bytes();
+        tampered[PREFIX.len() + 3] ^= 1;
+        let tampered = String::from_utf8(tampered).unwrap_or_default();
+        let err = answers(Some(&tampered), None, &b).err().map(|e| e.code.0);
+        assert_eq!(err, Some(-32602));
+
+        // Expired.
+        let old =
+            seal(&state(now_secs() - REQUEST_STATE_TTL.as_secs() - 5, &b.0)).unwrap_or_default();
+        assert!(answers(Some(&old), None, &b).is_err());
+
+        // Another call's (other arguments).
+        let mut args = serde_json::Map::new();
+        args.insert("invoice_id".into(), json!("inv_2026_0002"));
+        let other = Binding::of("billing_refund", Some(&args));
+        assert!(answers(Some(&sealed), None, &other).is_err());
+
+        // Oversized.
+        let huge = format!("{PREFIX}{}", "a".repeat(MAX_REQUEST_STATE_BYTES));
+        assert!(answers(Some(&huge), None, &b).is_err());
+    }
+
+    #[test]
+    fn input_responses_are_bounded_and_do_not_overwrite_sealed_answers() {
+        let b = binding();
+        let sealed = seal(&state(now_secs(), &b.0)).unwrap_or_default();
+        let mut responses = BTreeMap::new();
+        responses.insert("e0".to_owned(), json!({"action": "accept", "content": {}}));
+        for i in 1..100 {
+            responses.insert(format!("e{i}"), json!({"action": "cancel"}));
+        }
+        let merged = answers(Some(&sealed), Some(&responses), &b).unwrap_or_default();
+        assert_eq!(merged.len(), MAX_ELICITATION_ROUNDS);
+        assert_eq!(merged["e0"], json!({"action": "decline"}));
+    }
+
+    #[test]
+    fn argument_order_does_not_change_the_binding() {
+        let a: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"a":1,"b":{"y":2,"x":3}}"#).unwrap_or_default();
+        let b: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"b":{"x":3,"y":2},"a":1}"#).unwrap_or_default();
+        assert_eq!(Binding::of("t", Some(&a)).0, Binding::of("t", Some(&b)).0);
+        assert_ne!(Binding::of("t", Some(&a)).0, Binding::of("u", Some(&a)).0);
+    }
+}

@@ -1,0 +1,409 @@
+//! `cx.elicit::<T>()` on both protocol generations, in raw JSON-RPC over an in-memory stdio
+//! connection: a 2025 session gets a server-to-client `elicitation/create`; a 2026-07-28
+//! request gets `input_required` with a signed `requestState`, the handler runs again on the
+//! retry and gets the answer at once. Answers are validated; decline and cancel are variants;
+//! a client without the capability gets `ELICITATION_UNSUPPORTED`; a tampered or foreign
+//! `requestState` is `-32602`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use fusion_runtime::context::Elicited;
+use fusion_runtime::mcp::{StdioOptions, serve_io};
+use fusion_runtime::{Context, Elicitable, Server, ToolError, ToolInput, tool_action};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+
+/// Why the money goes back.
+#[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Reason {
+    /// Charged twice.
+    Duplicate,
+    /// Not the customer's doing.
+    Fraud,
+}
+
+/// The confirmation form.
+#[derive(Deserialize, ToolInput, Elicitable)]
+struct Confirm {
+    /// Why the refund is made.
+    reason: Reason,
+    /// A note for the ledger.
+    #[fusion(length(max = 20))]
+    note: Option<String>,
+}
+
+/// Which invoice to refund.
+#[derive(Deserialize, ToolInput)]
+struct Refund {
+    /// The invoice.
+    #[fusion(length(min = 1, max = 40))]
+    invoice: String,
+}
+
+/// Counts the refunds that moved money.
+#[derive(Default)]
+struct Ledger(AtomicUsize);
+
+/// Refunds an invoice after the user confirms.
+#[tool_action(name = "billing.refund")]
+async fn refund(input: Refund, cx: Context<Ledger>) -> Result<Value, ToolError> {
+    let answer = cx
+        .elicit::<Confirm>(format!("Refund {}?", input.invoice))
+        .await?;
+    match answer {
+        Elicited::Accept(c) => {
+            let n = cx.state().0.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(json!({ "refunded": input.invoice, "reason": c.reason, "note": c.note, "moved": n }))
+        }
+        Elicited::Decline => Ok(json!({ "declined": true })),
+        Elicited::Cancel => Ok(json!({ "cancelled": true })),
+    }
+}
+
+fn server(ledger: Arc<Ledger>) -> Server {
+    Server::builder()
+        .name("elicit")
+        .state_arc(ledger)
+        .action::<RefundAction>()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+struct Raw {
+    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    writer: WriteHalf<DuplexStream>,
+}
+
+impl Raw {
+    fn connect(server: Server) -> Raw {
+        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+        let (read, write) = tokio::io::split(server_io);
+        tokio::spawn(async move {
+            let _ = serve_io(server, read, write, StdioOptions::default()).await;
+        });
+        let (reader, writer) = tokio::io::split(client_io);
+        Raw {
+            lines: BufReader::new(reader).lines(),
+            writer,
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.writer
+            .write_all(line.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("write: {e}"));
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no message"))
+            .unwrap_or_else(|e| panic!("read: {e}"))
+            .unwrap_or_else(|| panic!("the server closed the stream"));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    }
+
+    /// Sends a request and answers every `elicitation/create` with `answer`; returns the
+    /// forms it was asked and the response.
+    async fn request(
+        &mut self,
+        id: u64,
+        method: &str,
+        params: Value,
+        answer: &Value,
+    ) -> (Vec<Value>, Value) {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        let mut asked = Vec::new();
+        loop {
+            let message = self.next().await;
+            if message["method"] == "elicitation/create" {
+                asked.push(message["params"].clone());
+                let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer});
+                self.send(reply).await;
+                continue;
+            }
+            if message["id"] == json!(id) && message.get("method").is_none() {
+                return (asked, message);
+            }
+        }
+    }
+
+    async fn initialize(&mut self, capabilities: Value) {
+        let (_, init) = self
+            .request(
+                0,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                       "clientInfo": {"name": "raw", "version": "0"}}),
+                &Value::Null,
+            )
+            .await;
+        assert!(init["result"].is_object(), "{init}");
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+    }
+}
+
+fn output(response: &Value) -> Value {
+    let text = response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{response}"));
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+fn call() -> Value {
+    json!({ "name": "billing_refund", "arguments": { "invoice": "inv_1" } })
+}
+
+fn modern(capabilities: Value) -> Value {
+    let mut params = call();
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    params
+}
+
+#[tokio::test]
+async fn a_2025_client_is_asked_with_elicitation_create_and_its_answer_is_typed() {
+    let ledger = Arc::new(Ledger::default());
+    let mut raw = Raw::connect(server(ledger.clone()));
+    raw.initialize(json!({"elicitation": {}})).await;
+    let accept = json!({"action": "accept", "content": {"reason": "fraud", "note": "card stolen"}});
+    let (asked, response) = raw.request(1, "tools/call", call(), &accept).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["message"], "Refund inv_1?");
+    let schema = &asked[0]["requestedSchema"];
+    assert_eq!(
+        schema["properties"]["reason"]["oneOf"],
+        json!([{"const": "duplicate", "title": "Charged twice."},
+               {"const": "fraud", "title": "Not the customer's doing."}]),
+        "{schema}"
+    );
+    assert_eq!(schema["required"], json!(["reason"]), "{schema}");
+    assert!(
+        schema.get("$defs").is_none() && schema.get("$schema").is_none(),
+        "{schema}"
+    );
+    assert_eq!(
+        output(&response),
+        json!({"refunded": "inv_1", "reason": "fraud", "note": "card stolen", "moved": 1})
+    );
+
+    let (_, response) = raw
+        .request(2, "tools/call", call(), &json!({"action": "decline"}))
+        .await;
+    assert_eq!(output(&response), json!({"declined": true}));
+    let (_, response) = raw
+        .request(3, "tools/call", call(), &json!({"action": "cancel"}))
+        .await;
+    assert_eq!(output(&response), json!({"cancelled": true}));
+
+    // An answer that breaks the form's rules: the same wording as bad tool arguments.
+    let bad = json!({"action": "accept", "content": {"reason": "boredom"}});
+    let (_, response) = raw.request(4, "tools/call", call(), &bad).await;
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    let text = output(&response).to_string();
+    assert!(text.contains("VALIDATION_ERROR"), "{text}");
+    assert!(text.contains("reason"), "{text}");
+    assert_eq!(ledger.0.load(Ordering::SeqCst), 1, "money moved once");
+}
+
+#[tokio::test]
+async fn a_2025_client_without_the_capability_gets_elicitation_unsupported() {
+    let mut raw = Raw::connect(server(Arc::default()));
+    raw.initialize(json!({})).await;
+    let (asked, response) = raw.request(1, "tools/call", call(), &Value::Null).await;
+    assert!(asked.is_empty());
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    let text = output(&response).to_string();
+    assert!(text.contains("ELICITATION_UNSUPPORTED"), "{text}");
+    assert!(text.contains("ask the user in conversation"), "{text}");
+}
+
+#[tokio::test]
+async fn a_2026_client_gets_input_required_and_the_retry_runs_the_handler_with_the_answer() {
+    let ledger = Arc::new(Ledger::default());
+    let mut raw = Raw::connect(server(ledger.clone()));
+    let first = modern(json!({"elicitation": {}}));
+    let (asked, response) = raw
+        .request(1, "tools/call", first.clone(), &Value::Null)
+        .await;
+    assert!(
+        asked.is_empty(),
+        "no server-to-client request on 2026-07-28"
+    );
+    let result = &response["result"];
+    assert_eq!(result["resultType"], "input_required", "{response}");
+    let form = &result["inputRequests"]["e0"];
+    assert_eq!(form["method"], "elicitation/create", "{response}");
+    assert_eq!(form["params"]["mode"], "form");
+    assert_eq!(form["params"]["message"], "Refund inv_1?");
+    assert_eq!(
+        form["params"]["requestedSchema"]["properties"]["reason"]["oneOf"][1]["const"], "fraud",
+        "{response}"
+    );
+    assert!(result.get("ttlMs").is_none(), "{response}");
+    let state = result["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{response}"));
+    assert_eq!(
+        ledger.0.load(Ordering::SeqCst),
+        0,
+        "nothing moved before the answer"
+    );
+
+    let mut retry = first.clone();
+    retry["inputResponses"] =
+        json!({"e0": {"action": "accept", "content": {"reason": "duplicate"}}});
+    retry["requestState"] = json!(state);
+    let (_, response) = raw
+        .request(2, "tools/call", retry.clone(), &Value::Null)
+        .await;
+    assert_eq!(response["result"]["resultType"], "complete", "{response}");
+    assert_eq!(
+        output(&response),
+        json!({"refunded": "inv_1", "reason": "duplicate", "note": null, "moved": 1})
+    );
+
+    // Decline on the retry.
+    let mut decline = first.clone();
+    decline["inputResponses"] = json!({"e0": {"action": "decline"}});
+    decline["requestState"] = json!(state);
+    let (_, response) = raw.request(3, "tools/call", decline, &Value::Null).await;
+    assert_eq!(output(&response), json!({"declined": true}));
+
+    // A fresh server instance (another process sharing nothing but the key) takes the
+    // retry too: the state carries everything. Same process here, so the same key.
+    let mut other = Raw::connect(server(ledger.clone()));
+    let (_, response) = other
+        .request(4, "tools/call", retry.clone(), &Value::Null)
+        .await;
+    assert_eq!(output(&response)["moved"], 2, "{response}");
+
+    // Tampered, or replayed on other arguments: -32602.
+    let mut tampered = retry.clone();
+    tampered["requestState"] = json!(format!("{state}x"));
+    let (_, response) = raw.request(5, "tools/call", tampered, &Value::Null).await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    let mut foreign = retry.clone();
+    foreign["arguments"]["invoice"] = json!("inv_2");
+    let (_, response) = raw.request(6, "tools/call", foreign, &Value::Null).await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("requestState failed verification")),
+        "{response}"
+    );
+    assert_eq!(ledger.0.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_2026_client_without_the_capability_gets_elicitation_unsupported() {
+    let mut raw = Raw::connect(server(Arc::default()));
+    let (_, response) = raw
+        .request(1, "tools/call", modern(json!({})), &Value::Null)
+        .await;
+    assert_eq!(response["result"]["resultType"], "complete", "{response}");
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(
+        output(&response)
+            .to_string()
+            .contains("ELICITATION_UNSUPPORTED")
+    );
+}
+
+fn billing() -> Server {
+    examples::billing::server().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn refund_call() -> Value {
+    json!({ "name": "billing_refund", "arguments": { "invoice_id": "inv_2026_0002", "amount_cents": 500 } })
+}
+
+#[tokio::test]
+async fn billing_refund_moves_money_only_after_confirmation_on_2025() {
+    let mut raw = Raw::connect(billing());
+    raw.initialize(json!({"elicitation": {}})).await;
+    let (asked, response) = raw
+        .request(
+            1,
+            "tools/call",
+            refund_call(),
+            &json!({"action": "decline"}),
+        )
+        .await;
+    assert_eq!(asked.len(), 1);
+    assert!(
+        output(&response)
+            .to_string()
+            .contains("REFUND_NOT_CONFIRMED"),
+        "{response}"
+    );
+    let accept = json!({"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "duplicate"}});
+    let (asked, response) = raw.request(2, "tools/call", refund_call(), &accept).await;
+    assert_eq!(
+        asked[0]["requestedSchema"]["required"],
+        json!(["invoice_id", "reason"])
+    );
+    let out = &response["result"]["structuredContent"];
+    assert_eq!(out["amount_cents"], 500, "{response}");
+    assert_eq!(out["reason"], "duplicate", "{response}");
+    assert_eq!(out["balance_cents"], 500, "{response}");
+}
+
+#[tokio::test]
+async fn billing_refund_moves_money_only_after_confirmation_on_2026() {
+    let mut raw = Raw::connect(billing());
+    let mut first = refund_call();
+    first["_meta"] = modern(json!({"elicitation": {}}))["_meta"].clone();
+    let (_, response) = raw
+        .request(1, "tools/call", first.clone(), &Value::Null)
+        .await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "{response}"
+    );
+    let state = response["result"]["requestState"].clone();
+    // Same invoice read again: nothing moved yet.
+    let mut get = json!({"name": "billing_get_invoice", "arguments": {"id": "inv_2026_0002"}});
+    get["_meta"] = first["_meta"].clone();
+    let (_, invoice) = raw
+        .request(2, "tools/call", get.clone(), &Value::Null)
+        .await;
+    let paid_before = invoice["result"]["structuredContent"]["paid_cents"].clone();
+    let mut retry = first.clone();
+    retry["requestState"] = state;
+    retry["inputResponses"] = json!({"e0": {"action": "accept", "content": {"invoice_id": "inv_2026_0001", "reason": "fraud"}}});
+    let (_, response) = raw
+        .request(3, "tools/call", retry.clone(), &Value::Null)
+        .await;
+    assert!(
+        output(&response).to_string().contains("CONFLICT"),
+        "another ID: {response}"
+    );
+    retry["inputResponses"]["e0"]["content"]["invoice_id"] = json!("inv_2026_0002");
+    let (_, response) = raw.request(4, "tools/call", retry, &Value::Null).await;
+    assert_eq!(
+        response["result"]["structuredContent"]["reason"], "fraud",
+        "{response}"
+    );
+    let (_, invoice) = raw.request(5, "tools/call", get, &Value::Null).await;
+    let paid_after = invoice["result"]["structuredContent"]["paid_cents"].clone();
+    assert_eq!(
+        paid_before.as_u64().map(|p| p - 500),
+        paid_after.as_u64(),
+        "{invoice}"
+    );
+}
