@@ -503,7 +503,11 @@ fn enum_fields_follow_the_schema_not_serde() {
         json!({"tier": "bronze"}),
         json!({"tier": {"gold": null}}),
     ] {
-        assert_eq!(typed_accepts::<Tiered>(&rejected), Some(false), "{rejected}");
+        assert_eq!(
+            typed_accepts::<Tiered>(&rejected),
+            Some(false),
+            "{rejected}"
+        );
     }
     assert_eq!(
         typed_accepts::<Tiered>(&json!({"tier": "gold", "status": "open"})),
