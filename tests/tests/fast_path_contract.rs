@@ -457,3 +457,60 @@ fn serde_defaults_are_not_taken_for_values_sent() {
     let ok = json!({"name": "abc", "n": 5, "tags": ["a"], "flag": null});
     assert_eq!(typed_accepts::<Defaults>(&ok), Some(true));
 }
+
+/// serde reads more than the schema shows: an alias, a catch-all variant, the `{"gold": null}`
+/// form. The typed path looks the string sent up among the schema's options, so it still
+/// decides as the schema does.
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Tier {
+    #[serde(alias = "premium")]
+    Gold,
+    Silver,
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Deserialize, ToolInput, Debug)]
+struct Tiered {
+    tier: Tier,
+    plan: Option<Plan>,
+    status: Option<Status>,
+}
+
+#[test]
+fn enum_fields_follow_the_schema_not_serde() {
+    for args in [
+        json!({"tier": "gold"}),
+        json!({"tier": "premium"}),
+        json!({"tier": "bronze"}),
+        json!({"tier": "unknown"}),
+        json!({"tier": {"gold": null}}),
+        json!({"tier": "silver", "plan": null, "status": null}),
+        json!({"tier": "silver", "plan": {"pro": null}}),
+        json!({"tier": "silver", "status": "paid"}),
+        json!({"tier": "silver", "status": {"paid": null}}),
+    ] {
+        assert!(Tiered::deserialize(&args).is_ok(), "serde reads {args}");
+        assert_eq!(
+            typed_accepts::<Tiered>(&args),
+            Some(Tiered::compiled().schema_accepts(&args)),
+            "{args}"
+        );
+    }
+    for rejected in [
+        json!({"tier": "premium"}),
+        json!({"tier": "bronze"}),
+        json!({"tier": {"gold": null}}),
+    ] {
+        assert_eq!(
+            typed_accepts::<Tiered>(&rejected),
+            Some(false),
+            "{rejected}"
+        );
+    }
+    assert_eq!(
+        typed_accepts::<Tiered>(&json!({"tier": "gold", "status": "open"})),
+        Some(true)
+    );
+}

@@ -45,9 +45,10 @@ fn expand(cont: &Container) -> TokenStream {
     let typed_checks = fields.iter().enumerate().map(|(i, f)| {
         let ident = f.ident;
         let p = quote!(::fusion_runtime::__private);
-        let checks = rule_uses(&f.attrs)
-            .into_iter()
-            .map(|(m, args)| quote!(.and(#p::rules::#m::check(__fusion_v, #args))));
+        let checks = rule_uses(&f.attrs).into_iter().map(|u| {
+            let (m, args) = (u.module, (u.check_args)(&u.args));
+            quote!(.and(#p::rules::#m::check(__fusion_v, #args)))
+        });
         quote! {
             __fusion_plan.field(
                 #i,
@@ -181,9 +182,10 @@ fn field_spec(field: &Field) -> TokenStream {
     let required = !field.optional;
     let default = field.serde_default;
     let p = quote!(::fusion_runtime::__private);
-    let rules = rule_uses(a)
-        .into_iter()
-        .map(|(m, args)| quote!(#p::rules::#m::rule(#args)));
+    let rules = rule_uses(a).into_iter().map(|u| {
+        let (m, args) = (u.module, u.args);
+        quote!(#p::rules::#m::rule(#args))
+    });
     quote! {
         #p::FieldSpec {
             name: #name,
@@ -200,77 +202,129 @@ fn field_spec(field: &Field) -> TokenStream {
 /// The arguments of each use of a rule on a field.
 type RuleArgs = fn(&FieldAttrs) -> Vec<TokenStream>;
 
+/// The typed check's arguments, made from the spec's: [`same`] for every rule but one whose
+/// check needs state built once, such as a compiled regex (a `static` at the call site).
+type CheckArgs = fn(&TokenStream) -> TokenStream;
+
 /// The rules the derive writes, one row each: the rule's module in
-/// `fusion_runtime::validation::rules` and the arguments of each use on a field, read from its
-/// attributes. The field's spec gets `rules::<module>::rule(args)` (its schema keywords) and
-/// its typed check `rules::<module>::check(value, args)`. Adding a rule is one row here, its
+/// `fusion_runtime::validation::rules`, the arguments of each use on a field, read from its
+/// attributes, and the typed check's arguments made from them. The field's spec gets
+/// `rules::<module>::rule(args)` (its schema keywords) and its typed check
+/// `rules::<module>::check(value, check_args(args))`. Adding a rule is one row here, its
 /// attribute in `attr.rs`, and its file in the runtime.
-const RULES: &[(&str, RuleArgs)] = &[
-    ("length", |a| {
-        a.length
-            .iter()
-            .map(|l| {
-                let min = opt(l.value.min, |c| count(c.value));
-                let max = opt(l.value.max, |c| count(c.value));
-                quote!(#min, #max)
-            })
-            .collect()
-    }),
-    ("range", |a| {
-        a.range
-            .iter()
-            .map(|r| {
-                let r = &r.value;
-                let min = opt(r.min.as_ref(), num);
-                let max = opt(r.max.as_ref(), num);
-                let emin = opt(r.exclusive_min.as_ref(), num);
-                let emax = opt(r.exclusive_max.as_ref(), num);
-                quote!(#min, #max, #emin, #emax)
-            })
-            .collect()
-    }),
-    ("items", |a| {
-        a.items
-            .iter()
-            .map(|l| {
-                let min = opt(l.value.min, |c| count(c.value));
-                let max = opt(l.value.max, |c| count(c.value));
-                quote!(#min, #max)
-            })
-            .collect()
-    }),
-    ("format", |a| {
-        a.formats
-            .iter()
-            .map(|f| {
-                let v = format_variant(f.value);
-                quote!(::fusion_runtime::__private::StringFormat::#v)
-            })
-            .collect()
-    }),
-    ("pattern", |a| {
-        a.pattern
-            .iter()
-            .map(|p| {
-                let s = &p.value;
-                quote!(#s)
-            })
-            .collect()
-    }),
-    ("multiple_of", |a| {
-        a.multiple_of.iter().map(|m| num(&m.value)).collect()
-    }),
+const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
+    (
+        "length",
+        |a| {
+            a.length
+                .iter()
+                .map(|l| {
+                    let min = opt(l.value.min, |c| count(c.value));
+                    let max = opt(l.value.max, |c| count(c.value));
+                    quote!(#min, #max)
+                })
+                .collect()
+        },
+        same,
+    ),
+    (
+        "range",
+        |a| {
+            a.range
+                .iter()
+                .map(|r| {
+                    let r = &r.value;
+                    let min = opt(r.min.as_ref(), num);
+                    let max = opt(r.max.as_ref(), num);
+                    let emin = opt(r.exclusive_min.as_ref(), num);
+                    let emax = opt(r.exclusive_max.as_ref(), num);
+                    quote!(#min, #max, #emin, #emax)
+                })
+                .collect()
+        },
+        same,
+    ),
+    (
+        "items",
+        |a| {
+            a.items
+                .iter()
+                .map(|l| {
+                    let min = opt(l.value.min, |c| count(c.value));
+                    let max = opt(l.value.max, |c| count(c.value));
+                    quote!(#min, #max)
+                })
+                .collect()
+        },
+        same,
+    ),
+    (
+        "format",
+        |a| {
+            a.formats
+                .iter()
+                .map(|f| {
+                    let v = format_variant(f.value);
+                    quote!(::fusion_runtime::__private::StringFormat::#v)
+                })
+                .collect()
+        },
+        same,
+    ),
+    (
+        "pattern",
+        |a| {
+            a.pattern
+                .iter()
+                .map(|p| {
+                    let s = &p.value;
+                    quote!(#s)
+                })
+                .collect()
+        },
+        compiled_pattern,
+    ),
+    (
+        "multiple_of",
+        |a| a.multiple_of.iter().map(|m| num(&m.value)).collect(),
+        same,
+    ),
 ];
 
+/// One use of a rule on a field.
+struct RuleUse {
+    module: syn::Ident,
+    args: TokenStream,
+    check_args: CheckArgs,
+}
+
 /// Each use of a rule on a field: its module and arguments.
-fn rule_uses(a: &FieldAttrs) -> Vec<(syn::Ident, TokenStream)> {
+fn rule_uses(a: &FieldAttrs) -> Vec<RuleUse> {
     RULES
         .iter()
-        .flat_map(|(module, args)| {
+        .flat_map(|(module, args, check_args)| {
             let m = syn::Ident::new(module, proc_macro2::Span::call_site());
-            args(a).into_iter().map(move |t| (m.clone(), t))
+            args(a).into_iter().map(move |args| RuleUse {
+                module: m.clone(),
+                args,
+                check_args: *check_args,
+            })
         })
         .collect()
+}
+
+/// The check takes the arguments the spec takes.
+fn same(args: &TokenStream) -> TokenStream {
+    args.clone()
+}
+
+/// The pattern's check takes it compiled, once, in a `static` of its own.
+fn compiled_pattern(pattern: &TokenStream) -> TokenStream {
+    let p = quote!(::fusion_runtime::__private::rules::pattern::Pattern);
+    quote!({
+        static __FUSION_PATTERN: #p = #p::new(#pattern);
+        &__FUSION_PATTERN
+    })
 }
 
 fn count(v: u64) -> TokenStream {

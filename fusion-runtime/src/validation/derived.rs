@@ -3,9 +3,12 @@
 //!
 //! **Valid path:** serde reads the arguments; `#[derive(ToolInput)]`'s `typed_check` then runs
 //! each field's rules ([`super::rules`]) on the typed value, and counts the keys it knows were
-//! sent against the object's size (unknown keys). A field a typed value cannot decide (a float,
-//! an enum, a `HashSet`, a nested input, a custom `Deserialize`), or a rule that needs the
-//! engine (`pattern`, `format`), is checked by `jsonschema` on that field's sub-schema.
+//! sent against the object's size (unknown keys). `pattern` is matched by the matcher
+//! `jsonschema` builds for it (`rules::pattern`); a field whose schema is a choice among
+//! strings (a unit-variant enum) is looked up among them (`rules::enum_const`). A field a
+//! typed value cannot decide otherwise (a float, a `HashSet`, a nested input, a custom
+//! `Deserialize`), or a rule that asks the engine (a `format` off its common shape), is checked
+//! by `jsonschema` on that field's sub-schema.
 //!
 //! **Invalid path:** `jsonschema`'s `iter_errors` on the whole schema, worded by
 //! `validation::explain`. `jsonschema` is the one engine that reads schemas; the typed path only
@@ -20,6 +23,7 @@ use serde_json::{Map, Value};
 use super::explain::{SchemaIndex, issues_from_errors, serde_issue};
 use super::path::Path;
 use super::rules::custom::Validate;
+use super::rules::enum_const::{self, Options};
 use super::rules::{Check, Typed};
 use super::{Issue, IssueKind, ValidationReport};
 /// A JSON object (the crate's [`JsonObject`](crate::JsonObject), named here so that `validation`
@@ -144,6 +148,9 @@ struct FieldPlan {
     /// What a typed value of the field decides; `None`: only the engine does.
     kind: Option<Kind>,
     nullable: bool,
+    /// When the field's schema is a choice among strings: its options, which decide the
+    /// value sent.
+    options: Option<Options>,
     /// `jsonschema` on the field's sub-schema.
     engine: jsonschema::Validator,
 }
@@ -271,6 +278,10 @@ impl Plan {
                     some_is_sent: !f.required && !f.default,
                     kind,
                     nullable,
+                    options: kind
+                        .is_none()
+                        .then(|| enum_const::options(root, schema))
+                        .flatten(),
                     engine: validator_for(&sub).ok()?,
                 })
             })
@@ -316,7 +327,10 @@ impl Plan {
             return match obj.get(f.name) {
                 Some(v) => {
                     *present += 1;
-                    f.engine.is_valid(v)
+                    match &f.options {
+                        Some(options) => enum_const::check(v, options) == Check::Pass,
+                        None => f.engine.is_valid(v),
+                    }
                 }
                 None => !f.required,
             };

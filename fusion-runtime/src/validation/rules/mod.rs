@@ -11,7 +11,8 @@
 //! - the wording of the issues its keywords produce, called from [`Issue`]'s line.
 //!
 //! The other rules (`required`, `unknown_keys`, `types`, `enum_const`, `union`, `custom`,
-//! `properties`) have no attribute: serde, the key count or `jsonschema` decide them, and
+//! `properties`) have no attribute: serde, the key count or `jsonschema` decide them (the
+//! typed path looks a string sent up among an enum field's options, `enum_const::check`), and
 //! their file holds their wording.
 //!
 //! # How to add a rule
@@ -22,7 +23,9 @@
 //! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table: the attribute read into
 //!    `args` (plus its parsing in `attr.rs` and, when it only fits some types, a line in
 //!    `check.rs`). The derive then writes `rules::<name>::rule(args)` into the field's spec
-//!    and `rules::<name>::check(value, args)` into its typed check.
+//!    and `rules::<name>::check(value, args)` into its typed check. A check that needs state
+//!    built once (the pattern's compiled matcher) gets it through the row's `check_args`: the
+//!    derive passes a `static` of the file's type, written at the call site.
 //!
 //! A new `format` is one [`StringFormat`](crate::validation::spec::StringFormat) variant, its row in
 //! [`format::FORMATS`] and its attribute in the macro's format table.

@@ -1,6 +1,29 @@
-//! `pattern = ".."`: `pattern`, an ECMA-262 regex: the macro compiles it with `jsonschema`
-//! and the typed check hands the string to `jsonschema`, so one dialect decides.
+//! `pattern = ".."`: `pattern`, an ECMA-262 regex. The macro compiles it with `jsonschema`;
+//! the typed check matches the string with the matcher `jsonschema` builds for it, so one
+//! dialect and one engine decide.
+//!
+//! [`Pattern`] builds, from the same public pieces and at the same versions (one of each in
+//! `Cargo.lock`), what `jsonschema`'s `pattern` keyword builds with its default options
+//! (`fancy-regex`, no limits; `jsonschema/src/keywords/pattern.rs`):
+//! 1. a literal form [`jsonschema_regex::analyze_pattern`] recognizes (`^abc`, `^abc$`,
+//!    `^(a|b)$`, `^\S*$`), compared as `jsonschema` compares it;
+//! 2. else the ECMA-262 translation ([`jsonschema_regex::to_rust_regex`]): an anchored
+//!    sequence ([`jsonschema_regex::Sequence`] compiles it) is decided by the `regex` crate
+//!    on the translation, which `jsonschema` falls back on and its sequence matcher
+//!    reproduces;
+//! 3. leading look-aheads, which `jsonschema` splits into parts: the engine decides;
+//! 4. else `fancy-regex` on the translation, or on its [`jsonschema_regex::search_form`]
+//!    (a counted class, or edge counts collapsed).
+//!
+//! A match the engine could not finish (a `fancy-regex` error, a panic in `regex`) is left to
+//! `jsonschema`, which has its own answer for it. `tests/tests/pattern_engine.rs` checks that
+//! [`Pattern::is_match`] and `jsonschema` agree on random strings for every pattern of the
+//! test fixtures.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::OnceLock;
+
+use jsonschema_regex::{PatternAnalysis, RepeatedClass, Search};
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
@@ -16,12 +39,118 @@ pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {
     schema.insert("pattern".into(), pattern.into());
 }
 
-/// The engine decides a string; `pattern` applies to strings only.
+/// A string is matched by the compiled pattern; anything else the pattern does not constrain.
+/// [`Check::Engine`] when the matcher cannot answer (see [`Pattern::is_match`]).
 #[inline]
-pub fn check(value: Typed<'_>, _pattern: &'static str) -> Check {
+pub fn check(value: Typed<'_>, pattern: &'static Pattern) -> Check {
     match value {
-        Typed::Str(_) | Typed::Opaque => Check::Engine,
+        Typed::Str(s) => pattern.is_match(s).map_or(Check::Engine, Check::from_bool),
+        Typed::Opaque => Check::Engine,
         _ => Check::Pass,
+    }
+}
+
+/// A field's `pattern`, compiled on its first use. The derive writes one `static` per
+/// `pattern` attribute for the typed check.
+pub struct Pattern {
+    source: &'static str,
+    matcher: OnceLock<Matcher>,
+}
+
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pattern").field(&self.source).finish()
+    }
+}
+
+impl Pattern {
+    /// The pattern `source`, not compiled yet.
+    pub const fn new(source: &'static str) -> Pattern {
+        Pattern {
+            source,
+            matcher: OnceLock::new(),
+        }
+    }
+
+    /// The pattern as written.
+    pub const fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Whether `text` matches, as `jsonschema` decides it; `None` when only `jsonschema` can
+    /// answer (leading look-aheads, a pattern it does not translate, a match the engine did
+    /// not finish).
+    #[inline]
+    pub fn is_match(&self, text: &str) -> Option<bool> {
+        self.matcher
+            .get_or_init(|| Matcher::new(self.source))
+            .is_match(text)
+    }
+}
+
+/// What `jsonschema` runs for a pattern, rebuilt from the same pieces.
+enum Matcher {
+    /// `^abc`.
+    Prefix(String),
+    /// `^abc$`.
+    Exact(String),
+    /// `^(a|b|c)$`.
+    Alternation(Vec<String>),
+    /// `^\S*$`.
+    NoWhitespace,
+    /// `^X{m,n}$` over one class: the characters counted.
+    Counted(RepeatedClass),
+    /// The `regex` crate on the translation (anchored sequences).
+    Regex(regex::Regex),
+    /// `fancy-regex` on the translation or its search form.
+    Fancy(fancy_regex::Regex),
+    /// Only `jsonschema` decides.
+    Engine,
+}
+
+impl Matcher {
+    fn new(pattern: &str) -> Matcher {
+        if let Some(literal) = jsonschema_regex::analyze_pattern(pattern) {
+            return match literal {
+                PatternAnalysis::Prefix(p) => Matcher::Prefix(p.into_owned()),
+                PatternAnalysis::Exact(e) => Matcher::Exact(e.into_owned()),
+                PatternAnalysis::Alternation(a) => Matcher::Alternation(a),
+                PatternAnalysis::NoWhitespace => Matcher::NoWhitespace,
+            };
+        }
+        let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+            return Matcher::Engine;
+        };
+        if jsonschema_regex::Sequence::compile(&translated).is_some() {
+            return regex::Regex::new(&translated).map_or(Matcher::Engine, Matcher::Regex);
+        }
+        if jsonschema_regex::split_leading_lookaheads(pattern).is_some() {
+            return Matcher::Engine;
+        }
+        let fancy = |p: &str| fancy_regex::Regex::new(p).map_or(Matcher::Engine, Matcher::Fancy);
+        match jsonschema_regex::search_form(pattern, &translated) {
+            Some(Search::RepeatedClass(class)) => Matcher::Counted(class),
+            Some(Search::Collapsed(collapsed)) => fancy(&collapsed),
+            None => fancy(&translated),
+        }
+    }
+
+    #[inline]
+    fn is_match(&self, text: &str) -> Option<bool> {
+        match self {
+            Matcher::Prefix(p) => Some(text.starts_with(p.as_str())),
+            Matcher::Exact(e) => Some(text == e),
+            Matcher::Alternation(a) => Some(a.iter().any(|a| a == text)),
+            Matcher::NoWhitespace => Some(!jsonschema_regex::contains_ecma_whitespace(text)),
+            Matcher::Counted(class) => Some(class.is_match(text)),
+            // `regex-automata` 0.4 can panic on some patterns (rust-lang/regex#1344), as
+            // `jsonschema` notes where it catches it: the engine answers instead.
+            Matcher::Regex(r) => catch_unwind(AssertUnwindSafe(|| r.is_match(text))).ok(),
+            Matcher::Fancy(r) => catch_unwind(AssertUnwindSafe(|| r.is_match(text)))
+                .ok()
+                .and_then(Result::ok),
+            Matcher::Engine => None,
+        }
     }
 }
 
@@ -32,4 +161,44 @@ pub const PROBLEM: &str = "Invalid format";
 pub fn push_expected(out: &mut String, pattern: &str) {
     out.push_str("a string matching ");
     out.push_str(pattern);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_form_is_built_and_decides() {
+        let cases: &[(&str, &str, Option<bool>)] = &[
+            ("^abc", "abcd", Some(true)),
+            ("^abc$", "abcd", Some(false)),
+            ("^(a|b)$", "b", Some(true)),
+            ("^\\S*$", "a\u{a0}b", Some(false)),
+            ("^[a-z]{2,4}$", "abcde", Some(false)),
+            ("^acc_[a-z0-9]{6,12}$", "acc_7f3k9q2m", Some(true)),
+            ("^acc_[a-z0-9]{6,12}$", "acc_7f3k9q2m_", Some(false)),
+            ("^SKU-\\d{1,3}$", "SKU-\u{661}", Some(false)),
+            ("^(ab)+$", "abab", Some(true)),
+            ("^(ab)+$", "aba", Some(false)),
+            ("^(?=.*[0-9]).+$", "a1", None),
+            ("^(\\w)\\1$", "aa", Some(true)),
+            ("^(\\w)\\1$", "ab", Some(false)),
+        ];
+        for (pattern, text, expected) in cases {
+            let p = Pattern {
+                source: pattern,
+                matcher: OnceLock::new(),
+            };
+            assert_eq!(p.is_match(text), *expected, "{pattern} on {text:?}");
+        }
+    }
+
+    #[test]
+    fn the_check_asks_the_matcher_for_strings_only() {
+        static P: Pattern = Pattern::new("^a$");
+        assert_eq!(check(Typed::Str("a"), &P), Check::Pass);
+        assert_eq!(check(Typed::Str("b"), &P), Check::Fail);
+        assert_eq!(check(Typed::Int(1), &P), Check::Pass);
+        assert_eq!(check(Typed::Opaque, &P), Check::Engine);
+    }
 }
