@@ -109,7 +109,7 @@ pub trait Notifier: Send + Sync + 'static {
 ///
 /// Worked out from the call's [`RequestScope`], first match wins:
 ///
-/// 0. the caller's [`Principal`](crate::auth::Principal), when it has one:
+/// 0. the caller's [`Principal`], when it has one:
 ///    `sub:<subject>`, the same on every instance and from every address;
 /// 1. the scope's `client`. Over streamable HTTP the transport always sets it: the embedding
 ///    code's, when a layer around [`http_router`](crate::mcp::http_router) inserted a
