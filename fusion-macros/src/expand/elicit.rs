@@ -1,35 +1,19 @@
 //! `#[derive(Elicitable)]`: a form MCP elicitation can show is a flat object; one type check
 //! per field refuses a nested object, a list of objects or a map at compile time.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::prompt::serde_skipped;
+use super::prompt::{named_fields, serde_skipped};
 
 /// The marker impl and one probe per field.
 pub fn derive(input: &syn::DeriveInput) -> TokenStream {
     let ident = &input.ident;
-    let fields = match &input.data {
-        syn::Data::Struct(syn::DataStruct {
-            fields: syn::Fields::Named(named),
-            ..
-        }) => &named.named,
-        _ => {
-            return syn::Error::new(
-                Span::call_site(),
-                "`Elicitable` derives on a struct with named fields: each field is one form field",
-            )
-            .to_compile_error();
-        }
+    let fields = match named_fields(input, "Elicitable", "one form field") {
+        Ok(fields) => fields,
+        Err(e) => return e,
     };
-    if !input.generics.params.is_empty() {
-        return syn::Error::new_spanned(
-            &input.generics,
-            "`Elicitable` cannot be derived on a generic struct",
-        )
-        .to_compile_error();
-    }
     let checks = fields.iter().filter(|f| !serde_skipped(f)).map(|f| {
         let ty = &f.ty;
         quote_spanned! {ty.span()=>

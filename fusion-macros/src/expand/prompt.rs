@@ -406,29 +406,44 @@ pub(crate) fn serde_skipped(field: &syn::Field) -> bool {
         })
 }
 
-/// `#[derive(PromptArguments)]`: one type check per field, and the marker impl.
-pub fn derive(input: &syn::DeriveInput) -> TokenStream {
-    let ident = &input.ident;
+/// The named fields a marker derive checks one by one, or the compile error for a type it
+/// cannot derive on (not a struct with named fields, or generic). `each` says what one field
+/// stands for.
+pub(crate) fn named_fields<'a>(
+    input: &'a syn::DeriveInput,
+    derive: &str,
+    each: &str,
+) -> Result<&'a syn::punctuated::Punctuated<syn::Field, syn::token::Comma>, TokenStream> {
     let fields = match &input.data {
         syn::Data::Struct(syn::DataStruct {
             fields: syn::Fields::Named(named),
             ..
         }) => &named.named,
         _ => {
-            return syn::Error::new(
+            return Err(syn::Error::new(
                 Span::call_site(),
-                "`PromptArguments` derives on a struct with named fields: each field is one prompt argument",
+                format!("`{derive}` derives on a struct with named fields: each field is {each}"),
             )
-            .to_compile_error();
+            .to_compile_error());
         }
     };
     if !input.generics.params.is_empty() {
-        return syn::Error::new_spanned(
+        return Err(syn::Error::new_spanned(
             &input.generics,
-            "`PromptArguments` cannot be derived on a generic struct",
+            format!("`{derive}` cannot be derived on a generic struct"),
         )
-        .to_compile_error();
+        .to_compile_error());
     }
+    Ok(fields)
+}
+
+/// `#[derive(PromptArguments)]`: one type check per field, and the marker impl.
+pub fn derive(input: &syn::DeriveInput) -> TokenStream {
+    let ident = &input.ident;
+    let fields = match named_fields(input, "PromptArguments", "one prompt argument") {
+        Ok(fields) => fields,
+        Err(e) => return e,
+    };
     let checks = fields.iter().filter(|f| !serde_skipped(f)).map(|f| {
         let ty = &f.ty;
         quote_spanned! {ty.span()=>
