@@ -4,7 +4,7 @@ use syn::DeriveInput;
 use syn::spanned::Spanned;
 
 use crate::ast::{Container, Field};
-use crate::attr::{FieldAttrs, NumLit, StringFormat};
+use crate::attr::{Bounds, Count, FieldAttrs, Keyed, NumLit, StringFormat};
 use crate::ctxt::Ctxt;
 use crate::{check, doc};
 
@@ -206,6 +206,18 @@ type RuleArgs = fn(&FieldAttrs) -> Vec<TokenStream>;
 /// check needs state built once, such as a compiled regex (a `static` at the call site).
 type CheckArgs = fn(&TokenStream) -> TokenStream;
 
+/// The arguments of a `length` or `items` rule: its optional `min` and `max` counts.
+fn count_bounds(bounds: &Option<Keyed<Bounds<Count>>>) -> Vec<TokenStream> {
+    bounds
+        .iter()
+        .map(|b| {
+            let min = opt(b.value.min, |c| count(c.value));
+            let max = opt(b.value.max, |c| count(c.value));
+            quote!(#min, #max)
+        })
+        .collect()
+}
+
 /// The rules the derive writes, one row each: the rule's module in
 /// `fusion_runtime::validation::rules`, the arguments of each use on a field, read from its
 /// attributes, and the typed check's arguments made from them. The field's spec gets
@@ -213,20 +225,7 @@ type CheckArgs = fn(&TokenStream) -> TokenStream;
 /// `rules::<module>::check(value, check_args(args))`. Adding a rule is one row here, its
 /// attribute in `attr.rs`, and its file in the runtime.
 const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
-    (
-        "length",
-        |a| {
-            a.length
-                .iter()
-                .map(|l| {
-                    let min = opt(l.value.min, |c| count(c.value));
-                    let max = opt(l.value.max, |c| count(c.value));
-                    quote!(#min, #max)
-                })
-                .collect()
-        },
-        same,
-    ),
+    ("length", |a| count_bounds(&a.length), same),
     (
         "range",
         |a| {
@@ -244,20 +243,7 @@ const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
         },
         same,
     ),
-    (
-        "items",
-        |a| {
-            a.items
-                .iter()
-                .map(|l| {
-                    let min = opt(l.value.min, |c| count(c.value));
-                    let max = opt(l.value.max, |c| count(c.value));
-                    quote!(#min, #max)
-                })
-                .collect()
-        },
-        same,
-    ),
+    ("items", |a| count_bounds(&a.items), same),
     (
         "format",
         |a| {
