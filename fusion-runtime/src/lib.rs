@@ -29,7 +29,7 @@
 //! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
 //! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
 //! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope` |
-//! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`Notifier`](context::Notifier)) | `envelope` |
+//! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`]) | `envelope` |
 //! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema` |
 //! | [`contract`] | tool contracts, the lockfile, the table-driven diff (`diff/`: `walk`, `keywords`, `metadata`), `<contract_awareness>` | `action`, `envelope`, `schema`, `validation` |
 //! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `context`, `contract`, `envelope`, `guard`, `input`, `validation` |
@@ -171,6 +171,7 @@ pub use action::{
     ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,
 };
 pub use auth::Principal;
+pub use context::Notifier;
 pub use server::{Context, LogLevel, Server, ServerBuilder};
 
 // Prompts, resources, completions (issue 18)

@@ -1,7 +1,8 @@
 //! What a call carries, below both the actions that run and the server that routes them:
 //! shared state, who is calling ([`ClientKey`]), the request's cancellation, and the sinks a
-//! handler reports progress and log messages to ([`Notifier`], which the MCP bridge
-//! implements over its connection).
+//! handler reports progress and log messages to ([`RequestSink`], which the MCP bridge
+//! implements over its connection), and the [`Notifier`] application code tells clients
+//! what changed with (resources, lists).
 //!
 //! Progress and log messages are best effort. A call made in-process has no client to tell; a
 //! client that sent no progress token gets no progress; a log message below the level the
@@ -9,8 +10,14 @@
 //! None of this is an error for the handler: each method returns whether a notification went
 //! out.
 
+mod changes;
 mod elicit;
 mod log;
+
+pub use changes::{
+    Change, Changes, DEFAULT_CHANGE_CAPACITY, DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT,
+    ListenLimits, ListenRefused, Notifier, Received,
+};
 
 pub use elicit::{
     __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
@@ -35,6 +42,8 @@ use crate::envelope::{ToolError, codes};
 #[derive(Clone, Default)]
 pub(crate) struct States {
     map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    /// The server's change notifier, which every call can reach.
+    pub(crate) changes: Notifier,
 }
 
 impl States {
@@ -81,7 +90,7 @@ impl StateRequirement {
 
 /// Where a notification of a call goes: the client's connection. The MCP bridge implements
 /// it over its peer (`mcp`); a call made in-process has none.
-pub trait Notifier: Send + Sync + 'static {
+pub trait RequestSink: Send + Sync + 'static {
     /// Whether the request carried a progress token (progress can be reported at all).
     fn has_progress_token(&self) -> bool;
 
@@ -138,7 +147,7 @@ impl ClientKey {
         if let Some(key) = &scope.client {
             return key.clone();
         }
-        if scope.notifier.is_some() {
+        if scope.sink.is_some() {
             return ClientKey("connection".to_owned());
         }
         ClientKey("local".to_owned())
@@ -157,7 +166,7 @@ pub struct RequestScope {
     /// Who is calling, when the transport knows (see [`ClientKey`]).
     pub client: Option<ClientKey>,
     /// The client's connection, for notifications (progress, logs). `None` in-process.
-    pub notifier: Option<Arc<dyn Notifier>>,
+    pub sink: Option<Arc<dyn RequestSink>>,
     /// The lowest log level the client's session asked for (`logging/setLevel`).
     pub log_threshold: LogThreshold,
     /// Who is calling, when authenticated: over HTTP the authentication layer sets it from the
@@ -197,11 +206,11 @@ impl fmt::Debug for RequestScope {
         f.debug_struct("RequestScope")
             .field("cancelled", &self.cancellation.is_cancelled())
             .field("client", &self.client)
-            .field("connected", &self.notifier.is_some())
+            .field("connected", &self.sink.is_some())
             .field(
                 "progress_token",
                 &self
-                    .notifier
+                    .sink
                     .as_ref()
                     .is_some_and(|n| n.has_progress_token()),
             )
@@ -273,6 +282,11 @@ impl CallContext {
     /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.scope.principal()
+    }
+
+    /// The server's change notifier: tell clients a resource or a list changed.
+    pub fn notifier(&self) -> &Notifier {
+        &self.inner.states.changes
     }
 }
 
@@ -370,13 +384,13 @@ impl CallContext {
     /// Returns `true` when the notification was sent; `false` when the client sent no
     /// progress token, the call is in-process, or the connection is gone.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
-        let Some(notifier) = &self.scope().notifier else {
+        let Some(sink) = &self.scope().sink else {
             return false;
         };
-        if !notifier.has_progress_token() {
+        if !sink.has_progress_token() {
             return false;
         }
-        match notifier
+        match sink
             .progress(progress, total, message.map(str::to_owned))
             .await
         {
@@ -392,7 +406,7 @@ impl CallContext {
     /// this level or a lower one.
     pub fn log_enabled(&self, level: LogLevel) -> bool {
         let scope = self.scope();
-        scope.notifier.is_some() && scope.log_threshold.allows(level)
+        scope.sink.is_some() && scope.log_threshold.allows(level)
     }
 
     /// Sends a log message to the client (`notifications/message`), with the action's name
@@ -404,10 +418,10 @@ impl CallContext {
         if !self.log_enabled(level) {
             return false;
         }
-        let Some(notifier) = &self.scope().notifier else {
+        let Some(sink) = &self.scope().sink else {
             return false;
         };
-        match notifier.log(level, self.action(), data.into()).await {
+        match sink.log(level, self.action(), data.into()).await {
             Ok(()) => true,
             Err(e) => {
                 tracing::debug!(action = self.action(), error = %e, "log message not sent");
@@ -477,6 +491,12 @@ impl<S> Context<S> {
         self.call.principal()
     }
 
+    /// The server's change notifier: `cx.notifier().resource_updated(uri)` after changing
+    /// what a resource shows (see [`Notifier`]).
+    pub fn notifier(&self) -> &Notifier {
+        self.call.notifier()
+    }
+
     /// Whether the client cancelled the request.
     pub fn is_cancelled(&self) -> bool {
         self.call.cancellation_token().is_cancelled()
@@ -486,7 +506,7 @@ impl<S> Context<S> {
     pub fn wants_progress(&self) -> bool {
         self.call
             .scope()
-            .notifier
+            .sink
             .as_ref()
             .is_some_and(|n| n.has_progress_token())
     }

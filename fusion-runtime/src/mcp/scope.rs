@@ -1,5 +1,5 @@
 //! What the pipeline learns of an rmcp request: its [`RequestScope`] — cancellation, who is
-//! calling, and a [`Notifier`] that sends progress and log messages over the request's
+//! calling, and a [`RequestSink`] that sends progress and log messages over the request's
 //! connection.
 
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 
-use crate::context::{ClientKey, LogLevel, LogThreshold, Notifier, RequestScope};
+use crate::context::{ClientKey, LogLevel, LogThreshold, RequestScope, RequestSink};
 
 /// The scope of an rmcp request, with the default log threshold.
 pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {
@@ -36,7 +36,7 @@ pub(crate) fn request_scope_in_session(
     RequestScope {
         cancellation: cx.ct.clone(),
         client,
-        notifier: Some(Arc::new(PeerNotifier {
+        sink: Some(Arc::new(PeerSink {
             peer: cx.peer.clone(),
             progress_token: cx.meta.get_progress_token(),
             session_stream: super::cancel::session_stream(cx),
@@ -60,13 +60,13 @@ pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
 /// Notifications over an rmcp peer, with the request's progress token. A 2025 session
 /// call over HTTP sends its log messages on its own response stream (`session_stream`)
 /// rather than through the peer, which would put them on the session's GET stream.
-struct PeerNotifier {
+struct PeerSink {
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     session_stream: Option<super::cancel::Exchange>,
 }
 
-impl Notifier for PeerNotifier {
+impl RequestSink for PeerSink {
     fn has_progress_token(&self) -> bool {
         self.progress_token.is_some()
     }

@@ -25,8 +25,8 @@ mod routing;
 
 pub use crate::action::failure_from;
 pub use crate::context::{
-    CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, LogLevel, LogThreshold,
-    RequestScope, StateRequirement,
+    CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, ListenLimits, LogLevel,
+    LogThreshold, Notifier, RequestScope, StateRequirement,
 };
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
@@ -96,6 +96,7 @@ pub struct ServerBuilder {
     catalog: CatalogBuilder,
     auth: AuthConfig,
     list_cache: ListCache,
+    changes: (usize, ListenLimits),
 }
 
 /// The builder's authentication settings (see [`auth`](crate::auth)).
@@ -157,6 +158,10 @@ impl Default for ServerBuilder {
             catalog: CatalogBuilder::default(),
             auth: AuthConfig::default(),
             list_cache: ListCache::default(),
+            changes: (
+                crate::context::DEFAULT_CHANGE_CAPACITY,
+                ListenLimits::default(),
+            ),
         }
     }
 }
@@ -179,6 +184,24 @@ impl ServerBuilder {
     /// when what a caller sees depends on who it is.
     pub fn list_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
         self.list_cache = ListCache { ttl, scope };
+        self
+    }
+
+    /// How many changes a client's listener may fall behind before it loses the oldest (and
+    /// gets list-changed notifications instead): the capacity of the [`Notifier`]'s channel
+    /// (default [`DEFAULT_CHANGE_CAPACITY`](crate::context::DEFAULT_CHANGE_CAPACITY)).
+    pub fn change_capacity(mut self, capacity: usize) -> Self {
+        self.changes.0 = capacity;
+        self
+    }
+
+    /// Bounds the `subscriptions/listen` streams 2026-07-28 clients keep open: `per_client`
+    /// per [`ClientKey`], `total` for the server (defaults
+    /// [`DEFAULT_MAX_LISTENS_PER_CLIENT`](crate::context::DEFAULT_MAX_LISTENS_PER_CLIENT),
+    /// [`DEFAULT_MAX_LISTENS`](crate::context::DEFAULT_MAX_LISTENS)). One past either is
+    /// answered with an error naming the limit.
+    pub fn listen_limits(mut self, per_client: usize, total: usize) -> Self {
+        self.changes.1 = ListenLimits { per_client, total };
         self
     }
 
@@ -357,7 +380,8 @@ impl ServerBuilder {
     }
 
     /// Checks the registrations and builds the server.
-    pub fn build(self) -> Result<Server, BuildError> {
+    pub fn build(mut self) -> Result<Server, BuildError> {
+        self.states.changes = Notifier::new(self.changes.0, self.changes.1);
         let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
         let mut seen = HashMap::new();
         for info in &infos {
@@ -569,6 +593,12 @@ impl Server {
     /// The cache hints 2026-07-28 clients get on discover and the lists.
     pub fn list_cache(&self) -> ListCache {
         self.inner.list_cache
+    }
+
+    /// The change notifier: tell connected clients that a resource or a list changed (see
+    /// [`Notifier`]). Handlers reach the same one as `cx.notifier()`.
+    pub fn notifier(&self) -> &Notifier {
+        &self.inner.states.changes
     }
 
     /// The instructions for the model, if any.

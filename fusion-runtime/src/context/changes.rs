@@ -1,0 +1,364 @@
+//! Change notifications from application code: a [`Notifier`] says that a resource changed
+//! or that a list (tools, prompts, resources) did, and every connected client that asked
+//! hears of it — a 2025 session through `resources/subscribe` and the list-changed
+//! notifications, a 2026-07-28 client through `subscriptions/listen`.
+//!
+//! Behind it is one `tokio::sync::broadcast` channel of bounded capacity. A listener that
+//! falls more than that many changes behind loses the oldest ones and is told so
+//! ([`Received::Lagged`]): it sends the list-changed notifications it may instead, so the
+//! client reads the lists again. Memory never grows with a slow client.
+//!
+//! The number of listeners a client can open (`subscriptions/listen` streams) is bounded
+//! per client and overall ([`ListenLimits`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::broadcast;
+
+use super::ClientKey;
+
+/// How many changes a listener may fall behind before it loses the oldest ones.
+pub const DEFAULT_CHANGE_CAPACITY: usize = 256;
+
+/// At most this many `subscriptions/listen` streams open per client, by default.
+pub const DEFAULT_MAX_LISTENS_PER_CLIENT: usize = 16;
+
+/// At most this many `subscriptions/listen` streams open, all clients together, by default.
+pub const DEFAULT_MAX_LISTENS: usize = 4096;
+
+/// One change the server tells its clients about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// The resource at this URI changed: `notifications/resources/updated`, to the clients
+    /// that subscribed to it.
+    ResourceUpdated(Arc<str>),
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+}
+
+/// Bounds on open `subscriptions/listen` streams (see
+/// [`ServerBuilder::listen_limits`](crate::server::ServerBuilder::listen_limits)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListenLimits {
+    /// Per client ([`ClientKey`]).
+    pub per_client: usize,
+    /// All clients together.
+    pub total: usize,
+}
+
+impl Default for ListenLimits {
+    fn default() -> Self {
+        ListenLimits {
+            per_client: DEFAULT_MAX_LISTENS_PER_CLIENT,
+            total: DEFAULT_MAX_LISTENS,
+        }
+    }
+}
+
+/// Why a listen was refused: which bound it met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListenRefused {
+    /// The client holds its maximum of open listens.
+    ClientFull(usize),
+    /// The server holds its maximum of open listens.
+    ServerFull(usize),
+}
+
+impl fmt::Display for ListenRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenRefused::ClientFull(n) => write!(
+                f,
+                "This client already has {n} subscriptions/listen streams open (the limit): cancel one before opening another"
+            ),
+            ListenRefused::ServerFull(n) => write!(
+                f,
+                "The server already has {n} subscriptions/listen streams open (the limit): try again later"
+            ),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Slots {
+    per_client: HashMap<ClientKey, usize>,
+    total: usize,
+}
+
+struct Inner {
+    sender: broadcast::Sender<Change>,
+    capacity: usize,
+    limits: ListenLimits,
+    slots: Mutex<Slots>,
+}
+
+/// Tells connected clients what changed: a cheap handle to clone and keep anywhere (a
+/// background task, a file watcher). Get it from [`Server::notifier`](crate::Server::notifier)
+/// or, in a handler, [`Context::notifier`](crate::Context::notifier).
+///
+/// ```text
+/// store.update(id, ...);
+/// cx.notifier().resource_updated(format!("billing://invoices/{id}"));
+/// ```
+///
+/// Each method returns how many listeners (2025 sessions and 2026-07-28
+/// `subscriptions/listen` streams) received the change; each one passes it on only when
+/// its client asked for it. Nobody listening is not an error.
+#[derive(Clone)]
+pub struct Notifier {
+    inner: Arc<Inner>,
+}
+
+impl Default for Notifier {
+    fn default() -> Self {
+        Notifier::new(DEFAULT_CHANGE_CAPACITY, ListenLimits::default())
+    }
+}
+
+impl fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Notifier")
+            .field("capacity", &self.inner.capacity)
+            .field("listeners", &self.inner.sender.receiver_count())
+            .field("limits", &self.inner.limits)
+            .finish()
+    }
+}
+
+impl Notifier {
+    /// A notifier whose listeners may fall `capacity` changes behind (at least 1), with
+    /// these bounds on open listens.
+    pub fn new(capacity: usize, limits: ListenLimits) -> Self {
+        let capacity = capacity.max(1);
+        let (sender, _) = broadcast::channel(capacity);
+        Notifier {
+            inner: Arc::new(Inner {
+                sender,
+                capacity,
+                limits,
+                slots: Mutex::new(Slots::default()),
+            }),
+        }
+    }
+
+    /// Sends `change` to every listener; returns how many there are.
+    pub fn send(&self, change: Change) -> usize {
+        self.inner.sender.send(change).unwrap_or(0)
+    }
+
+    /// The resource at `uri` changed: `notifications/resources/updated` to every client
+    /// that subscribed to that exact URI.
+    pub fn resource_updated(&self, uri: impl Into<String>) -> usize {
+        self.send(Change::ResourceUpdated(uri.into().into()))
+    }
+
+    /// Resources were added or removed: `notifications/resources/list_changed`.
+    pub fn resources_list_changed(&self) -> usize {
+        self.send(Change::ResourcesListChanged)
+    }
+
+    /// Tools were added, removed or changed: `notifications/tools/list_changed`.
+    pub fn tools_list_changed(&self) -> usize {
+        self.send(Change::ToolsListChanged)
+    }
+
+    /// Prompts were added, removed or changed: `notifications/prompts/list_changed`.
+    pub fn prompts_list_changed(&self) -> usize {
+        self.send(Change::PromptsListChanged)
+    }
+
+    /// How many changes a listener may fall behind.
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity
+    }
+
+    /// The bounds on open listens.
+    pub fn listen_limits(&self) -> ListenLimits {
+        self.inner.limits
+    }
+
+    /// How many listeners there are now.
+    pub fn listeners(&self) -> usize {
+        self.inner.sender.receiver_count()
+    }
+
+    /// A listener for a session (bounded by the transport's own session limits).
+    pub fn watch(&self) -> Changes {
+        Changes {
+            receiver: self.inner.sender.subscribe(),
+            _slot: None,
+        }
+    }
+
+    /// A listener counted against the listen bounds for `client`, held until it is dropped;
+    /// `Err` when `client` or the server holds its maximum.
+    pub fn listen(&self, client: &ClientKey) -> Result<Changes, ListenRefused> {
+        let limits = self.inner.limits;
+        {
+            let mut slots = self.lock();
+            if slots.total >= limits.total {
+                return Err(ListenRefused::ServerFull(limits.total));
+            }
+            let held = slots.per_client.get(client).copied().unwrap_or(0);
+            if held >= limits.per_client {
+                return Err(ListenRefused::ClientFull(limits.per_client));
+            }
+            slots.total += 1;
+            *slots.per_client.entry(client.clone()).or_insert(0) += 1;
+        }
+        Ok(Changes {
+            receiver: self.inner.sender.subscribe(),
+            _slot: Some(Slot {
+                inner: self.inner.clone(),
+                client: client.clone(),
+            }),
+        })
+    }
+
+    /// Open listens now: of `client`, and overall.
+    pub fn open_listens(&self, client: &ClientKey) -> (usize, usize) {
+        let slots = self.lock();
+        (
+            slots.per_client.get(client).copied().unwrap_or(0),
+            slots.total,
+        )
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        lock(&self.inner)
+    }
+}
+
+fn lock(inner: &Inner) -> std::sync::MutexGuard<'_, Slots> {
+    inner.slots.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A place among the open listens, given back when dropped.
+struct Slot {
+    inner: Arc<Inner>,
+    client: ClientKey,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut slots = lock(&self.inner);
+        slots.total = slots.total.saturating_sub(1);
+        if let Some(n) = slots.per_client.get_mut(&self.client) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                slots.per_client.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// What a listener receives next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Received {
+    /// The next change.
+    Change(Change),
+    /// The listener fell behind and this many changes were lost: tell the client to read
+    /// again what it may have missed.
+    Lagged(u64),
+}
+
+/// One listener's end of the [`Notifier`].
+pub struct Changes {
+    receiver: broadcast::Receiver<Change>,
+    _slot: Option<Slot>,
+}
+
+impl Changes {
+    /// The next change, or `None` when the notifier is gone (the server was dropped).
+    pub async fn recv(&mut self) -> Option<Received> {
+        match self.receiver.recv().await {
+            Ok(change) => Some(Received::Change(change)),
+            Err(broadcast::error::RecvError::Lagged(n)) => Some(Received::Lagged(n)),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}
+
+impl fmt::Debug for Changes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Changes")
+            .field("pending", &self.receiver.len())
+            .field("counted", &self._slot.is_some())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_listener_gets_every_change_in_order() {
+        let notifier = Notifier::default();
+        assert_eq!(notifier.tools_list_changed(), 0, "nobody listens yet");
+        let mut a = notifier.watch();
+        let mut b = notifier.watch();
+        assert_eq!(notifier.resource_updated("x://1"), 2);
+        assert_eq!(notifier.prompts_list_changed(), 2);
+        for listener in [&mut a, &mut b] {
+            assert_eq!(
+                listener.recv().await,
+                Some(Received::Change(Change::ResourceUpdated("x://1".into())))
+            );
+            assert_eq!(
+                listener.recv().await,
+                Some(Received::Change(Change::PromptsListChanged))
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_listener_past_the_capacity_is_told_it_lagged_and_memory_stays_bounded() {
+        let notifier = Notifier::new(4, ListenLimits::default());
+        let mut slow = notifier.watch();
+        for i in 0..10 {
+            notifier.resource_updated(format!("x://{i}"));
+        }
+        assert_eq!(slow.recv().await, Some(Received::Lagged(6)));
+        // Then the 4 newest, which the channel kept.
+        assert_eq!(
+            slow.recv().await,
+            Some(Received::Change(Change::ResourceUpdated("x://6".into())))
+        );
+    }
+
+    #[test]
+    fn listens_are_bounded_per_client_and_overall_and_given_back_when_dropped() {
+        let notifier = Notifier::new(
+            8,
+            ListenLimits {
+                per_client: 2,
+                total: 3,
+            },
+        );
+        let (a, b, c) = (ClientKey::new("a"), ClientKey::new("b"), ClientKey::new("c"));
+        let a1 = notifier.listen(&a);
+        let a2 = notifier.listen(&a);
+        assert!(a1.is_ok() && a2.is_ok());
+        assert_eq!(notifier.listen(&a).err(), Some(ListenRefused::ClientFull(2)));
+        let b1 = notifier.listen(&b);
+        assert!(b1.is_ok());
+        assert_eq!(notifier.listen(&c).err(), Some(ListenRefused::ServerFull(3)));
+        assert_eq!(notifier.open_listens(&a), (2, 3));
+        drop(a1);
+        assert!(notifier.listen(&c).is_ok(), "a closed listen gives its place back");
+        drop((a2, b1));
+        assert_eq!(notifier.open_listens(&a), (0, 0));
+        assert!(notifier.lock().per_client.is_empty(), "no empty entry left");
+        // Sessions' listeners are not counted.
+        let _w = notifier.watch();
+        assert_eq!(notifier.open_listens(&a), (0, 0));
+    }
+}
