@@ -343,17 +343,30 @@ mod tests {
                 total: 3,
             },
         );
-        let (a, b, c) = (ClientKey::new("a"), ClientKey::new("b"), ClientKey::new("c"));
+        let (a, b, c) = (
+            ClientKey::new("a"),
+            ClientKey::new("b"),
+            ClientKey::new("c"),
+        );
         let a1 = notifier.listen(&a);
         let a2 = notifier.listen(&a);
         assert!(a1.is_ok() && a2.is_ok());
-        assert_eq!(notifier.listen(&a).err(), Some(ListenRefused::ClientFull(2)));
+        assert_eq!(
+            notifier.listen(&a).err(),
+            Some(ListenRefused::ClientFull(2))
+        );
         let b1 = notifier.listen(&b);
         assert!(b1.is_ok());
-        assert_eq!(notifier.listen(&c).err(), Some(ListenRefused::ServerFull(3)));
+        assert_eq!(
+            notifier.listen(&c).err(),
+            Some(ListenRefused::ServerFull(3))
+        );
         assert_eq!(notifier.open_listens(&a), (2, 3));
         drop(a1);
-        assert!(notifier.listen(&c).is_ok(), "a closed listen gives its place back");
+        assert!(
+            notifier.listen(&c).is_ok(),
+            "a closed listen gives its place back"
+        );
         drop((a2, b1));
         assert_eq!(notifier.open_listens(&a), (0, 0));
         assert!(notifier.lock().per_client.is_empty(), "no empty entry left");

@@ -209,10 +209,7 @@ impl fmt::Debug for RequestScope {
             .field("connected", &self.sink.is_some())
             .field(
                 "progress_token",
-                &self
-                    .sink
-                    .as_ref()
-                    .is_some_and(|n| n.has_progress_token()),
+                &self.sink.as_ref().is_some_and(|n| n.has_progress_token()),
             )
             .field("log_threshold", &self.log_threshold.get())
             .field("principal", &self.principal.as_ref().map(|p| p.subject()))

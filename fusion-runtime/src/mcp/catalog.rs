@@ -52,18 +52,37 @@ impl Subscriptions {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The URIs, in order.
+    pub fn uris(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
 }
 
-/// The capabilities the catalog adds: prompts, resources (with subscriptions) and
-/// completions, each only when something is registered.
-pub(super) fn add_capabilities(server: &Server, caps: &mut ServerCapabilities) {
+/// The capabilities the catalog adds: prompts, resources and completions, each only when
+/// something is registered; with `notifications`, the list-changed and resource
+/// subscriptions the server's [`Notifier`](crate::Notifier) sends.
+pub(super) fn add_capabilities(
+    server: &Server,
+    caps: &mut ServerCapabilities,
+    notifications: bool,
+) {
     let catalog = server.catalog();
+    let changes = notifications.then_some(true);
     if !catalog.prompts().is_empty() {
-        caps.prompts = Some(Default::default());
+        let mut prompts = rmcp::model::PromptsCapability::default();
+        prompts.list_changed = changes;
+        caps.prompts = Some(prompts);
     }
     if !catalog.resources().is_empty() {
         let mut resources = rmcp::model::ResourcesCapability::default();
-        resources.subscribe = Some(true);
+        resources.subscribe = changes;
+        resources.list_changed = changes;
         caps.resources = Some(resources);
     }
     if catalog.has_completions() {
@@ -282,9 +301,16 @@ fn unknown_uri(uri: &str) -> ErrorData {
 }
 
 /// `resources/subscribe` (2025 clients): remembers the URI for the session; a URI no resource
-/// answers is not found.
+/// answers is not found. A stateless server has no session to send updates on.
 pub(super) fn subscribe(handler: &McpHandler, uri: String) -> Result<(), ErrorData> {
     has_resources(&handler.server)?;
+    if handler.sessionless {
+        return Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            "Method not found: resources/subscribe needs a session to send notifications/resources/updated on, and this server runs stateless (2026-07-28 clients use subscriptions/listen)",
+            None,
+        ));
+    }
     if uri.len() > MAX_URI_BYTES || !handler.server.catalog().knows_uri(&uri) {
         return Err(unknown_uri(&uri));
     }

@@ -261,8 +261,9 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         allowed_hosts: options.allowed_hosts.clone().into(),
         max_body_bytes: options.max_body_bytes,
     };
+    let stateless = options.stateless;
     let service = Shared(Arc::new(StreamableHttpService::new(
-        move || Ok(McpHandler::new(server.clone())),
+        move || Ok(McpHandler::new(server.clone()).sessionless(stateless)),
         Arc::new(sessions),
         config,
     )));

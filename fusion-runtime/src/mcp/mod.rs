@@ -39,6 +39,7 @@ mod cancel;
 mod catalog;
 pub mod elicit;
 pub mod era;
+mod notify;
 mod scope;
 mod tools;
 
@@ -54,8 +55,11 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::model::{DiscoverResult, ErrorCode, InputRequiredResult};
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, InputRequiredResult,
+    SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use era::Era;
@@ -75,13 +79,30 @@ mod sessions;
 pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
-/// log level. Clones share it; make a new handler per connection.
+/// log level and resource subscriptions, and passes the server's change notifications on to
+/// the session once its client is initialized. Clones share it; make a new handler per
+/// connection.
 #[derive(Clone, Debug)]
 pub struct McpHandler {
     server: Server,
     log_threshold: LogThreshold,
     subscriptions: Subscriptions,
     principal: Option<std::sync::Arc<Principal>>,
+    sessionless: bool,
+    session: std::sync::Arc<SessionEnd>,
+}
+
+/// Ends the session's change forwarding when the last clone of its handler is dropped.
+#[derive(Debug, Default)]
+struct SessionEnd {
+    token: tokio_util::sync::CancellationToken,
+    forwarding: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for SessionEnd {
+    fn drop(&mut self) {
+        self.token.cancel();
+    }
 }
 
 impl McpHandler {
@@ -92,7 +113,17 @@ impl McpHandler {
             log_threshold: LogThreshold::default(),
             subscriptions: Subscriptions::default(),
             principal: None,
+            sessionless: false,
+            session: Default::default(),
         }
+    }
+
+    /// A handler for stateless HTTP, where a 2025 client has no session to be sent change
+    /// notifications on: it advertises no `subscribe` / `listChanged` to 2025 clients and
+    /// refuses `resources/subscribe` (2026-07-28 clients still use `subscriptions/listen`).
+    pub fn sessionless(mut self, sessionless: bool) -> Self {
+        self.sessionless = sessionless;
+        self
     }
 
     /// Every call of this session is made by `principal` (for stdio, where no token
@@ -164,9 +195,10 @@ impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_logging()
             .build();
-        catalog::add_capabilities(&self.server, &mut capabilities);
+        catalog::add_capabilities(&self.server, &mut capabilities, true);
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.server.name(),
             self.server.version(),
@@ -175,6 +207,55 @@ impl ServerHandler for McpHandler {
             Some(i) => info.with_instructions(i),
             None => info,
         }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if self.sessionless {
+            // No session, no way to send a change: advertise none.
+            let caps = &mut result.capabilities;
+            if let Some(tools) = caps.tools.as_mut() {
+                tools.list_changed = None;
+            }
+            catalog::add_capabilities(&self.server, caps, false);
+        }
+        Ok(result)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        use std::sync::atomic::Ordering;
+        if self.sessionless || self.session.forwarding.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        notify::forward_to_session(
+            &self.server,
+            context.peer,
+            self.subscriptions.clone(),
+            self.session.token.clone(),
+        );
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(notify::accepted_filter(&self.server, requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let request = context.request_context();
+        let mut scope = scope::request_scope_in_session(request, LogThreshold::off());
+        if scope.principal.is_none() {
+            scope.principal = self.principal.clone();
+        }
+        let client = crate::context::ClientKey::of(&scope);
+        let _watch = cancel::watch(request, &scope);
+        notify::listen(&self.server, &client, context).await
     }
 
     async fn discover(

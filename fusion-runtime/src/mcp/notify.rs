@@ -1,0 +1,239 @@
+//! The server's [`Notifier`](crate::Notifier) on the wire, for each protocol generation.
+//!
+//! - 2025-x sessions (stdio, stateful HTTP): once the client is initialized, one task per
+//!   session passes every change on — `notifications/resources/updated` for the URIs the
+//!   session subscribed to with `resources/subscribe`, the list-changed ones to every
+//!   session. Over HTTP they go on the session's GET stream, where 2025 puts them. A
+//!   stateless 2025 server has no way back to the client: it advertises neither
+//!   `subscribe` nor `listChanged`, and refuses `resources/subscribe`.
+//! - 2026-07-28: `subscriptions/listen`. rmcp sends the acknowledgment with the accepted
+//!   filter ([`accepted_filter`]: the known URIs, at most [`MAX_SUBSCRIPTIONS`]), then
+//!   [`listen`] passes on what the filter lets through, each notification carrying
+//!   `io.modelcontextprotocol/subscriptionId`, until the client cancels it or goes away.
+//!   Open listens are bounded per client and overall (see
+//!   [`ServerBuilder::listen_limits`](crate::ServerBuilder::listen_limits)).
+//!
+//! A listener that falls behind the notifier's capacity loses the oldest changes; instead it
+//! sends what tells the client to read again: the list-changed notifications its client
+//! accepts, and `resources/updated` for each URI it subscribed to.
+
+use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::service::{SubscriptionContext, SubscriptionSendError};
+use rmcp::{ErrorData, Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
+use crate::context::{Change, Changes, ClientKey, ListenRefused, Received};
+use crate::server::Server;
+use crate::server::catalog::MAX_URI_BYTES;
+
+/// Which list-changed notifications a session's client may get (what was advertised).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lists {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+}
+
+impl Lists {
+    pub(crate) fn of(server: &Server) -> Lists {
+        let catalog = server.catalog();
+        Lists {
+            tools: true,
+            prompts: !catalog.prompts().is_empty(),
+            resources: !catalog.resources().is_empty(),
+        }
+    }
+}
+
+/// Passes the notifier's changes on to a 2025 session until `end` is cancelled (the
+/// session's handler is gone), the notifier is, or the peer cannot be written to.
+pub(crate) fn forward_to_session(
+    server: &Server,
+    peer: Peer<RoleServer>,
+    subscriptions: Subscriptions,
+    end: CancellationToken,
+) {
+    let lists = Lists::of(server);
+    let mut changes = server.notifier().watch();
+    tokio::spawn(async move {
+        loop {
+            let received = tokio::select! {
+                () = end.cancelled() => return,
+                received = changes.recv() => received,
+            };
+            let sent = match received {
+                None => return,
+                Some(Received::Change(change)) => {
+                    session_change(&peer, &subscriptions, lists, change).await
+                }
+                Some(Received::Lagged(missed)) => {
+                    tracing::debug!(missed, "a session fell behind the change notifications");
+                    session_catch_up(&peer, &subscriptions, lists).await
+                }
+            };
+            if let Err(e) = sent {
+                tracing::debug!(error = %e, "the session is gone: no more change notifications");
+                return;
+            }
+        }
+    });
+}
+
+async fn session_change(
+    peer: &Peer<RoleServer>,
+    subscriptions: &Subscriptions,
+    lists: Lists,
+    change: Change,
+) -> Result<(), rmcp::service::ServiceError> {
+    match change {
+        Change::ResourceUpdated(uri) if subscriptions.contains(&uri) => {
+            peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.as_ref()))
+                .await
+        }
+        Change::ResourcesListChanged if lists.resources => {
+            peer.notify_resource_list_changed().await
+        }
+        Change::ToolsListChanged if lists.tools => peer.notify_tool_list_changed().await,
+        Change::PromptsListChanged if lists.prompts => peer.notify_prompt_list_changed().await,
+        _ => Ok(()),
+    }
+}
+
+async fn session_catch_up(
+    peer: &Peer<RoleServer>,
+    subscriptions: &Subscriptions,
+    lists: Lists,
+) -> Result<(), rmcp::service::ServiceError> {
+    for change in [
+        Change::ToolsListChanged,
+        Change::PromptsListChanged,
+        Change::ResourcesListChanged,
+    ] {
+        session_change(peer, subscriptions, lists, change).await?;
+    }
+    for uri in subscriptions.uris() {
+        peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+            .await?;
+    }
+    Ok(())
+}
+
+/// The part of a `subscriptions/listen` filter the server takes: the list-changed kinds, and
+/// the requested URIs a resource answers (at most [`MAX_SUBSCRIPTIONS`]). rmcp then keeps
+/// only what the server's capabilities advertise.
+pub(crate) fn accepted_filter(
+    server: &Server,
+    requested: &SubscriptionFilter,
+) -> SubscriptionFilter {
+    let mut accepted = requested.clone();
+    if let Some(uris) = &requested.resource_subscriptions {
+        let catalog = server.catalog();
+        let mut known: Vec<String> = Vec::new();
+        for uri in uris {
+            if known.len() >= MAX_SUBSCRIPTIONS {
+                break;
+            }
+            if uri.len() <= MAX_URI_BYTES && !known.contains(uri) && catalog.knows_uri(uri) {
+                known.push(uri.clone());
+            }
+        }
+        accepted.resource_subscriptions = (!known.is_empty()).then_some(known);
+    }
+    accepted
+}
+
+/// The error a listen past a bound gets (after rmcp's acknowledgment, which it sends before
+/// the handler runs).
+pub(crate) fn refused(refusal: ListenRefused) -> ErrorData {
+    let (limit, scope) = match refusal {
+        ListenRefused::ClientFull(n) => (n, "client"),
+        ListenRefused::ServerFull(n) => (n, "server"),
+    };
+    ErrorData::invalid_params(
+        refusal.to_string(),
+        Some(serde_json::json!({ "limit": limit, "scope": scope })),
+    )
+}
+
+/// Runs one `subscriptions/listen` stream: a place among the open listens of `client`, then
+/// every change the accepted filter lets through, until the client cancels or goes away
+/// (then `Ok`: rmcp sends the closing result when it still can).
+pub(crate) async fn listen(
+    server: &Server,
+    client: &ClientKey,
+    context: SubscriptionContext,
+) -> Result<(), ErrorData> {
+    let mut changes = server.notifier().listen(client).map_err(refused)?;
+    run(&context, &mut changes).await;
+    Ok(())
+}
+
+async fn run(context: &SubscriptionContext, changes: &mut Changes) {
+    loop {
+        let received = tokio::select! {
+            () = context.cancelled() => return,
+            received = changes.recv() => received,
+        };
+        let sent = match received {
+            None => return,
+            Some(Received::Change(change)) => send(context, change).await,
+            Some(Received::Lagged(missed)) => {
+                tracing::debug!(missed, "a listen fell behind the change notifications");
+                catch_up(context).await
+            }
+        };
+        match sent {
+            Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}
+            Err(e) => {
+                tracing::debug!(error = %e, "the listen stream is gone");
+                return;
+            }
+        }
+    }
+}
+
+/// Sends `change` when the accepted filter lets it through.
+async fn send(context: &SubscriptionContext, change: Change) -> Result<(), SubscriptionSendError> {
+    let accepted = context.accepted();
+    let sink = context.sink();
+    match change {
+        Change::ResourceUpdated(uri)
+            if accepted
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.iter().any(|u| **u == *uri)) =>
+        {
+            sink.notify_resource_updated(uri.as_ref()).await
+        }
+        Change::ToolsListChanged if accepted.tools_list_changed == Some(true) => {
+            sink.notify_tool_list_changed().await
+        }
+        Change::PromptsListChanged if accepted.prompts_list_changed == Some(true) => {
+            sink.notify_prompt_list_changed().await
+        }
+        Change::ResourcesListChanged if accepted.resources_list_changed == Some(true) => {
+            sink.notify_resource_list_changed().await
+        }
+        _ => Ok(()),
+    }
+}
+
+async fn catch_up(context: &SubscriptionContext) -> Result<(), SubscriptionSendError> {
+    for change in [
+        Change::ToolsListChanged,
+        Change::PromptsListChanged,
+        Change::ResourcesListChanged,
+    ] {
+        send(context, change).await?;
+    }
+    let uris = context
+        .accepted()
+        .resource_subscriptions
+        .clone()
+        .unwrap_or_default();
+    for uri in uris {
+        context.sink().notify_resource_updated(uri).await?;
+    }
+    Ok(())
+}
