@@ -17,6 +17,8 @@
 //! sends what tells the client to read again: the list-changed notifications its client
 //! accepts, and `resources/updated` for each URI it subscribed to.
 
+use std::collections::BTreeSet;
+
 use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::{SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData, Peer, RoleServer};
@@ -170,6 +172,15 @@ pub(crate) async fn listen(
 }
 
 async fn run(context: &SubscriptionContext, changes: &mut Changes) {
+    // rmcp's acknowledged filter keeps the request's duplicates: look URIs up in a set of
+    // the distinct ones (at most MAX_SUBSCRIPTIONS, see `accepted_filter`).
+    let uris: BTreeSet<String> = context
+        .accepted()
+        .resource_subscriptions
+        .iter()
+        .flatten()
+        .cloned()
+        .collect();
     loop {
         let received = tokio::select! {
             () = context.cancelled() => return,
@@ -177,10 +188,10 @@ async fn run(context: &SubscriptionContext, changes: &mut Changes) {
         };
         let sent = match received {
             None => return,
-            Some(Received::Change(change)) => send(context, change).await,
+            Some(Received::Change(change)) => send(context, &uris, change).await,
             Some(Received::Lagged(missed)) => {
                 tracing::debug!(missed, "a listen fell behind the change notifications");
-                catch_up(context).await
+                catch_up(context, &uris).await
             }
         };
         match sent {
@@ -194,16 +205,15 @@ async fn run(context: &SubscriptionContext, changes: &mut Changes) {
 }
 
 /// Sends `change` when the accepted filter lets it through.
-async fn send(context: &SubscriptionContext, change: Change) -> Result<(), SubscriptionSendError> {
+async fn send(
+    context: &SubscriptionContext,
+    uris: &BTreeSet<String>,
+    change: Change,
+) -> Result<(), SubscriptionSendError> {
     let accepted = context.accepted();
     let sink = context.sink();
     match change {
-        Change::ResourceUpdated(uri)
-            if accepted
-                .resource_subscriptions
-                .as_ref()
-                .is_some_and(|uris| uris.iter().any(|u| **u == *uri)) =>
-        {
+        Change::ResourceUpdated(uri) if uris.contains(uri.as_ref()) => {
             sink.notify_resource_updated(uri.as_ref()).await
         }
         Change::ToolsListChanged if accepted.tools_list_changed == Some(true) => {
@@ -219,21 +229,19 @@ async fn send(context: &SubscriptionContext, change: Change) -> Result<(), Subsc
     }
 }
 
-async fn catch_up(context: &SubscriptionContext) -> Result<(), SubscriptionSendError> {
+async fn catch_up(
+    context: &SubscriptionContext,
+    uris: &BTreeSet<String>,
+) -> Result<(), SubscriptionSendError> {
     for change in [
         Change::ToolsListChanged,
         Change::PromptsListChanged,
         Change::ResourcesListChanged,
     ] {
-        send(context, change).await?;
+        send(context, uris, change).await?;
     }
-    let uris = context
-        .accepted()
-        .resource_subscriptions
-        .clone()
-        .unwrap_or_default();
     for uri in uris {
-        context.sink().notify_resource_updated(uri).await?;
+        context.sink().notify_resource_updated(uri.as_str()).await?;
     }
     Ok(())
 }
