@@ -130,12 +130,15 @@ pub async fn charge(
     });
     match outcome {
         None => Err(not_found(id)),
-        Some(Ok(balance_cents)) => Ok(WithWarnings::new(ChargeResult {
+        Some(Ok(balance_cents)) => {
+            super::surface::invoice_changed(&store, id);
+            Ok(WithWarnings::new(ChargeResult {
             invoice_id: id.to_owned(),
             charged: true,
-            amount_cents: input.amount_cents,
-            balance_cents,
-        })),
+                amount_cents: input.amount_cents,
+                balance_cents,
+            }))
+        }
         // Guidance on the success path: nothing failed, but the model must not charge again.
         Some(Err(Refused::AlreadyPaid)) => Ok(WithWarnings::new(ChargeResult {
             invoice_id: id.to_owned(),
@@ -242,12 +245,14 @@ pub async fn recalculate_totals(
 /// Void an invoice (admin only: needs the server's operator token).
 #[tool_action(name = "billing.void_invoice", destructive, idempotent)]
 pub async fn void_invoice(input: VoidInvoice, store: Context<Store>) -> Result<Invoice, ToolError> {
-    store
+    let invoice = store
         .update(&input.invoice_id, |inv| {
             inv.status = super::inputs::Status::Void;
             inv.clone()
         })
-        .ok_or_else(|| not_found(&input.invoice_id))
+        .ok_or_else(|| not_found(&input.invoice_id))?;
+    super::surface::invoice_changed(&store, &invoice.id);
+    Ok(invoice)
 }
 
 /// What a reconciliation found.
@@ -345,6 +350,8 @@ pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, To
         inv.balance_cents()
     });
     let balance_cents = balance.ok_or_else(|| not_found(id))?;
+    // Clients that subscribed to billing://invoices/{id} read it again.
+    super::surface::invoice_changed(&store, id);
     Ok(Refunded {
         invoice_id: id.to_owned(),
         amount_cents: input.amount_cents,

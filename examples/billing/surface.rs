@@ -6,6 +6,11 @@
 //! | `billing://policy` | a static resource (Markdown) |
 //! | `billing://invoices/{id}` | a resource template whose `id` is validated like a tool input; an unknown invoice is the protocol's resource-not-found |
 //! | `billing_payment_reminder` | a prompt with typed arguments: `status` completes from its enum, `invoice_id` from the store (a custom completer); the invoice goes along as an embedded resource |
+//!
+//! When `billing_charge`, `billing_refund` or `billing_void_invoice` changes an invoice, the
+//! clients that subscribed to its `billing://invoices/{id}` (`resources/subscribe` on 2025,
+//! `subscriptions/listen` on 2026-07-28) get `notifications/resources/updated`
+//! ([`invoice_changed`]).
 
 use fusion_runtime::codes::NOT_FOUND;
 use fusion_runtime::{
@@ -40,6 +45,12 @@ pub struct InvoiceUri {
         expected = "an invoice ID like inv_2026_0001 (list invoices to find one)"
     )]
     pub id: String,
+}
+
+/// Tells subscribed clients that the invoice `id` changed (see [`fusion_runtime::Notifier`]).
+pub fn invoice_changed<S>(cx: &Context<S>, id: &str) {
+    cx.notifier()
+        .resource_updated(format!("billing://invoices/{id}"));
 }
 
 fn not_found(id: &str) -> ToolError {

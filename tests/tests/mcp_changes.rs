@@ -838,3 +838,54 @@ async fn a_uri_asked_for_twice_is_sent_once_and_at_most_the_bound_of_known_uris_
     );
     assert_eq!(raw.maybe_next(Duration::from_millis(300)).await, None);
 }
+
+#[tokio::test]
+async fn billing_refund_tells_a_listen_of_the_invoice_only_once_money_moved() {
+    let server = examples::billing::server().unwrap_or_else(|e| panic!("{e}"));
+    let notifier = server.notifier().clone();
+    let mut raw = Raw::connect(server);
+    raw.send(json!({
+        "jsonrpc": "2.0", "id": "watch", "method": "subscriptions/listen",
+        "params": listen_params(json!({"resourceSubscriptions": ["billing://invoices/inv_2026_0002"]})),
+    }))
+    .await;
+    let ack = raw.next().await;
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"resourceSubscriptions": ["billing://invoices/inv_2026_0002"]})
+    );
+    eventually("the listen is open", || notifier.listeners() == 1).await;
+    let mut meta = meta();
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+    let call = json!({
+        "_meta": meta,
+        "name": "billing_refund",
+        "arguments": {"invoice_id": "inv_2026_0002", "amount_cents": 500},
+    });
+    // Round one asks for the confirmation: nothing moved, nothing said.
+    let (before, first) = raw.request(1, "tools/call", call.clone()).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(before, Vec::<Value>::new());
+    let mut retry = call;
+    retry["requestState"] = first["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({"e0": {"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "fraud"}}});
+    let (mut seen, done) = raw.request(2, "tools/call", retry).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["amount_cents"], 500,
+        "{done}"
+    );
+    if seen.is_empty() {
+        seen.push(raw.next().await);
+    }
+    assert_eq!(
+        seen,
+        [json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": "watch"},
+                "uri": "billing://invoices/inv_2026_0002",
+            },
+        })]
+    );
+}
