@@ -223,6 +223,16 @@ async fn static_binary() -> Result<ResourceContent, ToolError> {
     Ok(ResourceContent::blob_base64(RED_PIXEL_PNG))
 }
 
+/// Changes test://watched-resource: clients that subscribed to it (`resources/subscribe`,
+/// `subscriptions/listen`) are told so.
+#[tool_action(name = "test_update_watched_resource")]
+async fn update_watched_resource(_: NoArgs, cx: Context) -> Result<String, ToolError> {
+    let listeners = cx.notifier().resource_updated("test://watched-resource");
+    Ok(format!(
+        "Updated test://watched-resource ({listeners} listening)"
+    ))
+}
+
 /// A resource clients subscribe to.
 #[resource(
     uri = "test://watched-resource",
@@ -383,6 +393,7 @@ fn server() -> Result<Server, fusion_runtime::server::BuildError> {
         .action::<ElicitationSep1034DefaultsAction>()
         .action::<ElicitationSep1330EnumsAction>()
         .action::<SamplingAction>()
+        .action::<UpdateWatchedResourceAction>()
         .prompt::<SimplePromptPrompt>()
         .prompt::<PromptWithArgumentsPrompt>()
         .prompt::<PromptWithEmbeddedResourcePrompt>()

@@ -7,6 +7,7 @@ Target: the conformance example (it carries every fixture once issue 18 lands):
   prompt     test_prompt_with_arguments(arg1, arg2)
   resource   test://static-text, template test://template/{id}/data
   completion ref/prompt test_prompt_with_arguments, argument arg1
+  listen     resourceSubscriptions test://watched-resource, changed by test_update_watched_resource
 Usage: CONFORMANCE_BIN=target/debug/examples/conformance python3 modern_client.py
 
 SDK facts this relies on (read from mcp 2.3.0 sources):
@@ -33,6 +34,7 @@ import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp_types import LOG_LEVEL_META_KEY
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourceUpdated
 
 BIN = os.environ.get("CONFORMANCE_BIN", "target/debug/examples/conformance")
 MODERN = "2026-07-28"
@@ -122,7 +124,22 @@ async def exercise(make_client, label: str) -> None:
             except MCPError as e:
                 check(e.code == -32602 and e.data is not None, what)
 
-    # 4. A client WITHOUT the elicitation capability: the tool answers an isError envelope.
+    # 4. subscriptions/listen: the ack carries the accepted subset; a tool call on the same
+    #    client changes test://watched-resource and the listen hears of it.
+    async with make_client() as c:
+        async with c.listen(resource_subscriptions=["test://watched-resource", "test://nope"],
+                            tools_list_changed=True) as sub:
+            check(sub.honored.resource_subscriptions == ["test://watched-resource"]
+                  and sub.honored.tools_list_changed,
+                  "listen acknowledged with the accepted subset (the unknown URI left out)")
+            r = await c.call_tool("test_update_watched_resource", {})
+            check(not r.is_error and "1 listening" in r.content[0].text, "the tool reached one listener")
+            with anyio.fail_after(10):
+                event = await sub.__anext__()
+            check(isinstance(event, ResourceUpdated) and event.uri == "test://watched-resource",
+                  "notifications/resources/updated arrives on the listen")
+
+    # 5. A client WITHOUT the elicitation capability: the tool answers an isError envelope.
     async with make_client() as c:
         r = await c.call_tool("test_elicitation", {"message": "Who are you?"})
         check(r.is_error and "elicitation" in r.content[0].text.lower(),

@@ -889,3 +889,28 @@ async fn billing_refund_tells_a_listen_of_the_invoice_only_once_money_moved() {
         })]
     );
 }
+
+/// The Python SDK caught this one over stdio: it calls a tool the moment the acknowledgment
+/// arrives. Two worker threads give the race a chance here too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_sent_right_after_the_acknowledgment_is_not_missed() {
+    for round in 0..50 {
+        let server = server();
+        let notifier = server.notifier().clone();
+        let mut raw = Raw::connect(server);
+        raw.send(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+            "params": listen_params(json!({"toolsListChanged": true})),
+        }))
+        .await;
+        let ack = raw.next().await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        // No waiting for the handler: the listener was taken before the acknowledgment.
+        notifier.tools_list_changed();
+        assert_eq!(
+            raw.next().await["method"],
+            "notifications/tools/list_changed",
+            "round {round}"
+        );
+    }
+}

@@ -200,6 +200,12 @@ impl Notifier {
     /// A listener counted against the listen bounds for `client`, held until it is dropped;
     /// `Err` when `client` or the server holds its maximum.
     pub fn listen(&self, client: &ClientKey) -> Result<Changes, ListenRefused> {
+        self.count(client, self.watch())
+    }
+
+    /// `changes` (a [`watch`](Notifier::watch) taken earlier, so that nothing sent since is
+    /// missed), now counted against the listen bounds for `client`.
+    pub fn count(&self, client: &ClientKey, changes: Changes) -> Result<Changes, ListenRefused> {
         let limits = self.inner.limits;
         {
             let mut slots = self.lock();
@@ -214,7 +220,7 @@ impl Notifier {
             *slots.per_client.entry(client.clone()).or_insert(0) += 1;
         }
         Ok(Changes {
-            receiver: self.inner.sender.subscribe(),
+            receiver: changes.receiver,
             _slot: Some(Slot {
                 inner: self.inner.clone(),
                 client: client.clone(),

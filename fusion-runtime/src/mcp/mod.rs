@@ -90,6 +90,7 @@ pub struct McpHandler {
     principal: Option<std::sync::Arc<Principal>>,
     sessionless: bool,
     session: std::sync::Arc<SessionEnd>,
+    pending_listens: notify::Pending,
 }
 
 /// Ends the session's change forwarding when the last clone of its handler is dropped.
@@ -115,6 +116,7 @@ impl McpHandler {
             principal: None,
             sessionless: false,
             session: Default::default(),
+            pending_listens: Default::default(),
         }
     }
 
@@ -244,6 +246,9 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        // Listening starts now, before rmcp acknowledges: nothing sent after the
+        // acknowledgment is missed.
+        self.pending_listens.push(self.server.notifier().watch());
         Some(notify::accepted_filter(&self.server, requested))
     }
 
@@ -255,7 +260,8 @@ impl ServerHandler for McpHandler {
         }
         let client = crate::context::ClientKey::of(&scope);
         let _watch = cancel::watch(request, &scope);
-        notify::listen(&self.server, &client, context).await
+        let changes = self.pending_listens.take(&self.server);
+        notify::listen(&self.server, &client, changes, context).await
     }
 
     async fn discover(

@@ -17,7 +17,8 @@
 //! sends what tells the client to read again: the list-changed notifications its client
 //! accepts, and `resources/updated` for each URI it subscribed to.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::{SubscriptionContext, SubscriptionSendError};
@@ -164,11 +165,40 @@ pub(crate) fn refused(refusal: ListenRefused) -> ErrorData {
 pub(crate) async fn listen(
     server: &Server,
     client: &ClientKey,
+    changes: Changes,
     context: SubscriptionContext,
 ) -> Result<(), ErrorData> {
-    let mut changes = server.notifier().listen(client).map_err(refused)?;
+    let mut changes = server.notifier().count(client, changes).map_err(refused)?;
     run(&context, &mut changes).await;
     Ok(())
+}
+
+/// Listeners taken before their `subscriptions/listen` was acknowledged, waiting for the
+/// handler's `listen` to pick them up: rmcp acknowledges between the two calls, and a change
+/// sent right after the acknowledgment must not be missed. At most [`MAX_PENDING`]; the
+/// oldest goes first (it has seen at least what a newer one has).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pending(Arc<Mutex<VecDeque<Changes>>>);
+
+/// Listeners waiting in [`Pending`] (more only when acknowledgments fail to send).
+const MAX_PENDING: usize = 64;
+
+impl Pending {
+    pub(crate) fn push(&self, changes: Changes) {
+        let mut queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if queue.len() >= MAX_PENDING {
+            queue.pop_front();
+        }
+        queue.push_back(changes);
+    }
+
+    pub(crate) fn take(&self, server: &Server) -> Changes {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop_front()
+            .unwrap_or_else(|| server.notifier().watch())
+    }
 }
 
 async fn run(context: &SubscriptionContext, changes: &mut Changes) {
