@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = process.env.BILLING_BIN ?? path.resolve(here, '../../target/debug/examples/billing');
@@ -111,6 +111,50 @@ test('streamable HTTP (stateless, 2025): no way back to the client', { timeout: 
     } finally {
       await client.close();
     }
+  } finally {
+    child.kill();
+  }
+});
+
+// resources/subscribe → notifications/resources/updated: a client subscribed to the invoice
+// hears of the refund once money moved (stdio: on its one stream; stateful HTTP: on the
+// session's GET stream).
+async function refundNotifiesSubscriber(transport) {
+  const { client } = await connect(transport, {
+    action: 'accept',
+    content: { invoice_id: 'inv_2026_0002', reason: 'duplicate' },
+  });
+  try {
+    const updated = [];
+    let heard;
+    const arrived = new Promise((resolve) => { heard = resolve; });
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      updated.push(n.params.uri);
+      heard();
+    });
+    assert.equal(client.getServerCapabilities().resources.subscribe, true);
+    await client.subscribeResource({ uri: 'billing://invoices/inv_2026_0002' });
+    await client.subscribeResource({ uri: 'billing://invoices/inv_2026_0003' });
+    const result = await client.callTool(REFUND);
+    assert.equal(result.isError, false, JSON.stringify(result));
+    await Promise.race([
+      arrived,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no resources/updated in 10 s')), 10_000)),
+    ]);
+    assert.deepEqual(updated, ['billing://invoices/inv_2026_0002']);
+  } finally {
+    await client.close();
+  }
+}
+
+test('stdio: a subscribed client hears of the refund', { timeout: 30_000 }, async () => {
+  await refundNotifiesSubscriber(new StdioClientTransport({ command: BIN, args: ['serve'], env: ENV, stderr: 'ignore' }));
+});
+
+test('streamable HTTP (stateful): a subscribed client hears of the refund on its GET stream', { timeout: 30_000 }, async () => {
+  const { child, url } = await startHttp(BIN, ENV);
+  try {
+    await refundNotifiesSubscriber(new StreamableHTTPClientTransport(url));
   } finally {
     child.kill();
   }

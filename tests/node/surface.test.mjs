@@ -37,11 +37,13 @@ async function rejects(promise, code) {
   assert.fail(`expected JSON-RPC error ${code}`);
 }
 
-async function surface(client) {
+async function surface(client, stateless = false) {
   assert.equal(client.getServerVersion().name, 'billing');
   const caps = client.getServerCapabilities();
   assert.ok(caps.prompts && caps.completions);
-  assert.equal(caps.resources.subscribe, true);
+  // A stateless server has no session to send updates on: it offers no subscription.
+  assert.equal(caps.resources.subscribe, stateless ? undefined : true);
+  assert.equal(caps.resources.listChanged, stateless ? undefined : true);
 
   // Prompt: listed with its arguments, then fetched.
   const { prompts } = await client.listPrompts();
@@ -95,8 +97,12 @@ async function surface(client) {
   assert.equal(ids.completion.values.length, 5);
   assert.equal(ids.completion.total, 5);
 
-  await client.subscribeResource({ uri: 'billing://policy' });
-  await client.unsubscribeResource({ uri: 'billing://policy' });
+  if (stateless) {
+    await rejects(client.subscribeResource({ uri: 'billing://policy' }), -32601);
+  } else {
+    await client.subscribeResource({ uri: 'billing://policy' });
+    await client.unsubscribeResource({ uri: 'billing://policy' });
+  }
 }
 
 test('stdio: prompt, resources, completions', { timeout: 30_000 }, async () => {
@@ -115,7 +121,7 @@ for (const mode of ['stateful', 'stateless']) {
     try {
       const client = await connect(new StreamableHTTPClientTransport(url));
       try {
-        await surface(client);
+        await surface(client, mode === 'stateless');
       } finally {
         await client.close();
       }
