@@ -407,3 +407,50 @@ async fn billing_refund_moves_money_only_after_confirmation_on_2026() {
         "{invoice}"
     );
 }
+
+fn billing_keyed(key: &[u8]) -> Server {
+    examples::billing::builder()
+        .request_state_key(key)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Two instances sharing the builder's key take each other's retries; one with another key
+/// refuses them; a short key does not build.
+#[tokio::test]
+async fn the_builders_request_state_key_signs_the_state_across_instances() {
+    let mut first = refund_call();
+    first["_meta"] = modern(json!({"elicitation": {}}))["_meta"].clone();
+    let mut a = Raw::connect(billing_keyed(&[1; 32]));
+    let (_, response) = a
+        .request(1, "tools/call", first.clone(), &Value::Null)
+        .await;
+    assert_eq!(
+        response["result"]["resultType"], "input_required",
+        "{response}"
+    );
+    let mut retry = first;
+    retry["requestState"] = response["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({"e0": {"action": "decline"}});
+
+    let mut other = Raw::connect(billing_keyed(&[2; 32]));
+    let (_, refused) = other
+        .request(2, "tools/call", retry.clone(), &Value::Null)
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    let mut twin = Raw::connect(billing_keyed(&[1; 32]));
+    let (_, taken) = twin.request(3, "tools/call", retry, &Value::Null).await;
+    assert!(
+        output(&taken).to_string().contains("REFUND_NOT_CONFIRMED"),
+        "{taken}"
+    );
+
+    let short = examples::billing::builder()
+        .request_state_key(b"short")
+        .build();
+    assert!(matches!(
+        short,
+        Err(fusion_runtime::server::BuildError::RequestStateKey(5))
+    ));
+}

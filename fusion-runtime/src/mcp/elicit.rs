@@ -222,12 +222,15 @@ impl ModernElicitor {
             "params": needed.params,
         }))
         .map_err(|e| e.to_string())?;
-        let state = seal(&State {
-            v: 1,
-            iat: now_secs(),
-            bind: binding.0.clone(),
-            answers: self.answers.clone(),
-        })?;
+        let state = seal(
+            &State {
+                v: 1,
+                iat: now_secs(),
+                bind: binding.0.clone(),
+                answers: self.answers.clone(),
+            },
+            binding.key(),
+        )?;
         Ok((BTreeMap::from([(needed.key, request)]), state))
     }
 }
@@ -293,14 +296,28 @@ impl Elicitor for Arc<ModernElicitor> {
 }
 
 /// What a `requestState` is bound to: the tool and its arguments, so it cannot be replayed
-/// on another call.
-pub(crate) struct Binding(String);
+/// on another call; and the key it is signed with.
+pub(crate) struct Binding(String, Option<Arc<[u8]>>);
 
 impl Binding {
     pub(crate) fn of(tool: &str, arguments: Option<&serde_json::Map<String, Value>>) -> Self {
         let canonical = arguments.map(canonical_json).unwrap_or_default();
         let digest = Sha256::digest(format!("{tool}\n{canonical}").as_bytes());
-        Binding(BASE64_URL_SAFE_NO_PAD.encode(digest))
+        Binding(BASE64_URL_SAFE_NO_PAD.encode(digest), None)
+    }
+
+    /// Signed with `key` (the builder's), or else [`REQUEST_STATE_KEY_ENV`] or the
+    /// process's own.
+    pub(crate) fn signed_with(mut self, key: Option<Arc<[u8]>>) -> Self {
+        self.1 = key;
+        self
+    }
+
+    fn key(&self) -> &[u8] {
+        match &self.1 {
+            Some(own) => own,
+            None => key(),
+        }
     }
 }
 
@@ -337,7 +354,7 @@ pub(crate) fn answers(
     let mut answers = match state {
         None => BTreeMap::new(),
         Some(sealed) => {
-            let state = open(sealed).ok_or_else(bad_state)?;
+            let state = open(sealed, binding.key()).ok_or_else(bad_state)?;
             let fresh = now_secs().saturating_sub(state.iat) <= REQUEST_STATE_TTL.as_secs();
             if state.v != 1 || !fresh || state.bind != binding.0 {
                 return Err(bad_state());
@@ -369,10 +386,10 @@ fn now_secs() -> u64 {
 
 const PREFIX: &str = "rs1.";
 
-fn seal(state: &State) -> Result<String, String> {
+fn seal(state: &State, key: &[u8]) -> Result<String, String> {
     let payload = serde_json::to_vec(state).map_err(|e| e.to_string())?;
     let body = BASE64_URL_SAFE_NO_PAD.encode(&payload);
-    let mac = BASE64_URL_SAFE_NO_PAD.encode(hmac(key(), body.as_bytes()));
+    let mac = BASE64_URL_SAFE_NO_PAD.encode(hmac(key, body.as_bytes()));
     let sealed = format!("{PREFIX}{body}.{mac}");
     if sealed.len() > MAX_REQUEST_STATE_BYTES {
         return Err(format!(
@@ -382,13 +399,13 @@ fn seal(state: &State) -> Result<String, String> {
     Ok(sealed)
 }
 
-fn open(sealed: &str) -> Option<State> {
+fn open(sealed: &str, key: &[u8]) -> Option<State> {
     if sealed.len() > MAX_REQUEST_STATE_BYTES {
         return None;
     }
     let (body, mac) = sealed.strip_prefix(PREFIX)?.split_once('.')?;
     let mac = BASE64_URL_SAFE_NO_PAD.decode(mac).ok()?;
-    let expected = hmac(key(), body.as_bytes());
+    let expected = hmac(key, body.as_bytes());
     // Constant time: every byte is compared.
     let same = mac.len() == expected.len()
         && mac
@@ -420,8 +437,8 @@ fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
     outer.finalize().into()
 }
 
-/// The signing key: [`REQUEST_STATE_KEY_ENV`] when it holds at least 32 bytes, else one drawn
-/// for this process.
+/// The signing key without one from the builder: [`REQUEST_STATE_KEY_ENV`] when it holds at
+/// least 32 bytes, else one drawn for this process.
 fn key() -> &'static [u8] {
     static KEY: OnceLock<Vec<u8>> = OnceLock::new();
     KEY.get_or_init(|| match std::env::var(REQUEST_STATE_KEY_ENV) {
@@ -521,7 +538,7 @@ mod tests {
     #[test]
     fn a_sealed_state_opens_only_untampered_fresh_and_for_its_own_call() {
         let b = binding();
-        let sealed = seal(&state(now_secs(), &b.0)).unwrap_or_default();
+        let sealed = seal(&state(now_secs(), &b.0), key()).unwrap_or_default();
         let opened = answers(Some(&sealed), None, &b).map_err(|e| e.message.to_string());
         assert_eq!(opened.map(|a| a.len()), Ok(1));
 
@@ -533,8 +550,11 @@ mod tests {
         assert_eq!(err, Some(-32602));
 
         // Expired.
-        let old =
-            seal(&state(now_secs() - REQUEST_STATE_TTL.as_secs() - 5, &b.0)).unwrap_or_default();
+        let old = seal(
+            &state(now_secs() - REQUEST_STATE_TTL.as_secs() - 5, &b.0),
+            key(),
+        )
+        .unwrap_or_default();
         assert!(answers(Some(&old), None, &b).is_err());
 
         // Another call's (other arguments).
@@ -542,6 +562,15 @@ mod tests {
         args.insert("invoice_id".into(), json!("inv_2026_0002"));
         let other = Binding::of("billing_refund", Some(&args));
         assert!(answers(Some(&sealed), None, &other).is_err());
+
+        // Signed with another key (the builder's): refused; opened with that key: fine.
+        let own: Arc<[u8]> = Arc::from(&[7u8; 32][..]);
+        let keyed = Binding::of("billing_refund", Some(&serde_json::Map::new()))
+            .signed_with(Some(own.clone()));
+        assert!(answers(Some(&sealed), None, &keyed).is_err());
+        let sealed_own = seal(&state(now_secs(), &keyed.0), &own).unwrap_or_default();
+        assert!(answers(Some(&sealed_own), None, &keyed).is_ok());
+        assert!(answers(Some(&sealed_own), None, &b).is_err());
 
         // Oversized.
         let huge = format!("{PREFIX}{}", "a".repeat(MAX_REQUEST_STATE_BYTES));
@@ -551,7 +580,7 @@ mod tests {
     #[test]
     fn input_responses_are_bounded_and_do_not_overwrite_sealed_answers() {
         let b = binding();
-        let sealed = seal(&state(now_secs(), &b.0)).unwrap_or_default();
+        let sealed = seal(&state(now_secs(), &b.0), key()).unwrap_or_default();
         let mut responses = BTreeMap::new();
         responses.insert("e0".to_owned(), json!({"action": "accept", "content": {}}));
         for i in 1..100 {

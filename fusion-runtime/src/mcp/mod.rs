@@ -313,7 +313,8 @@ impl ServerHandler for McpHandler {
             return Ok(to_call_tool_result(response).into());
         }
         // 2026-07-28: the handler may end the call with `input_required` (MRTR).
-        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref());
+        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref())
+            .signed_with(self.server.request_state_key());
         let answers = elicit::answers(
             request.request_state.as_deref(),
             request.input_responses.as_ref(),

@@ -78,6 +78,9 @@ pub enum BuildError {
     /// The prompts or resources cannot be served.
     #[error(transparent)]
     Catalog(#[from] CatalogBuildError),
+    /// The `requestState` signing key is too short.
+    #[error("the requestState signing key has {0} bytes; it needs at least 32")]
+    RequestStateKey(usize),
 }
 
 /// Builds a [`Server`].
@@ -97,6 +100,7 @@ pub struct ServerBuilder {
     auth: AuthConfig,
     list_cache: ListCache,
     changes: (usize, ListenLimits),
+    request_state_key: Option<Arc<[u8]>>,
 }
 
 /// The builder's authentication settings (see [`auth`](crate::auth)).
@@ -162,6 +166,7 @@ impl Default for ServerBuilder {
                 crate::context::DEFAULT_CHANGE_CAPACITY,
                 ListenLimits::default(),
             ),
+            request_state_key: None,
         }
     }
 }
@@ -202,6 +207,18 @@ impl ServerBuilder {
     /// answered with an error naming the limit.
     pub fn listen_limits(mut self, per_client: usize, total: usize) -> Self {
         self.changes.1 = ListenLimits { per_client, total };
+        self
+    }
+
+    /// The key a 2026-07-28 call's `requestState` (the answers of its elicitation rounds,
+    /// carried by the client between rounds) is signed with: at least 32 bytes, the same on
+    /// every instance of a stateless deployment so any of them can take the retry. Without
+    /// it the key comes from the environment variable
+    /// [`REQUEST_STATE_KEY_ENV`](crate::mcp::elicit::REQUEST_STATE_KEY_ENV), else each
+    /// process draws its own. [`build`](Self::build) fails with
+    /// [`BuildError::RequestStateKey`] for a shorter key.
+    pub fn request_state_key(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.request_state_key = Some(Arc::from(key.as_ref()));
         self
     }
 
@@ -382,6 +399,11 @@ impl ServerBuilder {
     /// Checks the registrations and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
         self.states.changes = Notifier::new(self.changes.0, self.changes.1);
+        if let Some(key) = &self.request_state_key
+            && key.len() < 32
+        {
+            return Err(BuildError::RequestStateKey(key.len()));
+        }
         let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
         let mut seen = HashMap::new();
         for info in &infos {
@@ -482,6 +504,7 @@ impl ServerBuilder {
                 auth: self.auth.auth,
                 shared,
                 list_cache: self.list_cache,
+                request_state_key: self.request_state_key,
             }),
         })
     }
@@ -599,6 +622,11 @@ impl Server {
     /// [`Notifier`]). Handlers reach the same one as `cx.notifier()`.
     pub fn notifier(&self) -> &Notifier {
         &self.inner.states.changes
+    }
+
+    /// The key set with [`ServerBuilder::request_state_key`], if any.
+    pub(crate) fn request_state_key(&self) -> Option<Arc<[u8]>> {
+        self.inner.request_state_key.clone()
     }
 
     /// The instructions for the model, if any.
