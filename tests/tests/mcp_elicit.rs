@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use fusion_runtime::context::Elicited;
 use fusion_runtime::mcp::{StdioOptions, serve_io};
-use fusion_runtime::{Context, Elicitable, Server, ToolError, ToolInput, tool_action};
+use fusion_runtime::{
+    Context, Elicitable, PromptReply, ResourceContent, Server, ToolError, ToolInput, prompt,
+    resource, tool_action,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -453,4 +456,122 @@ async fn the_builders_request_state_key_signs_the_state_across_instances() {
         short,
         Err(fusion_runtime::server::BuildError::RequestStateKey(5))
     ));
+}
+
+/// Drafts a refund note after asking the reason (a prompt that elicits).
+#[prompt(name = "billing.asking_note")]
+async fn asking_note(
+    _: fusion_runtime::prompt::NoArguments,
+    cx: Context,
+) -> Result<PromptReply, ToolError> {
+    match cx.elicit::<Confirm>("Why the refund?").await? {
+        Elicited::Accept(c) => Ok(PromptReply::new().user(format!("Refund note: {:?}", c.reason))),
+        _ => Ok(PromptReply::new().user("No note")),
+    }
+}
+
+/// The refund ledger, shown only to a user who confirms (a resource that elicits).
+#[resource(uri = "billing://ledger", name = "ledger", mime = "text/plain")]
+async fn ledger(cx: Context) -> Result<ResourceContent, ToolError> {
+    match cx.elicit::<Confirm>("Show the ledger?").await? {
+        Elicited::Accept(c) => Ok(ResourceContent::text(format!("ledger ({:?})", c.reason))),
+        _ => Ok(ResourceContent::text("hidden")),
+    }
+}
+
+fn asking_server() -> Server {
+    Server::builder()
+        .name("asking")
+        .prompt::<AskingNotePrompt>()
+        .resource::<LedgerResource>()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn modern_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    })
+}
+
+/// prompts/get and resources/read ask like a tool: `input_required` then the retry on
+/// 2026-07-28, `elicitation/create` on 2025.
+#[tokio::test]
+async fn prompts_and_resources_elicit_on_both_generations() {
+    let mut raw = Raw::connect(asking_server());
+    for (id, method, mut params, path) in [
+        (
+            1,
+            "prompts/get",
+            json!({"name": "billing_asking_note"}),
+            "/messages/0/content/text",
+        ),
+        (
+            3,
+            "resources/read",
+            json!({"uri": "billing://ledger"}),
+            "/contents/0/text",
+        ),
+    ] {
+        params["_meta"] = modern_meta(json!({"elicitation": {}}));
+        let (_, first) = raw.request(id, method, params.clone(), &Value::Null).await;
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let (key, asked) = first["result"]["inputRequests"]
+            .as_object()
+            .and_then(|m| m.iter().next())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .unwrap_or_else(|| panic!("{first}"));
+        assert_eq!(asked["method"], "elicitation/create", "{first}");
+        let mut retry = params;
+        retry["requestState"] = first["result"]["requestState"].clone();
+        retry["inputResponses"] =
+            json!({ key: {"action": "accept", "content": {"reason": "fraud"}} });
+        let (_, done) = raw.request(id + 1, method, retry, &Value::Null).await;
+        assert_eq!(done["result"]["resultType"], "complete", "{done}");
+        let text = done["result"]
+            .pointer(path)
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        assert!(text.contains("Fraud"), "{method}: {done}");
+    }
+    // A state sealed for the prompt does not open the resource.
+    let mut params =
+        json!({"name": "billing_asking_note", "_meta": modern_meta(json!({"elicitation": {}}))});
+    let (_, first) = raw
+        .request(5, "prompts/get", params.clone(), &Value::Null)
+        .await;
+    params = json!({"uri": "billing://ledger", "_meta": params["_meta"].clone()});
+    params["requestState"] = first["result"]["requestState"].clone();
+    let (_, refused) = raw.request(6, "resources/read", params, &Value::Null).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    let mut legacy = Raw::connect(asking_server());
+    legacy.initialize(json!({"elicitation": {}})).await;
+    let answer = json!({"action": "accept", "content": {"reason": "duplicate"}});
+    let (asked, got) = legacy
+        .request(
+            1,
+            "prompts/get",
+            json!({"name": "billing_asking_note"}),
+            &answer,
+        )
+        .await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["message"], "Why the refund?");
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"],
+        "Refund note: Duplicate"
+    );
+    let (asked, got) = legacy
+        .request(
+            2,
+            "resources/read",
+            json!({"uri": "billing://ledger"}),
+            &answer,
+        )
+        .await;
+    assert_eq!(asked.len(), 1);
+    assert_eq!(got["result"]["contents"][0]["text"], "ledger (Duplicate)");
 }

@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
-use super::{McpHandler, to_block};
+use super::{Asked, McpHandler, to_block};
 use crate::completion::CompletionRequest;
 use crate::prompt;
 use crate::server::catalog::{
@@ -166,15 +166,26 @@ pub(super) async fn get_prompt(
     era: &Era,
 ) -> Result<GetPromptResponse, ErrorData> {
     has_prompts(&handler.server)?;
-    let reply = handler
-        .server
-        .get_prompt(
-            &request.name,
-            request.arguments,
+    let bound_to = format!("prompts/get {}", request.name);
+    let asked = handler
+        .elicitable(
+            &context,
+            era,
             scope(handler, &context, era),
+            (&bound_to, request.arguments.as_ref()),
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            |scope| {
+                handler
+                    .server
+                    .get_prompt(&request.name, request.arguments.clone(), scope)
+            },
         )
-        .await
-        .map_err(to_error)?;
+        .await?;
+    let reply = match asked {
+        Asked::Done(reply) => reply.map_err(to_error)?,
+        Asked::InputRequired(input) => return Ok(GetPromptResponse::InputRequired(input)),
+    };
     let (description, messages) = reply.into_parts();
     let messages = messages
         .into_iter()
@@ -261,11 +272,22 @@ pub(super) async fn read_resource(
     era: &Era,
 ) -> Result<ReadResourceResponse, ErrorData> {
     has_resources(&handler.server)?;
-    let read = handler
-        .server
-        .read_resource(&request.uri, scope(handler, &context, era))
-        .await
-        .map_err(to_error)?;
+    let bound_to = format!("resources/read {}", request.uri);
+    let asked = handler
+        .elicitable(
+            &context,
+            era,
+            scope(handler, &context, era),
+            (&bound_to, None),
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            |scope| handler.server.read_resource(&request.uri, scope),
+        )
+        .await?;
+    let read = match asked {
+        Asked::Done(read) => read.map_err(to_error)?,
+        Asked::InputRequired(input) => return Ok(ReadResourceResponse::InputRequired(input)),
+    };
     let contents = match (read.content.as_text(), read.content.as_base64()) {
         (Some(text), _) => ResourceContents::TextResourceContents {
             uri: read.uri,

@@ -456,6 +456,53 @@ impl ServerHandler for McpHandler {
     }
 }
 
+/// How a request that may ask the user ended.
+pub(crate) enum Asked<T> {
+    /// It ran to its end.
+    Done(T),
+    /// 2026-07-28: it asked what the retry must answer.
+    InputRequired(InputRequiredResult),
+}
+
+impl McpHandler {
+    /// Runs `work` with the request's elicitor (see [`CallContext::elicit`](crate::context::CallContext::elicit)):
+    /// `elicitation/create` for a 2025 request; for a 2026-07-28 one the answers so far
+    /// (`requestState`, bound to `bound_to`, plus `inputResponses`), and `input_required`
+    /// as soon as `work` asks what they do not answer.
+    pub(crate) async fn elicitable<T, F: std::future::Future<Output = T>>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        era: &Era,
+        mut scope: crate::server::RequestScope,
+        bound_to: (&str, Option<&rmcp::model::JsonObject>),
+        state: Option<&str>,
+        responses: Option<&rmcp::model::InputResponses>,
+        work: impl FnOnce(crate::server::RequestScope) -> F,
+    ) -> Result<Asked<T>, ErrorData> {
+        if scope.principal.is_none() {
+            scope.principal = self.principal.clone();
+        }
+        if !era.is_modern() {
+            scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(context)));
+            return Ok(Asked::Done(work(scope).await));
+        }
+        let binding = elicit::Binding::of(bound_to.0, bound_to.1)
+            .signed_with(self.server.request_state_key());
+        let answers = elicit::answers(state, responses, &binding)?;
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, context));
+        scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+        tokio::select! {
+            done = work(scope) => Ok(Asked::Done(done)),
+            () = elicitor.input_needed() => {
+                let (requests, state) = elicitor
+                    .input_required(&binding)
+                    .map_err(|e| ErrorData::internal_error(e, None))?;
+                Ok(Asked::InputRequired(InputRequiredResult::new(Some(requests), Some(state))))
+            }
+        }
+    }
+}
+
 /// An `input_required` result with the server named in its `_meta` (modern requests only
 /// ever get one).
 fn stamp_input(era: &Era, mut r: InputRequiredResult, server: &Server) -> InputRequiredResult {
