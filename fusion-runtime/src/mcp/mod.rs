@@ -23,6 +23,10 @@
 //! 2026-07-28 results also carry `serverInfo` in `_meta`, and the lists the builder's
 //! `ttlMs` / `cacheScope` ([`ServerBuilder::list_cache`](crate::ServerBuilder::list_cache)).
 //!
+//! Change notifications from application code ([`Notifier`](crate::Notifier)) reach a 2025
+//! session through `resources/subscribe` and the list-changed notifications, and a
+//! 2026-07-28 client through `subscriptions/listen` (`mcp/notify.rs`).
+//!
 //! Between the bytes and rmcp sits a check ([`jsonrpc`]) that answers what rmcp would drop
 //! or answer unreadably: over stdio ([`serve_io`]) and HTTP ([`http_router`]) alike, a
 //! message that is not JSON gets `-32700`, one that is not a JSON-RPC request (or a batch)
