@@ -914,3 +914,17 @@ async fn a_change_sent_right_after_the_acknowledgment_is_not_missed() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_listen_whose_filter_cannot_be_read_is_invalid_params() {
+    let mut raw = Raw::connect(server());
+    let (before, answer) = raw
+        .request(
+            1,
+            "subscriptions/listen",
+            json!({"_meta": meta(), "notifications": {"resourceSubscriptions": "test://index"}}),
+        )
+        .await;
+    assert_eq!(before, Vec::<Value>::new());
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+}

@@ -191,6 +191,7 @@ const SERVED_METHODS: &[&str] = &[
     "resources/subscribe",
     "resources/unsubscribe",
     "completion/complete",
+    "subscriptions/listen",
 ];
 
 fn parse_error(e: &serde_json::Error) -> Reply {
