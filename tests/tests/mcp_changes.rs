@@ -928,3 +928,69 @@ async fn a_listen_whose_filter_cannot_be_read_is_invalid_params() {
     assert_eq!(before, Vec::<Value>::new());
     assert_eq!(answer["error"]["code"], -32602, "{answer}");
 }
+
+/// Not a change notification, but the same resources: per-resource cache hints on a
+/// 2026-07-28 read (by URI or by template), the default for the others, none for 2025.
+#[tokio::test]
+async fn reads_carry_the_builders_per_resource_cache_hints() {
+    use fusion_runtime::server::CacheScope;
+    let server = builder()
+        .resource_cache(
+            "test://docs/{id}",
+            Duration::from_secs(5),
+            CacheScope::Public,
+        )
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut raw = Raw::connect(server);
+    let (_, doc) = raw
+        .request(
+            1,
+            "resources/read",
+            json!({"_meta": meta(), "uri": "test://docs/a"}),
+        )
+        .await;
+    assert_eq!(
+        (&doc["result"]["ttlMs"], &doc["result"]["cacheScope"]),
+        (&json!(5000), &json!("public")),
+        "{doc}"
+    );
+    let (_, index) = raw
+        .request(
+            2,
+            "resources/read",
+            json!({"_meta": meta(), "uri": "test://index"}),
+        )
+        .await;
+    assert_eq!(
+        (&index["result"]["ttlMs"], &index["result"]["cacheScope"]),
+        (&json!(0), &json!("private")),
+        "{index}"
+    );
+    let mut legacy = Raw::connect(
+        builder()
+            .read_cache(Duration::from_secs(9), CacheScope::Public)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let (_, index) = legacy
+        .request(
+            3,
+            "resources/read",
+            json!({"_meta": meta(), "uri": "test://index"}),
+        )
+        .await;
+    assert_eq!(index["result"]["ttlMs"], 9000, "{index}");
+    legacy.initialize("2025-11-25").await;
+    let (_, old) = legacy
+        .request(4, "resources/read", json!({"uri": "test://index"}))
+        .await;
+    assert!(old["result"].get("ttlMs").is_none(), "{old}");
+    let unknown = builder()
+        .resource_cache("test://nothing", Duration::from_secs(1), CacheScope::Public)
+        .build();
+    assert!(matches!(
+        unknown,
+        Err(fusion_runtime::server::BuildError::ResourceCache(r)) if r == "test://nothing"
+    ));
+}

@@ -302,7 +302,13 @@ pub(super) async fn read_resource(
             meta: None,
         },
     };
-    Ok(ReadResourceResult::new(vec![contents]).into())
+    let mut result = ReadResourceResult::new(vec![contents]);
+    if era.is_modern() {
+        let cache = handler.server.read_cache(read.resource);
+        result.ttl_ms = Some(super::era::ttl_ms(cache));
+        result.cache_scope = Some(super::era::to_rmcp_scope(cache.scope));
+    }
+    Ok(result.into())
 }
 
 fn unknown_uri(uri: &str) -> ErrorData {

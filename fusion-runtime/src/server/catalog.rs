@@ -168,6 +168,8 @@ pub enum CompletionRef {
 pub struct ResourceRead {
     /// The URI read.
     pub uri: String,
+    /// The resource that answered: its URI, or its URI template.
+    pub resource: &'static str,
     /// Its MIME type: the contents' own, else the resource's declared one.
     pub mime_type: Option<String>,
     /// The contents.
@@ -589,6 +591,7 @@ impl Server {
         match run(fut, cx.scope(), entry.info.uri).await {
             Ok(content) => Ok(ResourceRead {
                 uri: uri.to_owned(),
+                resource: entry.info.uri,
                 mime_type: content
                     .mime()
                     .or(entry.info.mime_type.as_deref())

@@ -78,6 +78,9 @@ pub enum BuildError {
     /// The prompts or resources cannot be served.
     #[error(transparent)]
     Catalog(#[from] CatalogBuildError),
+    /// Cache hints name no registered resource.
+    #[error("resource_cache for `{0}`, but no resource has that URI or URI template")]
+    ResourceCache(String),
     /// The `requestState` signing key is too short.
     #[error("the requestState signing key has {0} bytes; it needs at least 32")]
     RequestStateKey(usize),
@@ -101,6 +104,32 @@ pub struct ServerBuilder {
     list_cache: ListCache,
     changes: (usize, ListenLimits),
     request_state_key: Option<Arc<[u8]>>,
+    read_cache: ReadCache,
+}
+
+/// The `ttlMs` / `cacheScope` of 2026-07-28 `resources/read` results: per resource, else the
+/// default.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReadCache {
+    default: Option<ListCache>,
+    per_resource: Vec<(String, ListCache)>,
+}
+
+/// The default cache hints of a resource read: not cached, private (rmcp's).
+pub const DEFAULT_READ_CACHE: ListCache = ListCache {
+    ttl: Duration::ZERO,
+    scope: CacheScope::Private,
+};
+
+impl ReadCache {
+    fn of(&self, resource: &str) -> ListCache {
+        self.per_resource
+            .iter()
+            .find(|(r, _)| r == resource)
+            .map(|(_, c)| *c)
+            .or(self.default)
+            .unwrap_or(DEFAULT_READ_CACHE)
+    }
 }
 
 /// The builder's authentication settings (see [`auth`](crate::auth)).
@@ -167,6 +196,7 @@ impl Default for ServerBuilder {
                 ListenLimits::default(),
             ),
             request_state_key: None,
+            read_cache: ReadCache::default(),
         }
     }
 }
@@ -219,6 +249,30 @@ impl ServerBuilder {
     /// [`BuildError::RequestStateKey`] for a shorter key.
     pub fn request_state_key(mut self, key: impl AsRef<[u8]>) -> Self {
         self.request_state_key = Some(Arc::from(key.as_ref()));
+        self
+    }
+
+    /// How long 2026-07-28 clients may cache what `resources/read` returns for `resource`
+    /// (its URI, or the URI template of a `#[resource(template = ..)]`), and who may: the
+    /// read's `ttlMs` and `cacheScope`. [`build`](Self::build) fails when no resource has that
+    /// URI or template.
+    pub fn resource_cache(
+        mut self,
+        resource: impl Into<String>,
+        ttl: Duration,
+        scope: CacheScope,
+    ) -> Self {
+        self.read_cache
+            .per_resource
+            .push((resource.into(), ListCache { ttl, scope }));
+        self
+    }
+
+    /// The cache hints of every resource read without its own
+    /// ([`resource_cache`](Self::resource_cache)); default [`DEFAULT_READ_CACHE`], not
+    /// cached.
+    pub fn read_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.read_cache.default = Some(ListCache { ttl, scope });
         self
     }
 
@@ -477,6 +531,14 @@ impl ServerBuilder {
             .build(separator, self.internal.hide_messages, |id| {
                 self.states.contains(id)
             })?;
+        if let Some((unknown, _)) = self
+            .read_cache
+            .per_resource
+            .iter()
+            .find(|(r, _)| !catalog.resources().iter().any(|e| e.info.uri == r))
+        {
+            return Err(BuildError::ResourceCache(unknown.clone()));
+        }
         let contracts = contracts_of(&entries);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
@@ -505,6 +567,7 @@ impl ServerBuilder {
                 shared,
                 list_cache: self.list_cache,
                 request_state_key: self.request_state_key,
+                read_cache: self.read_cache,
             }),
         })
     }
@@ -622,6 +685,11 @@ impl Server {
     /// [`Notifier`]). Handlers reach the same one as `cx.notifier()`.
     pub fn notifier(&self) -> &Notifier {
         &self.inner.states.changes
+    }
+
+    /// The cache hints 2026-07-28 clients get on a read of `resource` (its URI or template).
+    pub fn read_cache(&self, resource: &str) -> ListCache {
+        self.inner.read_cache.of(resource)
     }
 
     /// The key set with [`ServerBuilder::request_state_key`], if any.

@@ -160,4 +160,5 @@ pub(super) struct Inner {
     pub(super) shared: super::limits::SharedStore,
     pub(super) list_cache: crate::server::ListCache,
     pub(super) request_state_key: Option<Arc<[u8]>>,
+    pub(super) read_cache: super::ReadCache,
 }
