@@ -17,7 +17,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
-use super::{Asked, McpHandler, to_block};
+use super::{Asked, McpHandler, Retry, to_block};
 use crate::completion::CompletionRequest;
 use crate::prompt;
 use crate::server::catalog::{
@@ -172,9 +172,11 @@ pub(super) async fn get_prompt(
             &context,
             era,
             scope(handler, &context, era),
-            (&bound_to, request.arguments.as_ref()),
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
+            Retry {
+                bound_to: (&bound_to, request.arguments.as_ref()),
+                state: request.request_state.as_deref(),
+                responses: request.input_responses.as_ref(),
+            },
             |scope| {
                 handler
                     .server
@@ -278,9 +280,11 @@ pub(super) async fn read_resource(
             &context,
             era,
             scope(handler, &context, era),
-            (&bound_to, None),
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
+            Retry {
+                bound_to: (&bound_to, None),
+                state: request.request_state.as_deref(),
+                responses: request.input_responses.as_ref(),
+            },
             |scope| handler.server.read_resource(&request.uri, scope),
         )
         .await?;

@@ -468,19 +468,25 @@ pub(crate) enum Asked<T> {
     InputRequired(InputRequiredResult),
 }
 
+/// What a 2026-07-28 retry brings back: the `requestState` (bound to `bound_to`: a name and
+/// the arguments) and the `inputResponses`.
+pub(crate) struct Retry<'a> {
+    pub(crate) bound_to: (&'a str, Option<&'a rmcp::model::JsonObject>),
+    pub(crate) state: Option<&'a str>,
+    pub(crate) responses: Option<&'a rmcp::model::InputResponses>,
+}
+
 impl McpHandler {
     /// Runs `work` with the request's elicitor (see [`CallContext::elicit`](crate::context::CallContext::elicit)):
     /// `elicitation/create` for a 2025 request; for a 2026-07-28 one the answers so far
-    /// (`requestState`, bound to `bound_to`, plus `inputResponses`), and `input_required`
+    /// (`retry`'s `requestState` and `inputResponses`), and `input_required`
     /// as soon as `work` asks what they do not answer.
     pub(crate) async fn elicitable<T, F: std::future::Future<Output = T>>(
         &self,
         context: &RequestContext<RoleServer>,
         era: &Era,
         mut scope: crate::server::RequestScope,
-        bound_to: (&str, Option<&rmcp::model::JsonObject>),
-        state: Option<&str>,
-        responses: Option<&rmcp::model::InputResponses>,
+        retry: Retry<'_>,
         work: impl FnOnce(crate::server::RequestScope) -> F,
     ) -> Result<Asked<T>, ErrorData> {
         if scope.principal.is_none() {
@@ -490,9 +496,9 @@ impl McpHandler {
             scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(context)));
             return Ok(Asked::Done(work(scope).await));
         }
-        let binding = elicit::Binding::of(bound_to.0, bound_to.1)
+        let binding = elicit::Binding::of(retry.bound_to.0, retry.bound_to.1)
             .signed_with(self.server.request_state_key());
-        let answers = elicit::answers(state, responses, &binding)?;
+        let answers = elicit::answers(retry.state, retry.responses, &binding)?;
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, context));
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         tokio::select! {
