@@ -183,7 +183,12 @@ impl Dfa {
             .accelerate(false)
             .dfa_size_limit(Some(MAX_DFA_BYTES))
             .determinize_size_limit(Some(4 * MAX_DFA_BYTES));
-        let build = || dense::Builder::new().configure(config).build(translated).ok();
+        let build = || {
+            dense::Builder::new()
+                .configure(config)
+                .build(translated)
+                .ok()
+        };
         let dfa = catch_unwind(AssertUnwindSafe(build)).ok().flatten()?;
         let start = dfa.start_state(&start::Config::new()).ok()?;
         Some(Dfa { dfa, start })
