@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::explain::{SchemaIndex, issues_from_errors, serde_issue};
 use super::path::Path;
@@ -58,19 +58,8 @@ fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Builds `T`'s schema (draft 2020-12) and its validator, with format validation on.
-pub fn compile<T: schemars::JsonSchema>() -> Compiled {
-    let annotated = crate::validation::spec::annotated_root_schema::<T>();
-    Compiled {
-        index: SchemaIndex::new(&annotated),
-        shown: Arc::new(crate::schema::shown_schema(&annotated)),
-        validator: validator_for(&annotated),
-        plan: None,
-    }
-}
-
-/// [`compile`] for a derived input, with the plan of its typed check when the schema allows
-/// one.
+/// Builds a derived input's schema (draft 2020-12), its validator (format validation on) and
+/// the plan of its typed check when the schema allows one.
 pub fn compile_derived<T: schemars::JsonSchema>(spec: &ContainerSpec) -> Compiled {
     let annotated = crate::validation::spec::annotated_root_schema::<T>();
     let validator = validator_for(&annotated);
@@ -96,11 +85,6 @@ impl Compiled {
     /// not compile).
     pub fn schema_accepts(&self, arguments: &Value) -> bool {
         self.validator.as_ref().is_ok_and(|v| v.is_valid(arguments))
-    }
-
-    /// Every structural problem of `arguments`, in one pass; empty when the schema accepts them.
-    pub fn check(&self, arguments: &Value) -> Vec<Issue> {
-        self.report(arguments).issues().to_vec()
     }
 
     fn report(&self, arguments: &Value) -> ValidationReport {
