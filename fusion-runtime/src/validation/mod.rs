@@ -332,12 +332,13 @@ fn plural(n: f64) -> &'static str {
 impl Measure {
     /// The problem, from the rule that measures it: `Too short`, `Too large`, ….
     fn problem(self, upper: bool) -> &'static str {
-        match self {
-            Measure::Length => rules::length::problem(upper),
-            Measure::Number => rules::range::problem(upper),
-            Measure::Items => rules::items::problem(upper),
-            Measure::Properties => rules::properties::problem(upper),
-        }
+        let (below, above) = match self {
+            Measure::Length => rules::length::PROBLEMS,
+            Measure::Number => rules::range::PROBLEMS,
+            Measure::Items => rules::items::PROBLEMS,
+            Measure::Properties => rules::properties::PROBLEMS,
+        };
+        if upper { above } else { below }
     }
 
     /// The count after a sent string or object bound by its size: ` (2 characters)`.

@@ -45,10 +45,8 @@ fn within(s: &str, min: u64, max: u64) -> bool {
     min <= n && n <= max
 }
 
-/// The problem: `Too short` / `Too long`.
-pub fn problem(upper: bool) -> &'static str {
-    if upper { "Too long" } else { "Too short" }
-}
+/// The problems, below and above the bounds.
+pub const PROBLEMS: (&str, &str) = ("Too short", "Too long");
 
 /// The unit of its count.
 pub const UNIT: (&str, &str) = ("character", "characters");

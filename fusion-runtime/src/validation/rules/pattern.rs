@@ -10,9 +10,9 @@
 //! 2. else the ECMA-262 translation ([`jsonschema_regex::to_rust_regex`]): an anchored
 //!    sequence ([`jsonschema_regex::Sequence`] compiles it) is decided by the `regex` crate's
 //!    engine on the translation, which `jsonschema` falls back on and its sequence matcher
-//!    reproduces: a dense DFA of `regex-automata` (what `regex` itself runs for a small
-//!    pattern), built once and walked byte by byte without a search's setup, or `regex` when
-//!    the DFA would be larger than [`MAX_DFA_BYTES`];
+//!    reproduces: a dense DFA of `regex-automata` (the engine inside `regex`), built once and
+//!    walked byte by byte without a search's setup, or `regex` itself when the DFA would be
+//!    larger than [`MAX_DFA_BYTES`];
 //! 3. leading look-aheads, which `jsonschema` splits into parts: the engine decides;
 //! 4. else `fancy-regex` on the translation, or on its [`jsonschema_regex::search_form`]
 //!    (a counted class, or edge counts collapsed).
@@ -256,6 +256,17 @@ mod tests {
             };
             assert_eq!(p.is_match(text), *expected, "{pattern} on {text:?}");
         }
+    }
+
+    #[test]
+    fn a_pattern_too_large_for_a_dfa_gets_none_and_still_decides() {
+        assert!(Dfa::new("^acc_[a-z0-9]{6,12}$").is_some());
+        let large = "^[^a]{1,900}$";
+        assert!(Dfa::new(large).is_none());
+        let m = Matcher::new(large);
+        assert!(!matches!(m, Matcher::Dfa(_)));
+        assert_eq!(m.is_match(&"é".repeat(900)), Some(true));
+        assert_eq!(m.is_match(&"é".repeat(901)), Some(false));
     }
 
     #[test]

@@ -86,10 +86,8 @@ fn lowest(b: Num, exclusive: bool, sign: i8) -> Option<i128> {
     }
 }
 
-/// The problem: `Too small` / `Too large`.
-pub fn problem(upper: bool) -> &'static str {
-    if upper { "Too large" } else { "Too small" }
-}
+/// The problems, below and above the bounds.
+pub const PROBLEMS: (&str, &str) = ("Too small", "Too large");
 
 /// The expected text: `a number >= 1` (`>`, `<=`, `<`).
 pub fn push_expected(out: &mut String, limit: f64, inclusive: bool, upper: bool) {
