@@ -41,12 +41,11 @@ pub fn check(value: Typed<'_>, format: StringFormat) -> Check {
 /// One table step per byte ([`EMAIL_NEXT`]); the lengths need checking only past 64 bytes.
 pub fn is_plain_email(s: &str) -> bool {
     let b = s.as_bytes();
-    // A state is held as its row's offset in `EMAIL_NEXT` (row × 8), a class is a column (< 8).
-    let mut at = L0 * 8;
+    let mut state = L0;
     for &c in b {
-        at = EMAIL_NEXT[usize::from(at.wrapping_add(EMAIL_CLASS[usize::from(c)]))];
+        state = EMAIL_NEXT[usize::from(state & 15)][usize::from(EMAIL_CLASS[usize::from(c)] & 7)];
     }
-    at == A2 * 8 && (b.len() <= 64 || lengths_fit(b))
+    state == A2 && (b.len() <= 64 || lengths_fit(b))
 }
 
 /// The local part at most 64 bytes, the domain 253, each label 63.
@@ -98,27 +97,21 @@ const EMAIL_CLASS: [u8; 256] = {
     t
 };
 
-/// The next state's row offset, by state row offset plus byte class.
+/// The next state, by state and byte class.
 #[rustfmt::skip]
-const EMAIL_NEXT: [u8; 256] = {
-    let mut rows = [[R; 8]; 11];
-    //              other letter digit _+  -   .   @
-    rows[L0 as usize] = [R, L1, L1, L1, L1, R,  R,  R];
-    rows[L1 as usize] = [R, L1, L1, L1, L1, L0, D0, R];
-    rows[D0 as usize] = [R, N,  N,  R,  R,  R,  R,  R];
-    rows[N as usize]  = [R, N,  N,  R,  NH, S,  R,  R];
-    rows[NH as usize] = [R, N,  N,  R,  R,  R,  R,  R];
-    rows[S as usize]  = [R, A1, M,  R,  R,  R,  R,  R];
-    rows[A1 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
-    rows[A2 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
-    rows[M as usize]  = [R, M,  M,  R,  H,  S,  R,  R];
-    rows[H as usize]  = [R, M,  M,  R,  R,  R,  R,  R];
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 88 {
-        t[i] = rows[i / 8][i % 8] * 8;
-        i += 1;
-    }
+const EMAIL_NEXT: [[u8; 8]; 16] = {
+    let mut t = [[R; 8]; 16];
+    //        other letter digit _+  -   .   @
+    t[L0 as usize] = [R, L1, L1, L1, L1, R,  R,  R];
+    t[L1 as usize] = [R, L1, L1, L1, L1, L0, D0, R];
+    t[D0 as usize] = [R, N,  N,  R,  R,  R,  R,  R];
+    t[N as usize]  = [R, N,  N,  R,  NH, S,  R,  R];
+    t[NH as usize] = [R, N,  N,  R,  R,  R,  R,  R];
+    t[S as usize]  = [R, A1, M,  R,  R,  R,  R,  R];
+    t[A1 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
+    t[A2 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
+    t[M as usize]  = [R, M,  M,  R,  H,  S,  R,  R];
+    t[H as usize]  = [R, M,  M,  R,  R,  R,  R,  R];
     t
 };
 
