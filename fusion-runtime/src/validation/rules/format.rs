@@ -38,7 +38,7 @@ pub fn check(value: Typed<'_>, format: StringFormat) -> Check {
 /// last one letters only. `false` says nothing: the engine decides. `fast_path_contract.rs`
 /// checks that the engine accepts whatever this accepts.
 ///
-/// One table step per byte ([`EMAIL_NEXT`]); the lengths need checking only past 64 bytes.
+/// One table step per byte; the lengths need checking only past 64 bytes.
 pub fn is_plain_email(s: &str) -> bool {
     let b = s.as_bytes();
     let mut state = L0;
