@@ -8,7 +8,7 @@ pub use serde_json;
 
 pub use crate::validation::Path;
 pub use crate::validation::derived::{
-    Compiled, Derived, Plan, compile, compile_derived, from_arguments, typed_accepts,
+    Compiled, Derived, Plan, compile_derived, from_arguments, typed_accepts,
 };
 pub use crate::validation::rules;
 pub use crate::validation::rules::custom::{Dive, DiveNone, DiveValidate, Validate, run_validator};

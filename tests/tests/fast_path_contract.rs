@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use fusion_runtime::__private::{Derived, compile, typed_accepts};
+use fusion_runtime::__private::{Derived, typed_accepts};
 use fusion_runtime::ToolInput;
 use proptest::prelude::*;
 use schemars::JsonSchema;
@@ -321,7 +321,7 @@ proptest! {
 
     #[test]
     fn typed_rules_accept_exactly_what_the_schema_accepts(args in arguments()) {
-        let compiled = compile::<Everything>();
+        let compiled = Everything::compiled();
         assert_typed_sound::<Everything>(&args)?;
         assert_typed_sound::<Defaults>(&args)?;
         assert_typed_sound::<Loose>(&args)?;
@@ -402,7 +402,7 @@ fn types_a_typed_value_cannot_decide_ask_the_engine() {
 fn integral_floats_behave_as_before() {
     // JSON Schema calls `1.0` an integer; serde does not take it for an `i64`. Both paths
     // accept it at the schema level and report serde's one issue.
-    let compiled = compile::<Everything>();
+    let compiled = Everything::compiled();
     let args = json!({"name": "abc", "pct": 5.0});
     assert_eq!(typed_accepts::<Everything>(&args), None);
     assert!(compiled.schema_accepts(&args));

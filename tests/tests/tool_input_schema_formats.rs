@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use fusion_runtime::__private::{compile, typed_accepts};
+use fusion_runtime::__private::{Derived, typed_accepts};
 use fusion_runtime::ToolInput;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -152,7 +152,7 @@ fn rust_number_formats_are_stripped_at_every_depth_and_ranges_kept() {
 
 #[test]
 fn validator_and_typed_path_read_the_stripped_schema_alike() {
-    let compiled = compile::<Numbers>();
+    let compiled = Numbers::compiled();
     // The validator compiles the same keywords agents see (without the `x-fusion-*` annotations).
     assert_eq!(
         non_standard(&Value::Object(compiled.schema().as_ref().clone())),

@@ -1,7 +1,7 @@
 //! A container `#[serde(rename = "..")]` names a derived input's schema (`schema_name()`): its
 //! `$defs` key, its `$ref`s and a root schema's `title`. `rename_all` renames fields only.
 
-use fusion_runtime::__private::{compile, typed_accepts};
+use fusion_runtime::__private::{Derived, typed_accepts};
 use fusion_runtime::ToolInput;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -87,7 +87,7 @@ fn nested_renamed_inputs_are_defined_and_referenced_by_their_rename() {
 #[test]
 fn renamed_inputs_validate_and_deserialize_as_the_schema_says() {
     let good = json!({"ship_to": {"streetName": "Main St 1"}, "bill_to": {"zip": "1000"}, "at": {"lat": 1.5}});
-    let compiled = compile::<Order>();
+    let compiled = Order::compiled();
     assert!(compiled.schema_accepts(&good));
     assert_eq!(typed_accepts::<Order>(&good), Some(true));
     let order = Order::from_arguments(&good).expect("valid");

@@ -482,17 +482,12 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         return e.into();
     }
     let s = resolve(root, schema);
-    if let Some(f) = s.get("format").and_then(Value::as_str)
-        && let known @ (Format::Email
-        | Format::Url
-        | Format::Uuid
-        | Format::DateTime
-        | Format::Date
-        | Format::Time
-        | Format::Ipv4
-        | Format::Ipv6) = Format::from_keyword(f)
+    if let Some(row) = s
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(|f| Format::from_keyword(f).row())
     {
-        return known.expected();
+        return row.3.into();
     }
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
         return Format::Pattern(p.to_owned()).expected();

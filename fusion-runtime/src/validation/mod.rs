@@ -197,6 +197,25 @@ impl Issue {
         }
     }
 
+    /// The name as shown: as it is up to [`MAX_PATH_CHARS`] characters, else each key cut to
+    /// 50 characters and the whole to [`MAX_PATH_CHARS`] (197 and `...`).
+    fn write_shown_name(&self, out: &mut String) {
+        self.write_field_name(out);
+        if out.chars().take(MAX_PATH_CHARS + 1).count() <= MAX_PATH_CHARS {
+            return;
+        }
+        out.clear();
+        self.path.write(out, true);
+        if let Some((end, _)) = out.char_indices().nth(MAX_PATH_CHARS) {
+            let keep = out
+                .char_indices()
+                .nth(MAX_PATH_CHARS - 3)
+                .map_or(end, |(i, _)| i);
+            out.truncate(keep);
+            out.push_str("...");
+        }
+    }
+
     /// The line's text (unescaped): problem, `You sent: …`, `Expected …`.
     pub fn line(&self) -> String {
         let mut out = String::with_capacity(96);
@@ -313,21 +332,27 @@ fn plural(n: f64) -> &'static str {
 impl Measure {
     /// The problem, from the rule that measures it: `Too short`, `Too large`, ….
     fn problem(self, upper: bool) -> &'static str {
-        match self {
-            Measure::Length => rules::length::problem(upper),
-            Measure::Number => rules::range::problem(upper),
-            Measure::Items => rules::items::problem(upper),
-            Measure::Properties => rules::properties::problem(upper),
-        }
+        let (below, above) = match self {
+            Measure::Length => rules::length::PROBLEMS,
+            Measure::Number => rules::range::PROBLEMS,
+            Measure::Items => rules::items::PROBLEMS,
+            Measure::Properties => rules::properties::PROBLEMS,
+        };
+        if upper { above } else { below }
     }
 
     /// The count after a sent string or object bound by its size: ` (2 characters)`.
     fn push_measured(self, out: &mut String, sent: &Value) {
-        match self {
-            Measure::Length => rules::length::push_measured(out, sent),
-            Measure::Properties => rules::properties::push_measured(out, sent),
-            Measure::Number | Measure::Items => {}
-        }
+        let (n, unit) = match (self, sent) {
+            (Measure::Length, Value::String(s)) => (s.chars().count(), rules::length::UNIT),
+            (Measure::Properties, Value::Object(m)) => (m.len(), rules::properties::UNIT),
+            _ => return,
+        };
+        out.push_str(" (");
+        push_u64(out, n as u64);
+        out.push(' ');
+        out.push_str(if n == 1 { unit.0 } else { unit.1 });
+        out.push(')');
     }
 
     /// The expected text: `a number >= 1`, `at least 3 characters`, ….
@@ -349,33 +374,6 @@ impl Measure {
         out.push(' ');
         out.push_str(if count == 1.0 { unit.0 } else { unit.1 });
     }
-}
-
-/// A field path as shown: as it is up to [`MAX_PATH_CHARS`] characters, else each segment cut
-/// to 50 characters and the whole to [`MAX_PATH_CHARS`] (197 and `...`).
-fn shown_path(path: &str) -> Cow<'_, str> {
-    if path.chars().take(MAX_PATH_CHARS + 1).count() <= MAX_PATH_CHARS {
-        return Cow::Borrowed(path);
-    }
-    let mut shown = String::with_capacity(MAX_PATH_CHARS * 2);
-    for (i, seg) in path.split('.').enumerate() {
-        if i > 0 {
-            shown.push('.');
-        }
-        sent::push_cut(&mut shown, seg);
-        if shown.len() > MAX_PATH_CHARS * 4 {
-            break;
-        }
-    }
-    if let Some((end, _)) = shown.char_indices().nth(MAX_PATH_CHARS) {
-        let keep = shown
-            .char_indices()
-            .nth(MAX_PATH_CHARS - 3)
-            .map_or(end, |(i, _)| i);
-        shown.truncate(keep);
-        shown.push_str("...");
-    }
-    Cow::Owned(shown)
 }
 
 /// Every problem with one call's arguments; renders as the `<validation_error>` envelope.
@@ -452,8 +450,8 @@ impl ValidationReport {
         for issue in &self.issues[..shown] {
             out.push_str("\n  <field name=\"");
             name.clear();
-            issue.write_field_name(&mut name);
-            limits.attr(&mut out, &shown_path(&name), limits.name);
+            issue.write_shown_name(&mut name);
+            limits.attr(&mut out, &name, limits.name);
             out.push_str("\">");
             line.clear();
             issue.write_line(&mut line);

@@ -56,9 +56,14 @@ impl IssuePath {
         })
     }
 
-    /// The dotted text (`items.0.sku`), each segment cut to 50 characters when `cut`.
+    /// The dotted text (`items.0.sku`), each segment cut to 50 characters when `cut`, and
+    /// then no more than [`MAX_PATH_CHARS`](super::MAX_PATH_CHARS) characters' worth of
+    /// segments.
     pub(crate) fn write(&self, out: &mut String, cut: bool) {
         for (i, seg) in self.0.iter().enumerate() {
+            if cut && out.len() > super::MAX_PATH_CHARS * 4 {
+                break;
+            }
             if i > 0 {
                 out.push('.');
             }

@@ -194,7 +194,7 @@ fn integer_range(format: &str) -> Option<(Value, Value)> {
     })
 }
 
-/// The schema of one field: its type's schema, the integer range of its type, its rules,
+/// The schema of one field: its type's schema, its rules,
 /// its description and (for the validator's copy) the author's expected text.
 pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) -> Value {
     let mut schema = (field.schema)(generator).to_value();
@@ -206,7 +206,6 @@ pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec
         for rule in field.rules {
             rule.apply(obj);
         }
-        add_integer_range(obj);
         if let Some(d) = field.description.and_then(clean_doc) {
             obj.insert("description".into(), d.into());
         }
@@ -217,19 +216,9 @@ pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec
     schema
 }
 
+/// The range of the Rust integer type named by `format`, on this schema object only
+/// ([`annotated_root_schema`] calls it on every schema of the document).
 fn add_integer_range(obj: &mut Map<String, Value>) {
-    add_integer_range_here(obj);
-    if let Some(Value::Array(branches)) = obj.get_mut("anyOf") {
-        for b in branches {
-            if let Value::Object(b) = b {
-                add_integer_range(b);
-            }
-        }
-    }
-}
-
-/// The range of the Rust integer type named by `format`, on this schema object only.
-fn add_integer_range_here(obj: &mut Map<String, Value>) {
     let is_integer = match obj.get("type") {
         Some(Value::String(t)) => t == "integer",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
@@ -309,7 +298,7 @@ pub fn annotated_root_schema<T: schemars::JsonSchema>() -> Value {
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();
-    for_each_schema(&mut root, &mut add_integer_range_here);
+    for_each_schema(&mut root, &mut add_integer_range);
     strip_rust_formats(&mut root);
     root
 }
@@ -423,7 +412,7 @@ mod tests {
     fn nested_integer_schemas_get_their_range_before_the_format_goes() {
         let mut v =
             json!({"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0}});
-        for_each_schema(&mut v, &mut add_integer_range_here);
+        for_each_schema(&mut v, &mut add_integer_range);
         strip_rust_formats(&mut v);
         assert_eq!(
             v,

@@ -345,22 +345,47 @@ fn a_long_unrecognized_key_is_cut_and_not_searched() {
     );
 }
 
+/// The `name` attribute shown for a path of these segments.
+fn shown(segments: Vec<Segment>) -> String {
+    let issue = Issue::new(
+        segments,
+        IssueKind::Custom {
+            message: "x".into(),
+        },
+        None,
+    );
+    let mut out = String::new();
+    issue.write_shown_name(&mut out);
+    out
+}
+
+fn keys(keys: &[&str]) -> Vec<Segment> {
+    keys.iter().map(|k| Segment::Key((*k).to_owned())).collect()
+}
+
 #[test]
 fn long_field_paths_are_cut_per_segment_then_whole() {
-    assert_eq!(shown_path("items.0.sku"), "items.0.sku");
+    let sku = vec![
+        Segment::Key("items".into()),
+        Segment::Index(0),
+        Segment::Key("sku".into()),
+    ];
+    assert_eq!(shown(sku), "items.0.sku");
     let fits = "a".repeat(MAX_PATH_CHARS);
-    assert_eq!(shown_path(&fits), fits.as_str());
-    let long_key = format!("lines.{}.qty", "k".repeat(1 << 20));
+    assert_eq!(shown(keys(&[&fits])), fits);
+    let long_key = "k".repeat(1 << 20);
     assert_eq!(
-        shown_path(&long_key),
+        shown(keys(&["lines", &long_key, "qty"])),
         format!("lines.{}....qty", "k".repeat(47))
     );
-    let deep = vec!["segment"; 10_000].join(".");
-    let shown = shown_path(&deep);
-    assert_eq!(shown.chars().count(), MAX_PATH_CHARS);
-    assert!(shown.ends_with("..."));
+    // A key holding dots is one key: cut as one.
+    let dotted = format!("{}.b", "a".repeat(300));
+    assert_eq!(shown(keys(&[&dotted])), format!("{}...", "a".repeat(47)));
+    let shown_deep = shown(keys(&vec!["segment"; 10_000]));
+    assert_eq!(shown_deep.chars().count(), MAX_PATH_CHARS);
+    assert!(shown_deep.ends_with("..."));
     let wide = "é".repeat(1 << 16);
-    assert!(shown_path(&wide).chars().count() <= MAX_PATH_CHARS);
+    assert!(shown(keys(&[&wide])).chars().count() <= MAX_PATH_CHARS);
 }
 
 #[test]

@@ -125,7 +125,9 @@ fn follow<'a>(root: &'a Value, mut schema: &'a Value) -> Option<&'a Value> {
     None
 }
 
-fn only_annotations_and(obj: &Map<String, Value>, allowed: &[&str]) -> bool {
+/// Whether `obj` holds no keyword besides `allowed` and annotations (the typed path's test of
+/// a schema it can decide alone).
+pub(crate) fn only_annotations_and(obj: &Map<String, Value>, allowed: &[&str]) -> bool {
     obj.keys().all(|k| {
         allowed.contains(&k.as_str())
             || ANNOTATION_KEYWORDS.contains(&k.as_str())

@@ -37,83 +37,81 @@ pub fn check(value: Typed<'_>, format: StringFormat) -> Check {
 /// labels of letters, digits and inner single hyphens (at most 63 bytes each, 253 in all), the
 /// last one letters only. `false` says nothing: the engine decides. `fast_path_contract.rs`
 /// checks that the engine accepts whatever this accepts.
+///
+/// One table step per byte; the lengths need checking only past 64 bytes.
 pub fn is_plain_email(s: &str) -> bool {
     let b = s.as_bytes();
-    let Some(at) = b.iter().position(|&c| c == b'@') else {
-        return false;
-    };
-    let (local, domain) = (&b[..at], &b[at + 1..]);
-    if local.is_empty() || local.len() > 64 || domain.len() > 253 {
-        return false;
+    let mut state = L0;
+    for &c in b {
+        state = EMAIL_NEXT[usize::from(state & 15)][usize::from(EMAIL_CLASS[usize::from(c)] & 7)];
     }
-    // The local part: atoms between single dots.
-    let mut after_dot = true;
-    for &c in local {
-        if EMAIL_BYTES[usize::from(c)] & LOCAL != 0 {
-            after_dot = false;
-        } else if c == b'.' && !after_dot {
-            after_dot = true;
-        } else {
-            return false;
-        }
-    }
-    if after_dot {
-        return false;
-    }
-    // The domain: labels between single dots, hyphens inside a label and never two in a row,
-    // the last label (after at least one dot) letters only, two or more.
-    let (mut label, mut labels, mut alpha, mut prev) = (0usize, 1usize, true, b'.');
-    for &c in domain {
-        let class = EMAIL_BYTES[usize::from(c)];
-        if class & ALNUM != 0 {
-            label += 1;
-            alpha &= class & ALPHA != 0;
-        } else if c == b'-' {
-            if label == 0 || prev == b'-' {
-                return false;
-            }
-            label += 1;
-            alpha = false;
-        } else if c == b'.' {
-            if label == 0 || prev == b'-' {
-                return false;
-            }
-            (label, labels, alpha) = (0, labels + 1, true);
-        } else {
-            return false;
-        }
-        if label > 63 {
-            return false;
-        }
-        prev = c;
-    }
-    labels >= 2 && label >= 2 && alpha && prev != b'-'
+    state == A2 && (b.len() <= 64 || lengths_fit(b))
 }
 
-/// [`EMAIL_BYTES`]: a letter or digit.
-const ALNUM: u8 = 1;
-/// [`EMAIL_BYTES`]: a letter.
-const ALPHA: u8 = 2;
-/// [`EMAIL_BYTES`]: a byte of a local part's atom (letters, digits, `_+-`).
-const LOCAL: u8 = 4;
+/// The local part at most 64 bytes, the domain 253, each label 63.
+fn lengths_fit(b: &[u8]) -> bool {
+    match b.iter().position(|&c| c == b'@') {
+        Some(at) => {
+            let domain = &b[at + 1..];
+            at <= 64 && domain.len() <= 253 && domain.split(|&c| c == b'.').all(|l| l.len() <= 63)
+        }
+        None => false,
+    }
+}
 
-/// The class of each byte for [`is_plain_email`]: one lookup per byte.
-const EMAIL_BYTES: [u8; 256] = {
+// The states of [`is_plain_email`]: in the local part, at an atom's start (`L0`) or inside
+// one (`L1`); in the domain before its first dot, at its start (`D0`), in a label (`N`) or
+// after a hyphen (`NH`); after a dot, at a label's start (`S`), after one or more letters
+// (`A1`, `A2`), in a label with a digit or hyphen (`M`), after a hyphen (`H`). `A2` accepts;
+// `R` rejects, for good.
+const R: u8 = 0;
+const L0: u8 = 1;
+const L1: u8 = 2;
+const D0: u8 = 3;
+const N: u8 = 4;
+const NH: u8 = 5;
+const S: u8 = 6;
+const A1: u8 = 7;
+const A2: u8 = 8;
+const M: u8 = 9;
+const H: u8 = 10;
+
+/// The byte classes of [`EMAIL_NEXT`]'s columns: anything else (0), a letter (1), a digit
+/// (2), `_` or `+` (3), `-` (4), `.` (5), `@` (6).
+const EMAIL_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 256 {
         let c = i as u8;
-        t[i] = if c.is_ascii_alphabetic() {
-            ALNUM | ALPHA | LOCAL
-        } else if c.is_ascii_digit() {
-            ALNUM | LOCAL
-        } else if matches!(c, b'_' | b'+' | b'-') {
-            LOCAL
-        } else {
-            0
+        t[i] = match c {
+            b'a'..=b'z' | b'A'..=b'Z' => 1,
+            b'0'..=b'9' => 2,
+            b'_' | b'+' => 3,
+            b'-' => 4,
+            b'.' => 5,
+            b'@' => 6,
+            _ => 0,
         };
         i += 1;
     }
+    t
+};
+
+/// The next state, by state and byte class.
+#[rustfmt::skip]
+const EMAIL_NEXT: [[u8; 8]; 16] = {
+    let mut t = [[R; 8]; 16];
+    //        other letter digit _+  -   .   @
+    t[L0 as usize] = [R, L1, L1, L1, L1, R,  R,  R];
+    t[L1 as usize] = [R, L1, L1, L1, L1, L0, D0, R];
+    t[D0 as usize] = [R, N,  N,  R,  R,  R,  R,  R];
+    t[N as usize]  = [R, N,  N,  R,  NH, S,  R,  R];
+    t[NH as usize] = [R, N,  N,  R,  R,  R,  R,  R];
+    t[S as usize]  = [R, A1, M,  R,  R,  R,  R,  R];
+    t[A1 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
+    t[A2 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
+    t[M as usize]  = [R, M,  M,  R,  H,  S,  R,  R];
+    t[H as usize]  = [R, M,  M,  R,  R,  R,  R,  R];
     t
 };
 
@@ -281,5 +279,11 @@ mod tests {
         ] {
             assert!(!is_plain_email(not), "{not}");
         }
+        // Past 64 bytes the lengths decide too.
+        let (a64, a65, l63) = ("a".repeat(64), "a".repeat(65), "b".repeat(63));
+        assert!(is_plain_email(&format!("{a64}@{l63}.{l63}.{l63}.io")));
+        assert!(!is_plain_email(&format!("{a65}@example.com")));
+        assert!(!is_plain_email(&format!("x@{l63}b.com")));
+        assert!(!is_plain_email(&format!("x@{l63}.{l63}.{l63}.{l63}.io")));
     }
 }

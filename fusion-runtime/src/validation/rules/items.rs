@@ -33,14 +33,8 @@ pub fn check(value: Typed<'_>, min: Option<u64>, max: Option<u64>) -> Check {
     }
 }
 
-/// The problem: `Too few items` / `Too many items`.
-pub fn problem(upper: bool) -> &'static str {
-    if upper {
-        "Too many items"
-    } else {
-        "Too few items"
-    }
-}
+/// The problems, below and above the bounds.
+pub const PROBLEMS: (&str, &str) = ("Too few items", "Too many items");
 
 /// The unit of its count.
 pub const UNIT: (&str, &str) = ("item", "items");

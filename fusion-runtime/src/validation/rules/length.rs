@@ -3,7 +3,6 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::sent::push_u64;
 use crate::validation::spec::Rule;
 
 /// The rule `length(min, max)` writes.
@@ -46,25 +45,11 @@ fn within(s: &str, min: u64, max: u64) -> bool {
     min <= n && n <= max
 }
 
-/// The problem: `Too short` / `Too long`.
-pub fn problem(upper: bool) -> &'static str {
-    if upper { "Too long" } else { "Too short" }
-}
+/// The problems, below and above the bounds.
+pub const PROBLEMS: (&str, &str) = ("Too short", "Too long");
 
 /// The unit of its count.
 pub const UNIT: (&str, &str) = ("character", "characters");
-
-/// After "You sent": the sent string's length, ` (2 characters)`.
-pub fn push_measured(out: &mut String, sent: &Value) {
-    if let Value::String(s) = sent {
-        let n = s.chars().count();
-        out.push_str(" (");
-        push_u64(out, n as u64);
-        out.push(' ');
-        out.push_str(if n == 1 { UNIT.0 } else { UNIT.1 });
-        out.push(')');
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -8,9 +8,11 @@
 //! 1. a literal form [`jsonschema_regex::analyze_pattern`] recognizes (`^abc`, `^abc$`,
 //!    `^(a|b)$`, `^\S*$`), compared as `jsonschema` compares it;
 //! 2. else the ECMA-262 translation ([`jsonschema_regex::to_rust_regex`]): an anchored
-//!    sequence ([`jsonschema_regex::Sequence`] compiles it) is decided by the `regex` crate
-//!    on the translation, which `jsonschema` falls back on and its sequence matcher
-//!    reproduces;
+//!    sequence ([`jsonschema_regex::Sequence`] compiles it) is decided by the `regex` crate's
+//!    engine on the translation, which `jsonschema` falls back on and its sequence matcher
+//!    reproduces: a dense DFA of `regex-automata` (the engine inside `regex`), built once and
+//!    walked byte by byte without a search's setup, or `regex` itself when the DFA would be
+//!    larger than [`MAX_DFA_BYTES`];
 //! 3. leading look-aheads, which `jsonschema` splits into parts: the engine decides;
 //! 4. else `fancy-regex` on the translation, or on its [`jsonschema_regex::search_form`]
 //!    (a counted class, or edge counts collapsed).
@@ -24,6 +26,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
 use jsonschema_regex::{PatternAnalysis, RepeatedClass, Search};
+use regex_automata::dfa::{Automaton, StartKind, dense};
+use regex_automata::util::{primitives::StateID, start};
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
@@ -89,6 +93,9 @@ impl Pattern {
 }
 
 /// What `jsonschema` runs for a pattern, rebuilt from the same pieces.
+// One per `pattern` attribute, in a `static`: its size costs nothing, a `Box` around the DFA
+// would cost a load on every call.
+#[allow(clippy::large_enum_variant)]
 enum Matcher {
     /// `^abc`.
     Prefix(String),
@@ -100,7 +107,9 @@ enum Matcher {
     NoWhitespace,
     /// `^X{m,n}$` over one class: the characters counted.
     Counted(RepeatedClass),
-    /// The `regex` crate on the translation (anchored sequences).
+    /// The DFA of the translation (anchored sequences).
+    Dfa(Dfa),
+    /// The `regex` crate on the translation (anchored sequences whose DFA is too large).
     Regex(regex::Regex),
     /// `fancy-regex` on the translation or its search form.
     Fancy(fancy_regex::Regex),
@@ -122,6 +131,9 @@ impl Matcher {
             return Matcher::Engine;
         };
         if jsonschema_regex::Sequence::compile(&translated).is_some() {
+            if let Some(dfa) = Dfa::new(&translated) {
+                return Matcher::Dfa(dfa);
+            }
             return regex::Regex::new(&translated).map_or(Matcher::Engine, Matcher::Regex);
         }
         if jsonschema_regex::split_leading_lookaheads(pattern).is_some() {
@@ -143,6 +155,7 @@ impl Matcher {
             Matcher::Alternation(a) => Some(a.iter().any(|a| a == text)),
             Matcher::NoWhitespace => Some(!jsonschema_regex::contains_ecma_whitespace(text)),
             Matcher::Counted(class) => Some(class.is_match(text)),
+            Matcher::Dfa(dfa) => dfa.is_match(text),
             // `regex-automata` 0.4 can panic on some patterns (rust-lang/regex#1344), as
             // `jsonschema` notes where it catches it: the engine answers instead.
             Matcher::Regex(r) => catch_unwind(AssertUnwindSafe(|| r.is_match(text))).ok(),
@@ -151,6 +164,61 @@ impl Matcher {
                 .and_then(Result::ok),
             Matcher::Engine => None,
         }
+    }
+}
+
+/// The largest DFA built for a pattern, in bytes of transitions (`regex` decides beyond it).
+pub const MAX_DFA_BYTES: usize = 1 << 16;
+
+/// A dense DFA of a translated pattern, unanchored as `regex`'s `is_match` searches, and its
+/// start state at the start of a text.
+struct Dfa {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+impl Dfa {
+    /// `None` when the pattern has no DFA within [`MAX_DFA_BYTES`] (a Unicode word boundary,
+    /// a large class or counter): `regex` decides it then.
+    fn new(translated: &str) -> Option<Dfa> {
+        let config = dense::Config::new()
+            .start_kind(StartKind::Unanchored)
+            .accelerate(false)
+            .dfa_size_limit(Some(MAX_DFA_BYTES))
+            .determinize_size_limit(Some(4 * MAX_DFA_BYTES));
+        let build = || {
+            dense::Builder::new()
+                .configure(config)
+                .build(translated)
+                .ok()
+        };
+        let dfa = catch_unwind(AssertUnwindSafe(build)).ok().flatten()?;
+        let start = dfa.start_state(&start::Config::new()).ok()?;
+        Some(Dfa { dfa, start })
+    }
+
+    /// Whether the DFA finds a match in `text`: a match state is reached (a DFA reports a
+    /// match one byte late, at the end on the end-of-input transition). `None` at a quit
+    /// state, which this configuration does not make.
+    #[inline]
+    fn is_match(&self, text: &str) -> Option<bool> {
+        let dfa = &self.dfa;
+        let mut sid = self.start;
+        for &b in text.as_bytes() {
+            sid = dfa.next_state(sid, b);
+            if dfa.is_special_state(sid) {
+                if dfa.is_match_state(sid) {
+                    return Some(true);
+                }
+                if dfa.is_dead_state(sid) {
+                    return Some(false);
+                }
+                if dfa.is_quit_state(sid) {
+                    return None;
+                }
+            }
+        }
+        Some(dfa.is_match_state(dfa.next_eoi_state(sid)))
     }
 }
 
@@ -191,6 +259,17 @@ mod tests {
             };
             assert_eq!(p.is_match(text), *expected, "{pattern} on {text:?}");
         }
+    }
+
+    #[test]
+    fn a_pattern_too_large_for_a_dfa_gets_none_and_still_decides() {
+        assert!(Dfa::new("^acc_[a-z0-9]{6,12}$").is_some());
+        let large = "^[^a]{1,900}$";
+        assert!(Dfa::new(large).is_none());
+        let m = Matcher::new(large);
+        assert!(!matches!(m, Matcher::Dfa(_)));
+        assert_eq!(m.is_match(&"é".repeat(900)), Some(true));
+        assert_eq!(m.is_match(&"é".repeat(901)), Some(false));
     }
 
     #[test]

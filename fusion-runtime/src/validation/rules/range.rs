@@ -57,24 +57,26 @@ pub fn check(
         Typed::Opaque => return Check::Engine,
         _ => return Check::Pass,
     };
-    let ok = min.is_none_or(|b| lowest(b, false).is_some_and(|lo| lo <= x))
-        && max.is_none_or(|b| highest(b, false).is_some_and(|hi| x <= hi))
-        && exclusive_min.is_none_or(|b| lowest(b, true).is_some_and(|lo| lo <= x))
-        && exclusive_max.is_none_or(|b| highest(b, true).is_some_and(|hi| x <= hi));
+    let ok = min.is_none_or(|b| lowest(b, false, 1).is_some_and(|lo| lo <= x))
+        && max.is_none_or(|b| lowest(b, false, -1).is_some_and(|hi| x <= -hi))
+        && exclusive_min.is_none_or(|b| lowest(b, true, 1).is_some_and(|lo| lo <= x))
+        && exclusive_max.is_none_or(|b| lowest(b, true, -1).is_some_and(|hi| x <= -hi));
     Check::from_bool(ok)
 }
 
-/// The lowest integer above `b` (`exclusive`) or at least `b`; `None` when none fits in
-/// `i128` (a bound no integer of a Rust type reaches).
-fn lowest(b: Num, exclusive: bool) -> Option<i128> {
+/// The lowest integer above `sign * b` (`exclusive`) or at least `sign * b`; `None` when none
+/// fits in `i128` (a bound no integer of a Rust type reaches). The highest integer below an
+/// upper bound is the lowest above its negation (`sign` -1), negated.
+fn lowest(b: Num, exclusive: bool, sign: i8) -> Option<i128> {
     match b {
-        Num::Int(i) => Some(i128::from(i) + i128::from(exclusive)),
+        Num::Int(i) => Some(i128::from(sign) * i128::from(i) + i128::from(exclusive)),
         Num::Float(f) if f.is_nan() => None,
         Num::Float(f) => {
+            let f = f64::from(sign) * f;
             let c = if exclusive { f.floor() + 1.0 } else { f.ceil() };
             // Integers of the Rust types are within ±2^64; beyond it the bound decides alone.
             if c <= -1.8e19 {
-                Some(i128::MIN)
+                Some(-i128::MAX)
             } else if c >= 1.8e19 {
                 None
             } else {
@@ -84,28 +86,8 @@ fn lowest(b: Num, exclusive: bool) -> Option<i128> {
     }
 }
 
-/// The highest integer below `b` (`exclusive`) or at most `b`.
-fn highest(b: Num, exclusive: bool) -> Option<i128> {
-    match b {
-        Num::Int(i) => Some(i128::from(i) - i128::from(exclusive)),
-        Num::Float(f) if f.is_nan() => None,
-        Num::Float(f) => {
-            let c = if exclusive { f.ceil() - 1.0 } else { f.floor() };
-            if c >= 1.8e19 {
-                Some(i128::MAX)
-            } else if c <= -1.8e19 {
-                None
-            } else {
-                Some(c as i128)
-            }
-        }
-    }
-}
-
-/// The problem: `Too small` / `Too large`.
-pub fn problem(upper: bool) -> &'static str {
-    if upper { "Too large" } else { "Too small" }
-}
+/// The problems, below and above the bounds.
+pub const PROBLEMS: (&str, &str) = ("Too small", "Too large");
 
 /// The expected text: `a number >= 1` (`>`, `<=`, `<`).
 pub fn push_expected(out: &mut String, limit: f64, inclusive: bool, upper: bool) {
