@@ -44,6 +44,7 @@ pub mod client;
 pub mod context;
 pub mod contract;
 pub mod envelope;
+pub mod gateway;
 pub mod guard;
 pub mod input;
 

@@ -22,6 +22,7 @@ mod middleware;
 mod pipeline;
 mod registry;
 mod routing;
+mod source;
 
 pub use crate::action::failure_from;
 pub use crate::context::{
@@ -32,6 +33,7 @@ pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
+pub use source::ToolSource;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -96,6 +98,7 @@ pub struct ServerBuilder {
     catalog: CatalogBuilder,
     auth: AuthConfig,
     list_cache: ListCache,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 /// The builder's authentication settings (see [`auth`](crate::auth)).
@@ -157,6 +160,7 @@ impl Default for ServerBuilder {
             catalog: CatalogBuilder::default(),
             auth: AuthConfig::default(),
             list_cache: ListCache::default(),
+            sources: Vec::new(),
         }
     }
 }
@@ -356,6 +360,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds tools served by `source` (what [`ServerBuilder::mount`] adds for an upstream
+    /// MCP server): calls of a name no action has go to the source that owns it, and
+    /// `tools/list` shows its tools after the actions'.
+    pub fn tool_source(mut self, source: impl ToolSource) -> Self {
+        self.sources.push(Arc::new(source));
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
@@ -431,6 +443,9 @@ impl ServerBuilder {
             .build(separator, self.internal.hide_messages, |id| {
                 self.states.contains(id)
             })?;
+        for source in &self.sources {
+            source.bind(separator);
+        }
         let contracts = contracts_of(&entries);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
@@ -458,6 +473,7 @@ impl ServerBuilder {
                 auth: self.auth.auth,
                 shared,
                 list_cache: self.list_cache,
+                sources: self.sources,
             }),
         })
     }
@@ -616,6 +632,21 @@ impl Server {
     /// [`Server::tools`]).
     pub fn tool_specs(&self) -> &[ToolSpec] {
         &self.inner.tools
+    }
+
+    /// The sources of tools besides the actions (mounted upstreams), in the order added.
+    pub fn tool_sources(&self) -> &[Arc<dyn ToolSource>] {
+        &self.inner.sources
+    }
+
+    /// Every tool `tools/list` answers now: the actions' ([`Server::tool_specs`]), then
+    /// each source's.
+    pub async fn listed_tool_specs(&self) -> Vec<ToolSpec> {
+        let mut all = self.inner.tools.clone();
+        for source in &self.inner.sources {
+            all.extend(source.tools().await);
+        }
+        all
     }
 
     /// The concurrency guard of `action` now — calls running and waiting, and its limits —

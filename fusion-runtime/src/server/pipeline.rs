@@ -34,6 +34,7 @@ use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
 use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
+use super::source::ToolSource;
 use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
 use crate::context::{CallContext, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
@@ -50,6 +51,12 @@ pub(crate) async fn call(
 ) -> ToolResponse {
     // The clock is read only when the per-call `debug` line below is written.
     let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
+    if !inner.sources.is_empty()
+        && !inner.routes.contains_key(tool)
+        && let Some(source) = inner.sources.iter().find(|s| s.owns(tool))
+    {
+        return sourced(source.as_ref(), tool, arguments, scope).await;
+    }
     let arguments = arguments.unwrap_or_default();
     let (index, arguments) = match route(inner, tool, arguments) {
         Ok(routed) => routed,
@@ -78,6 +85,27 @@ pub(crate) async fn call(
         "call"
     );
     response
+}
+
+/// A call of a tool a [`ToolSource`] owns (a mounted upstream's): the source admits,
+/// forwards and answers it; here it only races the client's cancellation.
+async fn sourced(
+    source: &dyn ToolSource,
+    tool: &str,
+    arguments: Option<JsonObject>,
+    scope: RequestScope,
+) -> ToolResponse {
+    let token = scope.cancellation.clone();
+    if token.is_cancelled() {
+        return ToolResponse::error(limits::cancelled(tool));
+    }
+    match unless_cancelled(&token, source.call(tool, arguments, scope)).await {
+        Some(response) => response,
+        None => {
+            tracing::info!(tool, "call cancelled by the client");
+            ToolResponse::error(limits::cancelled(tool))
+        }
+    }
 }
 
 /// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.

@@ -159,4 +159,5 @@ pub(super) struct Inner {
     pub(super) auth: Option<Arc<crate::auth::Auth>>,
     pub(super) shared: super::limits::SharedStore,
     pub(super) list_cache: crate::server::ListCache,
+    pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
 }
