@@ -41,6 +41,7 @@ pub mod elicit;
 pub mod era;
 mod scope;
 mod tools;
+mod upstream;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
 pub use scope::request_scope;
@@ -55,7 +56,7 @@ use rmcp::model::{
     ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::model::{DiscoverResult, ErrorCode, InputRequiredResult};
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use era::Era;
@@ -82,16 +83,23 @@ pub struct McpHandler {
     log_threshold: LogThreshold,
     subscriptions: Subscriptions,
     principal: Option<std::sync::Arc<Principal>>,
+    /// Cancelled when the last clone of the session's handler is dropped: ends the tasks
+    /// that pass mounted upstreams' `tools/list_changed` on to this session.
+    session_ended: tokio_util::sync::CancellationToken,
+    _session_guard: std::sync::Arc<tokio_util::sync::DropGuard>,
 }
 
 impl McpHandler {
     /// The handler for one session of `server`.
     pub fn new(server: Server) -> Self {
+        let session_ended = tokio_util::sync::CancellationToken::new();
         McpHandler {
             server,
             log_threshold: LogThreshold::default(),
             subscriptions: Subscriptions::default(),
             principal: None,
+            _session_guard: std::sync::Arc::new(session_ended.clone().drop_guard()),
+            session_ended,
         }
     }
 
@@ -167,6 +175,11 @@ impl ServerHandler for McpHandler {
             .enable_logging()
             .build();
         catalog::add_capabilities(&self.server, &mut capabilities);
+        if !self.server.tool_sources().is_empty()
+            && let Some(tools) = capabilities.tools.as_mut()
+        {
+            tools.list_changed = Some(true);
+        }
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.server.name(),
             self.server.version(),
@@ -199,10 +212,13 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let era = Era::of(&context)?;
-        Ok(era.finish_list(
-            ListToolsResult::with_all_items(self.server.tools()),
-            &self.server,
-        ))
+        let tools = if self.server.tool_sources().is_empty() {
+            self.server.tools()
+        } else {
+            let specs = self.server.listed_tool_specs().await;
+            specs.iter().map(tools::to_rmcp_tool).collect()
+        };
+        Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
     }
 
     async fn call_tool(
@@ -248,6 +264,27 @@ impl ServerHandler for McpHandler {
         let mut result = to_call_tool_result(response);
         era.stamp(&mut result.meta, &self.server);
         Ok(result.into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A mounted upstream's `tools/list_changed`, passed on to this session.
+        for source in self.server.tool_sources() {
+            let mut changes = source.changes();
+            let peer = context.peer.clone();
+            let ended = self.session_ended.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        () = ended.cancelled() => return,
+                        changed = changes.changed() => {
+                            if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
     }
 
     async fn list_prompts(
