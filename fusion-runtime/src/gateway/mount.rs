@@ -41,6 +41,8 @@ struct Link {
     state: State,
     /// Consecutive failures (connecting or calling); 0 once a connection works.
     failures: u32,
+    /// Whether the first connection attempt has ended (first calls and lists wait for it).
+    tried: bool,
 }
 
 enum State {
@@ -84,6 +86,7 @@ impl Mount {
                 link: Mutex::new(Link {
                     state: State::Idle,
                     failures: 0,
+                    tried: false,
                 }),
                 link_changed: watch::channel(0).0,
                 tools: Mutex::new(Arc::new(Listed::default())),
@@ -191,6 +194,7 @@ impl Shared {
         let mut link = self.lock();
         link.state = State::Up(connection);
         link.failures = 0;
+        link.tried = true;
         drop(link);
         self.link_changed.send_modify(|n| *n += 1);
         tracing::info!(mount = %self.prefix, upstream = %self.describe(), "upstream connected");
@@ -200,6 +204,7 @@ impl Shared {
     fn failed(&self, why: &str) {
         let mut link = self.lock();
         link.failures = link.failures.saturating_add(1);
+        link.tried = true;
         let wait = self.options.backoff.delay(link.failures);
         link.state = State::Down {
             until: Instant::now() + wait,
@@ -222,25 +227,21 @@ impl Shared {
         self.down_answer(&link)
     }
 
-    /// Waits (bounded by `list_wait`) for the first connection to be tried.
+    /// Starts the first connection if nothing did yet, and waits (bounded by `list_wait`)
+    /// until it is up or failed. Later, never waits: a reconnection is answered
+    /// `HANDOFF_CONNECTING`.
     async fn ensure_first_connection(self: &Arc<Self>) {
         let mut changes = self.link_changed.subscribe();
         {
             let mut link = self.lock();
-            match &link.state {
-                State::Idle => {
-                    self.start_connecting(&mut link);
-                }
-                State::Down { until, .. } if *until <= Instant::now() => {
-                    self.start_connecting(&mut link);
-                    return;
-                }
-                _ => return,
+            if link.tried {
+                return;
             }
+            self.start_connecting(&mut link);
         }
         let wait = async {
             loop {
-                if !matches!(self.lock().state, State::Connecting | State::Idle) {
+                if self.lock().tried {
                     return;
                 }
                 if changes.changed().await.is_err() {
@@ -313,10 +314,8 @@ impl Shared {
     fn step(self: &Arc<Self>) -> Step {
         let mut link = self.lock();
         match &link.state {
-            State::Idle => {
-                self.start_connecting(&mut link);
-                Step::WaitFirst
-            }
+            State::Idle => Step::WaitFirst,
+            _ if !link.tried => Step::WaitFirst,
             State::Connecting => Step::Answer(self.connecting()),
             State::Up(c) if !c.is_closed() => Step::Forward(Arc::clone(c)),
             State::Up(_) => {
