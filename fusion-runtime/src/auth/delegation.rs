@@ -4,13 +4,24 @@
 //! # What is signed
 //!
 //! A token is the JSON object
-//! `{"v":1,"iss":…,"sub":…,"aud":…,"iat":…,"exp":…,"jti":…,"carry":…}` — issuer (the gateway),
-//! subject (on whose behalf), audience (the upstream's domain), issued-at and expiry (unix
-//! seconds), a one-time id (128 random bits) and the conversation's carry-over state — sealed
-//! with HMAC-SHA256 under a key the gateway and the upstream share ([`Seal`]): `dg1.`, the
-//! object in unpadded base64url, `.`, the base64url MAC of everything before that dot. The
-//! token is signed, not encrypted: put nothing in `carry` the upstream's operator may not
-//! read. It travels in the `tools/call` request's `_meta` under [`DELEGATION_META_KEY`].
+//!
+//! ```text
+//! {"v":1,"iss":"triage","sub":"user-7","aud":"billing","iat":1796300000,"exp":1796300030,
+//!  "jti":"q1Xo3cUe0mJb9vQy6Tg2Zw","carry":{"invoice":"inv_2026_0001"}}
+//! ```
+//!
+//! — issuer (the gateway), subject (on whose behalf), audience (the upstream's domain),
+//! issued-at and expiry (unix seconds), a one-time id (16 random bytes in base64url) and the
+//! conversation's carry-over state — sealed with HMAC-SHA256 under a key the gateway and the
+//! upstream share ([`Seal`]):
+//!
+//! ```text
+//! dg1.<the object in unpadded base64url>.<HMAC-SHA256 of "dg1.<body>" in unpadded base64url>
+//! ```
+//!
+//! The token is signed, not encrypted: put nothing in `carry` that the upstream's operator may
+//! not read. It travels in the `tools/call` request's `_meta`, under [`DELEGATION_META_KEY`]:
+//! `"_meta": {"dev.fusion/delegation": "dg1.…"}`.
 //!
 //! # What is checked, in order
 //!
@@ -23,7 +34,7 @@
 //!
 //! # Bounds
 //!
-//! - the key is at least [`MIN_KEY_BYTES`] bytes;
+//! - the key is at least [`MIN_KEY_BYTES`] bytes (draw it at random: `openssl rand -base64 48`);
 //! - `carry` is at most [`MAX_CARRY_BYTES`] of JSON, issuer, subject and audience at most
 //!   [`MAX_NAME_BYTES`] each, the whole token at most [`MAX_TOKEN_BYTES`];
 //! - the replay store holds at most [`DelegationVerifier::replay_capacity`] ids (default
@@ -47,9 +58,16 @@
 //!
 //! [`DelegationVerifier::middleware`] answers a call whose token is missing, malformed,
 //! tampered with, expired, replayed, or meant for another server with an `UNAUTHORIZED`
-//! envelope whose recovery says what to do; it never echoes the token or the key. A call
-//! that passes reaches the handler with its [`Delegation`]
-//! ([`CallContext::delegation`](crate::server::CallContext::delegation)).
+//! envelope whose recovery says what to do ([`DelegationError::to_tool_error`]); it never
+//! echoes the token or the key. A call that passes reaches the handler with its
+//! [`Delegation`] ([`Context::delegation`](crate::Context::delegation)). Like every
+//! middleware it runs after routing, guards and argument validation: a call with invalid
+//! arguments gets its `<validation_error>` whether or not its token is valid, and takes no
+//! place in the replay store.
+//!
+//! Retrying a call means minting a new token: a gateway that re-sends the same request (with
+//! the same token) to the same upstream process after a timeout gets `UNAUTHORIZED`
+//! (already used).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -84,8 +102,9 @@ pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(5);
 
 const TOKEN: Seal = Seal::new("dg1.", MAX_TOKEN_BYTES);
 const VERSION: u8 = 1;
-/// The longest one-time id read (minted ids are 22 characters).
-const MAX_ID_BYTES: usize = 64;
+/// A one-time id: 128 random bits, 22 base64url characters.
+const ID_BYTES: usize = 16;
+const ID_CHARS: usize = 22;
 
 /// Why a delegation token was not minted or not accepted. Its `Display` names what failed,
 /// never the token or the key.
@@ -248,11 +267,11 @@ impl DelegationKey {
         })
     }
 
-    /// The key in environment variable `var`; [`DelegationError::KeyTooShort`] when it is
-    /// unset, not Unicode, or shorter than [`MIN_KEY_BYTES`].
+    /// The key in environment variable `var` (its bytes); [`DelegationError::KeyTooShort`]
+    /// when it is unset or shorter than [`MIN_KEY_BYTES`].
     pub fn from_env(var: &str) -> Result<Self, DelegationError> {
-        let secret = std::env::var(var).map_err(|_| DelegationError::KeyTooShort)?;
-        DelegationKey::new(secret)
+        let secret = std::env::var_os(var).ok_or(DelegationError::KeyTooShort)?;
+        DelegationKey::new(secret.into_encoded_bytes())
     }
 
     /// A token from `issuer` on behalf of `subject` for the server `audience`, valid for
@@ -275,7 +294,7 @@ impl DelegationKey {
         {
             return Err(DelegationError::TooLarge);
         }
-        let mut id = [0u8; 16];
+        let mut id: Id = [0; ID_BYTES];
         getrandom::fill(&mut id).map_err(|_| DelegationError::NoRandomness)?;
         let issued_at = now_secs();
         let ttl = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
@@ -423,11 +442,8 @@ impl DelegationVerifier {
         let claims: Claims =
             serde_json::from_slice(&payload).map_err(|_| DelegationError::Malformed)?;
         let d = claims.delegation;
-        if claims.v != VERSION
-            || d.id.is_empty()
-            || d.id.len() > MAX_ID_BYTES
-            || d.expires_at < d.issued_at
-        {
+        let id = one_time_id(&d.id).ok_or(DelegationError::Malformed)?;
+        if claims.v != VERSION || d.expires_at < d.issued_at {
             return Err(DelegationError::Malformed);
         }
         let leeway = self.leeway.as_secs();
@@ -450,7 +466,7 @@ impl DelegationVerifier {
         self.seen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .admit(&d.id, forget_at, now, self.capacity)?;
+            .admit(id, forget_at, now, self.capacity)?;
         Ok(d)
     }
 
@@ -472,17 +488,29 @@ impl DelegationVerifier {
     }
 }
 
-/// The one-time ids seen, each until its token could no longer be accepted.
+/// A minted one-time id: 16 random bytes.
+type Id = [u8; ID_BYTES];
+
+/// The 16 bytes of a one-time id written as 22 base64url characters; `None` for anything else.
+fn one_time_id(text: &str) -> Option<Id> {
+    if text.len() != ID_CHARS {
+        return None;
+    }
+    BASE64_URL_SAFE_NO_PAD.decode(text).ok()?.try_into().ok()
+}
+
+/// The one-time ids seen, each until its token could no longer be accepted: about 60 bytes
+/// an id, so the default capacity is a few megabytes at most.
 #[derive(Default)]
 struct ReplayStore {
-    ids: HashMap<String, u64>,
-    by_expiry: BinaryHeap<Reverse<(u64, String)>>,
+    ids: HashMap<Id, u64>,
+    by_expiry: BinaryHeap<Reverse<(u64, Id)>>,
 }
 
 impl ReplayStore {
     fn admit(
         &mut self,
-        id: &str,
+        id: Id,
         forget_at: u64,
         now: u64,
         capacity: usize,
@@ -494,14 +522,14 @@ impl ReplayStore {
                 self.ids.remove(&old);
             }
         }
-        if self.ids.contains_key(id) {
+        if self.ids.contains_key(&id) {
             return Err(DelegationError::Replayed);
         }
         if self.ids.len() >= capacity {
             return Err(DelegationError::ReplayStoreFull);
         }
-        self.ids.insert(id.to_owned(), forget_at);
-        self.by_expiry.push(Reverse((forget_at, id.to_owned())));
+        self.ids.insert(id, forget_at);
+        self.by_expiry.push(Reverse((forget_at, id)));
         Ok(())
     }
 }
@@ -541,19 +569,34 @@ mod tests {
 
     #[test]
     fn the_replay_store_drops_expired_ids_and_refuses_when_full_of_live_ones() {
+        let (a, b, c) = ([1; ID_BYTES], [2; ID_BYTES], [3; ID_BYTES]);
         let mut store = ReplayStore::default();
-        assert_eq!(store.admit("a", 10, 0, 2), Ok(()));
-        assert_eq!(store.admit("a", 10, 0, 2), Err(DelegationError::Replayed));
-        assert_eq!(store.admit("b", 20, 0, 2), Ok(()));
+        assert_eq!(store.admit(a, 10, 0, 2), Ok(()));
+        assert_eq!(store.admit(a, 10, 0, 2), Err(DelegationError::Replayed));
+        assert_eq!(store.admit(b, 20, 0, 2), Ok(()));
         assert_eq!(
-            store.admit("c", 20, 5, 2),
+            store.admit(c, 20, 5, 2),
             Err(DelegationError::ReplayStoreFull)
         );
-        // At 10 "a" leaves: room for "c", and "a" is forgotten (its token is dead anyway).
-        assert_eq!(store.admit("c", 20, 10, 2), Ok(()));
+        // At 10 `a` leaves: room for `c`, and `a` is forgotten (its token is dead anyway).
+        assert_eq!(store.admit(c, 20, 10, 2), Ok(()));
         assert_eq!(store.ids.len(), 2);
-        assert!(!store.ids.contains_key("a"));
+        assert!(!store.ids.contains_key(&a));
         assert_eq!(store.by_expiry.len(), 2);
+    }
+
+    #[test]
+    fn one_time_ids_are_exactly_16_bytes_in_base64url() {
+        assert_eq!(one_time_id("AAAAAAAAAAAAAAAAAAAAAA"), Some([0; ID_BYTES]));
+        for bad in [
+            "",
+            "AAAA",
+            "AAAAAAAAAAAAAAAAAAAAAAA",
+            "AAAAAAAAAAAAAAAAAAAAA!",
+            "AAAAAAAAAAAAAAAAAAAAAB",
+        ] {
+            assert_eq!(one_time_id(bad), None, "{bad}");
+        }
     }
 
     #[test]
