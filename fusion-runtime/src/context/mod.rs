@@ -22,13 +22,14 @@ use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Principal;
+use crate::auth::{Delegation, Principal};
 use crate::envelope::{ToolError, codes};
+use crate::input::JsonObject;
 
 /// The shared states registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state),
 /// one value per type.
@@ -165,6 +166,8 @@ pub struct RequestScope {
     pub principal: Option<Arc<Principal>>,
     /// Asks the client's user for input ([`CallContext::elicit`]). `None` in-process.
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// The request's `_meta` object, when it sent one (the MCP bridge moves it here).
+    pub meta: Option<Arc<JsonObject>>,
 }
 
 impl RequestScope {
@@ -207,6 +210,10 @@ impl fmt::Debug for RequestScope {
             )
             .field("log_threshold", &self.log_threshold.get())
             .field("principal", &self.principal.as_ref().map(|p| p.subject()))
+            .field(
+                "meta_keys",
+                &self.meta.as_ref().map(|m| m.keys().collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
@@ -216,6 +223,7 @@ struct CallInner {
     tool: Arc<str>,
     states: Arc<States>,
     scope: RequestScope,
+    delegation: OnceLock<Delegation>,
 }
 
 /// One call, untyped: the action being run, the registered states and the request scope.
@@ -240,6 +248,7 @@ impl CallContext {
                 tool,
                 states,
                 scope,
+                delegation: OnceLock::new(),
             }),
         }
     }
@@ -273,6 +282,24 @@ impl CallContext {
     /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.scope.principal()
+    }
+
+    /// The request's `_meta` object, when it sent one: the keys a client or gateway put
+    /// there beside the protocol's own (`progressToken`, `io.modelcontextprotocol/…`).
+    pub fn meta(&self) -> Option<&JsonObject> {
+        self.inner.scope.meta.as_deref()
+    }
+
+    /// The verified delegation the call came with, once
+    /// [`DelegationVerifier::middleware`](crate::auth::DelegationVerifier::middleware) accepted
+    /// it; `None` without that middleware.
+    pub fn delegation(&self) -> Option<&Delegation> {
+        self.inner.delegation.get()
+    }
+
+    /// Records the call's verified delegation (the first one set stays).
+    pub(crate) fn set_delegation(&self, delegation: Delegation) {
+        let _ = self.inner.delegation.set(delegation);
     }
 }
 
@@ -475,6 +502,12 @@ impl<S> Context<S> {
     /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
     pub fn principal(&self) -> Option<&Principal> {
         self.call.principal()
+    }
+
+    /// The verified delegation the call came with (its `carry`, on whose behalf, from which
+    /// gateway); see [`CallContext::delegation`].
+    pub fn delegation(&self) -> Option<&Delegation> {
+        self.call.delegation()
     }
 
     /// Whether the client cancelled the request.

@@ -224,7 +224,7 @@ impl ServerHandler for McpHandler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let era = Era::of(&context)?;
         let mut scope =
@@ -235,6 +235,7 @@ impl ServerHandler for McpHandler {
         let _watch = cancel::watch(&context, &scope);
         if !era.is_modern() {
             scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
+            scope.meta = scope::take_meta(&mut context);
             let response = self
                 .server
                 .call(&request.name, request.arguments, scope)
@@ -250,6 +251,7 @@ impl ServerHandler for McpHandler {
         )?;
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+        scope.meta = scope::take_meta(&mut context);
         let call = self.server.call(&request.name, request.arguments, scope);
         let response = tokio::select! {
             response = call => response,

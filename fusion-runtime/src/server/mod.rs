@@ -15,6 +15,7 @@
 //! nothing panics out of it.
 
 pub mod catalog;
+mod delegation;
 mod failure;
 mod group;
 mod limits;
@@ -29,6 +30,7 @@ pub use crate::context::{
     CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, LogLevel, LogThreshold,
     RequestScope, StateRequirement,
 };
+pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
