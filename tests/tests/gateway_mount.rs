@@ -6,10 +6,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, FusionClient, parse_envelope, parse_tool_error};
 use fusion_runtime::context::{LogLevel, Notifier, RequestScope};
 use fusion_runtime::envelope::ToolResponse;
-use fusion_runtime::gateway::{Backoff, MountOptions, Upstream};
+use fusion_runtime::gateway::{Backoff, MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::{Server, codes};
 use futures::future::BoxFuture;
@@ -372,4 +373,46 @@ async fn upstreams_over_http_billing_and_plain() {
     assert_eq!(text(&extra), "extra");
     let _ = child.kill().await;
     let _ = billing.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_forwarded_call_carries_a_fresh_delegation_token() {
+    const SECRET: &str = "gateway-test-key-0123456789-abcdefghijklmnop";
+    let upstream = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_delegated-server"));
+        c.arg("serve")
+            .env("RUST_LOG", "off")
+            .env("FUSION_DELEGATION_KEY", SECRET);
+        c
+    };
+    let key = DelegationKey::new(SECRET).expect("a long enough key");
+    let signed = MountOptions {
+        delegation: Some(MountDelegation::new(key, "triage", "billing")),
+        ..MountOptions::default()
+    };
+    let gateway = Server::builder()
+        .mount_with("finance", Upstream::stdio(upstream()), signed)
+        .mount("unsigned", Upstream::stdio(upstream()))
+        .build()
+        .expect("builds");
+    for _ in 0..2 {
+        // Two calls: each token is accepted once, so each call needs its own.
+        let r = gateway
+            .call_json("finance_billing_lookup", json!({"invoice": "inv_1"}))
+            .await;
+        assert!(!r.is_error, "{}", text(&r));
+        let got: serde_json::Value = serde_json::from_str(&text(&r)).expect("JSON");
+        assert_eq!(
+            got,
+            json!({"invoice": "inv_1", "subject": "local", "issuer": "triage", "carry": {}})
+        );
+    }
+    let refused = gateway
+        .call_json("unsigned_billing_lookup", json!({"invoice": "inv_1"}))
+        .await;
+    assert_eq!(
+        code_of(&refused),
+        "UNAUTHORIZED",
+        "the upstream's envelope, intact"
+    );
 }

@@ -43,6 +43,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use crate::action::Hints;
+use crate::auth::DelegationKey;
 use crate::context::RequestScope;
 use crate::envelope::Content;
 use crate::guard::{ConcurrencyLimit, RateLimit};
@@ -104,12 +105,14 @@ pub trait Connection: Send + Sync + 'static {
     /// `tools/list`, every page.
     fn list_tools(&self) -> BoxFuture<'static, Result<Vec<UpstreamTool>, UpstreamFailure>>;
 
-    /// `tools/call` of the upstream's `tool`. Progress and log messages go to `scope`'s
-    /// notifier; dropping the future cancels the upstream request.
+    /// `tools/call` of the upstream's `tool`, with `meta` in the request's `_meta` (the
+    /// delegation token). Progress and log messages go to `scope`'s notifier; dropping the
+    /// future cancels the upstream request.
     fn call(
         &self,
         tool: String,
         arguments: Option<JsonObject>,
+        meta: Option<JsonObject>,
         scope: RequestScope,
     ) -> BoxFuture<'static, Result<UpstreamReply, UpstreamFailure>>;
 }
@@ -181,6 +184,47 @@ pub struct MountOptions {
     pub backoff: Backoff,
     /// How long a first `tools/list` waits for the first connection (default 10 s).
     pub list_wait: Duration,
+    /// Signs every forwarded call with a fresh delegation token (default none).
+    pub delegation: Option<MountDelegation>,
+}
+
+/// The delegation a mount sends with each forwarded call: a fresh token (see
+/// [`auth::delegation`](crate::auth::delegation)) from `issuer` for `audience`, on behalf of
+/// the caller (its principal's subject, else its [`ClientKey`](crate::context::ClientKey)),
+/// valid for `ttl`, in the request's `_meta` under
+/// [`DELEGATION_META_KEY`](crate::auth::DELEGATION_META_KEY).
+#[derive(Clone)]
+pub struct MountDelegation {
+    /// The key the upstream shares.
+    pub key: DelegationKey,
+    /// Who signs: the gateway's name.
+    pub issuer: String,
+    /// Whom for: the upstream's name, as its verifier expects.
+    pub audience: String,
+    /// How long each token is valid (seconds are enough: one per call).
+    pub ttl: Duration,
+}
+
+impl MountDelegation {
+    /// Tokens from `issuer` for `audience` under `key`, valid 30 seconds.
+    pub fn new(key: DelegationKey, issuer: impl Into<String>, audience: impl Into<String>) -> Self {
+        MountDelegation {
+            key,
+            issuer: issuer.into(),
+            audience: audience.into(),
+            ttl: Duration::from_secs(30),
+        }
+    }
+}
+
+impl fmt::Debug for MountDelegation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MountDelegation")
+            .field("issuer", &self.issuer)
+            .field("audience", &self.audience)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for MountOptions {
@@ -195,6 +239,7 @@ impl Default for MountOptions {
             max_response_bytes: 4 << 20,
             backoff: Backoff::default(),
             list_wait: Duration::from_secs(10),
+            delegation: None,
         }
     }
 }

@@ -11,8 +11,9 @@ use tokio::time::Instant;
 
 use super::envelopes;
 use super::{Connection, MountOptions, Upstream, UpstreamEvents, UpstreamFailure, UpstreamTool};
+use crate::auth::DELEGATION_META_KEY;
 use crate::context::{ClientKey, RequestScope};
-use crate::envelope::ToolResponse;
+use crate::envelope::{ToolError, ToolResponse};
 use crate::guard::{ConcurrencyGuard, RateLimiterGuard};
 use crate::input::JsonObject;
 use crate::server::{ToolSource, ToolSpec, valid_tool_name};
@@ -335,6 +336,28 @@ impl Shared {
         }
     }
 
+    /// A fresh delegation token for one forwarded call, as `_meta`, when the mount signs.
+    fn delegation_meta(&self, scope: &RequestScope) -> Result<Option<JsonObject>, ToolError> {
+        let Some(d) = &self.options.delegation else {
+            return Ok(None);
+        };
+        let subject = match scope.principal() {
+            Some(p) => p.subject().to_owned(),
+            None => ClientKey::of(scope).0,
+        };
+        let carry = serde_json::Value::Object(JsonObject::new());
+        let token = d
+            .key
+            .mint(&d.issuer, &subject, &d.audience, d.ttl, carry)
+            .map_err(|e| e.to_tool_error())?;
+        let mut meta = JsonObject::new();
+        meta.insert(
+            DELEGATION_META_KEY.to_owned(),
+            serde_json::Value::String(token),
+        );
+        Ok(Some(meta))
+    }
+
     fn connecting(&self) -> ToolResponse {
         ToolResponse::error(envelopes::connecting(&self.prefix, &self.describe()))
     }
@@ -380,8 +403,12 @@ impl Shared {
             Ok(slot) => slot,
             Err(e) => return ToolResponse::error(e),
         };
+        let meta = match self.delegation_meta(&scope) {
+            Ok(meta) => meta,
+            Err(e) => return ToolResponse::error(e),
+        };
         let limit = self.options.call_timeout;
-        let forwarded = connection.call(upstream_name, arguments, scope);
+        let forwarded = connection.call(upstream_name, arguments, meta, scope);
         let reply = match tokio::time::timeout(limit, forwarded).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(UpstreamFailure::Closed(why))) => {

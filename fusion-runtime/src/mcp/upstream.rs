@@ -318,6 +318,7 @@ impl Connection for RmcpConnection {
         &self,
         tool: String,
         arguments: Option<JsonObject>,
+        meta: Option<JsonObject>,
         scope: RequestScope,
     ) -> BoxFuture<'static, Result<UpstreamReply, UpstreamFailure>> {
         let peer = self.service.peer().clone();
@@ -326,6 +327,9 @@ impl Connection for RmcpConnection {
             let mut params = CallToolRequestParams::new(tool);
             if let Some(arguments) = arguments {
                 params = params.with_arguments(arguments);
+            }
+            if let Some(meta) = meta {
+                params.meta = Some(meta.into());
             }
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
             let handle = peer
