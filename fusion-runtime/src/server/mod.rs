@@ -397,6 +397,22 @@ impl ServerBuilder {
             .build(&mut infos, &shared)
             .map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
+        let source_separator = match &self.exposure {
+            Exposure::Flat { separator } => separator.as_str(),
+            Exposure::Grouped { .. } => "_",
+        };
+        for source in &self.sources {
+            source.bind(source_separator);
+        }
+        if let Some(name) = layout
+            .tool_order
+            .iter()
+            .find(|n| self.sources.iter().any(|s| s.owns(n)))
+        {
+            return Err(BuildError::Exposure(format!(
+                "tool `{name}` is under the prefix of a mounted upstream"
+            )));
+        }
         let discriminator = match &self.exposure {
             Exposure::Grouped { discriminator } => discriminator.clone(),
             Exposure::Flat { .. } => String::from("action"),
@@ -445,9 +461,6 @@ impl ServerBuilder {
             .build(separator, self.internal.hide_messages, |id| {
                 self.states.contains(id)
             })?;
-        for source in &self.sources {
-            source.bind(separator);
-        }
         let contracts = contracts_of(&entries);
         let awareness = match (&self.lockfile, self.self_healing_cap) {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
