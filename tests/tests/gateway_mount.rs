@@ -416,3 +416,61 @@ async fn each_forwarded_call_carries_a_fresh_delegation_token() {
         "the upstream's envelope, intact"
     );
 }
+
+/// A downstream MCP client that reports `notifications/tools/list_changed`.
+struct ListWatcher(mpsc::UnboundedSender<()>);
+
+impl fusion_runtime::rmcp::ClientHandler for ListWatcher {
+    async fn on_tool_list_changed(
+        &self,
+        _context: fusion_runtime::rmcp::service::NotificationContext<
+            fusion_runtime::rmcp::RoleClient,
+        >,
+    ) {
+        let _ = self.0.send(());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstreams_list_changed_reaches_a_2025_session() {
+    use fusion_runtime::rmcp::ServiceExt;
+    use fusion_runtime::rmcp::model::CallToolRequestParams;
+    use fusion_runtime::rmcp::transport::StreamableHttpClientTransport;
+
+    let gateway = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .build()
+        .expect("builds");
+    let http = spawn_http(
+        gateway,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("serves");
+    let (tx, mut changed) = mpsc::unbounded_channel();
+    let client = ListWatcher(tx)
+        .serve(StreamableHttpClientTransport::from_uri(http.url.clone()))
+        .await
+        .expect("a 2025 session");
+    let before = client.list_all_tools().await.expect("tools/list");
+    assert!(!before.iter().any(|t| t.name == "plain_extra"));
+    let grown = client
+        .call_tool(CallToolRequestParams::new("plain_grow"))
+        .await
+        .expect("call");
+    assert_eq!(grown.is_error, Some(false));
+    // The first connection's list may have been announced too: wait for the one that
+    // brings the new tool.
+    let mut listed = false;
+    while !listed {
+        tokio::time::timeout(LIMIT, changed.recv())
+            .await
+            .expect("list_changed in time")
+            .expect("list_changed");
+        let after = client.list_all_tools().await.expect("tools/list");
+        listed = after.iter().any(|t| t.name == "plain_extra");
+    }
+    let _ = client.cancel().await;
+    let _ = http.shutdown().await;
+}
