@@ -10,12 +10,14 @@
 //! out.
 
 mod elicit;
+mod handoff;
 mod log;
 
 pub use elicit::{
     __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
     Elicited, Elicitor, elicitation_schema, form_schema,
 };
+pub use handoff::{ActiveHandoff, HandoffSlot};
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 
 use std::any::{Any, TypeId, type_name};
@@ -166,6 +168,9 @@ pub struct RequestScope {
     pub principal: Option<Arc<Principal>>,
     /// Asks the client's user for input ([`CallContext::elicit`]). `None` in-process.
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// The session's handoff slot (2025 sessions of a server with handoff domains); `None`
+    /// when there is no session to hand off.
+    pub handoff: Option<Arc<HandoffSlot>>,
     /// The request's `_meta` object, when it sent one (the MCP bridge moves it here).
     pub meta: Option<Arc<JsonObject>>,
 }

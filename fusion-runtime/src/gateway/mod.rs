@@ -44,11 +44,11 @@ use serde_json::Value;
 
 use crate::action::Hints;
 use crate::auth::DelegationKey;
-use crate::context::RequestScope;
-use crate::envelope::Content;
+use crate::context::{ActiveHandoff, CallContext, RequestScope};
+use crate::envelope::{Content, ToolResponse, codes, error};
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::JsonObject;
-use crate::server::ServerBuilder;
+use crate::server::{RETURN_TOOL, ServerBuilder};
 use mount::Mount;
 
 /// An upstream MCP server to mount: how to reach it.
@@ -186,6 +186,9 @@ pub struct MountOptions {
     pub list_wait: Duration,
     /// Signs every forwarded call with a fresh delegation token (default none).
     pub delegation: Option<MountDelegation>,
+    /// A domain entered only by handoff (default false): its tools are listed only to a
+    /// session handed off to it ([`ServerBuilder::handoff_domain`]).
+    pub handoff_only: bool,
 }
 
 /// The delegation a mount sends with each forwarded call: a fresh token (see
@@ -240,6 +243,7 @@ impl Default for MountOptions {
             backoff: Backoff::default(),
             list_wait: Duration::from_secs(10),
             delegation: None,
+            handoff_only: false,
         }
     }
 }
@@ -260,5 +264,52 @@ impl ServerBuilder {
         options: MountOptions,
     ) -> Self {
         self.tool_source(Mount::new(prefix.into(), upstream, options))
+    }
+
+    /// Mounts an upstream as a domain a handler hands a 2025 session off to
+    /// ([`CallContext::handoff`]): its tools are listed only to sessions handed off to it,
+    /// next to [`RETURN_TOOL`], and while a session is there, calls of other tools are
+    /// answered `HANDOFF_NAMESPACE_MISMATCH`.
+    pub fn handoff_domain(self, domain: impl Into<String>, upstream: Upstream) -> Self {
+        let options = MountOptions {
+            handoff_only: true,
+            ..MountOptions::default()
+        };
+        self.mount_with(domain, upstream, options)
+    }
+}
+
+impl CallContext {
+    /// Hands the caller's session off to `domain` (a [`ServerBuilder::handoff_domain`]) for
+    /// `reason`, with `carry` (carried to the upstream in every call's delegation token):
+    /// from the next `tools/list` on, the session sees the domain's tools and
+    /// [`RETURN_TOOL`], and is sent `notifications/tools/list_changed`. Return the response
+    /// from the handler. Without a 2025 session (a 2026-07-28 request, a stateless one, an
+    /// in-process call) nothing is handed off and the response is an error saying so.
+    pub fn handoff(
+        &self,
+        domain: &str,
+        reason: impl Into<String>,
+        carry: serde_json::Value,
+    ) -> ToolResponse {
+        let Some(slot) = &self.scope().handoff else {
+            return ToolResponse::error(
+                error(
+                    codes::HANDOFF_UPSTREAM_UNAVAILABLE,
+                    format!("{domain} cannot take over: this request has no session to hand off"),
+                )
+                .suggest(format!("Call the {domain} tools directly instead")),
+            );
+        };
+        let reason = reason.into();
+        let text = format!(
+            "Handed off to {domain}: {reason}. Its tools are listed now; call {RETURN_TOOL} to come back."
+        );
+        slot.set(Some(ActiveHandoff {
+            domain: domain.to_owned(),
+            reason,
+            carry,
+        }));
+        ToolResponse::text(text)
     }
 }

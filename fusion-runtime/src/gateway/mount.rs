@@ -130,6 +130,13 @@ impl ToolSource for Mount {
     fn changes(&self) -> watch::Receiver<u64> {
         self.shared.tools_changed.subscribe()
     }
+
+    fn handoff_domain(&self) -> Option<&str> {
+        self.shared
+            .options
+            .handoff_only
+            .then_some(self.shared.prefix.as_str())
+    }
 }
 
 /// Tells the mount what its upstream announces; weak, so a connection never keeps its
@@ -345,7 +352,12 @@ impl Shared {
             Some(p) => p.subject().to_owned(),
             None => ClientKey::of(scope).0,
         };
-        let carry = serde_json::Value::Object(JsonObject::new());
+        let carry = scope
+            .handoff
+            .as_ref()
+            .and_then(|slot| slot.get())
+            .filter(|h| h.domain == self.prefix)
+            .map_or_else(|| serde_json::Value::Object(JsonObject::new()), |h| h.carry);
         let token = d
             .key
             .mint(&d.issuer, &subject, &d.audience, d.ttl, carry)

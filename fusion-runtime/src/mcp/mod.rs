@@ -86,6 +86,8 @@ pub struct McpHandler {
     /// Cancelled when the last clone of the session's handler is dropped: ends the tasks
     /// that pass mounted upstreams' `tools/list_changed` on to this session.
     session_ended: tokio_util::sync::CancellationToken,
+    /// The session's handoff (see [`gateway`](crate::gateway)).
+    handoff: std::sync::Arc<crate::context::HandoffSlot>,
     _session_guard: std::sync::Arc<tokio_util::sync::DropGuard>,
 }
 
@@ -99,6 +101,7 @@ impl McpHandler {
             subscriptions: Subscriptions::default(),
             principal: None,
             _session_guard: std::sync::Arc::new(session_ended.clone().drop_guard()),
+            handoff: std::sync::Arc::default(),
             session_ended,
         }
     }
@@ -215,7 +218,11 @@ impl ServerHandler for McpHandler {
         let tools = if self.server.tool_sources().is_empty() {
             self.server.tools()
         } else {
-            let specs = self.server.listed_tool_specs().await;
+            let domain = match era.is_modern() {
+                false => self.handoff.get().map(|h| h.domain),
+                true => None,
+            };
+            let specs = self.server.listed_tool_specs_in(domain.as_deref()).await;
             specs.iter().map(tools::to_rmcp_tool).collect()
         };
         Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
@@ -236,10 +243,19 @@ impl ServerHandler for McpHandler {
         if !era.is_modern() {
             scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
             scope.meta = scope::take_meta(&mut context);
+            let handing_off = !self.server.tool_sources().is_empty();
+            let generation = self.handoff.generation();
+            if handing_off {
+                scope.handoff = Some(self.handoff.clone());
+            }
             let response = self
                 .server
                 .call(&request.name, request.arguments, scope)
                 .await;
+            if handing_off && self.handoff.generation() != generation {
+                // Handed off or back: this session's tools changed.
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
             return Ok(to_call_tool_result(response).into());
         }
         // 2026-07-28: the handler may end the call with `input_required` (MRTR).

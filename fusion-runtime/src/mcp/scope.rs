@@ -44,6 +44,7 @@ pub(crate) fn request_scope_in_session(
         log_threshold,
         principal,
         elicitor: None,
+        handoff: None,
         meta: None,
     }
 }

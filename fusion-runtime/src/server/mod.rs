@@ -35,7 +35,7 @@ pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
-pub use source::ToolSource;
+pub use source::{RETURN_TOOL, ToolSource};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -657,9 +657,29 @@ impl Server {
     /// Every tool `tools/list` answers now: the actions' ([`Server::tool_specs`]), then
     /// each source's.
     pub async fn listed_tool_specs(&self) -> Vec<ToolSpec> {
+        self.listed_tool_specs_in(None).await
+    }
+
+    /// The tools a session handed off to `domain` sees: that domain's, and [`RETURN_TOOL`];
+    /// with `None` (or an unknown domain), the actions' and every source's that is not a
+    /// handoff domain.
+    pub async fn listed_tool_specs_in(&self, domain: Option<&str>) -> Vec<ToolSpec> {
+        let entered = domain.and_then(|d| {
+            self.inner
+                .sources
+                .iter()
+                .find(|s| s.handoff_domain() == Some(d))
+        });
+        if let Some(source) = entered {
+            let mut all = source.tools().await;
+            all.push(source::return_tool(&self.inner.name));
+            return all;
+        }
         let mut all = self.inner.tools.clone();
         for source in &self.inner.sources {
-            all.extend(source.tools().await);
+            if source.handoff_domain().is_none() {
+                all.extend(source.tools().await);
+            }
         }
         all
     }

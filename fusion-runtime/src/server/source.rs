@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use super::registry::ToolSpec;
 use crate::context::RequestScope;
-use crate::envelope::ToolResponse;
+use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::input::JsonObject;
 
 /// Tools a server serves besides its actions: their list changes at run time, and each call
@@ -37,4 +37,58 @@ pub trait ToolSource: Send + Sync + 'static {
 
     /// A counter bumped whenever the listed tools change (MCP `notifications/tools/list_changed`).
     fn changes(&self) -> watch::Receiver<u64>;
+
+    /// The domain a session enters only by handoff, when this source is one: its tools are
+    /// listed only to sessions handed off to it. `None` (the default): listed to everyone.
+    fn handoff_domain(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The tool a session handed off to a domain calls to come back.
+pub const RETURN_TOOL: &str = "gateway_return_to_triage";
+
+/// The return tool, as listed to a handed-off session.
+pub(crate) fn return_tool(server: &str) -> ToolSpec {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), JsonObject::new().into());
+    schema.insert("additionalProperties".into(), false.into());
+    ToolSpec {
+        name: RETURN_TOOL.to_owned(),
+        title: None,
+        description: format!(
+            "Leave the current domain and return to {server}: its own tools are listed again."
+        ),
+        input_schema: std::sync::Arc::new(schema),
+        output_schema: None,
+        hints: None,
+    }
+}
+
+/// `HANDOFF_NAMESPACE_MISMATCH`: `tool` is not one of the active domain's `tools`
+/// (`handed_off`: the session is in a domain, else in the server itself).
+pub(crate) fn namespace_mismatch(
+    tool: &str,
+    active: &str,
+    tools: &[String],
+    handed_off: bool,
+) -> ToolError {
+    let recovery = if handed_off {
+        format!(
+            "Use one of {active}'s tools below, or call {RETURN_TOOL} first when a tool of another domain is needed"
+        )
+    } else {
+        format!(
+            "Use one of {active}'s tools below; another domain's tools are reached by a handoff from one of them"
+        )
+    };
+    ToolError::new(
+        codes::HANDOFF_NAMESPACE_MISMATCH,
+        format!("{tool} is not a tool of the active domain, {active}"),
+    )
+    .suggest(recovery)
+    .actions(tools.iter().take(super::routing::MAX_LISTED_TOOLS).cloned())
+    .detail("active_domain", active)
+    .detail("requested", tool)
 }
