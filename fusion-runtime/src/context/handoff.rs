@@ -21,9 +21,24 @@ pub struct ActiveHandoff {
 pub struct HandoffSlot {
     active: Mutex<Option<ActiveHandoff>>,
     generation: AtomicU64,
+    stateless: bool,
 }
 
 impl HandoffSlot {
+    /// The slot of a request with no session (MCP 2026-07-28): a handoff answers with a
+    /// handle instead of changing what the caller sees.
+    pub fn stateless() -> Self {
+        HandoffSlot {
+            stateless: true,
+            ..HandoffSlot::default()
+        }
+    }
+
+    /// Whether the request has no session (see [`HandoffSlot::stateless`]).
+    pub fn is_stateless(&self) -> bool {
+        self.stateless
+    }
+
     /// The session's handoff now, if any.
     pub fn get(&self) -> Option<ActiveHandoff> {
         self.active

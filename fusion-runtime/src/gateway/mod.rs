@@ -30,10 +30,12 @@
 
 mod backoff;
 mod envelopes;
+mod handle;
 mod mount;
 
 pub use backoff::{Backoff, DEFAULT_BACKOFF};
 pub use envelopes::{CONNECTING_RETRY_SECS, MAX_QUOTED_CHARS};
+pub use handle::{HANDLE_ARGUMENT, HANDLE_TTL};
 
 use std::fmt;
 use std::sync::Arc;
@@ -279,13 +281,23 @@ impl ServerBuilder {
     }
 }
 
+/// Who a handoff or a delegation is for: the principal's subject, else the client key.
+pub(crate) fn caller(scope: &RequestScope) -> String {
+    match scope.principal() {
+        Some(p) => p.subject().to_owned(),
+        None => crate::context::ClientKey::of(scope).0,
+    }
+}
+
 impl CallContext {
     /// Hands the caller's session off to `domain` (a [`ServerBuilder::handoff_domain`]) for
     /// `reason`, with `carry` (carried to the upstream in every call's delegation token):
     /// from the next `tools/list` on, the session sees the domain's tools and
     /// [`RETURN_TOOL`], and is sent `notifications/tools/list_changed`. Return the response
-    /// from the handler. Without a 2025 session (a 2026-07-28 request, a stateless one, an
-    /// in-process call) nothing is handed off and the response is an error saying so.
+    /// from the handler. A 2026-07-28 request has no session: the response carries a handle
+    /// (text and `structuredContent.handoff`) that the domain's tools take as their
+    /// [`HANDLE_ARGUMENT`]. Without either (a stateless 2025 request, an in-process call)
+    /// nothing is handed off and the response is an error saying so.
     pub fn handoff(
         &self,
         domain: &str,
@@ -302,6 +314,21 @@ impl CallContext {
             );
         };
         let reason = reason.into();
+        if slot.is_stateless() {
+            let subject = caller(self.scope());
+            let handle = match handle::mint(domain, &subject, carry) {
+                Ok(h) => h,
+                Err(e) => return ToolResponse::error(e),
+            };
+            let mut response = ToolResponse::text(format!(
+                "Handed off to {domain}: {reason}. Call {domain}'s tools ({domain}_…) with \"{HANDLE_ARGUMENT}\": \"{handle}\"."
+            ));
+            response.structured_content = Some(serde_json::json!({
+                "domain": domain,
+                HANDLE_ARGUMENT: handle,
+            }));
+            return response;
+        }
         let text = format!(
             "Handed off to {domain}: {reason}. Its tools are listed now; call {RETURN_TOOL} to come back."
         );

@@ -10,10 +10,11 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::envelopes;
+use super::handle::{self, HANDLE_ARGUMENT};
 use super::{Connection, MountOptions, Upstream, UpstreamEvents, UpstreamFailure, UpstreamTool};
 use crate::auth::DELEGATION_META_KEY;
 use crate::context::{ClientKey, RequestScope};
-use crate::envelope::{ToolError, ToolResponse};
+use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard::{ConcurrencyGuard, RateLimiterGuard};
 use crate::input::JsonObject;
 use crate::server::{ToolSource, ToolSpec, valid_tool_name};
@@ -129,6 +130,18 @@ impl ToolSource for Mount {
 
     fn changes(&self) -> watch::Receiver<u64> {
         self.shared.tools_changed.subscribe()
+    }
+
+    fn stateless_tools(&self) -> BoxFuture<'_, Vec<ToolSpec>> {
+        Box::pin(async move {
+            let mut tools = self.tools().await;
+            if self.shared.options.handoff_only {
+                for t in &mut tools {
+                    t.input_schema = Arc::new(with_handle(&t.input_schema, &self.shared.prefix));
+                }
+            }
+            tools
+        })
     }
 
     fn handoff_domain(&self) -> Option<&str> {
@@ -344,20 +357,24 @@ impl Shared {
     }
 
     /// A fresh delegation token for one forwarded call, as `_meta`, when the mount signs.
-    fn delegation_meta(&self, scope: &RequestScope) -> Result<Option<JsonObject>, ToolError> {
+    fn delegation_meta(
+        &self,
+        scope: &RequestScope,
+        carry: Option<serde_json::Value>,
+    ) -> Result<Option<JsonObject>, ToolError> {
         let Some(d) = &self.options.delegation else {
             return Ok(None);
         };
-        let subject = match scope.principal() {
-            Some(p) => p.subject().to_owned(),
-            None => ClientKey::of(scope).0,
+        let subject = super::caller(scope);
+        let carry = match carry {
+            Some(c) => c,
+            None => scope
+                .handoff
+                .as_ref()
+                .and_then(|slot| slot.get())
+                .filter(|h| h.domain == self.prefix)
+                .map_or_else(|| serde_json::Value::Object(JsonObject::new()), |h| h.carry),
         };
-        let carry = scope
-            .handoff
-            .as_ref()
-            .and_then(|slot| slot.get())
-            .filter(|h| h.domain == self.prefix)
-            .map_or_else(|| serde_json::Value::Object(JsonObject::new()), |h| h.carry);
         let token = d
             .key
             .mint(&d.issuer, &subject, &d.audience, d.ttl, carry)
@@ -368,6 +385,41 @@ impl Shared {
             serde_json::Value::String(token),
         );
         Ok(Some(meta))
+    }
+
+    /// A 2026-07-28 call of a handoff domain's tool: its handle, checked and taken out of
+    /// the arguments; its carry-over state. `Ok(None)` for every other call.
+    fn take_handle(
+        &self,
+        tool: &str,
+        arguments: &mut Option<JsonObject>,
+        scope: &RequestScope,
+    ) -> Result<Option<serde_json::Value>, ToolError> {
+        let stateless = scope.handoff.as_ref().is_some_and(|s| s.is_stateless());
+        if !self.options.handoff_only || !stateless {
+            return Ok(None);
+        }
+        let sent = arguments.as_mut().and_then(|a| a.remove(HANDLE_ARGUMENT));
+        let why = match &sent {
+            Some(serde_json::Value::String(h)) => {
+                match handle::open(h, &self.prefix, &super::caller(scope)) {
+                    Ok(handle) => return Ok(Some(handle.carry)),
+                    Err(why) => format!("the {HANDLE_ARGUMENT} argument was refused: {why}"),
+                }
+            }
+            Some(_) => format!("the {HANDLE_ARGUMENT} argument must be the handle string"),
+            None => format!("it was called without the {HANDLE_ARGUMENT} handle"),
+        };
+        Err(ToolError::new(
+            codes::HANDOFF_NAMESPACE_MISMATCH,
+            format!("{tool} belongs to the {} domain, and {why}", self.prefix),
+        )
+        .suggest(format!(
+            "Use the tool that hands off to {} first, then pass the handle it returns as \"{HANDLE_ARGUMENT}\"",
+            self.prefix
+        ))
+        .detail("domain", &self.prefix)
+        .detail("requested", tool))
     }
 
     fn connecting(&self) -> ToolResponse {
@@ -415,7 +467,12 @@ impl Shared {
             Ok(slot) => slot,
             Err(e) => return ToolResponse::error(e),
         };
-        let meta = match self.delegation_meta(&scope) {
+        let mut arguments = arguments;
+        let carry = match self.take_handle(&tool, &mut arguments, &scope) {
+            Ok(carry) => carry,
+            Err(e) => return ToolResponse::error(e),
+        };
+        let meta = match self.delegation_meta(&scope, carry) {
             Ok(meta) => meta,
             Err(e) => return ToolResponse::error(e),
         };
@@ -460,6 +517,29 @@ impl Shared {
             structured_content: reply.structured_content,
         }
     }
+}
+
+/// `schema` with the required `handoff` string property a 2026-07-28 call passes its handle in.
+fn with_handle(schema: &JsonObject, domain: &str) -> JsonObject {
+    let mut schema = schema.clone();
+    let property = serde_json::json!({
+        "type": "string",
+        "description": format!("The handle the handoff to {domain} returned."),
+    });
+    if let Some(serde_json::Value::Object(props)) = schema.get_mut("properties") {
+        props.insert(HANDLE_ARGUMENT.to_owned(), property);
+    } else {
+        let mut props = JsonObject::new();
+        props.insert(HANDLE_ARGUMENT.to_owned(), property);
+        schema.insert("properties".to_owned(), props.into());
+    }
+    match schema.get_mut("required") {
+        Some(serde_json::Value::Array(required)) => required.push(HANDLE_ARGUMENT.into()),
+        _ => {
+            schema.insert("required".to_owned(), serde_json::json!([HANDLE_ARGUMENT]));
+        }
+    }
+    schema
 }
 
 /// Whole seconds, rounded up (what `retry_after` shows), at least one.

@@ -218,11 +218,12 @@ impl ServerHandler for McpHandler {
         let tools = if self.server.tool_sources().is_empty() {
             self.server.tools()
         } else {
-            let domain = match era.is_modern() {
-                false => self.handoff.get().map(|h| h.domain),
-                true => None,
+            let specs = if era.is_modern() {
+                self.server.listed_tool_specs_stateless().await
+            } else {
+                let domain = self.handoff.get().map(|h| h.domain);
+                self.server.listed_tool_specs_in(domain.as_deref()).await
             };
-            let specs = self.server.listed_tool_specs_in(domain.as_deref()).await;
             specs.iter().map(tools::to_rmcp_tool).collect()
         };
         Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
@@ -266,6 +267,9 @@ impl ServerHandler for McpHandler {
             &binding,
         )?;
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
+        if !self.server.tool_sources().is_empty() {
+            scope.handoff = Some(std::sync::Arc::new(crate::context::HandoffSlot::stateless()));
+        }
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         scope.meta = scope::take_meta(&mut context);
         let call = self.server.call(&request.name, request.arguments, scope);

@@ -660,6 +660,16 @@ impl Server {
         self.listed_tool_specs_in(None).await
     }
 
+    /// The tools a request with no session (MCP 2026-07-28) sees, the same for everyone: the
+    /// actions', then every source's (a handoff domain's taking its handle as an argument).
+    pub async fn listed_tool_specs_stateless(&self) -> Vec<ToolSpec> {
+        let mut all = self.inner.tools.clone();
+        for source in &self.inner.sources {
+            all.extend(source.stateless_tools().await);
+        }
+        all
+    }
+
     /// The tools a session handed off to `domain` sees: that domain's, and [`RETURN_TOOL`];
     /// with `None` (or an unknown domain), the actions' and every source's that is not a
     /// handoff domain.

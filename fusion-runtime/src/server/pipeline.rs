@@ -95,6 +95,10 @@ pub(crate) async fn call(
 /// A 2025 session's handoff, before routing: the return tool, and
 /// `HANDOFF_NAMESPACE_MISMATCH` for a tool outside the active domain. `None`: route as usual.
 async fn gate(inner: &Inner, tool: &str, slot: &HandoffSlot) -> Option<ToolResponse> {
+    if slot.is_stateless() {
+        // 2026-07-28: the domain's tools check the handle they are called with.
+        return None;
+    }
     let Some(active) = slot.get() else {
         inner
             .sources

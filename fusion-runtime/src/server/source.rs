@@ -43,6 +43,13 @@ pub trait ToolSource: Send + Sync + 'static {
     fn handoff_domain(&self) -> Option<&str> {
         None
     }
+
+    /// The tools to list to requests with no session (MCP 2026-07-28), where a handoff
+    /// domain's tools take the handle as an argument. The same as [`ToolSource::tools`] by
+    /// default.
+    fn stateless_tools(&self) -> BoxFuture<'_, Vec<ToolSpec>> {
+        self.tools()
+    }
 }
 
 /// The tool a session handed off to a domain calls to come back.
