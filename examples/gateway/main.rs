@@ -1,27 +1,29 @@
-//! The gateway example: a triage server that mounts the billing example as the `finance`
-//! upstream over stdio.
+//! The gateway example: a triage server that hands billing questions off to the billing
+//! example, mounted as the `finance` domain over stdio, and takes them back.
 //!
 //! ```text
 //! cargo build --examples
 //! cargo run --example gateway -- serve            serve MCP over stdio (for an MCP client)
 //! cargo run --example gateway -- serve --http 127.0.0.1:8080
-//! cargo run --example gateway -- call triage_route '{"question":"why was I charged twice?"}'
-//! cargo run --example gateway -- call finance_billing_get_invoice '{"id":"inv_2026_0001"}'
 //! ```
 //!
-//! The billing server is the `billing` example next to this one
-//! (`target/debug/examples/billing`), or the program in `FUSION_BILLING_BIN`. Its tools are
-//! listed as `finance_billing_…`; when it is down, calls of them are answered
-//! `HANDOFF_CONNECTING` or `HANDOFF_UPSTREAM_UNAVAILABLE` envelopes.
+//! `triage_route` hands a billing question off to `finance`: a 2025 session then lists the
+//! billing tools (`finance_billing_…`) and `gateway_return_to_triage`, and is sent
+//! `tools/list_changed`; a 2026-07-28 client gets a handle to pass as `handoff` to the
+//! `finance_…` tools, which every client sees. The billing server is the `billing` example
+//! next to this one (`target/debug/examples/billing`), or the program in
+//! `FUSION_BILLING_BIN`; when it is down, its tools answer `HANDOFF_CONNECTING` or
+//! `HANDOFF_UPSTREAM_UNAVAILABLE` envelopes.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fusion_runtime::cli::{self, Cli, Parser};
 use fusion_runtime::gateway::Upstream;
-use fusion_runtime::{Server, ToolError, ToolInput, tool_action};
+use fusion_runtime::envelope::ToolResponse;
+use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// What the user asked.
 #[derive(Deserialize, ToolInput)]
@@ -31,16 +33,20 @@ struct Question {
     question: String,
 }
 
-/// Says which service answers a question, and which of its tools to call first.
-#[tool_action(name = "triage.route", read_only, idempotent)]
-async fn route(input: Question) -> Result<Value, ToolError> {
+/// Routes the user's question: a billing question is handed off to the finance domain,
+/// whose tools take over until `gateway_return_to_triage`.
+#[tool_action(name = "triage.route")]
+async fn route(input: Question, cx: Context) -> Result<ToolResponse, ToolError> {
     let q = input.question.to_lowercase();
     let billing = ["invoice", "charge", "refund", "bill", "pay"];
-    Ok(if billing.iter().any(|w| q.contains(w)) {
-        json!({"service": "finance", "start_with": "finance_billing_list_invoices"})
-    } else {
-        json!({"service": "triage", "start_with": null})
-    })
+    if billing.iter().any(|w| q.contains(w)) {
+        return Ok(cx
+            .call()
+            .handoff("finance", "a billing question", json!({"question": input.question})));
+    }
+    Ok(ToolResponse::text(
+        "Not a billing question: answer it yourself.",
+    ))
 }
 
 fn billing_program() -> PathBuf {
@@ -59,9 +65,9 @@ async fn main() -> ExitCode {
     billing.arg("serve").env("RUST_LOG", "off");
     let server = Server::builder()
         .name("triage")
-        .instructions("Route the user's question with triage_route; billing questions go to the finance_ tools.")
+        .instructions("Route the user's question with triage_route; billing questions are handed off to finance.")
         .action::<RouteAction>()
-        .mount("finance", Upstream::stdio(billing))
+        .handoff_domain("finance", Upstream::stdio(billing))
         .build();
     match server {
         Ok(server) => cli::run_command(server, cli.command).await,
