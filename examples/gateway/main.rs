@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fusion_runtime::cli::{self, Cli, Parser};
-use fusion_runtime::gateway::Upstream;
 use fusion_runtime::envelope::ToolResponse;
+use fusion_runtime::gateway::Upstream;
 use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
 use serde::Deserialize;
 use serde_json::json;
@@ -40,9 +40,11 @@ async fn route(input: Question, cx: Context) -> Result<ToolResponse, ToolError> 
     let q = input.question.to_lowercase();
     let billing = ["invoice", "charge", "refund", "bill", "pay"];
     if billing.iter().any(|w| q.contains(w)) {
-        return Ok(cx
-            .call()
-            .handoff("finance", "a billing question", json!({"question": input.question})));
+        return Ok(cx.call().handoff(
+            "finance",
+            "a billing question",
+            json!({"question": input.question}),
+        ));
     }
     Ok(ToolResponse::text(
         "Not a billing question: answer it yourself.",

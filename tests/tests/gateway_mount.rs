@@ -474,3 +474,85 @@ async fn an_upstreams_list_changed_reaches_a_2025_session() {
     let _ = client.cancel().await;
     let _ = http.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_mount_bound_holds_past_it() {
+    use fusion_runtime::guard::{ConcurrencyLimit, RateLimit};
+
+    // Tools listed, and upstream tool names: `reject` (6 characters) is left out.
+    let gateway = Server::builder()
+        .mount_with(
+            "plain",
+            Upstream::stdio(plain()),
+            MountOptions {
+                max_tools: 3,
+                max_name_chars: 4,
+                max_response_bytes: 3,
+                ..MountOptions::default()
+            },
+        )
+        .build()
+        .expect("builds");
+    let names: Vec<String> = gateway
+        .listed_tool_specs()
+        .await
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["plain_echo", "plain_fail", "plain_slow"]);
+    let small = gateway
+        .call_json("plain_echo", json!({"text": "abc"}))
+        .await;
+    assert_eq!(text(&small), "abc");
+    let big = gateway
+        .call_json("plain_echo", json!({"text": "abcd"}))
+        .await;
+    insta::assert_snapshot!("response_too_large", text(&big));
+
+    // Calls forwarded at once: one running, none waiting.
+    let gateway = Server::builder()
+        .mount_with(
+            "plain",
+            Upstream::stdio(plain()),
+            MountOptions {
+                pending: ConcurrencyLimit::new(1, 0),
+                call_timeout: Duration::from_secs(2),
+                ..quick(400)
+            },
+        )
+        .build()
+        .expect("builds");
+    let (scope, mut progress) = recording_scope();
+    let slow = {
+        let gateway = gateway.clone();
+        tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })
+    };
+    tokio::time::timeout(LIMIT, progress.recv())
+        .await
+        .expect("progress in time");
+    let busy = gateway.call_json("plain_echo", json!({"text": "x"})).await;
+    assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text(&busy));
+    // The slow call outlives the call timeout: the upstream counts as down.
+    let timed_out = tokio::time::timeout(LIMIT, slow)
+        .await
+        .expect("in time")
+        .expect("no panic");
+    insta::assert_snapshot!("call_timed_out", text(&timed_out));
+
+    // A rate limit on the mount's calls.
+    let gateway = Server::builder()
+        .mount_with(
+            "plain",
+            Upstream::stdio(plain()),
+            MountOptions {
+                rate_limit: Some(RateLimit::per_minute(1)),
+                ..MountOptions::default()
+            },
+        )
+        .build()
+        .expect("builds");
+    let first = gateway.call_json("plain_echo", json!({"text": "x"})).await;
+    assert_eq!(text(&first), "x");
+    let second = gateway.call_json("plain_echo", json!({"text": "x"})).await;
+    assert_eq!(code_of(&second), "RATE_LIMITED");
+}
