@@ -556,3 +556,34 @@ async fn every_mount_bound_holds_past_it() {
     let second = gateway.call_json("plain_echo", json!({"text": "x"})).await;
     assert_eq!(code_of(&second), "RATE_LIMITED");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lockfile_records_a_mounts_tools_and_sees_the_upstream_change() {
+    use fusion_runtime::contract::{DeltaSeverity, Lockfile};
+
+    let locked = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .build()
+        .expect("builds")
+        .all_contracts()
+        .await;
+    assert!(locked.iter().any(|c| c.tool == "plain_echo"));
+    let lock = Lockfile::from_contracts(&locked).expect("a lockfile");
+    let mut changed = plain();
+    changed.env("PLAIN_ECHO_SCHEMA", "v2");
+    let now = Server::builder()
+        .mount("plain", Upstream::stdio(changed))
+        .build()
+        .expect("builds")
+        .all_contracts()
+        .await;
+    let deltas = lock.check(&now);
+    assert!(
+        deltas
+            .iter()
+            .any(|d| d.severity == DeltaSeverity::Breaking
+                && d.action.as_deref() == Some("plain_echo")),
+        "{deltas:?}"
+    );
+    assert!(lock.check(&locked).is_empty());
+}

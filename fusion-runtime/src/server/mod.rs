@@ -617,6 +617,28 @@ impl Server {
         &self.inner.contracts
     }
 
+    /// Every contract, the mounted upstreams' tools included as they list them now (what
+    /// `lock` records, so a changed upstream schema shows in `lock --check`): a mounted
+    /// tool's contract is named by its tool name.
+    pub async fn all_contracts(&self) -> Vec<ToolContract> {
+        let mut all = self.inner.contracts.clone();
+        for source in &self.inner.sources {
+            for spec in source.stateless_tools().await {
+                let mut c = ToolContract::new(
+                    spec.name.clone(),
+                    spec.name,
+                    spec.description,
+                    serde_json::Value::Object(spec.input_schema.as_ref().clone()),
+                );
+                if let Some(hints) = spec.hints {
+                    c = c.with_annotations(hints);
+                }
+                all.push(c);
+            }
+        }
+        all
+    }
+
     /// The lockfile path set with [`ServerBuilder::lockfile`] or
     /// [`ServerBuilder::self_healing`].
     pub fn lockfile_path(&self) -> Option<&Path> {

@@ -57,7 +57,12 @@ impl ServerHandler for Plain {
             tool(
                 "echo",
                 "Echo the text back.",
-                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+                // `PLAIN_ECHO_SCHEMA=v2`: a changed contract (a new required field).
+                if std::env::var("PLAIN_ECHO_SCHEMA").is_ok_and(|v| v == "v2") {
+                    json!({"type": "object", "properties": {"text": {"type": "string"}, "times": {"type": "integer"}}, "required": ["text", "times"]})
+                } else {
+                    json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+                },
             ),
             tool("fail", "Always fails with a plain-text error.", empty()),
             tool("reject", "Always answers with a JSON-RPC error.", empty()),
