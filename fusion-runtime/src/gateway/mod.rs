@@ -28,13 +28,13 @@
 //! This module names no `rmcp` type: the connection is a [`Connector`], which `mcp`
 //! implements for stdio ([`Upstream::stdio`]) and streamable HTTP ([`Upstream::http`]).
 
+mod answers;
 mod backoff;
-mod envelopes;
 mod handle;
 mod mount;
 
+pub use answers::{CONNECTING_RETRY_SECS, MAX_QUOTED_CHARS};
 pub use backoff::{Backoff, DEFAULT_BACKOFF};
-pub use envelopes::{CONNECTING_RETRY_SECS, MAX_QUOTED_CHARS};
 pub use handle::{HANDLE_ARGUMENT, HANDLE_TTL};
 
 use std::fmt;

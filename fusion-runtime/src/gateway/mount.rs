@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::envelopes;
+use super::answers;
 use super::handle::{self, HANDLE_ARGUMENT};
 use super::{Connection, MountOptions, Upstream, UpstreamEvents, UpstreamFailure, UpstreamTool};
 use crate::auth::DELEGATION_META_KEY;
@@ -423,7 +423,7 @@ impl Shared {
     }
 
     fn connecting(&self) -> ToolResponse {
-        ToolResponse::error(envelopes::connecting(&self.prefix, &self.describe()))
+        ToolResponse::error(answers::connecting(&self.prefix, &self.describe()))
     }
 
     fn down_answer(&self, link: &Link) -> ToolResponse {
@@ -434,7 +434,7 @@ impl Shared {
             ),
             _ => (self.options.backoff.ceiling(1), "it is not connected"),
         };
-        ToolResponse::error(envelopes::unavailable(&self.prefix, why, round_up(wait)))
+        ToolResponse::error(answers::unavailable(&self.prefix, why, round_up(wait)))
     }
 
     async fn call(
@@ -461,7 +461,7 @@ impl Shared {
         let listed = self.listed();
         let Some(upstream_name) = listed.names.get(&tool).cloned() else {
             let names: Vec<String> = listed.specs.iter().map(|s| s.name.clone()).collect();
-            return ToolResponse::error(envelopes::unknown_tool(&tool, &self.prefix, &names));
+            return ToolResponse::error(answers::unknown_tool(&tool, &self.prefix, &names));
         };
         let _slot = match self.pending.acquire().await {
             Ok(slot) => slot,
@@ -485,7 +485,7 @@ impl Shared {
                 return self.lost(&connection, &why);
             }
             Ok(Err(f)) => {
-                return ToolResponse::error(envelopes::rpc_failed(&tool, &self.prefix, &f));
+                return ToolResponse::error(answers::rpc_failed(&tool, &self.prefix, &f));
             }
             Err(_) => {
                 let why = format!("{tool} did not answer within {} seconds", limit.as_secs());
@@ -502,14 +502,14 @@ impl Shared {
                 .as_ref()
                 .map_or(0, |v| v.to_string().len());
         if bytes > self.options.max_response_bytes {
-            return ToolResponse::error(envelopes::too_large(
+            return ToolResponse::error(answers::too_large(
                 &tool,
                 bytes,
                 self.options.max_response_bytes,
             ));
         }
         if reply.is_error {
-            return envelopes::error_reply(&tool, &self.prefix, reply.content);
+            return answers::error_reply(&tool, &self.prefix, reply.content);
         }
         ToolResponse {
             content: reply.content,

@@ -6,10 +6,10 @@
 use futures::future::BoxFuture;
 use tokio::sync::watch;
 
-use super::registry::ToolSpec;
 use crate::context::RequestScope;
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::input::JsonObject;
+use crate::server::ToolSpec;
 
 /// Tools a server serves besides its actions: their list changes at run time, and each call
 /// is answered by the source, never by the pipeline's validation stage.
