@@ -324,7 +324,7 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             let path = path
                 .or_else(|| server.lockfile_path().map(PathBuf::from))
                 .unwrap_or_else(|| PathBuf::from("fusion.lock"));
-            let lock = Lockfile::from_contracts(server.contracts())?;
+            let lock = Lockfile::from_contracts(&server.all_contracts().await)?;
             if !check {
                 lock.write(&path)?;
                 println!(

@@ -33,7 +33,8 @@
 //! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema` |
 //! | [`contract`] | tool contracts, the lockfile, the table-driven diff (`diff/`: `walk`, `keywords`, `metadata`), `<contract_awareness>` | `action`, `envelope`, `schema`, `validation` |
 //! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `context`, `contract`, `envelope`, `guard`, `input`, `validation` |
-//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation | `action`, `context`, `envelope`, `server` |
+//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation, the gateway's upstream connections | `action`, `context`, `envelope`, `gateway`, `server` |
+//! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `server` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
 //! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
@@ -44,6 +45,7 @@ pub mod client;
 pub mod context;
 pub mod contract;
 pub mod envelope;
+pub mod gateway;
 pub mod guard;
 pub mod input;
 

@@ -38,9 +38,15 @@
 //! middleware as [`CallContext::principal`](crate::server::CallContext::principal). Per-client
 //! rate limits count an authenticated call against its subject (`sub:<subject>`), not its
 //! address.
+//!
+//! **Behind a gateway**, an upstream server trusts the gateway's signed, short-lived, one-time
+//! [`Delegation`] tokens, checked by [`DelegationVerifier`]'s middleware: see [`delegation`]
+//! for what is signed, the format, the bounds and the replay store.
 
+pub mod delegation;
 mod jwt;
 mod permission;
+pub mod seal;
 
 use std::fmt;
 use std::sync::Arc;
@@ -48,8 +54,12 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
+pub use delegation::{
+    DELEGATION_META_KEY, Delegation, DelegationError, DelegationKey, DelegationVerifier,
+};
 pub use jwt::{JwtError, JwtVerifier};
 pub use permission::check_scopes;
+pub use seal::{Seal, SealError};
 
 /// Who is calling: the subject of a verified token, the scopes it grants, the OAuth client it
 /// was issued to and all of its claims.

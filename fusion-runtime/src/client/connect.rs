@@ -193,6 +193,24 @@ impl FusionClient {
         Ok(outcome)
     }
 
+    /// [`FusionClient::call_tool`] with `meta` in the request's `_meta` (beside the protocol's
+    /// own keys): a gateway's delegation token under
+    /// [`DELEGATION_META_KEY`](crate::auth::DELEGATION_META_KEY), a trace context, …
+    pub async fn call_tool_with_meta(
+        &self,
+        tool: &str,
+        arguments: Value,
+        meta: serde_json::Map<String, Value>,
+    ) -> Result<CallOutcome, FusionClientError> {
+        let outcome = self.call_with_meta(tool, arguments, Some(meta)).await?;
+        if self.throw_on_error
+            && let Some(e) = outcome.error()
+        {
+            return Err(e.into());
+        }
+        Ok(outcome)
+    }
+
     /// Like [`FusionClient::call_tool`], always raising error results.
     pub async fn call_tool_checked(
         &self,
@@ -289,7 +307,17 @@ impl FusionClient {
         tool: &str,
         arguments: Value,
     ) -> Result<CallOutcome, FusionClientError> {
+        self.call_with_meta(tool, arguments, None).await
+    }
+
+    async fn call_with_meta(
+        &self,
+        tool: &str,
+        arguments: Value,
+        meta: Option<serde_json::Map<String, Value>>,
+    ) -> Result<CallOutcome, FusionClientError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.meta = meta.map(Into::into);
         match arguments {
             Value::Null => {}
             Value::Object(map) => params = params.with_arguments(map),

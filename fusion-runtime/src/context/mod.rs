@@ -12,6 +12,7 @@
 
 mod changes;
 mod elicit;
+mod handoff;
 mod log;
 
 pub use changes::{
@@ -23,19 +24,21 @@ pub use elicit::{
     __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
     Elicited, Elicitor, elicitation_schema, form_schema,
 };
+pub use handoff::{ActiveHandoff, HandoffSlot};
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::Principal;
+use crate::auth::{Delegation, Principal};
 use crate::envelope::{ToolError, codes};
+use crate::input::JsonObject;
 
 /// The shared states registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state),
 /// one value per type.
@@ -174,6 +177,11 @@ pub struct RequestScope {
     pub principal: Option<Arc<Principal>>,
     /// Asks the client's user for input ([`CallContext::elicit`]). `None` in-process.
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// The session's handoff slot (2025 sessions of a server with handoff domains); `None`
+    /// when there is no session to hand off.
+    pub handoff: Option<Arc<HandoffSlot>>,
+    /// The request's `_meta` object, when it sent one (the MCP bridge moves it here).
+    pub meta: Option<Arc<JsonObject>>,
 }
 
 impl RequestScope {
@@ -213,6 +221,10 @@ impl fmt::Debug for RequestScope {
             )
             .field("log_threshold", &self.log_threshold.get())
             .field("principal", &self.principal.as_ref().map(|p| p.subject()))
+            .field(
+                "meta_keys",
+                &self.meta.as_ref().map(|m| m.keys().collect::<Vec<_>>()),
+            )
             .finish()
     }
 }
@@ -222,6 +234,7 @@ struct CallInner {
     tool: Arc<str>,
     states: Arc<States>,
     scope: RequestScope,
+    delegation: OnceLock<Delegation>,
 }
 
 /// One call, untyped: the action being run, the registered states and the request scope.
@@ -246,6 +259,7 @@ impl CallContext {
                 tool,
                 states,
                 scope,
+                delegation: OnceLock::new(),
             }),
         }
     }
@@ -284,6 +298,24 @@ impl CallContext {
     /// The server's change notifier: tell clients a resource or a list changed.
     pub fn notifier(&self) -> &Notifier {
         &self.inner.states.changes
+    }
+
+    /// The request's `_meta` object, when it sent one: the keys a client or gateway put
+    /// there beside the protocol's own (`progressToken`, `io.modelcontextprotocol/…`).
+    pub fn meta(&self) -> Option<&JsonObject> {
+        self.inner.scope.meta.as_deref()
+    }
+
+    /// The verified delegation the call came with, once
+    /// [`DelegationVerifier::middleware`](crate::auth::DelegationVerifier::middleware) accepted
+    /// it; `None` without that middleware.
+    pub fn delegation(&self) -> Option<&Delegation> {
+        self.inner.delegation.get()
+    }
+
+    /// Records the call's verified delegation (the first one set stays).
+    pub(crate) fn set_delegation(&self, delegation: Delegation) {
+        let _ = self.inner.delegation.set(delegation);
     }
 }
 
@@ -492,6 +524,12 @@ impl<S> Context<S> {
     /// what a resource shows (see [`Notifier`]).
     pub fn notifier(&self) -> &Notifier {
         self.call.notifier()
+    }
+
+    /// The verified delegation the call came with (its `carry`, on whose behalf, from which
+    /// gateway); see [`CallContext::delegation`].
+    pub fn delegation(&self) -> Option<&Delegation> {
+        self.call.delegation()
     }
 
     /// Whether the client cancelled the request.

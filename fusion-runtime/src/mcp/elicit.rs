@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
+use crate::auth::Seal;
 use crate::context::{ElicitAnswer, ElicitFailure, ElicitRequest, Elicitor};
 
 /// At most this many forms per call (rounds of a 2026-07-28 call).
@@ -384,57 +385,19 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-const PREFIX: &str = "rs1.";
+/// `requestState`: `rs1.`, the state in base64url, `.`, its HMAC-SHA256 (see [`Seal`]).
+const SEALED_STATE: Seal = Seal::new("rs1.", MAX_REQUEST_STATE_BYTES);
 
 fn seal(state: &State, key: &[u8]) -> Result<String, String> {
     let payload = serde_json::to_vec(state).map_err(|e| e.to_string())?;
-    let body = BASE64_URL_SAFE_NO_PAD.encode(&payload);
-    let mac = BASE64_URL_SAFE_NO_PAD.encode(hmac(key, body.as_bytes()));
-    let sealed = format!("{PREFIX}{body}.{mac}");
-    if sealed.len() > MAX_REQUEST_STATE_BYTES {
-        return Err(format!(
-            "the answers so far exceed {MAX_REQUEST_STATE_BYTES} bytes"
-        ));
-    }
-    Ok(sealed)
+    SEALED_STATE
+        .seal(key, &payload)
+        .map_err(|_| format!("the answers so far exceed {MAX_REQUEST_STATE_BYTES} bytes"))
 }
 
 fn open(sealed: &str, key: &[u8]) -> Option<State> {
-    if sealed.len() > MAX_REQUEST_STATE_BYTES {
-        return None;
-    }
-    let (body, mac) = sealed.strip_prefix(PREFIX)?.split_once('.')?;
-    let mac = BASE64_URL_SAFE_NO_PAD.decode(mac).ok()?;
-    let expected = hmac(key, body.as_bytes());
-    // Constant time: every byte is compared.
-    let same = mac.len() == expected.len()
-        && mac
-            .iter()
-            .zip(expected.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-    if !same {
-        return None;
-    }
-    serde_json::from_slice(&BASE64_URL_SAFE_NO_PAD.decode(body).ok()?).ok()
-}
-
-/// HMAC-SHA256 (RFC 2104).
-fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
-    const BLOCK: usize = 64;
-    let mut k = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(k.map(|b| b ^ 0x36));
-    inner.update(message);
-    let mut outer = Sha256::new();
-    outer.update(k.map(|b| b ^ 0x5c));
-    outer.update(inner.finalize());
-    outer.finalize().into()
+    let payload = SEALED_STATE.open(key, sealed).ok()?;
+    serde_json::from_slice(&payload).ok()
 }
 
 /// The signing key without one from the builder: [`REQUEST_STATE_KEY_ENV`] when it holds at
@@ -526,16 +489,6 @@ mod tests {
     }
 
     #[test]
-    fn hmac_matches_rfc_4231_case_2() {
-        let mac = hmac(b"Jefe", b"what do ya want for nothing?");
-        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(
-            hex,
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
-    }
-
-    #[test]
     fn a_sealed_state_opens_only_untampered_fresh_and_for_its_own_call() {
         let b = binding();
         let sealed = seal(&state(now_secs(), &b.0), key()).unwrap_or_default();
@@ -544,7 +497,7 @@ mod tests {
 
         // Tampered: one character of the payload changed.
         let mut tampered = sealed.clone().into_bytes();
-        tampered[PREFIX.len() + 3] ^= 1;
+        tampered[SEALED_STATE.prefix().len() + 3] ^= 1;
         let tampered = String::from_utf8(tampered).unwrap_or_default();
         let err = answers(Some(&tampered), None, &b).err().map(|e| e.code.0);
         assert_eq!(err, Some(-32602));
@@ -573,7 +526,7 @@ mod tests {
         assert!(answers(Some(&sealed_own), None, &b).is_err());
 
         // Oversized.
-        let huge = format!("{PREFIX}{}", "a".repeat(MAX_REQUEST_STATE_BYTES));
+        let huge = format!("rs1.{}", "a".repeat(MAX_REQUEST_STATE_BYTES));
         assert!(answers(Some(&huge), None, &b).is_err());
     }
 

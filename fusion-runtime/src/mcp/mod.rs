@@ -46,6 +46,7 @@ pub mod era;
 mod notify;
 mod scope;
 mod tools;
+mod upstream;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
 pub use scope::request_scope;
@@ -92,6 +93,8 @@ pub struct McpHandler {
     log_threshold: LogThreshold,
     subscriptions: Subscriptions,
     principal: Option<std::sync::Arc<Principal>>,
+    /// The session's handoff (see [`gateway`](crate::gateway)).
+    handoff: std::sync::Arc<crate::context::HandoffSlot>,
     sessionless: bool,
     session: std::sync::Arc<SessionEnd>,
     pending_listens: notify::Pending,
@@ -121,6 +124,7 @@ impl McpHandler {
             sessionless: false,
             session: Default::default(),
             pending_listens: Default::default(),
+            handoff: std::sync::Arc::default(),
         }
     }
 
@@ -238,6 +242,24 @@ impl ServerHandler for McpHandler {
         if self.sessionless || self.session.forwarding.swap(true, Ordering::AcqRel) {
             return;
         }
+        // A mounted upstream's `tools/list_changed`, passed on to this session.
+        for source in self.server.tool_sources() {
+            let mut changes = source.changes();
+            let peer = context.peer.clone();
+            let ended = self.session.token.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        () = ended.cancelled() => return,
+                        changed = changes.changed() => {
+                            if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
         notify::forward_to_session(
             &self.server,
             context.peer,
@@ -290,16 +312,24 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let era = Era::of(&context)?;
-        Ok(era.finish_list(
-            ListToolsResult::with_all_items(self.server.tools()),
-            &self.server,
-        ))
+        let tools = if self.server.tool_sources().is_empty() {
+            self.server.tools()
+        } else {
+            let specs = if era.is_modern() {
+                self.server.listed_tool_specs_stateless().await
+            } else {
+                let domain = self.handoff.get().map(|h| h.domain);
+                self.server.listed_tool_specs_in(domain.as_deref()).await
+            };
+            specs.iter().map(tools::to_rmcp_tool).collect()
+        };
+        Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let era = Era::of(&context)?;
         let mut scope =
@@ -310,10 +340,20 @@ impl ServerHandler for McpHandler {
         let _watch = cancel::watch(&context, &scope);
         if !era.is_modern() {
             scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
+            scope.meta = scope::take_meta(&mut context);
+            let handing_off = !self.server.tool_sources().is_empty();
+            let generation = self.handoff.generation();
+            if handing_off {
+                scope.handoff = Some(self.handoff.clone());
+            }
             let response = self
                 .server
                 .call(&request.name, request.arguments, scope)
                 .await;
+            if handing_off && self.handoff.generation() != generation {
+                // Handed off or back: this session's tools changed.
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
             return Ok(to_call_tool_result(response).into());
         }
         // 2026-07-28: the handler may end the call with `input_required` (MRTR).
@@ -325,7 +365,11 @@ impl ServerHandler for McpHandler {
             &binding,
         )?;
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
+        if !self.server.tool_sources().is_empty() {
+            scope.handoff = Some(std::sync::Arc::new(crate::context::HandoffSlot::stateless()));
+        }
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+        scope.meta = scope::take_meta(&mut context);
         let call = self.server.call(&request.name, request.arguments, scope);
         let response = tokio::select! {
             response = call => response,

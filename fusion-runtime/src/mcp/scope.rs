@@ -44,7 +44,18 @@ pub(crate) fn request_scope_in_session(
         log_threshold,
         principal,
         elicitor: None,
+        handoff: None,
+        meta: None,
     }
+}
+
+/// The request's `_meta`, moved out of `cx` (read everything else of it first); `None` when
+/// it sent none.
+pub(crate) fn take_meta(
+    cx: &mut RequestContext<RoleServer>,
+) -> Option<Arc<crate::input::JsonObject>> {
+    let meta = std::mem::take(&mut cx.meta.0.0);
+    (!meta.is_empty()).then(|| Arc::new(meta))
 }
 
 /// Who the client of an HTTP request is: the key the request layer worked out (see

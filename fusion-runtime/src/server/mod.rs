@@ -15,6 +15,7 @@
 //! nothing panics out of it.
 
 pub mod catalog;
+mod delegation;
 mod failure;
 mod group;
 mod limits;
@@ -22,16 +23,19 @@ mod middleware;
 mod pipeline;
 mod registry;
 mod routing;
+mod source;
 
 pub use crate::action::failure_from;
 pub use crate::context::{
     CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, ListenLimits, LogLevel,
     LogThreshold, Notifier, RequestScope, StateRequirement,
 };
+pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
+pub use source::{RETURN_TOOL, ToolSource};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -102,6 +106,7 @@ pub struct ServerBuilder {
     catalog: CatalogBuilder,
     auth: AuthConfig,
     list_cache: ListCache,
+    sources: Vec<Arc<dyn ToolSource>>,
     changes: (usize, ListenLimits),
     request_state_key: Option<Arc<[u8]>>,
     read_cache: ReadCache,
@@ -197,6 +202,7 @@ impl Default for ServerBuilder {
             ),
             request_state_key: None,
             read_cache: ReadCache::default(),
+            sources: Vec::new(),
         }
     }
 }
@@ -450,6 +456,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds tools served by `source` (what [`ServerBuilder::mount`] adds for an upstream
+    /// MCP server): calls of a name no action has go to the source that owns it, and
+    /// `tools/list` shows its tools after the actions'.
+    pub fn tool_source(mut self, source: impl ToolSource) -> Self {
+        self.sources.push(Arc::new(source));
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
         self.states.changes = Notifier::new(self.changes.0, self.changes.1);
@@ -483,6 +497,22 @@ impl ServerBuilder {
             .build(&mut infos, &shared)
             .map_err(BuildError::Guard)?;
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
+        let source_separator = match &self.exposure {
+            Exposure::Flat { separator } => separator.as_str(),
+            Exposure::Grouped { .. } => "_",
+        };
+        for source in &self.sources {
+            source.bind(source_separator);
+        }
+        if let Some(name) = layout
+            .tool_order
+            .iter()
+            .find(|n| self.sources.iter().any(|s| s.owns(n)))
+        {
+            return Err(BuildError::Exposure(format!(
+                "tool `{name}` is under the prefix of a mounted upstream"
+            )));
+        }
         let discriminator = match &self.exposure {
             Exposure::Grouped { discriminator } => discriminator.clone(),
             Exposure::Flat { .. } => String::from("action"),
@@ -568,6 +598,7 @@ impl ServerBuilder {
                 list_cache: self.list_cache,
                 request_state_key: self.request_state_key,
                 read_cache: self.read_cache,
+                sources: self.sources,
             }),
         })
     }
@@ -712,6 +743,28 @@ impl Server {
         &self.inner.contracts
     }
 
+    /// Every contract, the mounted upstreams' tools included as they list them now (what
+    /// `lock` records, so a changed upstream schema shows in `lock --check`): a mounted
+    /// tool's contract is named by its tool name.
+    pub async fn all_contracts(&self) -> Vec<ToolContract> {
+        let mut all = self.inner.contracts.clone();
+        for source in &self.inner.sources {
+            for spec in source.stateless_tools().await {
+                let mut c = ToolContract::new(
+                    spec.name.clone(),
+                    spec.name,
+                    spec.description,
+                    serde_json::Value::Object(spec.input_schema.as_ref().clone()),
+                );
+                if let Some(hints) = spec.hints {
+                    c = c.with_annotations(hints);
+                }
+                all.push(c);
+            }
+        }
+        all
+    }
+
     /// The lockfile path set with [`ServerBuilder::lockfile`] or
     /// [`ServerBuilder::self_healing`].
     pub fn lockfile_path(&self) -> Option<&Path> {
@@ -742,6 +795,51 @@ impl Server {
     /// [`Server::tools`]).
     pub fn tool_specs(&self) -> &[ToolSpec] {
         &self.inner.tools
+    }
+
+    /// The sources of tools besides the actions (mounted upstreams), in the order added.
+    pub fn tool_sources(&self) -> &[Arc<dyn ToolSource>] {
+        &self.inner.sources
+    }
+
+    /// Every tool `tools/list` answers now: the actions' ([`Server::tool_specs`]), then
+    /// each source's.
+    pub async fn listed_tool_specs(&self) -> Vec<ToolSpec> {
+        self.listed_tool_specs_in(None).await
+    }
+
+    /// The tools a request with no session (MCP 2026-07-28) sees, the same for everyone: the
+    /// actions', then every source's (a handoff domain's taking its handle as an argument).
+    pub async fn listed_tool_specs_stateless(&self) -> Vec<ToolSpec> {
+        let mut all = self.inner.tools.clone();
+        for source in &self.inner.sources {
+            all.extend(source.stateless_tools().await);
+        }
+        all
+    }
+
+    /// The tools a session handed off to `domain` sees: that domain's, and [`RETURN_TOOL`];
+    /// with `None` (or an unknown domain), the actions' and every source's that is not a
+    /// handoff domain.
+    pub async fn listed_tool_specs_in(&self, domain: Option<&str>) -> Vec<ToolSpec> {
+        let entered = domain.and_then(|d| {
+            self.inner
+                .sources
+                .iter()
+                .find(|s| s.handoff_domain() == Some(d))
+        });
+        if let Some(source) = entered {
+            let mut all = source.tools().await;
+            all.push(source::return_tool(&self.inner.name));
+            return all;
+        }
+        let mut all = self.inner.tools.clone();
+        for source in &self.inner.sources {
+            if source.handoff_domain().is_none() {
+                all.extend(source.tools().await);
+            }
+        }
+        all
     }
 
     /// The concurrency guard of `action` now — calls running and waiting, and its limits —

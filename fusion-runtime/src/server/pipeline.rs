@@ -34,8 +34,9 @@ use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
 use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
+use super::source::{self, ToolSource};
 use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
-use crate::context::{CallContext, RequestScope};
+use crate::context::{CallContext, HandoffSlot, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard;
 use crate::input::JsonObject;
@@ -50,6 +51,17 @@ pub(crate) async fn call(
 ) -> ToolResponse {
     // The clock is read only when the per-call `debug` line below is written.
     let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
+    if let Some(slot) = &scope.handoff
+        && let Some(answer) = gate(inner, tool, slot).await
+    {
+        return answer;
+    }
+    if !inner.sources.is_empty()
+        && !inner.routes.contains_key(tool)
+        && let Some(source) = inner.sources.iter().find(|s| s.owns(tool))
+    {
+        return sourced(source.as_ref(), tool, arguments, scope).await;
+    }
     let arguments = arguments.unwrap_or_default();
     let (index, arguments) = match route(inner, tool, arguments) {
         Ok(routed) => routed,
@@ -78,6 +90,73 @@ pub(crate) async fn call(
         "call"
     );
     response
+}
+
+/// A 2025 session's handoff, before routing: the return tool, and
+/// `HANDOFF_NAMESPACE_MISMATCH` for a tool outside the active domain. `None`: route as usual.
+async fn gate(inner: &Inner, tool: &str, slot: &HandoffSlot) -> Option<ToolResponse> {
+    if slot.is_stateless() {
+        // 2026-07-28: the domain's tools check the handle they are called with.
+        return None;
+    }
+    let Some(active) = slot.get() else {
+        inner
+            .sources
+            .iter()
+            .find(|s| s.handoff_domain().is_some() && s.owns(tool))?;
+        return Some(ToolResponse::error(source::namespace_mismatch(
+            tool,
+            &inner.name,
+            &inner.tool_names,
+            false,
+        )));
+    };
+    let domain = inner
+        .sources
+        .iter()
+        .find(|s| s.handoff_domain() == Some(active.domain.as_str()));
+    if tool == source::RETURN_TOOL {
+        slot.set(None);
+        return Some(ToolResponse::text(format!(
+            "Returned from {} to {}: {}'s own tools are listed again.",
+            active.domain, inner.name, inner.name
+        )));
+    }
+    if domain.is_some_and(|s| s.owns(tool)) {
+        return None;
+    }
+    let mut tools: Vec<String> = match domain {
+        Some(s) => s.tools().await.into_iter().map(|t| t.name).collect(),
+        None => Vec::new(),
+    };
+    tools.push(source::RETURN_TOOL.to_owned());
+    Some(ToolResponse::error(source::namespace_mismatch(
+        tool,
+        &active.domain,
+        &tools,
+        true,
+    )))
+}
+
+/// A call of a tool a [`ToolSource`] owns (a mounted upstream's): the source admits,
+/// forwards and answers it; here it only races the client's cancellation.
+async fn sourced(
+    source: &dyn ToolSource,
+    tool: &str,
+    arguments: Option<JsonObject>,
+    scope: RequestScope,
+) -> ToolResponse {
+    let token = scope.cancellation.clone();
+    if token.is_cancelled() {
+        return ToolResponse::error(limits::cancelled(tool));
+    }
+    match unless_cancelled(&token, source.call(tool, arguments, scope)).await {
+        Some(response) => response,
+        None => {
+            tracing::info!(tool, "call cancelled by the client");
+            ToolResponse::error(limits::cancelled(tool))
+        }
+    }
 }
 
 /// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.

@@ -161,4 +161,5 @@ pub(super) struct Inner {
     pub(super) list_cache: crate::server::ListCache,
     pub(super) request_state_key: Option<Arc<[u8]>>,
     pub(super) read_cache: super::ReadCache,
+    pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
 }

@@ -1,0 +1,150 @@
+//! What the gateway answers when the upstream cannot: every failure between gateway and
+//! upstream is an envelope the model can act on, never a JSON-RPC error nor the upstream's
+//! raw text.
+
+use std::time::Duration;
+
+use super::UpstreamFailure;
+use crate::client::parse_envelope;
+use crate::envelope::{Content, ToolError, ToolResponse, codes};
+
+/// `retry_after` of `HANDOFF_CONNECTING`, in seconds.
+pub const CONNECTING_RETRY_SECS: u64 = 2;
+
+/// At most this many characters of an upstream's own error text go into an envelope.
+pub const MAX_QUOTED_CHARS: usize = 300;
+
+/// `HANDOFF_CONNECTING`: the connection to `mount` is coming up.
+pub(crate) fn connecting(mount: &str, upstream: &str) -> ToolError {
+    ToolError::new(
+        codes::HANDOFF_CONNECTING,
+        format!("The {mount} service ({upstream}) is connecting; this call was not sent"),
+    )
+    .suggest("Wait for the time below, then call the same tool again with the same arguments")
+    .detail("mount", mount)
+    .retry_after(Duration::from_secs(CONNECTING_RETRY_SECS))
+    .warning()
+}
+
+/// `HANDOFF_UPSTREAM_UNAVAILABLE`: `mount` cannot be reached (`why`); try again after `retry`.
+pub(crate) fn unavailable(mount: &str, why: &str, retry: Duration) -> ToolError {
+    ToolError::new(
+        codes::HANDOFF_UPSTREAM_UNAVAILABLE,
+        format!("The {mount} service is unavailable: {why}"),
+    )
+    .suggest(format!(
+        "Do not retry at once: wait for the time below, then call again. If it is still unavailable, tell the user the {mount} service is down and continue with other tools"
+    ))
+    .detail("mount", mount)
+    .retry_after(retry.max(Duration::from_secs(1)))
+}
+
+/// The answer for a tool under `mount`'s prefix that the upstream does not list.
+pub(crate) fn unknown_tool(requested: &str, mount: &str, tools: &[String]) -> ToolError {
+    ToolError::new(
+        codes::UNKNOWN_ACTION,
+        format!("The {mount} service has no tool named '{requested}'"),
+    )
+    .suggest("Call one of the available tools; do not invent tool names")
+    .actions(tools.iter().take(20).cloned())
+    .detail("requested", requested)
+}
+
+/// The answer for a reply larger than the mount's limit.
+pub(crate) fn too_large(tool: &str, bytes: usize, limit: usize) -> ToolError {
+    ToolError::new(
+        codes::INTERNAL_ERROR,
+        format!(
+            "The answer of {tool} was {bytes} bytes, more than the gateway passes on ({limit})"
+        ),
+    )
+    .suggest("Ask for less: narrow the call with filters or pagination, then call again")
+    .detail("bytes", bytes)
+    .detail("limit", limit)
+}
+
+/// A failure of the JSON-RPC exchange (not of the connection) wrapped for the model.
+pub(crate) fn rpc_failed(tool: &str, mount: &str, failure: &UpstreamFailure) -> ToolError {
+    let (code, message) = match failure {
+        UpstreamFailure::Rpc { code, message } => (Some(*code), message.as_str()),
+        UpstreamFailure::Closed(why) | UpstreamFailure::Other(why) => (None, why.as_str()),
+    };
+    let mut e = ToolError::new(
+        codes::INTERNAL_ERROR,
+        format!("The {mount} service refused the call to {tool}"),
+    )
+    .suggest(format!(
+        "Check the arguments against the tool's description and call once more; if it fails again, tell the user the {mount} service reported an error"
+    ))
+    .detail("upstream_error", quote(message));
+    if let Some(code) = code {
+        e = e.detail("jsonrpc_code", code);
+    }
+    e
+}
+
+/// An upstream's `isError` result: a Fusion upstream's envelopes pass through intact; a
+/// plain-text error becomes an `INTERNAL_ERROR` envelope quoting it.
+pub(crate) fn error_reply(tool: &str, mount: &str, content: Vec<Content>) -> ToolResponse {
+    let texts: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
+    let fusion = !texts.is_empty() && texts.iter().all(|t| parse_envelope(t).is_ok());
+    if fusion {
+        return ToolResponse {
+            content,
+            is_error: true,
+            structured_content: None,
+        };
+    }
+    let said = texts.join("\n");
+    let said = if said.trim().is_empty() {
+        "(no text)".to_owned()
+    } else {
+        quote(&said)
+    };
+    ToolResponse::error(
+        ToolError::new(
+            codes::INTERNAL_ERROR,
+            format!("{tool} failed in the {mount} service"),
+        )
+        .suggest(format!(
+            "Check the arguments against the tool's description and call once more; if it fails again, tell the user the {mount} service reported an error"
+        ))
+        .detail("upstream_error", said),
+    )
+}
+
+/// `text` cut to [`MAX_QUOTED_CHARS`] characters on a character boundary.
+fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_envelopes_pass_and_plain_text_is_wrapped() {
+        let envelope = ToolError::new(codes::NOT_FOUND, "No invoice")
+            .render()
+            .to_string();
+        let r = error_reply("t", "m", vec![Content::text(envelope.clone())]);
+        assert_eq!(r.content[0].as_text(), Some(envelope.as_str()));
+        let r = error_reply("t", "m", vec![Content::text("boom <b>")]);
+        let text = r.content[0].as_text().unwrap_or_default();
+        assert!(
+            text.starts_with("<tool_error code=\"INTERNAL_ERROR\""),
+            "{text}"
+        );
+        assert!(text.contains("boom &lt;b>"), "{text}");
+        assert!(r.is_error);
+    }
+
+    #[test]
+    fn quotes_are_bounded() {
+        let long = "é".repeat(MAX_QUOTED_CHARS * 3);
+        assert_eq!(quote(&long).chars().count(), MAX_QUOTED_CHARS + 3);
+    }
+}

@@ -1,0 +1,101 @@
+//! Tools served by something other than the server's own actions — the upstream MCP servers
+//! the gateway mounts ([`ServerBuilder::mount`](crate::ServerBuilder::mount)). A source owns
+//! every tool name under its prefix; the pipeline routes a name no action has to the source
+//! that owns it, and `tools/list` shows the server's tools, then each source's.
+
+use futures::future::BoxFuture;
+use tokio::sync::watch;
+
+use crate::context::RequestScope;
+use crate::envelope::{ToolError, ToolResponse, codes};
+use crate::input::JsonObject;
+use crate::server::ToolSpec;
+
+/// Tools a server serves besides its actions: their list changes at run time, and each call
+/// is answered by the source, never by the pipeline's validation stage.
+pub trait ToolSource: Send + Sync + 'static {
+    /// Called once by [`ServerBuilder::build`](super::ServerBuilder::build) with the
+    /// separator flat exposure puts in place of `.` (`_` for grouped exposure).
+    fn bind(&self, separator: &str);
+
+    /// Whether `tool` is under this source's prefix: the source answers every call of it,
+    /// known tool or not.
+    fn owns(&self, tool: &str) -> bool;
+
+    /// The tools to list now, named as clients call them. May wait (bounded) for a first
+    /// connection.
+    fn tools(&self) -> BoxFuture<'_, Vec<ToolSpec>>;
+
+    /// Runs one call. Never fails and never panics: every failure is a response carrying an
+    /// envelope. The pipeline races it against the request's cancellation.
+    fn call(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        scope: RequestScope,
+    ) -> BoxFuture<'static, ToolResponse>;
+
+    /// A counter bumped whenever the listed tools change (MCP `notifications/tools/list_changed`).
+    fn changes(&self) -> watch::Receiver<u64>;
+
+    /// The domain a session enters only by handoff, when this source is one: its tools are
+    /// listed only to sessions handed off to it. `None` (the default): listed to everyone.
+    fn handoff_domain(&self) -> Option<&str> {
+        None
+    }
+
+    /// The tools to list to requests with no session (MCP 2026-07-28), where a handoff
+    /// domain's tools take the handle as an argument. The same as [`ToolSource::tools`] by
+    /// default.
+    fn stateless_tools(&self) -> BoxFuture<'_, Vec<ToolSpec>> {
+        self.tools()
+    }
+}
+
+/// The tool a session handed off to a domain calls to come back.
+pub const RETURN_TOOL: &str = "gateway_return_to_triage";
+
+/// The return tool, as listed to a handed-off session.
+pub(crate) fn return_tool(server: &str) -> ToolSpec {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), JsonObject::new().into());
+    schema.insert("additionalProperties".into(), false.into());
+    ToolSpec {
+        name: RETURN_TOOL.to_owned(),
+        title: None,
+        description: format!(
+            "Leave the current domain and return to {server}: its own tools are listed again."
+        ),
+        input_schema: std::sync::Arc::new(schema),
+        output_schema: None,
+        hints: None,
+    }
+}
+
+/// `HANDOFF_NAMESPACE_MISMATCH`: `tool` is not one of the active domain's `tools`
+/// (`handed_off`: the session is in a domain, else in the server itself).
+pub(crate) fn namespace_mismatch(
+    tool: &str,
+    active: &str,
+    tools: &[String],
+    handed_off: bool,
+) -> ToolError {
+    let recovery = if handed_off {
+        format!(
+            "Use one of {active}'s tools below, or call {RETURN_TOOL} first when a tool of another domain is needed"
+        )
+    } else {
+        format!(
+            "Use one of {active}'s tools below; another domain's tools are reached by a handoff from one of them"
+        )
+    };
+    ToolError::new(
+        codes::HANDOFF_NAMESPACE_MISMATCH,
+        format!("{tool} is not a tool of the active domain, {active}"),
+    )
+    .suggest(recovery)
+    .actions(tools.iter().take(super::routing::MAX_LISTED_TOOLS).cloned())
+    .detail("active_domain", active)
+    .detail("requested", tool)
+}
