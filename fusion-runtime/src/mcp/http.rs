@@ -13,9 +13,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 use http_body::{Frame, SizeHint};
 use hyper::server::conn::http1;
@@ -256,32 +255,42 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     local.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions =
         CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
-    let malformed = super::http_jsonrpc::Guard {
-        server: server.clone(),
-        allowed_hosts: options.allowed_hosts.clone().into(),
-        max_body_bytes: options.max_body_bytes,
-    };
-    let service = Shared(Arc::new(StreamableHttpService::new(
-        move || Ok(McpHandler::new(server.clone())),
-        Arc::new(sessions),
-        config,
-    )));
-    let guard = Arc::new(Guard {
-        identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
-        body_timeout: options.body_timeout,
+    let steps = Arc::new(Steps {
+        guard: Guard {
+            identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
+            body_timeout: options.body_timeout,
+            stateless: options.stateless,
+        },
+        check: super::http_jsonrpc::Guard {
+            server: server.clone(),
+            allowed_hosts: options.allowed_hosts.clone().into(),
+            max_body_bytes: options.max_body_bytes,
+        },
+        calls: Arc::new(super::cancel::Calls::default()),
+        rmcp: StreamableHttpService::new(
+            move || Ok(McpHandler::new(server.clone())),
+            Arc::new(sessions),
+            config,
+        ),
     });
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
     let declared_scopes = auth_server.declared_scopes();
-    // Innermost the cancellation layer, which reads the `ClientKey` the outer guard inserts;
-    // between them the JSON-RPC check, which answers malformed bodies. Outermost
-    // authentication: a principal's `ClientKey` is there before the guard looks.
-    let router = super::cancel::install(axum::Router::new().nest_service(&options.path, service))
-        .layer(axum::middleware::from_fn_with_state(
-            malformed,
-            super::http_jsonrpc::guard,
-        ))
-        .layer(axum::middleware::from_fn_with_state(guard, guard_request));
+    // Every path goes through the same steps; only the endpoint's reaches rmcp, the others
+    // are `404`.
+    let router = axum::Router::new()
+        .nest_service(
+            &options.path,
+            Endpoint {
+                steps: Arc::clone(&steps),
+                found: true,
+            },
+        )
+        .fallback_service(Endpoint {
+            steps,
+            found: false,
+        });
     match auth {
+        // Outermost: a principal's `ClientKey` is there before the guard looks.
         Some(auth) => {
             let layer = AuthLayer::new(auth, &options.path, &declared_scopes);
             router.layer(axum::middleware::from_fn_with_state(
@@ -293,18 +302,47 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     }
 }
 
-/// rmcp's service behind an `Arc`. axum clones a mounted service for every request, and
-/// rmcp's `call` clones itself again: each clone copies its whole config (every allowed host
-/// and origin, 9 strings with the defaults), 12 % of a stateless call's instructions.
-struct Shared(Arc<StreamableHttpService<McpHandler, CappedSessions>>);
+/// The endpoint as one tower service: the request guard ([`guard_request`]), the JSON-RPC
+/// check ([`http_jsonrpc`](super::http_jsonrpc)), the cancellation step
+/// ([`cancel`](super::cancel)) and rmcp's service, called one inside the other as plain
+/// async functions — one boxed future per request, and nothing cloned but an `Arc` (axum
+/// clones a mounted service for every request; rmcp's own clone copies its whole config:
+/// every allowed host and origin).
+#[derive(Clone)]
+struct Endpoint {
+    steps: Arc<Steps>,
+    /// `false` for the router's fallback: every step, then `404` instead of rmcp.
+    found: bool,
+}
 
-impl Clone for Shared {
-    fn clone(&self) -> Self {
-        Shared(Arc::clone(&self.0))
+/// What the steps need, made once.
+struct Steps {
+    guard: Guard,
+    check: super::http_jsonrpc::Guard,
+    calls: Arc<super::cancel::Calls>,
+    rmcp: StreamableHttpService<McpHandler, CappedSessions>,
+}
+
+impl Steps {
+    async fn serve(&self, request: Request, found: bool) -> Response {
+        guard_request(&self.guard, request, move |request| {
+            super::http_jsonrpc::guard(&self.check, request, move |request| {
+                super::cancel::layer(&self.calls, request, move |request| async move {
+                    if found {
+                        self.rmcp.handle(request).await.map(Body::new)
+                    } else {
+                        let mut response = Response::new(Body::empty());
+                        *response.status_mut() = StatusCode::NOT_FOUND;
+                        response
+                    }
+                })
+            })
+        })
+        .await
     }
 }
 
-impl tower_service::Service<Request> for Shared {
+impl tower_service::Service<Request> for Endpoint {
     type Response = Response;
     type Error = std::convert::Infallible;
     type Future = Pin<
@@ -316,24 +354,29 @@ impl tower_service::Service<Request> for Shared {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let service = Arc::clone(&self.0);
-        Box::pin(async move { Ok(service.handle(request).await.map(Body::new)) })
+        let (steps, found) = (Arc::clone(&self.steps), self.found);
+        Box::pin(async move { Ok(steps.serve(request, found).await) })
     }
 }
 
-/// What the request layer needs.
+/// What the request guard needs.
+#[derive(Clone)]
 struct Guard {
     identity: Identity,
     body_timeout: Duration,
+    /// No sessions, so none to admit.
+    stateless: bool,
 }
 
 /// Names the client, bounds the body's time, admits new sessions and answers a session
-/// `DELETE` with `200`.
-async fn guard_request(
-    State(guard): State<Arc<Guard>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// `DELETE` with `200`; `next` is the rest of the endpoint.
+async fn guard_request<F, Fut>(guard: &Guard, mut request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    // The accept loop puts in the key of a peer that is not a trusted proxy, once per
+    // connection; an authentication layer, the principal's.
     if request.extensions().get::<ClientKey>().is_none() {
         let key = guard.identity.key(
             request.extensions().get::<ConnectInfo<SocketAddr>>(),
@@ -341,12 +384,19 @@ async fn guard_request(
         );
         request.extensions_mut().insert(key);
     }
-    let client = request
-        .extensions()
-        .get::<ClientKey>()
-        .map(|k| k.0.clone())
-        .unwrap_or_default();
     let is_delete = request.method() == Method::DELETE;
+    // Only a POST without a session id can make rmcp create a session.
+    let admission = (!guard.stateless
+        && request.method() == Method::POST
+        && !request.headers().contains_key(SESSION_HEADER))
+    .then(|| {
+        let client = request
+            .extensions()
+            .get::<ClientKey>()
+            .map(|k| k.0.clone())
+            .unwrap_or_default();
+        Admission::new(client)
+    });
     let timed_out = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| {
         Body::new(DeadlineBody {
@@ -356,9 +406,11 @@ async fn guard_request(
             timed_out: Arc::clone(&timed_out),
         })
     });
-    let admission = Admission::new(client);
-    let mut response = sessions::admit(Arc::clone(&admission), next.run(request)).await;
-    if let Some(refusal) = admission.refusal() {
+    let mut response = match &admission {
+        Some(admission) => sessions::admit(Arc::clone(admission), next(request)).await,
+        None => next(request).await,
+    };
+    if let Some(refusal) = admission.and_then(|a| a.refusal()) {
         return refused(refusal);
     }
     if timed_out.load(Ordering::Relaxed) {
@@ -373,6 +425,9 @@ async fn guard_request(
     }
     response
 }
+
+/// The header naming a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = Response::new(Body::from(text));
@@ -643,11 +698,18 @@ async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
+        // A peer that is not a trusted proxy is its own client: its key is made once here
+        // rather than for every request (a trusted proxy's clients are named per request).
+        let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
         let connection = http.serve_connection(
             TokioIo::new(stream),
             hyper::service::service_fn(
                 move |mut request: hyper::Request<hyper::body::Incoming>| {
-                    request.extensions_mut().insert(ConnectInfo(peer));
+                    let extensions = request.extensions_mut();
+                    extensions.insert(ConnectInfo(peer));
+                    if let Some(key) = &key {
+                        extensions.insert(key.clone());
+                    }
                     hyper::service::Service::call(&service, request)
                 },
             ),

@@ -1,4 +1,4 @@
-//! The HTTP side of [`jsonrpc`](super::jsonrpc): a middleware in front of rmcp's streamable
+//! The HTTP side of [`jsonrpc`](super::jsonrpc): a step in front of rmcp's streamable
 //! HTTP service. A POST body is read once, bounded, and checked; what the framework answers
 //! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
 //! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error
@@ -8,9 +8,8 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::Value;
@@ -24,8 +23,7 @@ const MAX_PLAIN_ERROR_BYTES: usize = 16 * 1024;
 /// JSON-RPC's implementation-defined server error, for transport refusals.
 const SERVER_ERROR: i64 = -32000;
 
-/// What the middleware needs.
-#[derive(Clone)]
+/// What the check needs.
 pub(crate) struct Guard {
     pub(crate) server: Server,
     pub(crate) allowed_hosts: Arc<[String]>,
@@ -33,8 +31,13 @@ pub(crate) struct Guard {
     pub(crate) max_body_bytes: usize,
 }
 
-/// The middleware (for `axum::middleware::from_fn_with_state`).
-pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+/// The JSON-RPC step of the HTTP endpoint: checks `request`, then runs `next` (the steps
+/// after it, then rmcp) on it unless the framework answers itself.
+pub(crate) async fn guard<F, Fut>(guard: &Guard, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     // Only a POST rmcp would read the body of is checked here: wrong headers are rmcp's
     // to refuse, with the statuses the MCP transport asks for.
     let checked = request.method() == Method::POST
@@ -46,7 +49,7 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
         {
             return refusal;
         }
-        return json_errors(next.run(request).await, Value::Null, false).await;
+        return json_errors(next(request).await, Value::Null, false).await;
     }
     let (parts, body) = request.into_parts();
     let max = guard.max_body_bytes;
@@ -92,9 +95,7 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
     let id = passed.id.clone();
     // The cancellation layer reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes))).await;
     json_errors(response, id, true).await
 }
 
