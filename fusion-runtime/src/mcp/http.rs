@@ -16,6 +16,7 @@ use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+use futures::future::BoxFuture;
 use http_body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -327,14 +328,19 @@ impl Steps {
     async fn serve(&self, request: Request, found: bool) -> Response {
         guard_request(&self.guard, request, move |request| {
             super::http_jsonrpc::guard(&self.check, request, move |request| {
-                super::cancel::layer(&self.calls, request, move |request| async move {
-                    if found {
-                        self.rmcp.handle(request).await.map(Body::new)
+                super::cancel::layer(&self.calls, request, move |request| {
+                    // rmcp's future (5.7 KB) in its own box, as rmcp's own `call` boxes it:
+                    // inline, the steps' state would be moved into its box with it.
+                    let rmcp: BoxFuture<'_, Response> = if found {
+                        Box::pin(async move { self.rmcp.handle(request).await.map(Body::new) })
                     } else {
-                        let mut response = Response::new(Body::empty());
-                        *response.status_mut() = StatusCode::NOT_FOUND;
-                        response
-                    }
+                        Box::pin(async {
+                            let mut response = Response::new(Body::empty());
+                            *response.status_mut() = StatusCode::NOT_FOUND;
+                            response
+                        })
+                    };
+                    rmcp
                 })
             })
         })
@@ -406,10 +412,7 @@ where
             timed_out: Arc::clone(&timed_out),
         })
     });
-    let mut response = match &admission {
-        Some(admission) => sessions::admit(Arc::clone(admission), next(request)).await,
-        None => next(request).await,
-    };
+    let mut response = sessions::admit(admission.clone(), next(request)).await;
     if let Some(refusal) = admission.and_then(|a| a.refusal()) {
         return refused(refusal);
     }
@@ -733,4 +736,43 @@ async fn accept_loop(
         .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
         .await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The endpoint's future is moved into its box for every request: it stays smaller than
+    /// rmcp's own (which has its own box), rather than holding it inline (16 KB before).
+    #[test]
+    fn the_endpoint_future_does_not_hold_rmcps_inline() -> anyhow::Result<()> {
+        let server = crate::Server::builder().build()?;
+        let sessions = CappedSessions::new(LocalSessionManager::default(), 1, 1);
+        let steps = Steps {
+            guard: Guard {
+                identity: Identity::new(&[], ForwardedHeader::default()),
+                body_timeout: Duration::from_secs(1),
+                stateless: true,
+            },
+            check: super::super::http_jsonrpc::Guard {
+                server: server.clone(),
+                allowed_hosts: Vec::new().into(),
+                max_body_bytes: 1024,
+            },
+            calls: Arc::new(super::super::cancel::Calls::default()),
+            rmcp: StreamableHttpService::new(
+                move || Ok(McpHandler::new(server.clone())),
+                Arc::new(sessions),
+                StreamableHttpServerConfig::default(),
+            ),
+        };
+        let serve = steps.serve(Request::new(Body::empty()), true);
+        let rmcp = steps.rmcp.handle(Request::new(Body::empty()));
+        let (serve, rmcp) = (size_of_val(&serve), size_of_val(&rmcp));
+        assert!(
+            serve < rmcp,
+            "the endpoint's future is {serve} bytes, rmcp's {rmcp}"
+        );
+        Ok(())
+    }
 }

@@ -38,6 +38,19 @@ where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
+    // One `await` of `next`, after the check's: the two futures share their place in this
+    // one's state (it is moved into a box for every request).
+    match check(guard, request).await {
+        Ok((request, id, body_was_json)) => {
+            json_errors(next(request).await, id, body_was_json).await
+        }
+        Err(answer) => answer,
+    }
+}
+
+/// The request to pass on, the id an error answer about it carries and whether its body was
+/// read as JSON; or the framework's own answer.
+async fn check(guard: &Guard, request: Request) -> Result<(Request, Value, bool), Response> {
     // Only a POST rmcp would read the body of is checked here: wrong headers are rmcp's
     // to refuse, with the statuses the MCP transport asks for.
     let checked = request.method() == Method::POST
@@ -47,23 +60,23 @@ where
     if !checked {
         if let Some(refusal) = unsupported_version(request.headers(), &guard.server, || Value::Null)
         {
-            return refusal;
+            return Err(refusal);
         }
-        return json_errors(next(request).await, Value::Null, false).await;
+        return Ok((request, Value::Null, false));
     }
     let (parts, body) = request.into_parts();
     let max = guard.max_body_bytes;
     if content_length(&parts.headers).is_some_and(|n| n > max) {
-        return too_large(max);
+        return Err(too_large(max));
     }
     let bytes = match read_bounded(body, max).await {
         Ok(bytes) => bytes,
-        Err(Some(())) => return too_large(max),
+        Err(Some(())) => return Err(too_large(max)),
         Err(None) => {
-            return reply(
+            return Err(reply(
                 StatusCode::BAD_REQUEST,
                 &Reply::error(Value::Null, INVALID_REQUEST, "the request body failed"),
-            );
+            ));
         }
     };
     // The id is read (a second parse) only for the refusal.
@@ -74,7 +87,7 @@ where
             .unwrap_or(Value::Null)
     };
     if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
-        return refusal;
+        return Err(refusal);
     }
     let (mut parts, passed) = match jsonrpc::check_body(&bytes, &guard.server) {
         Ok(passed) => (parts, passed),
@@ -82,21 +95,20 @@ where
             // Our own answer skips rmcp's header check: run it here, so a 2026-07-28
             // request whose headers do not match its body is refused the same way.
             if let Some(refusal) = header_mismatch(&parts.headers, &bytes, &answer) {
-                return refusal;
+                return Err(refusal);
             }
             let status = if answer.is_error() {
                 StatusCode::BAD_REQUEST
             } else {
                 StatusCode::OK
             };
-            return reply(status, &answer);
+            return Err(reply(status, &answer));
         }
     };
     let id = passed.id.clone();
-    // The cancellation layer reads what this one read instead of parsing the body again.
+    // The cancellation step reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);
-    let response = next(Request::from_parts(parts, Body::from(bytes))).await;
-    json_errors(response, id, true).await
+    Ok((Request::from_parts(parts, Body::from(bytes)), id, true))
 }
 
 /// The header every 2026-07-28 POST carries its version in.
