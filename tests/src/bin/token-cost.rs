@@ -177,9 +177,7 @@ async fn run() -> anyhow::Result<()> {
     }
 
     println!("\n### Applied: root annotations that repeat the tool, left out\n");
-    println!(
-        "| list | bytes before → after | tokens before → after | saved |\n|---|---|---|---|"
-    );
+    println!("| list | bytes before → after | tokens before → after | saved |\n|---|---|---|---|");
     // The grouped tool's schema is the framework's own, with no root title or description.
     for (label, server, list, b1, t1) in [("flat", &flat, &flat_list, fb, ft)] {
         let before = compact(&as_declared(server, list));
