@@ -9,7 +9,7 @@
 //! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
 //!   or a 2026-07-28 client): rmcp ignores notifications there.
 //!
-//! [`install`] wraps the rmcp service: it gives each HTTP request an [`Exchange`] (found by the
+//! [`layer`] wraps the rmcp service: it gives each HTTP request an [`Exchange`] (found by the
 //! handler in the request's `http::request::Parts`), cancels the calls attached to it when
 //! the response is dropped before its end, and handles the two messages above. The handler
 //! attaches each call with [`watch`]; the calls are listed by owner in [`Calls`], bounded per
@@ -29,10 +29,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::task::AtomicWaker;
 use http_body::{Frame, SizeHint};
@@ -423,7 +422,7 @@ impl Drop for GuardedBody {
 }
 
 /// The exchange a 2025 session call's log messages go to: its own POST's response stream.
-/// `None` for anything else (stdio, stateless, a 2026-07-28 request, no [`install`] layer),
+/// `None` for anything else (stdio, stateless, a 2026-07-28 request, no [`layer`] step),
 /// whose peer already sends them on the right stream.
 pub(crate) fn session_stream(cx: &RequestContext<RoleServer>) -> Option<Exchange> {
     let parts = cx.extensions.get::<Parts>()?;
@@ -435,7 +434,7 @@ pub(crate) fn session_stream(cx: &RequestContext<RoleServer>) -> Option<Exchange
 
 /// Ties a running call to its HTTP request: it is cancelled when the client goes away before
 /// the response's end, and listed for a later `notifications/cancelled` (session-less) or
-/// session `DELETE`. `None` when the request did not come through [`install`]'s layer or the list is
+/// session `DELETE`. `None` when the request did not come through [`layer`] or the list is
 /// full; keep the value until the call ends.
 pub(crate) fn watch(cx: &RequestContext<RoleServer>, scope: &RequestScope) -> Option<Tracked> {
     let parts = cx.extensions.get::<Parts>()?;
@@ -455,15 +454,13 @@ pub(crate) fn watch(cx: &RequestContext<RoleServer>, scope: &RequestScope) -> Op
         .track(owner, cx.id.clone(), cx.ct.clone())
 }
 
-/// `router` with the middleware: apply it before other layers, so that theirs run first (a
-/// `ClientKey` they insert is seen here).
-pub(crate) fn install(router: axum::Router) -> axum::Router {
-    let calls = Arc::new(Calls::default());
-    router.layer(axum::middleware::from_fn_with_state(calls, layer))
-}
-
-/// The HTTP middleware: see the module's documentation.
-async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) -> Response {
+/// The cancellation step of the HTTP endpoint (see the module's documentation): runs
+/// `next` (rmcp) on `request`, after the steps that insert the `ClientKey` it reads.
+pub(crate) async fn layer<F, Fut>(calls: &Arc<Calls>, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let exchange = Exchange::new(calls.clone());
     let mut guard = GoneGuard {
         exchange: Some(exchange.clone()),
@@ -499,7 +496,7 @@ async fn layer(State(calls): State<Arc<Calls>>, request: Request, next: Next) ->
         body
     };
 
-    let response = next.run(Request::from_parts(parts, body)).await;
+    let response = next(Request::from_parts(parts, body)).await;
     if let Some((owner, id)) = after {
         let accepted = match id {
             Some(_) => response.status() == StatusCode::ACCEPTED,

@@ -13,10 +13,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
+use futures::future::BoxFuture;
 use http_body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -256,33 +256,34 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     local.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions =
         CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
-    let malformed = super::http_jsonrpc::Guard {
-        server: server.clone(),
-        allowed_hosts: options.allowed_hosts.clone().into(),
-        max_body_bytes: options.max_body_bytes,
-    };
+    let steps = Steps(Arc::new(StepsInner {
+        guard: Guard {
+            identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
+            body_timeout: options.body_timeout,
+            stateless: options.stateless,
+        },
+        check: super::http_jsonrpc::Guard {
+            server: server.clone(),
+            allowed_hosts: options.allowed_hosts.clone().into(),
+            max_body_bytes: options.max_body_bytes,
+        },
+        calls: Arc::new(super::cancel::Calls::default()),
+    }));
     let stateless = options.stateless;
     let service = Shared(Arc::new(StreamableHttpService::new(
         move || Ok(McpHandler::new(server.clone()).sessionless(stateless)),
         Arc::new(sessions),
         config,
     )));
-    let guard = Arc::new(Guard {
-        identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
-        body_timeout: options.body_timeout,
-    });
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
     let declared_scopes = auth_server.declared_scopes();
-    // Innermost the cancellation layer, which reads the `ClientKey` the outer guard inserts;
-    // between them the JSON-RPC check, which answers malformed bodies. Outermost
-    // authentication: a principal's `ClientKey` is there before the guard looks.
-    let router = super::cancel::install(axum::Router::new().nest_service(&options.path, service))
-        .layer(axum::middleware::from_fn_with_state(
-            malformed,
-            super::http_jsonrpc::guard,
-        ))
-        .layer(axum::middleware::from_fn_with_state(guard, guard_request));
+    // One layer for the three steps; it wraps the router's default fallback (`404`) too, as
+    // the layers it replaces did.
+    let router = axum::Router::new()
+        .nest_service(&options.path, service)
+        .layer(steps);
     match auth {
+        // Outermost: a principal's `ClientKey` is there before the guard looks.
         Some(auth) => {
             let layer = AuthLayer::new(auth, &options.path, &declared_scopes);
             router.layer(axum::middleware::from_fn_with_state(
@@ -308,33 +309,114 @@ impl Clone for Shared {
 impl tower_service::Service<Request> for Shared {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = Pin<
-        Box<dyn std::future::Future<Output = Result<Response, std::convert::Infallible>> + Send>,
-    >;
+    type Future = BoxFuture<'static, Result<Response, std::convert::Infallible>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
+        // rmcp's future (5.7 KB) in its own box: the steps' future, which awaits this one,
+        // stays small (it is moved into its own box for every request).
         let service = Arc::clone(&self.0);
         Box::pin(async move { Ok(service.handle(request).await.map(Body::new)) })
     }
 }
 
-/// What the request layer needs.
+/// The request guard ([`guard_request`]), the JSON-RPC check
+/// ([`http_jsonrpc`](super::http_jsonrpc)) and the cancellation step
+/// ([`cancel`](super::cancel)) as one layer: plain async functions called one inside the
+/// other — one boxed future and one clone of the inner route per request, where three
+/// `from_fn` layers boxed a future and cloned the route each.
+#[derive(Clone)]
+struct Steps(Arc<StepsInner>);
+
+/// What the steps need, made once.
+struct StepsInner {
+    guard: Guard,
+    check: super::http_jsonrpc::Guard,
+    calls: Arc<super::cancel::Calls>,
+}
+
+impl<S> tower_layer::Layer<S> for Steps {
+    type Service = Endpoint<S>;
+
+    fn layer(&self, inner: S) -> Endpoint<S> {
+        Endpoint {
+            steps: Arc::clone(&self.0),
+            inner,
+        }
+    }
+}
+
+/// A route (rmcp's, or the router's fallback) behind the [`Steps`].
+#[derive(Clone)]
+struct Endpoint<S> {
+    steps: Arc<StepsInner>,
+    inner: S,
+}
+
+impl StepsInner {
+    async fn serve<S>(&self, request: Request, mut inner: S) -> Response
+    where
+        S: tower_service::Service<Request, Response = Response, Error = std::convert::Infallible>,
+    {
+        guard_request(&self.guard, request, move |request| {
+            super::http_jsonrpc::guard(&self.check, request, move |request| {
+                super::cancel::layer(&self.calls, request, move |request| async move {
+                    match inner.call(request).await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    }
+                })
+            })
+        })
+        .await
+    }
+}
+
+impl<S> tower_service::Service<Request> for Endpoint<S>
+where
+    S: tower_service::Service<Request, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = BoxFuture<'static, Result<Response, std::convert::Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The ready service goes with the request; a clone stays for the next one.
+        let inner = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, inner);
+        let steps = Arc::clone(&self.steps);
+        Box::pin(async move { Ok(steps.serve(request, inner).await) })
+    }
+}
+
+/// What the request guard needs.
 struct Guard {
     identity: Identity,
     body_timeout: Duration,
+    /// No sessions, so none to admit.
+    stateless: bool,
 }
 
 /// Names the client, bounds the body's time, admits new sessions and answers a session
-/// `DELETE` with `200`.
-async fn guard_request(
-    State(guard): State<Arc<Guard>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// `DELETE` with `200`; `next` is the rest of the endpoint.
+async fn guard_request<F, Fut>(guard: &Guard, mut request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    // The accept loop puts in the key of a peer that is not a trusted proxy, once per
+    // connection; an authentication layer, the principal's.
     if request.extensions().get::<ClientKey>().is_none() {
         let key = guard.identity.key(
             request.extensions().get::<ConnectInfo<SocketAddr>>(),
@@ -342,12 +424,19 @@ async fn guard_request(
         );
         request.extensions_mut().insert(key);
     }
-    let client = request
-        .extensions()
-        .get::<ClientKey>()
-        .map(|k| k.0.clone())
-        .unwrap_or_default();
     let is_delete = request.method() == Method::DELETE;
+    // Only a POST without a session id can make rmcp create a session.
+    let admission = (!guard.stateless
+        && request.method() == Method::POST
+        && !request.headers().contains_key(SESSION_HEADER))
+    .then(|| {
+        let client = request
+            .extensions()
+            .get::<ClientKey>()
+            .map(|k| k.0.clone())
+            .unwrap_or_default();
+        Admission::new(client)
+    });
     let timed_out = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| {
         Body::new(DeadlineBody {
@@ -357,9 +446,8 @@ async fn guard_request(
             timed_out: Arc::clone(&timed_out),
         })
     });
-    let admission = Admission::new(client);
-    let mut response = sessions::admit(Arc::clone(&admission), next.run(request)).await;
-    if let Some(refusal) = admission.refusal() {
+    let mut response = sessions::admit(admission.clone(), next(request)).await;
+    if let Some(refusal) = admission.and_then(|a| a.refusal()) {
         return refused(refusal);
     }
     if timed_out.load(Ordering::Relaxed) {
@@ -374,6 +462,9 @@ async fn guard_request(
     }
     response
 }
+
+/// The header naming a request's session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = Response::new(Body::from(text));
@@ -644,11 +735,18 @@ async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
+        // A peer that is not a trusted proxy is its own client: its key is made once here
+        // rather than for every request (a trusted proxy's clients are named per request).
+        let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
         let connection = http.serve_connection(
             TokioIo::new(stream),
             hyper::service::service_fn(
                 move |mut request: hyper::Request<hyper::body::Incoming>| {
-                    request.extensions_mut().insert(ConnectInfo(peer));
+                    let extensions = request.extensions_mut();
+                    extensions.insert(ConnectInfo(peer));
+                    if let Some(key) = &key {
+                        extensions.insert(key.clone());
+                    }
                     hyper::service::Service::call(&service, request)
                 },
             ),
@@ -672,4 +770,43 @@ async fn accept_loop(
         .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
         .await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps' future is moved into its box for every request: it stays smaller than
+    /// rmcp's own (which has its own box), rather than holding it inline (16 KB when it did).
+    #[test]
+    fn the_steps_future_does_not_hold_rmcps_inline() -> anyhow::Result<()> {
+        let server = crate::Server::builder().build()?;
+        let sessions = CappedSessions::new(LocalSessionManager::default(), 1, 1);
+        let steps = StepsInner {
+            guard: Guard {
+                identity: Identity::new(&[], ForwardedHeader::default()),
+                body_timeout: Duration::from_secs(1),
+                stateless: true,
+            },
+            check: super::super::http_jsonrpc::Guard {
+                server: server.clone(),
+                allowed_hosts: Vec::new().into(),
+                max_body_bytes: 1024,
+            },
+            calls: Arc::new(super::super::cancel::Calls::default()),
+        };
+        let rmcp = Shared(Arc::new(StreamableHttpService::new(
+            move || Ok(McpHandler::new(server.clone())),
+            Arc::new(sessions),
+            StreamableHttpServerConfig::default(),
+        )));
+        let handle = rmcp.0.handle(Request::new(Body::empty()));
+        let serve = steps.serve(Request::new(Body::empty()), rmcp.clone());
+        let (serve, rmcp) = (size_of_val(&serve), size_of_val(&handle));
+        assert!(
+            serve < rmcp,
+            "the steps' future is {serve} bytes, rmcp's {rmcp}"
+        );
+        Ok(())
+    }
 }

@@ -1,4 +1,4 @@
-//! The HTTP side of [`jsonrpc`](super::jsonrpc): a middleware in front of rmcp's streamable
+//! The HTTP side of [`jsonrpc`](super::jsonrpc): a step in front of rmcp's streamable
 //! HTTP service. A POST body is read once, bounded, and checked; what the framework answers
 //! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
 //! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error
@@ -8,9 +8,8 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::Value;
@@ -24,8 +23,7 @@ const MAX_PLAIN_ERROR_BYTES: usize = 16 * 1024;
 /// JSON-RPC's implementation-defined server error, for transport refusals.
 const SERVER_ERROR: i64 = -32000;
 
-/// What the middleware needs.
-#[derive(Clone)]
+/// What the check needs.
 pub(crate) struct Guard {
     pub(crate) server: Server,
     pub(crate) allowed_hosts: Arc<[String]>,
@@ -33,8 +31,26 @@ pub(crate) struct Guard {
     pub(crate) max_body_bytes: usize,
 }
 
-/// The middleware (for `axum::middleware::from_fn_with_state`).
-pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+/// The JSON-RPC step of the HTTP endpoint: checks `request`, then runs `next` (the steps
+/// after it, then rmcp) on it unless the framework answers itself.
+pub(crate) async fn guard<F, Fut>(guard: &Guard, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    // One `await` of `next`, after the check's: the two futures share their place in this
+    // one's state (it is moved into a box for every request).
+    match check(guard, request).await {
+        Ok((request, id, body_was_json)) => {
+            json_errors(next(request).await, id, body_was_json).await
+        }
+        Err(answer) => answer,
+    }
+}
+
+/// The request to pass on, the id an error answer about it carries and whether its body was
+/// read as JSON; or the framework's own answer.
+async fn check(guard: &Guard, request: Request) -> Result<(Request, Value, bool), Response> {
     // Only a POST rmcp would read the body of is checked here: wrong headers are rmcp's
     // to refuse, with the statuses the MCP transport asks for.
     let checked = request.method() == Method::POST
@@ -44,23 +60,23 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
     if !checked {
         if let Some(refusal) = unsupported_version(request.headers(), &guard.server, || Value::Null)
         {
-            return refusal;
+            return Err(refusal);
         }
-        return json_errors(next.run(request).await, Value::Null, false).await;
+        return Ok((request, Value::Null, false));
     }
     let (parts, body) = request.into_parts();
     let max = guard.max_body_bytes;
     if content_length(&parts.headers).is_some_and(|n| n > max) {
-        return too_large(max);
+        return Err(too_large(max));
     }
     let bytes = match read_bounded(body, max).await {
         Ok(bytes) => bytes,
-        Err(Some(())) => return too_large(max),
+        Err(Some(())) => return Err(too_large(max)),
         Err(None) => {
-            return reply(
+            return Err(reply(
                 StatusCode::BAD_REQUEST,
                 &Reply::error(Value::Null, INVALID_REQUEST, "the request body failed"),
-            );
+            ));
         }
     };
     // The id is read (a second parse) only for the refusal.
@@ -71,7 +87,7 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
             .unwrap_or(Value::Null)
     };
     if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
-        return refusal;
+        return Err(refusal);
     }
     let (mut parts, passed) = match jsonrpc::check_body(&bytes, &guard.server) {
         Ok(passed) => (parts, passed),
@@ -79,23 +95,20 @@ pub(crate) async fn guard(State(guard): State<Guard>, request: Request, next: Ne
             // Our own answer skips rmcp's header check: run it here, so a 2026-07-28
             // request whose headers do not match its body is refused the same way.
             if let Some(refusal) = header_mismatch(&parts.headers, &bytes, &answer) {
-                return refusal;
+                return Err(refusal);
             }
             let status = if answer.is_error() {
                 StatusCode::BAD_REQUEST
             } else {
                 StatusCode::OK
             };
-            return reply(status, &answer);
+            return Err(reply(status, &answer));
         }
     };
     let id = passed.id.clone();
-    // The cancellation layer reads what this one read instead of parsing the body again.
+    // The cancellation step reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
-    json_errors(response, id, true).await
+    Ok((Request::from_parts(parts, Body::from(bytes)), id, true))
 }
 
 /// The header every 2026-07-28 POST carries its version in.

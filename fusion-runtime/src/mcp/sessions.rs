@@ -47,11 +47,12 @@ impl Admission {
 }
 
 tokio::task_local! {
-    static ADMISSION: Arc<Admission>;
+    static ADMISSION: Option<Arc<Admission>>;
 }
 
-/// Runs `request` (one HTTP request through rmcp) with `admission` in scope.
-pub(crate) async fn admit<F: Future>(admission: Arc<Admission>, request: F) -> F::Output {
+/// Runs `request` (one HTTP request through rmcp) with `admission` in scope (`None` for a
+/// request that cannot create a session).
+pub(crate) async fn admit<F: Future>(admission: Option<Arc<Admission>>, request: F) -> F::Output {
     ADMISSION.scope(admission, request).await
 }
 
@@ -152,7 +153,7 @@ impl SessionManager for CappedSessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let admission = ADMISSION.try_with(Arc::clone).ok();
+        let admission = ADMISSION.try_with(Clone::clone).ok().flatten();
         let client = admission.as_ref().map_or("http", |a| a.client.as_str());
         if let Err(refusal) = self.reserve(client) {
             if let Some(a) = &admission {

@@ -679,8 +679,11 @@ fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
         name: name.to_owned(),
         title: info.title.as_ref().map(|t| t.to_string()),
         description,
-        input_schema: info.input_schema.clone(),
-        output_schema: info.output_schema.clone(),
+        input_schema: crate::schema::for_tools_list(&info.input_schema, Some(&info.description)),
+        output_schema: info
+            .output_schema
+            .as_ref()
+            .map(|s| crate::schema::for_tools_list(s, None)),
         hints: (!info.hints.is_empty()).then_some(info.hints),
     }
 }

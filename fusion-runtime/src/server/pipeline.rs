@@ -24,7 +24,6 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
@@ -259,8 +258,8 @@ async fn run_action(
     match entry.handler.start(&arguments, &cx, chained) {
         Started::Running(handler) => {
             drop(arguments);
-            let run = AssertUnwindSafe(async move { respond(info, handler.await, internal) });
-            finish(info, guards.timeout, internal, &cx, run.catch_unwind()).await
+            let done = move |outcome| respond(info, outcome, internal);
+            finish(info, guards.timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
             let handler = Arc::clone(&entry.handler);
@@ -276,8 +275,8 @@ async fn run_action(
                 _ => JsonObject::new(),
             };
             let request = CallRequest::new(cx.clone(), Arc::new(arguments));
-            let run = AssertUnwindSafe(next.run(request)).catch_unwind();
-            finish(info, guards.timeout, internal, &cx, run).await
+            let run = next.run(request);
+            finish(info, guards.timeout, internal, &cx, run, |r| r).await
         }
         Started::Invalid(report) => Some(invalid(inner, info, &report)),
         Started::ValidationPanicked => {
@@ -288,32 +287,66 @@ async fn run_action(
     }
 }
 
-/// Stage 4's end: the middleware and handler under the timeout, their panics caught, raced
-/// against the client's cancellation (`None`).
-async fn finish(
+/// Stage 4's end: `run` (the handler, or the middleware chain) polled with its panics
+/// caught, under the action's timeout, raced against the client's cancellation (`None`);
+/// `done` makes its output the response (its panics are caught too). One poll function
+/// rather than nested futures (timeout, `catch_unwind`, cancellation): the call's future,
+/// moved into the task rmcp spawns, stays small. Cancellation wins a tie, then the output,
+/// then the timeout; the token's waiter is registered only when `run` has to wait.
+async fn finish<F, T>(
     info: &ActionInfo,
     timeout: Option<Duration>,
     internal: InternalErrors,
     cx: &CallContext,
-    run: impl Future<Output = std::thread::Result<ToolResponse>>,
-) -> Option<ToolResponse> {
+    run: F,
+    done: impl FnOnce(T) -> ToolResponse,
+) -> Option<ToolResponse>
+where
+    F: Future<Output = T>,
+{
     let token = cx.cancellation_token();
-    let ran = match timeout {
-        Some(limit) => {
-            match unless_cancelled(token, guard::with_timeout(info.name, limit, run)).await? {
-                Ok(ran) => ran,
-                Err(e) => {
-                    tracing::warn!(action = info.name, ?limit, "call timed out");
-                    return Some(ToolResponse::error(e));
-                }
+    let mut run = pin!(run);
+    let mut done = Some(done);
+    let mut deadline = pin!(timeout.map(tokio::time::sleep));
+    let mut waiter = pin!(None::<WaitForCancellationFuture<'_>>);
+    poll_fn(move |task| {
+        if let Some(w) = waiter.as_mut().as_pin_mut()
+            && w.poll(task).is_ready()
+        {
+            return Poll::Ready(None);
+        }
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            run.as_mut()
+                .poll(task)
+                .map(|out| done.take().map(|done| done(out)))
+        }));
+        match polled {
+            Ok(Poll::Ready(Some(response))) => return Poll::Ready(Some(response)),
+            // (`None` would mean `run` was polled after its end, which this never does.)
+            Ok(Poll::Ready(None)) | Err(_) => {
+                return Poll::Ready(Some(handler_panicked(info, internal)));
+            }
+            Ok(Poll::Pending) => {}
+        }
+        if let (Some(sleep), Some(limit)) = (deadline.as_mut().as_pin_mut(), timeout)
+            && sleep.poll(task).is_ready()
+        {
+            tracing::warn!(action = info.name, ?limit, "call timed out");
+            return Poll::Ready(Some(ToolResponse::error(guard::timeout_error(
+                info.name, limit,
+            ))));
+        }
+        if waiter.is_none() {
+            waiter.set(Some(token.cancelled()));
+            if let Some(w) = waiter.as_mut().as_pin_mut()
+                && w.poll(task).is_ready()
+            {
+                return Poll::Ready(None);
             }
         }
-        None => unless_cancelled(token, run).await?,
-    };
-    Some(match ran {
-        Ok(response) => response,
-        Err(_) => handler_panicked(info, internal),
+        Poll::Pending
     })
+    .await
 }
 
 fn handler_panicked(info: &ActionInfo, internal: InternalErrors) -> ToolResponse {

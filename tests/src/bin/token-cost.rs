@@ -7,8 +7,8 @@
 //! cargo run --release -p fusion-tests --features tokens --bin token-cost
 //! ```
 //!
-//! It prints Markdown tables (BENCHMARKS.md carries them). The reductions are measured on
-//! copies of the JSON; nothing here changes what the server renders.
+//! It prints Markdown tables (BENCHMARKS.md carries them). The applied reduction is measured
+//! against the schemas the actions declare; the further ones on copies of the JSON.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -132,6 +132,34 @@ fn without_output_schemas(v: &Value) -> Value {
     v
 }
 
+/// `list` as it was before `tools/list` left out the root annotations that repeat the tool
+/// (`schema::for_tools_list`): each tool's schemas put back as its action declares them.
+fn as_declared(server: &fusion_runtime::Server, list: &Value) -> Value {
+    let mut v = list.clone();
+    if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
+        for tool in tools {
+            let name = tool["name"].as_str().unwrap_or_default().to_owned();
+            let Some(action) = server.actions().iter().find(|a| a.tool == name) else {
+                continue;
+            };
+            if let Some(t) = tool.as_object_mut() {
+                if t.contains_key("inputSchema") {
+                    t.insert(
+                        "inputSchema".into(),
+                        Value::Object(action.info.input_schema.as_ref().clone()),
+                    );
+                }
+                if let (true, Some(out)) =
+                    (t.contains_key("outputSchema"), &action.info.output_schema)
+                {
+                    t.insert("outputSchema".into(), Value::Object(out.as_ref().clone()));
+                }
+            }
+        }
+    }
+    v
+}
+
 async fn run() -> anyhow::Result<()> {
     let bpe = tiktoken_rs::o200k_base()?;
     let flat = examples::billing::server()?;
@@ -140,14 +168,29 @@ async fn run() -> anyhow::Result<()> {
 
     println!("### tools/list (compact JSON, as sent)\n");
     println!("| what | bytes | tokens (o200k_base) |\n|---|---|---|");
-    let (fb, ft) = row(&bpe, "flat: 9 tools", &compact(&flat_list));
+    let n = tools(&flat_list).len();
+    let (fb, ft) = row(&bpe, &format!("flat: {n} tools"), &compact(&flat_list));
     let (gb, gt) = row(&bpe, "grouped: 1 `billing` tool", &compact(&grouped_list));
     for tool in tools(&flat_list) {
         let name = tool["name"].as_str().unwrap_or("?").to_owned();
         row(&bpe, &format!("flat, `{name}` alone"), &compact(&tool));
     }
 
-    println!("\n### Reductions, measured (not applied)\n");
+    println!("\n### Applied: root annotations that repeat the tool, left out\n");
+    println!("| list | bytes before → after | tokens before → after | saved |\n|---|---|---|---|");
+    // The grouped tool's schema is the framework's own, with no root title or description.
+    for (label, server, list, b1, t1) in [("flat", &flat, &flat_list, fb, ft)] {
+        let before = compact(&as_declared(server, list));
+        let (b0, t0) = (before.len(), tokens(&bpe, &before));
+        println!(
+            "| {label} | {b0} → {b1} | {t0} → {t1} | {} B, {} tok ({:.1} %) |",
+            b0 - b1,
+            t0 - t1,
+            100.0 * (t0 - t1) as f64 / t0.max(1) as f64
+        );
+    }
+
+    println!("\n### Further reductions, measured (not applied)\n");
     println!(
         "| reduction | list | bytes before → after | tokens before → after | saved |\n|---|---|---|---|---|"
     );
