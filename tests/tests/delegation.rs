@@ -134,6 +134,29 @@ fn a_token_signed_with_another_key_fails_the_signature() {
 }
 
 #[test]
+fn a_previous_key_is_accepted_while_keys_rotate() {
+    let old = DelegationKey::new("last quarter's key, 32 bytes or longer").expect("key");
+    let signed_with_old = mint_with(&old, "billing", 30, Value::Null);
+    assert_eq!(
+        verifier().verify(&signed_with_old),
+        Err(DelegationError::BadSignature)
+    );
+    let rotating = verifier().also_accept(old);
+    assert!(rotating.verify(&signed_with_old).is_ok());
+    assert!(rotating.verify(&mint(30)).is_ok());
+    // One replay store across the keys.
+    assert_eq!(
+        rotating.verify(&signed_with_old),
+        Err(DelegationError::Replayed)
+    );
+    let stranger = DelegationKey::new("another gateway's secret, also 32+ bytes").expect("key");
+    assert_eq!(
+        rotating.verify(&mint_with(&stranger, "billing", 30, Value::Null)),
+        Err(DelegationError::BadSignature)
+    );
+}
+
+#[test]
 fn an_expired_token_is_refused_and_a_future_one_is_not_valid_yet() {
     let token = mint(1);
     let v = verifier().leeway(Duration::ZERO);

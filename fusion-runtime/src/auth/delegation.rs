@@ -35,6 +35,7 @@
 //! # Bounds
 //!
 //! - the key is at least [`MIN_KEY_BYTES`] bytes (draw it at random: `openssl rand -base64 48`);
+//!   while keys rotate, [`DelegationVerifier::also_accept`] takes the old one too;
 //! - `carry` is at most [`MAX_CARRY_BYTES`] of JSON, issuer, subject and audience at most
 //!   [`MAX_NAME_BYTES`] each, the whole token at most [`MAX_TOKEN_BYTES`];
 //! - the replay store holds at most [`DelegationVerifier::replay_capacity`] ids (default
@@ -363,6 +364,7 @@ fn now_secs() -> u64 {
 #[derive(Clone)]
 pub struct DelegationVerifier {
     key: DelegationKey,
+    previous: Vec<DelegationKey>,
     audience: String,
     issuers: Vec<String>,
     max_ttl: Duration,
@@ -375,6 +377,7 @@ impl fmt::Debug for DelegationVerifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelegationVerifier")
             .field("audience", &self.audience)
+            .field("keys", &(1 + self.previous.len()))
             .field("issuers", &self.issuers)
             .field("max_ttl", &self.max_ttl)
             .field("leeway", &self.leeway)
@@ -389,6 +392,7 @@ impl DelegationVerifier {
     pub fn new(key: DelegationKey, audience: impl Into<String>) -> Self {
         DelegationVerifier {
             key,
+            previous: Vec::new(),
             audience: audience.into(),
             issuers: Vec::new(),
             max_ttl: DEFAULT_MAX_TTL,
@@ -401,6 +405,14 @@ impl DelegationVerifier {
     /// Accepts only tokens from these issuers.
     pub fn issuers(mut self, issuers: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.issuers.extend(issuers.into_iter().map(Into::into));
+        self
+    }
+
+    /// Also accepts tokens signed with `key`: the old key while a new one is rolled out to
+    /// the gateways (remove it once they all sign with the new one). Each key tried costs one
+    /// HMAC of the token.
+    pub fn also_accept(mut self, key: DelegationKey) -> Self {
+        self.previous.push(key);
         self
     }
 
@@ -434,7 +446,14 @@ impl DelegationVerifier {
 
     /// [`DelegationVerifier::verify`] with the clock at `now` (unix seconds).
     pub fn verify_at(&self, token: &str, now: u64) -> Result<Delegation, DelegationError> {
-        let payload = TOKEN.open(&self.key.secret, token).map_err(|e| match e {
+        let mut opened = TOKEN.open(&self.key.secret, token);
+        for key in &self.previous {
+            if opened != Err(SealError::BadSignature) {
+                break;
+            }
+            opened = TOKEN.open(&key.secret, token);
+        }
+        let payload = opened.map_err(|e| match e {
             SealError::TooLarge => DelegationError::TooLarge,
             SealError::BadSignature => DelegationError::BadSignature,
             SealError::Malformed | SealError::InvalidKey => DelegationError::Malformed,
