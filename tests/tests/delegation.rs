@@ -582,3 +582,36 @@ async fn a_stdio_upstream_answers_only_delegated_calls() {
     assert!(!wire(&refused).contains(&elsewhere[4..20]));
     client.close().await.expect("closes");
 }
+
+#[tokio::test]
+async fn an_http_upstream_reads_the_token_from_meta_too() {
+    use fusion_runtime::mcp::{HttpOptions, spawn_http};
+    let running = spawn_http(
+        server(verifier()),
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("binds loopback");
+    let client = tokio::time::timeout(LIMIT, FusionClient::connect_http(&running.url))
+        .await
+        .expect("connects in time")
+        .expect("connects");
+    let arguments = json!({"invoice": "inv_2026_0001"});
+    let bare = client
+        .call_tool("billing_lookup", arguments.clone())
+        .await
+        .expect("a result");
+    assert_eq!(wire(&bare), MISSING);
+    let ok = client
+        .call_tool_with_meta("billing_lookup", arguments, meta(&mint(30)))
+        .await
+        .expect("a result");
+    assert!(!ok.is_error, "{}", wire(&ok));
+    assert_eq!(
+        ok.json().expect("json")["carry"]["invoice"],
+        "inv_2026_0001"
+    );
+    client.close().await.expect("closes");
+    running.shutdown().await.expect("shuts down");
+}
