@@ -340,6 +340,72 @@ proptest! {
     }
 }
 
+/// Tokens a key holder signed with arbitrary times and ids (a buggy or hostile gateway that
+/// has the key): the verifier decides without panicking or overflowing, and accepts only a
+/// well-formed, live, short-lived one.
+fn signed(claims: &Value) -> String {
+    fusion_runtime::auth::Seal::new("dg1.", MAX_TOKEN_BYTES)
+        .seal(SECRET.as_bytes(), claims.to_string().as_bytes())
+        .expect("seals")
+}
+
+#[test]
+fn signed_but_unreadable_claims_are_malformed() {
+    let t = now();
+    let good = json!({
+        "v": 1, "iss": "triage", "sub": "u", "aud": "billing",
+        "iat": t, "exp": t + 30, "jti": "AAAAAAAAAAAAAAAAAAAAAA", "carry": null,
+    });
+    assert!(verifier().verify(&signed(&good)).is_ok());
+    let mut v2 = good.clone();
+    v2["v"] = json!(2);
+    let mut no_sub = good.clone();
+    no_sub.as_object_mut().map(|o| o.remove("sub"));
+    let mut long_id = good.clone();
+    long_id["jti"] = json!("A".repeat(64));
+    let mut negative = good.clone();
+    negative["exp"] = json!(-1);
+    for claims in [v2, no_sub, long_id, negative, json!([1, 2]), json!("dg1")] {
+        assert_eq!(
+            verifier().verify(&signed(&claims)),
+            Err(DelegationError::Malformed),
+            "{claims}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(fusion_tests::proptest_config(256))]
+
+    #[test]
+    fn signed_claims_with_any_times_and_ids_never_panic(
+        iat in prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>(), Just(1_796_300_000u64)],
+        life in prop_oneof![Just(0u64), Just(30u64), any::<u64>()],
+        id in prop_oneof![Just("AAAAAAAAAAAAAAAAAAAAAA".to_owned()), "\\PC{0,30}"],
+        now in prop_oneof![Just(0u64), Just(u64::MAX), Just(1_796_300_010u64), any::<u64>()],
+    ) {
+        let exp = iat.wrapping_add(life);
+        let claims = json!({
+            "v": 1, "iss": "triage", "sub": "u", "aud": "billing",
+            "iat": iat, "exp": exp, "jti": id, "carry": null,
+        });
+        let verdict = verifier().verify_at(&signed(&claims), now);
+        if verdict.is_ok() {
+            prop_assert!(exp >= iat && exp - iat <= 300);
+            prop_assert!(now < exp.saturating_add(5) && iat <= now.saturating_add(5));
+            prop_assert_eq!(id.len(), 22);
+        }
+        if exp < iat {
+            prop_assert_eq!(verdict, Err(DelegationError::Malformed));
+        }
+    }
+
+    #[test]
+    fn any_text_is_refused_without_panicking(text in "\\PC{0,200}") {
+        prop_assert!(verifier().verify(&text).is_err());
+    }
+}
+
 // ---- the middleware, in-process ----
 
 /// What to look up.
