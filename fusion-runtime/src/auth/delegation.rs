@@ -224,36 +224,36 @@ impl fmt::Debug for DelegationKey {
 }
 
 /// What a delegation token says.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Delegation {
     /// Who minted it: the gateway.
-    #[serde(rename = "iss")]
     pub issuer: String,
     /// On whose behalf the call is made.
-    #[serde(rename = "sub")]
     pub subject: String,
     /// The server it is for: the upstream's domain.
-    #[serde(rename = "aud")]
     pub audience: String,
     /// When it was minted, in unix seconds.
-    #[serde(rename = "iat")]
     pub issued_at: u64,
     /// When it stops being accepted, in unix seconds.
-    #[serde(rename = "exp")]
     pub expires_at: u64,
     /// Its one-time id: random, accepted once.
-    #[serde(rename = "jti")]
     pub id: String,
     /// The conversation's carry-over state.
     pub carry: Value,
 }
 
-/// The signed form: the version, then the delegation's fields.
+/// The signed form: the version, then the delegation's fields (flat: `#[serde(flatten)]`
+/// would buffer the whole object, carry included, before reading it).
 #[derive(Serialize, Deserialize)]
 struct Claims {
     v: u8,
-    #[serde(flatten)]
-    delegation: Delegation,
+    iss: String,
+    sub: String,
+    aud: String,
+    iat: u64,
+    exp: u64,
+    jti: String,
+    carry: Value,
 }
 
 impl DelegationKey {
@@ -301,15 +301,13 @@ impl DelegationKey {
         let ttl = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
         let claims = Claims {
             v: VERSION,
-            delegation: Delegation {
-                issuer: issuer.to_owned(),
-                subject: subject.to_owned(),
-                audience: audience.to_owned(),
-                issued_at,
-                expires_at: issued_at.saturating_add(ttl),
-                id: BASE64_URL_SAFE_NO_PAD.encode(id),
-                carry,
-            },
+            iss: issuer.to_owned(),
+            sub: subject.to_owned(),
+            aud: audience.to_owned(),
+            iat: issued_at,
+            exp: issued_at.saturating_add(ttl),
+            jti: BASE64_URL_SAFE_NO_PAD.encode(id),
+            carry,
         };
         let payload = serde_json::to_vec(&claims).map_err(|_| DelegationError::Malformed)?;
         TOKEN
@@ -460,7 +458,15 @@ impl DelegationVerifier {
         })?;
         let claims: Claims =
             serde_json::from_slice(&payload).map_err(|_| DelegationError::Malformed)?;
-        let d = claims.delegation;
+        let d = Delegation {
+            issuer: claims.iss,
+            subject: claims.sub,
+            audience: claims.aud,
+            issued_at: claims.iat,
+            expires_at: claims.exp,
+            id: claims.jti,
+            carry: claims.carry,
+        };
         let id = one_time_id(&d.id).ok_or(DelegationError::Malformed)?;
         if claims.v != VERSION || d.expires_at < d.issued_at {
             return Err(DelegationError::Malformed);
