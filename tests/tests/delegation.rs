@@ -134,6 +134,29 @@ fn a_token_signed_with_another_key_fails_the_signature() {
 }
 
 #[test]
+fn a_previous_key_is_accepted_while_keys_rotate() {
+    let old = DelegationKey::new("last quarter's key, 32 bytes or longer").expect("key");
+    let signed_with_old = mint_with(&old, "billing", 30, Value::Null);
+    assert_eq!(
+        verifier().verify(&signed_with_old),
+        Err(DelegationError::BadSignature)
+    );
+    let rotating = verifier().also_accept(old);
+    assert!(rotating.verify(&signed_with_old).is_ok());
+    assert!(rotating.verify(&mint(30)).is_ok());
+    // One replay store across the keys.
+    assert_eq!(
+        rotating.verify(&signed_with_old),
+        Err(DelegationError::Replayed)
+    );
+    let stranger = DelegationKey::new("another gateway's secret, also 32+ bytes").expect("key");
+    assert_eq!(
+        rotating.verify(&mint_with(&stranger, "billing", 30, Value::Null)),
+        Err(DelegationError::BadSignature)
+    );
+}
+
+#[test]
 fn an_expired_token_is_refused_and_a_future_one_is_not_valid_yet() {
     let token = mint(1);
     let v = verifier().leeway(Duration::ZERO);
@@ -314,6 +337,72 @@ proptest! {
         bytes[i] ^= mask;
         let flipped = String::from_utf8(bytes).expect("ASCII stays ASCII");
         prop_assert!(verifier().verify(&flipped).is_err());
+    }
+}
+
+/// Tokens a key holder signed with arbitrary times and ids (a buggy or hostile gateway that
+/// has the key): the verifier decides without panicking or overflowing, and accepts only a
+/// well-formed, live, short-lived one.
+fn signed(claims: &Value) -> String {
+    fusion_runtime::auth::Seal::new("dg1.", MAX_TOKEN_BYTES)
+        .seal(SECRET.as_bytes(), claims.to_string().as_bytes())
+        .expect("seals")
+}
+
+#[test]
+fn signed_but_unreadable_claims_are_malformed() {
+    let t = now();
+    let good = json!({
+        "v": 1, "iss": "triage", "sub": "u", "aud": "billing",
+        "iat": t, "exp": t + 30, "jti": "AAAAAAAAAAAAAAAAAAAAAA", "carry": null,
+    });
+    assert!(verifier().verify(&signed(&good)).is_ok());
+    let mut v2 = good.clone();
+    v2["v"] = json!(2);
+    let mut no_sub = good.clone();
+    no_sub.as_object_mut().map(|o| o.remove("sub"));
+    let mut long_id = good.clone();
+    long_id["jti"] = json!("A".repeat(64));
+    let mut negative = good.clone();
+    negative["exp"] = json!(-1);
+    for claims in [v2, no_sub, long_id, negative, json!([1, 2]), json!("dg1")] {
+        assert_eq!(
+            verifier().verify(&signed(&claims)),
+            Err(DelegationError::Malformed),
+            "{claims}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(fusion_tests::proptest_config(256))]
+
+    #[test]
+    fn signed_claims_with_any_times_and_ids_never_panic(
+        iat in prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>(), Just(1_796_300_000u64)],
+        life in prop_oneof![Just(0u64), Just(30u64), any::<u64>()],
+        id in prop_oneof![Just("AAAAAAAAAAAAAAAAAAAAAA".to_owned()), "\\PC{0,30}"],
+        now in prop_oneof![Just(0u64), Just(u64::MAX), Just(1_796_300_010u64), any::<u64>()],
+    ) {
+        let exp = iat.wrapping_add(life);
+        let claims = json!({
+            "v": 1, "iss": "triage", "sub": "u", "aud": "billing",
+            "iat": iat, "exp": exp, "jti": id, "carry": null,
+        });
+        let verdict = verifier().verify_at(&signed(&claims), now);
+        if verdict.is_ok() {
+            prop_assert!(exp >= iat && exp - iat <= 300);
+            prop_assert!(now < exp.saturating_add(5) && iat <= now.saturating_add(5));
+            prop_assert_eq!(id.len(), 22);
+        }
+        if exp < iat {
+            prop_assert_eq!(verdict, Err(DelegationError::Malformed));
+        }
+    }
+
+    #[test]
+    fn any_text_is_refused_without_panicking(text in "\\PC{0,200}") {
+        prop_assert!(verifier().verify(&text).is_err());
     }
 }
 
@@ -558,4 +647,37 @@ async fn a_stdio_upstream_answers_only_delegated_calls() {
     // The refusals never echo the token.
     assert!(!wire(&refused).contains(&elsewhere[4..20]));
     client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn an_http_upstream_reads_the_token_from_meta_too() {
+    use fusion_runtime::mcp::{HttpOptions, spawn_http};
+    let running = spawn_http(
+        server(verifier()),
+        "127.0.0.1:0".parse().expect("addr"),
+        HttpOptions::default(),
+    )
+    .await
+    .expect("binds loopback");
+    let client = tokio::time::timeout(LIMIT, FusionClient::connect_http(&running.url))
+        .await
+        .expect("connects in time")
+        .expect("connects");
+    let arguments = json!({"invoice": "inv_2026_0001"});
+    let bare = client
+        .call_tool("billing_lookup", arguments.clone())
+        .await
+        .expect("a result");
+    assert_eq!(wire(&bare), MISSING);
+    let ok = client
+        .call_tool_with_meta("billing_lookup", arguments, meta(&mint(30)))
+        .await
+        .expect("a result");
+    assert!(!ok.is_error, "{}", wire(&ok));
+    assert_eq!(
+        ok.json().expect("json")["carry"]["invoice"],
+        "inv_2026_0001"
+    );
+    client.close().await.expect("closes");
+    running.shutdown().await.expect("shuts down");
 }

@@ -35,6 +35,7 @@
 //! # Bounds
 //!
 //! - the key is at least [`MIN_KEY_BYTES`] bytes (draw it at random: `openssl rand -base64 48`);
+//!   while keys rotate, [`DelegationVerifier::also_accept`] takes the old one too;
 //! - `carry` is at most [`MAX_CARRY_BYTES`] of JSON, issuer, subject and audience at most
 //!   [`MAX_NAME_BYTES`] each, the whole token at most [`MAX_TOKEN_BYTES`];
 //! - the replay store holds at most [`DelegationVerifier::replay_capacity`] ids (default
@@ -223,36 +224,36 @@ impl fmt::Debug for DelegationKey {
 }
 
 /// What a delegation token says.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Delegation {
     /// Who minted it: the gateway.
-    #[serde(rename = "iss")]
     pub issuer: String,
     /// On whose behalf the call is made.
-    #[serde(rename = "sub")]
     pub subject: String,
     /// The server it is for: the upstream's domain.
-    #[serde(rename = "aud")]
     pub audience: String,
     /// When it was minted, in unix seconds.
-    #[serde(rename = "iat")]
     pub issued_at: u64,
     /// When it stops being accepted, in unix seconds.
-    #[serde(rename = "exp")]
     pub expires_at: u64,
     /// Its one-time id: random, accepted once.
-    #[serde(rename = "jti")]
     pub id: String,
     /// The conversation's carry-over state.
     pub carry: Value,
 }
 
-/// The signed form: the version, then the delegation's fields.
+/// The signed form: the version, then the delegation's fields (flat: `#[serde(flatten)]`
+/// would buffer the whole object, carry included, before reading it).
 #[derive(Serialize, Deserialize)]
 struct Claims {
     v: u8,
-    #[serde(flatten)]
-    delegation: Delegation,
+    iss: String,
+    sub: String,
+    aud: String,
+    iat: u64,
+    exp: u64,
+    jti: String,
+    carry: Value,
 }
 
 impl DelegationKey {
@@ -300,15 +301,13 @@ impl DelegationKey {
         let ttl = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
         let claims = Claims {
             v: VERSION,
-            delegation: Delegation {
-                issuer: issuer.to_owned(),
-                subject: subject.to_owned(),
-                audience: audience.to_owned(),
-                issued_at,
-                expires_at: issued_at.saturating_add(ttl),
-                id: BASE64_URL_SAFE_NO_PAD.encode(id),
-                carry,
-            },
+            iss: issuer.to_owned(),
+            sub: subject.to_owned(),
+            aud: audience.to_owned(),
+            iat: issued_at,
+            exp: issued_at.saturating_add(ttl),
+            jti: BASE64_URL_SAFE_NO_PAD.encode(id),
+            carry,
         };
         let payload = serde_json::to_vec(&claims).map_err(|_| DelegationError::Malformed)?;
         TOKEN
@@ -363,6 +362,7 @@ fn now_secs() -> u64 {
 #[derive(Clone)]
 pub struct DelegationVerifier {
     key: DelegationKey,
+    previous: Vec<DelegationKey>,
     audience: String,
     issuers: Vec<String>,
     max_ttl: Duration,
@@ -375,6 +375,7 @@ impl fmt::Debug for DelegationVerifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelegationVerifier")
             .field("audience", &self.audience)
+            .field("keys", &(1 + self.previous.len()))
             .field("issuers", &self.issuers)
             .field("max_ttl", &self.max_ttl)
             .field("leeway", &self.leeway)
@@ -389,6 +390,7 @@ impl DelegationVerifier {
     pub fn new(key: DelegationKey, audience: impl Into<String>) -> Self {
         DelegationVerifier {
             key,
+            previous: Vec::new(),
             audience: audience.into(),
             issuers: Vec::new(),
             max_ttl: DEFAULT_MAX_TTL,
@@ -401,6 +403,14 @@ impl DelegationVerifier {
     /// Accepts only tokens from these issuers.
     pub fn issuers(mut self, issuers: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.issuers.extend(issuers.into_iter().map(Into::into));
+        self
+    }
+
+    /// Also accepts tokens signed with `key`: the old key while a new one is rolled out to
+    /// the gateways (remove it once they all sign with the new one). Each key tried costs one
+    /// HMAC of the token.
+    pub fn also_accept(mut self, key: DelegationKey) -> Self {
+        self.previous.push(key);
         self
     }
 
@@ -434,14 +444,29 @@ impl DelegationVerifier {
 
     /// [`DelegationVerifier::verify`] with the clock at `now` (unix seconds).
     pub fn verify_at(&self, token: &str, now: u64) -> Result<Delegation, DelegationError> {
-        let payload = TOKEN.open(&self.key.secret, token).map_err(|e| match e {
+        let mut opened = TOKEN.open(&self.key.secret, token);
+        for key in &self.previous {
+            if opened != Err(SealError::BadSignature) {
+                break;
+            }
+            opened = TOKEN.open(&key.secret, token);
+        }
+        let payload = opened.map_err(|e| match e {
             SealError::TooLarge => DelegationError::TooLarge,
             SealError::BadSignature => DelegationError::BadSignature,
             SealError::Malformed | SealError::InvalidKey => DelegationError::Malformed,
         })?;
         let claims: Claims =
             serde_json::from_slice(&payload).map_err(|_| DelegationError::Malformed)?;
-        let d = claims.delegation;
+        let d = Delegation {
+            issuer: claims.iss,
+            subject: claims.sub,
+            audience: claims.aud,
+            issued_at: claims.iat,
+            expires_at: claims.exp,
+            id: claims.jti,
+            carry: claims.carry,
+        };
         let id = one_time_id(&d.id).ok_or(DelegationError::Malformed)?;
         if claims.v != VERSION || d.expires_at < d.issued_at {
             return Err(DelegationError::Malformed);
