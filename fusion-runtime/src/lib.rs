@@ -38,6 +38,7 @@
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
 //! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod client;
 pub mod context;
@@ -162,7 +163,14 @@ pub use fusion_macros::ToolInput;
 
 // `#[tool_action]`, the pipeline, MCP, CLI (issue 4)
 pub mod action;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+#[cfg(any(feature = "server-stdio", feature = "server-http"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "server-stdio", feature = "server-http")))
+)]
 pub mod mcp;
 pub mod server;
 

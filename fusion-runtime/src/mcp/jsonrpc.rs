@@ -83,6 +83,7 @@ impl Reply {
     }
 
     /// Whether it is a JSON-RPC error (HTTP answers it with status 400).
+    #[cfg(feature = "server-http")]
     pub(crate) fn is_error(&self) -> bool {
         matches!(self, Reply::Error { .. })
     }
@@ -151,6 +152,7 @@ fn refuse(
 }
 
 /// What the one read of an HTTP body rmcp should have tells the layers after the check.
+#[cfg(feature = "server-http")]
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Passed {
     /// The message's id, for an answer about it (`null` when unreadable).
@@ -161,6 +163,7 @@ pub(crate) struct Passed {
 
 /// Checks an HTTP body, reading it once: `Err` with the framework's own answer, or what the
 /// layers after the check need when rmcp should have it.
+#[cfg(feature = "server-http")]
 pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply> {
     let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
     if let Some(answer) = probe.verdict(bytes, server) {

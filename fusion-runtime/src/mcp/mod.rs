@@ -17,12 +17,17 @@
 //! `-32600` (over HTTP with status 400), and a `tools/call` with an unusable `name` or
 //! `arguments` an `isError` result with its envelope.
 
+#[cfg(feature = "server-http")]
 mod http_jsonrpc;
 pub mod jsonrpc;
+#[cfg(feature = "server-stdio")]
 mod stdio;
 
+#[cfg(feature = "server-stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-stdio")))]
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with};
 
+#[cfg(feature = "server-http")]
 mod cancel;
 mod catalog;
 mod scope;
@@ -43,16 +48,23 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+#[cfg(feature = "server-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
 use crate::context::{LogLevel, LogThreshold};
 use crate::envelope::{Content, ToolResponse};
 use crate::server::Server;
 
+#[cfg(feature = "server-http")]
 mod http;
+#[cfg(feature = "server-http")]
 mod identity;
+#[cfg(feature = "server-http")]
 mod sessions;
 
+#[cfg(feature = "server-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
@@ -163,6 +175,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let scope = scope::request_scope_in_session(&context, self.log_threshold.clone());
+        #[cfg(feature = "server-http")]
         let _watch = cancel::watch(&context, &scope);
         let response = self
             .server
@@ -252,6 +265,8 @@ impl ServerHandler for McpHandler {
 
 /// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether
 /// the client initialized or not). Nothing but protocol messages goes to stdout.
+#[cfg(feature = "server-stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-stdio")))]
 pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
     serve_stdio_with(server, StdioOptions::default()).await
 }

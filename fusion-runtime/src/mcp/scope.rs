@@ -11,7 +11,9 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 
-use crate::context::{ClientKey, LogLevel, LogThreshold, Notifier, RequestScope};
+#[cfg(feature = "server-http")]
+use crate::context::ClientKey;
+use crate::context::{LogLevel, LogThreshold, Notifier, RequestScope};
 
 /// The scope of an rmcp request, with the default log threshold.
 pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {
@@ -26,10 +28,13 @@ pub(crate) fn request_scope_in_session(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
 ) -> RequestScope {
+    #[cfg(feature = "server-http")]
     let client = cx
         .extensions
         .get::<axum::http::request::Parts>()
         .map(http_client_key);
+    #[cfg(not(feature = "server-http"))]
+    let client = None;
     RequestScope {
         cancellation: cx.ct.clone(),
         client,
@@ -43,6 +48,7 @@ pub(crate) fn request_scope_in_session(
 
 /// Who the client of an HTTP request is: the key the request layer worked out (see
 /// `identity`), or one key for every HTTP caller when the router is served without it.
+#[cfg(feature = "server-http")]
 pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
     parts
         .extensions
