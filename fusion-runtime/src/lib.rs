@@ -13,6 +13,29 @@
 //! println!("{}", e.render());
 //! ```
 //!
+//! # Features
+//!
+//! Every transport and role is a feature, all on by default, so `cargo add fusion-runtime`
+//! gives the server, the client, the CLI and its logging. A server that speaks only stdio
+//! builds without axum, hyper, reqwest or clap:
+//!
+//! ```toml
+//! fusion-runtime = { version = "0.1", default-features = false, features = ["server-stdio"] }
+//! ```
+//!
+//! | feature | default | what it enables | rmcp features | pulls in |
+//! |---|---|---|---|---|
+//! | `server-stdio` | yes | [`mcp::serve_stdio`], [`mcp::serve_io`]: a server over stdio | `server`, `transport-io` | — |
+//! | `server-http` | yes | [`mcp::http_router`], [`mcp::spawn_http`]: a server over streamable HTTP, with its hardening (hosts, origins, connection and session caps, client identity, cancellation) | `server`, `transport-streamable-http-server` | axum, hyper |
+//! | `client-stdio` | yes | [`FusionClient::spawn`](client::FusionClient::spawn): the typed client over a child process's stdio | `client`, `transport-child-process` | — |
+//! | `client-http` | yes | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
+//! | `cli` | yes | [`cli`]: `serve \| tools \| call \| lock` for every server (turns on `server-stdio` and `server-http`) | — | clap |
+//! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
+//!
+//! Without any of them the crate still has the envelope, validation, the derive and
+//! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts and the
+//! envelope parser ([`client::parse_envelope`]).
+//!
 //! # Modules
 //!
 //! One module per concern, each readable without the others. Arrows point one way — `mcp →

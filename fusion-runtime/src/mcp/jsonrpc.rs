@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+#[cfg(feature = "server-stdio")]
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -89,6 +90,7 @@ impl Reply {
     }
 }
 
+#[cfg(feature = "server-stdio")]
 /// What the framework does instead of handing a stdio line to rmcp.
 #[derive(Debug)]
 pub(crate) enum Refusal {
@@ -98,6 +100,7 @@ pub(crate) enum Refusal {
     Ignore(&'static str),
 }
 
+#[cfg(feature = "server-stdio")]
 /// Reads one stdio line (without its newline): rmcp's own parse first, so a valid message
 /// costs exactly that; the check runs only when that parse fails or lands on a request
 /// rmcp would answer with `Method not found`.
@@ -109,6 +112,7 @@ pub(crate) fn read_line(bytes: &[u8], server: &Server) -> Result<ClientJsonRpcMe
     }
 }
 
+#[cfg(feature = "server-stdio")]
 fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
     match message {
         ClientJsonRpcMessage::Request(r) => match &r.request {
@@ -119,6 +123,7 @@ fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
     }
 }
 
+#[cfg(feature = "server-stdio")]
 fn refuse(
     parsed: Option<ClientJsonRpcMessage>,
     bytes: &[u8],
@@ -178,6 +183,7 @@ pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply>
     })
 }
 
+#[cfg(feature = "server-stdio")]
 /// The methods this server answers (the others are rmcp's `Method not found`).
 const SERVED_METHODS: &[&str] = &[
     "initialize",
@@ -619,6 +625,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "server-http")]
     fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
         let server = match crate::server::Server::builder()
             .name("t")
