@@ -3,6 +3,7 @@
 //! `TOOLCHAIN` (the output of `rustc --version` the files were made with) and says so,
 //! visibly, when it skips.
 
+use std::io::Write;
 use std::process::Command;
 
 /// The `rustc --version` line the `.stderr` files were made with.
@@ -19,12 +20,14 @@ fn ui() {
     let running = String::from_utf8_lossy(&output.stdout);
     let (running, recorded) = (running.trim(), TOOLCHAIN.trim());
     if running != recorded {
-        println!(
+        // Written to stderr itself, not through `eprintln!`, which the test harness captures
+        // and shows only for a failing test.
+        let _ = writeln!(
+            std::io::stderr(),
             "ui-tests SKIPPED: the .stderr files were made with `{recorded}` (ui-tests/TOOLCHAIN), \
              this is `{running}`; compiler messages differ between releases. Run them on that \
              toolchain, or regenerate with TRYBUILD=overwrite and update TOOLCHAIN."
         );
-        eprintln!("ui-tests SKIPPED: toolchain `{running}` is not `{recorded}`");
         return;
     }
     let t = trybuild::TestCases::new();
