@@ -60,7 +60,7 @@
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
 //! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod client;
@@ -263,6 +263,13 @@ pub use fusion_macros::resource;
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;
+
+/// The README's Rust examples, compiled (and run, unless marked `no_run`) as doctests; the
+/// ones marked `ignore` are fragments (`examples/billing` and the tests compile the same calls
+/// whole).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod readme {}
 
 #[doc = include_str!("../TOOL_ACTION.md")]
 pub use fusion_macros::tool_action;
