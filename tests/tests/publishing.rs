@@ -31,7 +31,9 @@ fn metadata(no_deps: bool) -> Value {
     if no_deps {
         command.arg("--no-deps");
     }
-    let output = command.output().unwrap_or_else(|e| panic!("cargo metadata: {e}"));
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cargo metadata: {e}"));
     assert!(
         output.status.success(),
         "cargo metadata failed: {}",
@@ -56,8 +58,7 @@ fn macros_defined() -> BTreeSet<String> {
         if let Some(rest) = line.strip_prefix("#[proc_macro_derive(") {
             let name = rest.split([',', ')']).next().unwrap_or_default().trim();
             names.insert(name.to_owned());
-        } else if line.starts_with("#[proc_macro_attribute]") || line.starts_with("#[proc_macro]")
-        {
+        } else if line.starts_with("#[proc_macro_attribute]") || line.starts_with("#[proc_macro]") {
             let name = lines
                 .find_map(|l| l.strip_prefix("pub fn "))
                 .and_then(|l| l.split('(').next())
@@ -122,7 +123,8 @@ fn no_dependency_needs_a_newer_rust_than_the_declared_msrv() {
         .flatten()
         .filter_map(|p| {
             let needs = p["rust_version"].as_str()?;
-            (version(needs) > version(ours)).then(|| format!("{} {} needs {needs}", p["name"], p["version"]))
+            (version(needs) > version(ours))
+                .then(|| format!("{} {} needs {needs}", p["name"], p["version"]))
         })
         .collect();
     assert!(
