@@ -234,6 +234,7 @@ pub async fn run(server: Server) -> ExitCode {
 
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
+    #[cfg(feature = "tracing-subscriber")]
     init_tracing(matches!(command, None | Some(Command::Serve { .. })));
     match execute(server, command).await {
         Ok(code) => code,
@@ -253,6 +254,8 @@ pub const SERVING_LOG_FILTER: &str = "info,rmcp=warn,fusion_runtime::server=warn
 
 /// Installs a `tracing` subscriber writing to stderr (once; later calls do nothing).
 /// `RUST_LOG` overrides the level ([`SERVING_LOG_FILTER`] when serving, `warn` otherwise).
+#[cfg(feature = "tracing-subscriber")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
 pub fn init_tracing(serving: bool) {
     let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -13,6 +13,29 @@
 //! println!("{}", e.render());
 //! ```
 //!
+//! # Features
+//!
+//! Every transport and role is a feature, all on by default, so `cargo add fusion-runtime`
+//! gives the server, the client, the CLI and its logging. A server that speaks only stdio
+//! builds without axum, hyper, reqwest or clap:
+//!
+//! ```toml
+//! fusion-runtime = { version = "0.1", default-features = false, features = ["server-stdio"] }
+//! ```
+//!
+//! | feature | default | what it enables | rmcp features | pulls in |
+//! |---|---|---|---|---|
+//! | `server-stdio` | yes | [`mcp::serve_stdio`], [`mcp::serve_io`]: a server over stdio | `server`, `transport-io` | — |
+//! | `server-http` | yes | [`mcp::http_router`], [`mcp::spawn_http`]: a server over streamable HTTP, with its hardening (hosts, origins, connection and session caps, client identity, cancellation) | `server`, `transport-streamable-http-server` | axum, hyper |
+//! | `client-stdio` | yes | [`FusionClient::spawn`](client::FusionClient::spawn): the typed client over a child process's stdio | `client`, `transport-child-process` | — |
+//! | `client-http` | yes | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
+//! | `cli` | yes | [`cli`]: `serve \| tools \| call \| lock` for every server (turns on `server-stdio` and `server-http`) | — | clap |
+//! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
+//!
+//! Without any of them the crate still has the envelope, validation, the derive and
+//! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts and the
+//! envelope parser ([`client::parse_envelope`]).
+//!
 //! # Modules
 //!
 //! One module per concern, each readable without the others. Arrows point one way — `mcp →
@@ -37,7 +60,8 @@
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
 //! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod auth;
 pub mod client;
@@ -163,7 +187,14 @@ pub use fusion_macros::ToolInput;
 
 // `#[tool_action]`, the pipeline, MCP, CLI (issue 4)
 pub mod action;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+#[cfg(any(feature = "server-stdio", feature = "server-http"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "server-stdio", feature = "server-http")))
+)]
 pub mod mcp;
 pub mod server;
 
@@ -240,6 +271,13 @@ pub use fusion_macros::resource;
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;
+
+/// The README's Rust examples, compiled (and run, unless marked `no_run`) as doctests; the
+/// ones marked `ignore` are fragments (`examples/billing` and the tests compile the same calls
+/// whole).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod readme {}
 
 #[doc = include_str!("../TOOL_ACTION.md")]
 pub use fusion_macros::tool_action;
