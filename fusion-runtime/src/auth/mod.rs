@@ -39,6 +39,7 @@
 //! rate limits count an authenticated call against its subject (`sub:<subject>`), not its
 //! address.
 
+#[cfg(feature = "auth-jwt")]
 mod jwt;
 mod permission;
 
@@ -48,6 +49,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
+#[cfg(feature = "auth-jwt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth-jwt")))]
 pub use jwt::{JwtError, JwtVerifier};
 pub use permission::check_scopes;
 
@@ -167,6 +170,7 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>>;
 }
 
+#[cfg(feature = "auth-jwt")]
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
         let verdict = self
@@ -339,9 +343,18 @@ fn split_origin(url: &str) -> (&str, &str) {
 mod tests {
     use super::*;
 
+    /// Refuses every token: the metadata does not depend on the verifier.
+    struct RefuseAll;
+
+    impl TokenVerifier for RefuseAll {
+        fn verify<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
+            Box::pin(std::future::ready(Err(InvalidToken("refused".to_owned()))))
+        }
+    }
+
     #[test]
     fn metadata_url_inserts_the_well_known_path() {
-        let auth = |r: &str| Auth::new(JwtVerifier::new(r), r).metadata_url();
+        let auth = |r: &str| Auth::new(RefuseAll, r).metadata_url();
         assert_eq!(
             auth("https://a.example/mcp"),
             "https://a.example/.well-known/oauth-protected-resource/mcp"

@@ -151,6 +151,8 @@ impl FusionClient {
     /// [`FusionClient::connect_http`] sending `Authorization: Bearer <token>` with every
     /// request (an OAuth access token for the server, see [`auth`](crate::auth)). A refused
     /// token fails the connection with the server's `401`.
+    #[cfg(feature = "client-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-http")))]
     pub async fn connect_http_with_token(
         url: &str,
         token: &str,
