@@ -16,8 +16,9 @@
 //! # Features
 //!
 //! Every transport and role is a feature, all on by default, so `cargo add fusion-runtime`
-//! gives the server, the client, the CLI and its logging. A server that speaks only stdio
-//! builds without axum, hyper, reqwest or clap:
+//! gives the server, the client, the CLI and its logging, JWT authentication and the Redis
+//! rate-limit store. A server that speaks only stdio builds without axum, hyper, reqwest,
+//! clap, jsonwebtoken or redis:
 //!
 //! ```toml
 //! fusion-runtime = { version = "0.1", default-features = false, features = ["server-stdio"] }
@@ -31,10 +32,16 @@
 //! | `client-http` | yes | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
 //! | `cli` | yes | [`cli`]: `serve \| tools \| call \| lock` for every server (turns on `server-stdio` and `server-http`) | — | clap |
 //! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
+//! | `auth-jwt` | yes | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
+//! | `redis` | yes | [`RedisStore`](guard::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
 //!
 //! Without any of them the crate still has the envelope, validation, the derive and
-//! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts and the
-//! envelope parser ([`client::parse_envelope`]).
+//! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
+//! envelope parser ([`client::parse_envelope`]), the in-process guards and the
+//! [`RateLimitStore`](guard::RateLimitStore) trait, and the [`auth`] types a custom verifier
+//! implements ([`Principal`](auth::Principal), [`TokenVerifier`](auth::TokenVerifier),
+//! [`Auth`](auth::Auth), scopes). Authentication over HTTP (`401`, the Protected Resource
+//! Metadata) comes with `server-http`, whatever the verifier.
 //!
 //! # Modules
 //!
