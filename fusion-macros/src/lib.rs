@@ -1,4 +1,5 @@
 //! Procedural macros for Fusion. Use them through `fusion_runtime`, which re-exports them.
+#![deny(missing_docs)]
 
 // `#[derive(ToolInput)]` (issue 3)
 mod ast;

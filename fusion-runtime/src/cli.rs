@@ -16,9 +16,11 @@
 //!                                        (see `mcp::HttpOptions` for the defaults)
 //!           [--auth-resource URL --auth-jwks FILE | --auth-rs256-pem FILE |
 //!            --auth-es256-pem FILE | --auth-hs256-secret S] [--auth-issuer URL]
-//!           [--auth-server URL] [--auth-optional]   bearer tokens (see `auth`)
+//!           [--auth-server URL] [--auth-optional]   bearer tokens (see `auth`; feature
+//!                                        `auth-jwt`)
 //!           [--redis-url URL] [--redis-on-failure closed|open] [--redis-timeout T]
-//!           [--redis-prefix P]           rate limits shared by every instance
+//!           [--redis-prefix P]           rate limits shared by every instance (feature
+//!                                        `redis`)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -49,9 +51,15 @@ pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
+#[cfg(any(feature = "auth-jwt", feature = "redis"))]
 mod serve_auth;
 
-pub use serve_auth::{AuthArgs, StoreArgs};
+#[cfg(feature = "auth-jwt")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "cli", feature = "auth-jwt"))))]
+pub use serve_auth::AuthArgs;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "cli", feature = "redis"))))]
+pub use serve_auth::StoreArgs;
 
 use crate::contract::Lockfile;
 use crate::mcp::{self, ForwardedHeader, HttpOptions};
@@ -87,9 +95,13 @@ pub enum Command {
         #[command(flatten)]
         limits: HttpLimits,
         /// With `--http`: bearer-token authentication.
+        #[cfg(feature = "auth-jwt")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "auth-jwt")))]
         #[command(flatten)]
         auth: AuthArgs,
         /// Rate limits shared through Redis.
+        #[cfg(feature = "redis")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -234,6 +246,7 @@ pub async fn run(server: Server) -> ExitCode {
 
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
+    #[cfg(feature = "tracing-subscriber")]
     init_tracing(matches!(command, None | Some(Command::Serve { .. })));
     match execute(server, command).await {
         Ok(code) => code,
@@ -253,6 +266,8 @@ pub const SERVING_LOG_FILTER: &str = "info,rmcp=warn,fusion_runtime::server=warn
 
 /// Installs a `tracing` subscriber writing to stderr (once; later calls do nothing).
 /// `RUST_LOG` overrides the level ([`SERVING_LOG_FILTER`] when serving, `warn` otherwise).
+#[cfg(feature = "tracing-subscriber")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
 pub fn init_tracing(serving: bool) {
     let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -273,11 +288,15 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
         }
         Some(Command::Serve {
             http: None,
+            #[cfg(feature = "auth-jwt")]
             auth,
+            #[cfg(feature = "redis")]
             store,
             ..
         }) => {
+            #[cfg(feature = "redis")]
             store.apply(&server)?;
+            #[cfg(feature = "auth-jwt")]
             if auth.build()?.is_some() {
                 anyhow::bail!(
                     "authentication is for `serve --http`: over stdio no token travels (see the `auth` module)"
@@ -292,15 +311,20 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             stateless,
             allow_host,
             limits,
+            #[cfg(feature = "auth-jwt")]
             auth,
+            #[cfg(feature = "redis")]
             store,
         }) => {
+            #[cfg(feature = "redis")]
             store.apply(&server)?;
+            #[cfg_attr(not(feature = "auth-jwt"), allow(unused_mut))]
             let mut options = limits.apply(
                 HttpOptions::default()
                     .stateless(stateless)
                     .allow_hosts(allow_host),
             );
+            #[cfg(feature = "auth-jwt")]
             if let Some(auth) = auth.build()? {
                 tracing::info!(resource = auth.resource(), mode = ?auth.auth_mode(), "bearer-token authentication on");
                 options = options.auth(auth);

@@ -19,9 +19,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::envelope::{ErrorCode, ToolError, error};
 
+#[cfg(feature = "redis")]
 mod redis;
 mod store;
 
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{DEFAULT_REDIS_TIMEOUT, RedisStore};
 pub use store::{
     GovernorStore, OnStoreFailure, RateLimitStore, STORE_RETRY_AFTER, SharedLimits, StoreError,

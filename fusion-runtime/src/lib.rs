@@ -13,6 +13,37 @@
 //! println!("{}", e.render());
 //! ```
 //!
+//! # Features
+//!
+//! Every transport and role is a feature, all on by default, so `cargo add fusion-runtime`
+//! gives the server, the client, the CLI and its logging, JWT authentication and the Redis
+//! rate-limit store. A server that speaks only stdio builds without axum, hyper, reqwest,
+//! clap, jsonwebtoken or redis:
+//!
+//! ```toml
+//! fusion-runtime = { version = "0.1", default-features = false, features = ["server-stdio"] }
+//! ```
+//!
+//! | feature | default | what it enables | rmcp features | pulls in |
+//! |---|---|---|---|---|
+//! | `server-stdio` | yes | [`mcp::serve_stdio`], [`mcp::serve_io`]: a server over stdio | `server`, `transport-io` | — |
+//! | `server-http` | yes | [`mcp::http_router`], [`mcp::spawn_http`]: a server over streamable HTTP, with its hardening (hosts, origins, connection and session caps, client identity, cancellation) | `server`, `transport-streamable-http-server` | axum, hyper |
+//! | `client-stdio` | yes | [`FusionClient::spawn`](client::FusionClient::spawn): the typed client over a child process's stdio | `client`, `transport-child-process` | — |
+//! | `client-http` | yes | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
+//! | `cli` | yes | [`cli`]: `serve \| tools \| call \| lock` for every server (turns on `server-stdio` and `server-http`) | — | clap |
+//! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
+//! | `auth-jwt` | yes | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
+//! | `redis` | yes | [`RedisStore`](guard::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
+//! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
+//!
+//! Without any of them the crate still has the envelope, validation, the derive and
+//! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
+//! envelope parser ([`client::parse_envelope`]), the in-process guards and the
+//! [`RateLimitStore`](guard::RateLimitStore) trait, and the [`auth`] types a custom verifier
+//! implements ([`Principal`](auth::Principal), [`TokenVerifier`](auth::TokenVerifier),
+//! [`Auth`](auth::Auth), scopes). Authentication over HTTP (`401`, the Protected Resource
+//! Metadata) comes with `server-http`, whatever the verifier.
+//!
 //! # Modules
 //!
 //! One module per concern, each readable without the others. Arrows point one way — `mcp →
@@ -38,13 +69,16 @@
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
 //! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod auth;
 pub mod client;
 pub mod context;
 pub mod contract;
 pub mod envelope;
+#[cfg(feature = "gateway")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
 pub mod gateway;
 pub mod guard;
 pub mod input;
@@ -165,7 +199,14 @@ pub use fusion_macros::ToolInput;
 
 // `#[tool_action]`, the pipeline, MCP, CLI (issue 4)
 pub mod action;
+#[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+#[cfg(any(feature = "server-stdio", feature = "server-http"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "server-stdio", feature = "server-http")))
+)]
 pub mod mcp;
 pub mod server;
 
@@ -243,6 +284,13 @@ pub use fusion_macros::resource;
 
 /// The MCP SDK Fusion speaks through, re-exported so servers and clients use the same version.
 pub use rmcp;
+
+/// The README's Rust examples, compiled (and run, unless marked `no_run`) as doctests; the
+/// ones marked `ignore` are fragments (`examples/billing` and the tests compile the same calls
+/// whole).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod readme {}
 
 #[doc = include_str!("../TOOL_ACTION.md")]
 pub use fusion_macros::tool_action;

@@ -44,6 +44,7 @@
 //! for what is signed, the format, the bounds and the replay store.
 
 pub mod delegation;
+#[cfg(feature = "auth-jwt")]
 mod jwt;
 mod permission;
 pub mod seal;
@@ -57,6 +58,8 @@ use serde_json::{Map, Value};
 pub use delegation::{
     DELEGATION_META_KEY, Delegation, DelegationError, DelegationKey, DelegationVerifier,
 };
+#[cfg(feature = "auth-jwt")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth-jwt")))]
 pub use jwt::{JwtError, JwtVerifier};
 pub use permission::check_scopes;
 pub use seal::{Seal, SealError};
@@ -177,6 +180,7 @@ pub trait TokenVerifier: Send + Sync + 'static {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>>;
 }
 
+#[cfg(feature = "auth-jwt")]
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
         let verdict = self
@@ -349,9 +353,18 @@ fn split_origin(url: &str) -> (&str, &str) {
 mod tests {
     use super::*;
 
+    /// Refuses every token: the metadata does not depend on the verifier.
+    struct RefuseAll;
+
+    impl TokenVerifier for RefuseAll {
+        fn verify<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
+            Box::pin(std::future::ready(Err(InvalidToken("refused".to_owned()))))
+        }
+    }
+
     #[test]
     fn metadata_url_inserts_the_well_known_path() {
-        let auth = |r: &str| Auth::new(JwtVerifier::new(r), r).metadata_url();
+        let auth = |r: &str| Auth::new(RefuseAll, r).metadata_url();
         assert_eq!(
             auth("https://a.example/mcp"),
             "https://a.example/.well-known/oauth-protected-resource/mcp"

@@ -1,13 +1,21 @@
-//! The `serve` flags for authentication and the shared rate-limit store.
+//! The `serve` flags for authentication (feature `auth-jwt`) and the shared rate-limit store
+//! (feature `redis`).
 
+#[cfg(feature = "auth-jwt")]
 use std::path::PathBuf;
+#[cfg(feature = "redis")]
 use std::sync::Arc;
+#[cfg(feature = "redis")]
 use std::time::Duration;
 
+#[cfg(feature = "auth-jwt")]
 use crate::auth::{Auth, AuthMode, JwtVerifier};
+#[cfg(feature = "redis")]
 use crate::guard::{OnStoreFailure, RedisStore, SharedLimits};
+#[cfg(feature = "redis")]
 use crate::server::Server;
 
+#[cfg(feature = "auth-jwt")]
 /// `serve --http` authentication: any key flag turns it on. Each flag also reads the
 /// environment variable named in its help.
 #[derive(Debug, Default, clap::Args)]
@@ -46,6 +54,7 @@ pub struct AuthArgs {
     pub auth_optional: bool,
 }
 
+#[cfg(feature = "auth-jwt")]
 impl AuthArgs {
     /// The authentication these flags configure, `None` when no key is given.
     pub fn build(&self) -> anyhow::Result<Option<Auth>> {
@@ -98,6 +107,7 @@ impl AuthArgs {
     }
 }
 
+#[cfg(feature = "auth-jwt")]
 fn read_pem(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
     let len = std::fs::metadata(path)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?
@@ -108,6 +118,7 @@ fn read_pem(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
 }
 
+#[cfg(feature = "redis")]
 /// `serve` with a shared rate-limit store.
 #[derive(Debug, Default, clap::Args)]
 pub struct StoreArgs {
@@ -127,6 +138,7 @@ pub struct StoreArgs {
     pub redis_prefix: Option<String>,
 }
 
+#[cfg(feature = "redis")]
 fn parse_failure(text: &str) -> Result<OnStoreFailure, String> {
     match text.to_ascii_lowercase().as_str() {
         "closed" => Ok(OnStoreFailure::Closed),
@@ -135,6 +147,7 @@ fn parse_failure(text: &str) -> Result<OnStoreFailure, String> {
     }
 }
 
+#[cfg(feature = "redis")]
 impl StoreArgs {
     /// Sets the store on `server` when `--redis-url` is given.
     pub fn apply(&self, server: &Server) -> anyhow::Result<()> {

@@ -2,7 +2,10 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+#[cfg(feature = "client-http")]
+use rmcp::transport::StreamableHttpClientTransport;
+#[cfg(feature = "client-stdio")]
+use rmcp::transport::TokioChildProcess;
 use rmcp::{ServiceExt, transport::IntoTransport};
 use serde_json::Value;
 
@@ -117,12 +120,16 @@ impl FusionClient {
 
     /// Spawns a server as a child process and talks to it over its stdio; the child's
     /// stderr (its logs) goes to this process's stderr.
+    #[cfg(feature = "client-stdio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-stdio")))]
     pub async fn spawn(command: tokio::process::Command) -> Result<Self, FusionClientError> {
         Self::spawn_with_stderr(command, std::process::Stdio::inherit()).await
     }
 
     /// [`FusionClient::spawn`], with the child's stderr sent where `stderr` says
     /// (`Stdio::null()` to silence its logs).
+    #[cfg(feature = "client-stdio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-stdio")))]
     pub async fn spawn_with_stderr(
         command: tokio::process::Command,
         stderr: impl Into<std::process::Stdio>,
@@ -135,6 +142,8 @@ impl FusionClient {
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`).
+    #[cfg(feature = "client-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-http")))]
     pub async fn connect_http(url: &str) -> Result<Self, FusionClientError> {
         Self::connect(StreamableHttpClientTransport::from_uri(url.to_owned())).await
     }
@@ -142,6 +151,8 @@ impl FusionClient {
     /// [`FusionClient::connect_http`] sending `Authorization: Bearer <token>` with every
     /// request (an OAuth access token for the server, see [`auth`](crate::auth)). A refused
     /// token fails the connection with the server's `401`.
+    #[cfg(feature = "client-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-http")))]
     pub async fn connect_http_with_token(
         url: &str,
         token: &str,

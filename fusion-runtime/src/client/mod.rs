@@ -1,9 +1,15 @@
 //! The client side: reading envelopes back, over a real MCP connection.
 
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
 mod connect;
 mod outcome;
 mod parse;
 
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "client-stdio", feature = "client-http")))
+)]
 pub use connect::{FusionClient, FusionClientError, RetryPolicy, Typed};
 pub use outcome::{CallOutcome, ToolCallError, UNKNOWN_CODE};
 pub use parse::{

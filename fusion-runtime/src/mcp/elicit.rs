@@ -45,6 +45,7 @@ pub(crate) fn client_can_elicit(cx: &RequestContext<RoleServer>) -> bool {
 
 /// Why a 2025 request cannot be asked anything, if it cannot.
 fn legacy_unsupported(cx: &RequestContext<RoleServer>) -> Option<&'static str> {
+    #[cfg(feature = "server-http")]
     if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>()
         && !parts.headers.contains_key("mcp-session-id")
     {

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+#[cfg(feature = "server-stdio")]
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -83,11 +84,13 @@ impl Reply {
     }
 
     /// Whether it is a JSON-RPC error (HTTP answers it with status 400).
+    #[cfg(feature = "server-http")]
     pub(crate) fn is_error(&self) -> bool {
         matches!(self, Reply::Error { .. })
     }
 }
 
+#[cfg(feature = "server-stdio")]
 /// What the framework does instead of handing a stdio line to rmcp.
 #[derive(Debug)]
 pub(crate) enum Refusal {
@@ -97,6 +100,7 @@ pub(crate) enum Refusal {
     Ignore(&'static str),
 }
 
+#[cfg(feature = "server-stdio")]
 /// Reads one stdio line (without its newline): rmcp's own parse first, so a valid message
 /// costs exactly that; the check runs only when that parse fails or lands on a request
 /// rmcp would answer with `Method not found`.
@@ -108,6 +112,7 @@ pub(crate) fn read_line(bytes: &[u8], server: &Server) -> Result<ClientJsonRpcMe
     }
 }
 
+#[cfg(feature = "server-stdio")]
 fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
     match message {
         ClientJsonRpcMessage::Request(r) => match &r.request {
@@ -118,6 +123,7 @@ fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
     }
 }
 
+#[cfg(feature = "server-stdio")]
 fn refuse(
     parsed: Option<ClientJsonRpcMessage>,
     bytes: &[u8],
@@ -151,6 +157,7 @@ fn refuse(
 }
 
 /// What the one read of an HTTP body rmcp should have tells the layers after the check.
+#[cfg(feature = "server-http")]
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Passed {
     /// The message's id, for an answer about it (`null` when unreadable).
@@ -161,6 +168,7 @@ pub(crate) struct Passed {
 
 /// Checks an HTTP body, reading it once: `Err` with the framework's own answer, or what the
 /// layers after the check need when rmcp should have it.
+#[cfg(feature = "server-http")]
 pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply> {
     let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
     if let Some(answer) = probe.verdict(bytes, server) {
@@ -175,6 +183,7 @@ pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply>
     })
 }
 
+#[cfg(feature = "server-stdio")]
 /// The methods this server answers (the others are rmcp's `Method not found`).
 const SERVED_METHODS: &[&str] = &[
     "initialize",
@@ -633,6 +642,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "server-http")]
     fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
         let server = match crate::server::Server::builder()
             .name("t")

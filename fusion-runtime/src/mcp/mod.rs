@@ -33,12 +33,17 @@
 //! `-32600` (over HTTP with status 400), and a `tools/call` with an unusable `name` or
 //! `arguments` an `isError` result with its envelope.
 
+#[cfg(feature = "server-http")]
 mod http_jsonrpc;
 pub mod jsonrpc;
+#[cfg(feature = "server-stdio")]
 mod stdio;
 
+#[cfg(feature = "server-stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-stdio")))]
 pub use stdio::{DEFAULT_MAX_LINE_BYTES, StdioOptions, serve_io, serve_stdio_with};
 
+#[cfg(feature = "server-http")]
 mod cancel;
 mod catalog;
 pub mod elicit;
@@ -46,6 +51,7 @@ pub mod era;
 mod notify;
 mod scope;
 mod tools;
+#[cfg(feature = "gateway")]
 mod upstream;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
@@ -69,6 +75,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use era::Era;
 
+#[cfg(feature = "server-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use cancel::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 
 use crate::auth::Principal;
@@ -76,11 +84,17 @@ use crate::context::{LogLevel, LogThreshold};
 use crate::envelope::{Content, ToolResponse};
 use crate::server::Server;
 
+#[cfg(feature = "server-http")]
 mod auth;
+#[cfg(feature = "server-http")]
 mod http;
+#[cfg(feature = "server-http")]
 mod identity;
+#[cfg(feature = "server-http")]
 mod sessions;
 
+#[cfg(feature = "server-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
@@ -337,6 +351,7 @@ impl ServerHandler for McpHandler {
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
+        #[cfg(feature = "server-http")]
         let _watch = cancel::watch(&context, &scope);
         if !era.is_modern() {
             scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
@@ -566,6 +581,8 @@ fn stamp_input(era: &Era, mut r: InputRequiredResult, server: &Server) -> InputR
 
 /// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether
 /// the client initialized or not). Nothing but protocol messages goes to stdout.
+#[cfg(feature = "server-stdio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-stdio")))]
 pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
     serve_stdio_with(server, StdioOptions::default()).await
 }

@@ -11,7 +11,9 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 
-use crate::context::{ClientKey, LogLevel, LogThreshold, RequestScope, RequestSink};
+#[cfg(feature = "server-http")]
+use crate::context::ClientKey;
+use crate::context::{LogLevel, LogThreshold, RequestScope, RequestSink};
 
 /// The scope of an rmcp request, with the default log threshold.
 pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {
@@ -26,19 +28,25 @@ pub(crate) fn request_scope_in_session(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
 ) -> RequestScope {
-    let parts = cx.extensions.get::<axum::http::request::Parts>();
-    let client = parts.map(http_client_key);
-    // Set by the authentication layer (`mcp::auth`) from the request's bearer token.
-    let principal = parts
-        .and_then(|p| p.extensions.get::<crate::auth::Principal>())
-        .cloned()
-        .map(Arc::new);
+    #[cfg(feature = "server-http")]
+    let (client, principal) = {
+        let parts = cx.extensions.get::<axum::http::request::Parts>();
+        // Set by the authentication layer (`mcp::auth`) from the request's bearer token.
+        let principal = parts
+            .and_then(|p| p.extensions.get::<crate::auth::Principal>())
+            .cloned()
+            .map(Arc::new);
+        (parts.map(http_client_key), principal)
+    };
+    #[cfg(not(feature = "server-http"))]
+    let (client, principal) = (None, None);
     RequestScope {
         cancellation: cx.ct.clone(),
         client,
         sink: Some(Arc::new(PeerSink {
             peer: cx.peer.clone(),
             progress_token: cx.meta.get_progress_token(),
+            #[cfg(feature = "server-http")]
             session_stream: super::cancel::session_stream(cx),
         })),
         log_threshold,
@@ -60,6 +68,7 @@ pub(crate) fn take_meta(
 
 /// Who the client of an HTTP request is: the key the request layer worked out (see
 /// `identity`), or one key for every HTTP caller when the router is served without it.
+#[cfg(feature = "server-http")]
 pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
     parts
         .extensions
@@ -74,6 +83,7 @@ pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
 struct PeerSink {
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
+    #[cfg(feature = "server-http")]
     session_stream: Option<super::cancel::Exchange>,
 }
 
@@ -110,6 +120,7 @@ impl RequestSink for PeerSink {
         data: serde_json::Value,
     ) -> BoxFuture<'static, Result<(), String>> {
         let param = LoggingMessageNotificationParam::new(to_rmcp(level), data).with_logger(logger);
+        #[cfg(feature = "server-http")]
         if let Some(stream) = &self.session_stream {
             let sent = serde_json::to_value(&param)
                 .map_err(|e| e.to_string())

@@ -841,6 +841,10 @@ impl<R: ResourceAction> ErasedResource for RegisteredResource<R> {
 }
 
 /// The other arguments of a completion request, as the completer reads them.
+#[cfg_attr(
+    not(any(feature = "server-stdio", feature = "server-http")),
+    allow(dead_code, reason = "called by mcp/ only")
+)]
 pub(crate) fn completion_arguments(
     arguments: Option<&std::collections::HashMap<String, String>>,
 ) -> BTreeMap<String, String> {

@@ -910,6 +910,10 @@ impl Server {
     /// then `None`; `sent_name` is what was sent, as text) or whose `arguments` are not an
     /// object: `UNKNOWN_ACTION` when the name leads nowhere, else a `<validation_error>`
     /// naming `arguments`.
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code, reason = "called by mcp/ only")
+    )]
     pub(crate) fn malformed_call(
         &self,
         name: Option<&str>,

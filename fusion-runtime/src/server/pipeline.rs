@@ -413,6 +413,10 @@ fn respond(info: &ActionInfo, outcome: HandlerOutcome, internal: InternalErrors)
 }
 
 /// The answer for a `tools/call` whose `arguments` member is not an object.
+#[cfg_attr(
+    not(any(feature = "server-stdio", feature = "server-http")),
+    allow(dead_code, reason = "called by mcp/ only")
+)]
 pub(crate) fn arguments_not_an_object(tool: &str, sent: &Value) -> ToolResponse {
     let report = ValidationReport::new(vec![Issue::new(
         "arguments",
