@@ -299,6 +299,7 @@ impl ServerHandler for McpHandler {
             scope.principal = self.principal.clone();
         }
         let client = crate::context::ClientKey::of(&scope);
+        #[cfg(feature = "server-http")]
         let _watch = cancel::watch(request, &scope);
         let changes = self.pending_listens.take(&self.server);
         notify::listen(&self.server, &client, changes, context).await

@@ -726,7 +726,12 @@ impl Server {
         self.inner.read_cache.of(resource)
     }
 
-    /// The key set with [`ServerBuilder::request_state_key`], if any.
+    /// The key set with [`ServerBuilder::request_state_key`], if any (read by the MCP
+    /// transports, which exist only with a server feature).
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        expect(dead_code)
+    )]
     pub(crate) fn request_state_key(&self) -> Option<Arc<[u8]>> {
         self.inner.request_state_key.clone()
     }
