@@ -40,7 +40,7 @@
 //! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
 //! envelope parser ([`client::parse_envelope`]), the in-process guards and the
 //! [`RateLimitStore`](guard::RateLimitStore) trait, and the [`auth`] types a custom verifier
-//! implements ([`Principal`](auth::Principal), [`TokenVerifier`](auth::TokenVerifier),
+//! implements ([`Principal`], [`TokenVerifier`](auth::TokenVerifier),
 //! [`Auth`](auth::Auth), scopes). Authentication over HTTP (`401`, the Protected Resource
 //! Metadata) comes with `server-http`, whatever the verifier.
 //!
