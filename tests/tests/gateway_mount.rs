@@ -587,3 +587,58 @@ async fn the_lockfile_records_a_mounts_tools_and_sees_the_upstream_change() {
     );
     assert!(lock.check(&locked).is_empty());
 }
+
+#[tokio::test]
+async fn a_mounts_scopes_are_checked_before_anything_is_forwarded() {
+    use fusion_runtime::auth::Principal;
+
+    let gateway = Server::builder()
+        .mount_with(
+            "plain",
+            Upstream::stdio(plain()),
+            MountOptions {
+                scopes: vec!["plain:call".into()],
+                ..MountOptions::default()
+            },
+        )
+        .build()
+        .expect("builds");
+    let anonymous = gateway
+        .call_json("plain_echo", json!({"text": "abc"}))
+        .await;
+    assert!(anonymous.is_error);
+    assert!(
+        text(&anonymous).contains("code=\"AUTH_REQUIRED\""),
+        "{}",
+        text(&anonymous)
+    );
+    let other = RequestScope::detached().with_principal(Principal::new("u").with_scopes(["x"]));
+    let forbidden = gateway
+        .call(
+            "plain_echo",
+            json!({"text": "abc"}).as_object().cloned(),
+            other,
+        )
+        .await;
+    assert!(
+        text(&forbidden).contains("code=\"FORBIDDEN\""),
+        "{}",
+        text(&forbidden)
+    );
+    assert!(
+        text(&forbidden).contains("plain:call"),
+        "{}",
+        text(&forbidden)
+    );
+    let granted =
+        RequestScope::detached().with_principal(Principal::new("u").with_scopes(["plain:call"]));
+    let allowed = gateway
+        .call(
+            "plain_echo",
+            json!({"text": "abc"}).as_object().cloned(),
+            granted,
+        )
+        .await;
+    assert!(!allowed.is_error, "{}", text(&allowed));
+    assert_eq!(text(&allowed), "abc");
+}

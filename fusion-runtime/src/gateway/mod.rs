@@ -191,6 +191,11 @@ pub struct MountOptions {
     /// A domain entered only by handoff (default false): its tools are listed only to a
     /// session handed off to it ([`ServerBuilder::handoff_domain`]).
     pub handoff_only: bool,
+    /// The OAuth scopes every call of the mount's tools requires (default none), checked
+    /// before anything is forwarded, as `#[tool_action(scopes = [..])]` is for an action:
+    /// without a principal `AUTH_REQUIRED`, missing one `FORBIDDEN`. The server's own
+    /// per-action scopes, guards and middleware do not reach mounted tools; this does.
+    pub scopes: Vec<std::borrow::Cow<'static, str>>,
 }
 
 /// The delegation a mount sends with each forwarded call: a fresh token (see
@@ -246,6 +251,7 @@ impl Default for MountOptions {
             list_wait: Duration::from_secs(10),
             delegation: None,
             handoff_only: false,
+            scopes: Vec::new(),
         }
     }
 }

@@ -443,6 +443,13 @@ impl Shared {
         arguments: Option<JsonObject>,
         scope: RequestScope,
     ) -> ToolResponse {
+        if !self.options.scopes.is_empty()
+            && let Err(e) =
+                crate::auth::check_scopes(&tool, &self.options.scopes, scope.principal())
+        {
+            tracing::info!(tool, code = %e.code(), "mounted call refused: scopes");
+            return ToolResponse::error(e);
+        }
         if let Some(rate) = &self.rate
             && let Err(e) = rate.check(&ClientKey::of(&scope).0)
         {
