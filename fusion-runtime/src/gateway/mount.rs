@@ -35,6 +35,8 @@ struct Shared {
     tools: Mutex<Arc<Listed>>,
     /// Bumped when the listed tools change.
     tools_changed: watch::Sender<u64>,
+    /// The server's change notifier (set by `bind`): told when the listed tools change.
+    notifier: OnceLock<crate::Notifier>,
     pending: ConcurrencyGuard,
     rate: Option<RateLimiterGuard>,
 }
@@ -93,6 +95,7 @@ impl Mount {
                 link_changed: watch::channel(0).0,
                 tools: Mutex::new(Arc::new(Listed::default())),
                 tools_changed: watch::channel(0).0,
+                notifier: OnceLock::new(),
                 pending,
                 rate,
             }),
@@ -101,8 +104,9 @@ impl Mount {
 }
 
 impl ToolSource for Mount {
-    fn bind(&self, separator: &str) {
+    fn bind(&self, separator: &str, changes: &crate::Notifier) {
         let _ = self.shared.separator.set(separator.to_owned());
+        let _ = self.shared.notifier.set(changes.clone());
     }
 
     fn owns(&self, tool: &str) -> bool {
@@ -311,6 +315,9 @@ impl Shared {
         drop(slot);
         if changed {
             self.tools_changed.send_modify(|n| *n += 1);
+            if let Some(notifier) = self.notifier.get() {
+                notifier.tools_list_changed();
+            }
         }
     }
 

@@ -256,24 +256,6 @@ impl ServerHandler for McpHandler {
         if self.sessionless || self.session.forwarding.swap(true, Ordering::AcqRel) {
             return;
         }
-        // A mounted upstream's `tools/list_changed`, passed on to this session.
-        for source in self.server.tool_sources() {
-            let mut changes = source.changes();
-            let peer = context.peer.clone();
-            let ended = self.session.token.clone();
-            tokio::spawn(async move {
-                loop {
-                    tokio::select! {
-                        () = ended.cancelled() => return,
-                        changed = changes.changed() => {
-                            if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
-        }
         notify::forward_to_session(
             &self.server,
             context.peer,

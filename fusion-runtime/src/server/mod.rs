@@ -502,7 +502,7 @@ impl ServerBuilder {
             Exposure::Grouped { .. } => "_",
         };
         for source in &self.sources {
-            source.bind(source_separator);
+            source.bind(source_separator, &self.states.changes);
         }
         if let Some(name) = layout
             .tool_order

@@ -15,8 +15,11 @@ use crate::server::ToolSpec;
 /// is answered by the source, never by the pipeline's validation stage.
 pub trait ToolSource: Send + Sync + 'static {
     /// Called once by [`ServerBuilder::build`](super::ServerBuilder::build) with the
-    /// separator flat exposure puts in place of `.` (`_` for grouped exposure).
-    fn bind(&self, separator: &str);
+    /// separator flat exposure puts in place of `.` (`_` for grouped exposure), and the
+    /// server's change notifier: the source calls
+    /// [`Notifier::tools_list_changed`](crate::Notifier::tools_list_changed) when its tools
+    /// change, which reaches 2025 sessions and 2026-07-28 listens alike.
+    fn bind(&self, separator: &str, changes: &crate::Notifier);
 
     /// Whether `tool` is under this source's prefix: the source answers every call of it,
     /// known tool or not.
