@@ -123,6 +123,19 @@ fn keyed(key: &[u8], message: &[u8]) -> Result<HmacSha256, SealError> {
     Ok(mac)
 }
 
+/// This process's own sealing key: 32 random bytes drawn once (`None` only when the system
+/// gives no randomness). What it seals does not outlive the process. One key serves every
+/// [`Seal`] purpose: the MAC covers the prefix, so a text sealed for one cannot be opened as
+/// another's.
+pub fn process_key() -> Option<&'static [u8; 32]> {
+    static KEY: std::sync::OnceLock<Option<[u8; 32]>> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut k = [0u8; 32];
+        getrandom::fill(&mut k).ok().map(|()| k)
+    })
+    .as_ref()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,6 @@
 //! expiring text naming the domain, the caller and the carry-over state — that the domain's
 //! tools take as their `handoff` argument.
 
-use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -32,16 +31,9 @@ pub(crate) struct Handle {
     pub carry: Value,
 }
 
-/// This process's handle key: 32 random bytes drawn once. Handles do not outlive the
-/// process (a restarted gateway answers an old one as expired, and the model hands off again).
-fn key() -> Option<&'static [u8; 32]> {
-    static KEY: OnceLock<Option<[u8; 32]>> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut k = [0u8; 32];
-        getrandom::fill(&mut k).ok().map(|()| k)
-    })
-    .as_ref()
-}
+/// Handles are sealed with the process's own key: they do not outlive the process (a
+/// restarted gateway answers an old one as expired, and the model hands off again).
+use crate::auth::seal::process_key as key;
 
 fn now() -> u64 {
     SystemTime::now()

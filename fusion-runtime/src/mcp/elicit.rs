@@ -231,7 +231,9 @@ impl ModernElicitor {
                 bind: binding.0.clone(),
                 answers: self.answers.clone(),
             },
-            binding.key(),
+            binding
+                .key()
+                .ok_or("no key to sign the requestState: the system gave no randomness")?,
         )?;
         Ok((BTreeMap::from([(needed.key, request)]), state))
     }
@@ -315,9 +317,9 @@ impl Binding {
         self
     }
 
-    fn key(&self) -> &[u8] {
+    fn key(&self) -> Option<&[u8]> {
         match &self.1 {
-            Some(own) => own,
+            Some(own) => Some(own),
             None => key(),
         }
     }
@@ -356,7 +358,10 @@ pub(crate) fn answers(
     let mut answers = match state {
         None => BTreeMap::new(),
         Some(sealed) => {
-            let state = open(sealed, binding.key()).ok_or_else(bad_state)?;
+            let state = binding
+                .key()
+                .and_then(|key| open(sealed, key))
+                .ok_or_else(bad_state)?;
             let fresh = now_secs().saturating_sub(state.iat) <= REQUEST_STATE_TTL.as_secs();
             if state.v != 1 || !fresh || state.bind != binding.0 {
                 return Err(bad_state());
@@ -402,37 +407,24 @@ fn open(sealed: &str, key: &[u8]) -> Option<State> {
 }
 
 /// The signing key without one from the builder: [`REQUEST_STATE_KEY_ENV`] when it holds at
-/// least 32 bytes, else one drawn for this process.
-fn key() -> &'static [u8] {
-    static KEY: OnceLock<Vec<u8>> = OnceLock::new();
-    KEY.get_or_init(|| match std::env::var(REQUEST_STATE_KEY_ENV) {
-        Ok(k) if k.len() >= 32 => k.into_bytes(),
-        Ok(_) => {
-            tracing::warn!(
-                "{REQUEST_STATE_KEY_ENV} is shorter than 32 bytes: using a per-process key"
-            );
-            process_key()
+/// least 32 bytes, else the process's own ([`process_key`](crate::auth::seal::process_key));
+/// `None` only when that one cannot be drawn.
+fn key() -> Option<&'static [u8]> {
+    static KEY: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let own = || crate::auth::seal::process_key().map(|k| k.to_vec());
+        match std::env::var(REQUEST_STATE_KEY_ENV) {
+            Ok(k) if k.len() >= 32 => Some(k.into_bytes()),
+            Ok(_) => {
+                tracing::warn!(
+                    "{REQUEST_STATE_KEY_ENV} is shorter than 32 bytes: using a per-process key"
+                );
+                own()
+            }
+            Err(_) => own(),
         }
-        Err(_) => process_key(),
     })
-}
-
-/// 32 bytes from the standard library's per-process random hash seed.
-fn process_key() -> Vec<u8> {
-    use std::hash::{BuildHasher, Hasher};
-    let seed = std::collections::hash_map::RandomState::new();
-    (0u64..4)
-        .flat_map(|i| {
-            let mut h = seed.build_hasher();
-            h.write_u64(i);
-            h.write_u128(
-                SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos()),
-            );
-            h.finish().to_le_bytes()
-        })
-        .collect()
+    .as_deref()
 }
 
 #[cfg(test)]
@@ -492,7 +484,7 @@ mod tests {
     #[test]
     fn a_sealed_state_opens_only_untampered_fresh_and_for_its_own_call() {
         let b = binding();
-        let sealed = seal(&state(now_secs(), &b.0), key()).unwrap_or_default();
+        let sealed = seal(&state(now_secs(), &b.0), key().expect("a key")).unwrap_or_default();
         let opened = answers(Some(&sealed), None, &b).map_err(|e| e.message.to_string());
         assert_eq!(opened.map(|a| a.len()), Ok(1));
 
@@ -506,7 +498,7 @@ mod tests {
         // Expired.
         let old = seal(
             &state(now_secs() - REQUEST_STATE_TTL.as_secs() - 5, &b.0),
-            key(),
+            key().expect("a key"),
         )
         .unwrap_or_default();
         assert!(answers(Some(&old), None, &b).is_err());
@@ -534,7 +526,7 @@ mod tests {
     #[test]
     fn input_responses_are_bounded_and_do_not_overwrite_sealed_answers() {
         let b = binding();
-        let sealed = seal(&state(now_secs(), &b.0), key()).unwrap_or_default();
+        let sealed = seal(&state(now_secs(), &b.0), key().expect("a key")).unwrap_or_default();
         let mut responses = BTreeMap::new();
         responses.insert("e0".to_owned(), json!({"action": "accept", "content": {}}));
         for i in 1..100 {
