@@ -1,3 +1,7 @@
+//! Every field attribute the derive accepts, on the field types users write them on.
+// Written as users write them: a validator on `&Vec<_>`, `n % 2`, a `#[serde(skip)]` field.
+#![allow(dead_code, clippy::ptr_arg, clippy::manual_is_multiple_of)]
+
 use fusion_runtime::ToolInput;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,7 +22,11 @@ fn not_empty(tags: &Vec<String>) -> Result<(), String> {
 }
 
 fn even(n: &u32) -> Result<(), &'static str> {
-    if n % 2 == 0 { Ok(()) } else { Err("Must be even") }
+    if n % 2 == 0 {
+        Ok(())
+    } else {
+        Err("Must be even")
+    }
 }
 
 #[derive(Deserialize, ToolInput)]

@@ -11,4 +11,14 @@ struct Input {
     twice: String,
 }
 
-fn main() {}
+fn main() {
+    // And they validate as written: one digit somewhere, one character twice.
+    let ok = serde_json::json!({ "password": "abc1", "twice": "aa" });
+    assert!(Input::from_arguments(&ok).is_ok());
+    for bad in [
+        serde_json::json!({ "password": "abc", "twice": "aa" }),
+        serde_json::json!({ "password": "abc1", "twice": "ab" }),
+    ] {
+        assert!(Input::from_arguments(&bad).is_err(), "{bad} was accepted");
+    }
+}

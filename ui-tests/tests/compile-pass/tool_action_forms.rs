@@ -1,7 +1,9 @@
 //! The forms `#[tool_action]` accepts; generated items are documented (`missing_docs`).
 #![deny(missing_docs)]
 
-use fusion_runtime::{Context, Server, ToolError, ToolInput, ToolResponse, WithWarnings, tool_action};
+use fusion_runtime::{
+    Context, Server, ToolError, ToolInput, ToolResponse, WithWarnings, tool_action,
+};
 
 /// Input.
 #[derive(serde::Deserialize, ToolInput)]
