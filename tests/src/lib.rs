@@ -2,7 +2,9 @@
 
 use std::any::Any;
 
+pub mod clients;
 pub mod raw_http;
+pub mod raw_stdio;
 pub mod services;
 
 use proptest::test_runner::{Config, FailurePersistence, FileFailurePersistence, PersistedSeed};

@@ -7,17 +7,13 @@ use std::time::{Duration, Instant};
 
 use fusion_runtime::client::{parse_tool_error, parse_validation_error};
 use fusion_runtime::envelope::MAX_ENVELOPE_BYTES;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::mcp::HttpOptions;
 use fusion_runtime::server::Exposure;
 use fusion_runtime::{ErrorCode, JsonObject, Server, ToolResponse};
+use fusion_tests::clients::{self, Client, billing_command, over_http, over_stdio};
 use proptest::prelude::*;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-
-type Client = RunningService<RoleClient, ()>;
 
 /// Generous: a hostile call is answered in milliseconds; CI is a loaded 2-core machine.
 const FAST: Duration = Duration::from_secs(5);
@@ -26,42 +22,8 @@ const FAST: Duration = Duration::from_secs(5);
 const MANY: Duration = Duration::from_secs(15);
 const LIMIT: Duration = Duration::from_secs(60);
 
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(v) => v,
-        Err(_) => panic!("{what} took more than {LIMIT:?}"),
-    }
-}
-
-async fn stdio_client() -> Client {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_billing-server"));
-    command
-        .arg("serve")
-        .env("RUST_LOG", "off")
-        .env_remove("BILLING_OPERATOR_TOKEN")
-        .env_remove("BILLING_LEDGER_DIR");
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn billing-server: {e}"));
-    bounded("stdio handshake", ().serve(transport))
-        .await
-        .unwrap_or_else(|e| panic!("stdio handshake: {e}"))
-}
-
-async fn http_client(server: Server) -> (Client, HttpServer) {
-    let running = spawn_http(
-        server,
-        "127.0.0.1:0".parse().expect("addr"),
-        HttpOptions::default(),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("bind: {e}"));
-    let transport = StreamableHttpClientTransport::from_uri(running.url.clone());
-    let client = bounded("http handshake", ().serve(transport))
-        .await
-        .unwrap_or_else(|e| panic!("http handshake: {e}"));
-    (client, running)
+async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
+    clients::bounded(what, LIMIT, f).await
 }
 
 fn billing() -> Server {
@@ -202,14 +164,14 @@ async fn hostile_calls(client: &Client, transport: &str) {
 
 #[tokio::test]
 async fn stdio_hostile_requests_cost_little_and_answer_little() {
-    let client = stdio_client().await;
+    let client = over_stdio(billing_command(env!("CARGO_BIN_EXE_billing-server"))).await;
     hostile_calls(&client, "stdio").await;
     let _ = client.cancel().await;
 }
 
 #[tokio::test]
 async fn http_hostile_requests_cost_little_and_answer_little() {
-    let (client, running) = http_client(billing()).await;
+    let (client, running) = over_http(billing(), HttpOptions::default()).await;
     hostile_calls(&client, "http").await;
     let _ = client.cancel().await;
     bounded("shutdown", running.shutdown())

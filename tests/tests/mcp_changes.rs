@@ -13,16 +13,15 @@
 use std::time::Duration;
 
 use fusion_runtime::context::ClientKey;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, StdioOptions, serve_io, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::{
     Context, PromptReply, ResourceContent, Server, ToolError, ToolInput, prompt, resource,
     tool_action,
 };
+use fusion_tests::raw_stdio::{RawStdio, WAIT};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
-};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A document's ID.
 #[derive(Deserialize, ToolInput)]
@@ -72,82 +71,6 @@ fn server() -> Server {
     builder().build().unwrap_or_else(|e| panic!("{e}"))
 }
 
-const WAIT: Duration = Duration::from_secs(10);
-
-struct Raw {
-    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
-    writer: WriteHalf<DuplexStream>,
-}
-
-impl Raw {
-    fn connect(server: Server) -> Raw {
-        let (server_io, client_io) = tokio::io::duplex(256 * 1024);
-        let (read, write) = tokio::io::split(server_io);
-        tokio::spawn(async move {
-            let _ = serve_io(server, read, write, StdioOptions::default()).await;
-        });
-        let (reader, writer) = tokio::io::split(client_io);
-        Raw {
-            lines: BufReader::new(reader).lines(),
-            writer,
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.writer
-            .write_all(line.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-    }
-
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(WAIT, self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("nothing arrived in {WAIT:?}"))
-            .unwrap_or_else(|e| panic!("read: {e}"))
-            .unwrap_or_else(|| panic!("the server closed the stream"));
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
-    }
-
-    /// The next message, or `None` when nothing comes within `quiet`.
-    async fn maybe_next(&mut self, quiet: Duration) -> Option<Value> {
-        let line = tokio::time::timeout(quiet, self.lines.next_line())
-            .await
-            .ok()?
-            .ok()??;
-        serde_json::from_str(&line).ok()
-    }
-
-    /// Sends a request; the messages before its response, and the response.
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        let mut before = Vec::new();
-        loop {
-            let message = self.next().await;
-            if message["id"] == json!(id) && message.get("method").is_none() {
-                return (before, message);
-            }
-            before.push(message);
-        }
-    }
-
-    async fn initialize(&mut self, version: &str) -> Value {
-        let (_, answer) = self
-            .request(
-                0,
-                "initialize",
-                json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
-            )
-            .await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        answer
-    }
-}
-
 fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -183,7 +106,7 @@ fn connection() -> ClientKey {
 async fn a_listen_is_acknowledged_then_gets_exactly_what_it_asked_for_until_cancelled() {
     let server = server();
     let notifier = server.notifier().clone();
-    let mut raw = Raw::connect(server);
+    let mut raw = RawStdio::serve(server);
     raw.send(json!({
         "jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
         "params": listen_params(json!({
@@ -278,7 +201,7 @@ async fn listens_past_the_per_client_bound_are_refused_with_the_limit() {
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let notifier = server.notifier().clone();
-    let mut raw = Raw::connect(server);
+    let mut raw = RawStdio::serve(server);
     for id in [1, 2] {
         raw.send(json!({
             "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
@@ -333,7 +256,7 @@ async fn listens_past_the_server_bound_are_refused_for_every_client() {
         .listen_limits(10, 1)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut raw = Raw::connect(server.clone());
+    let mut raw = RawStdio::serve(server.clone());
     raw.send(json!({
         "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
         "params": listen_params(json!({"toolsListChanged": true})),
@@ -345,7 +268,7 @@ async fn listens_past_the_server_bound_are_refused_for_every_client() {
         notifier.open_listens(&connection()).1 == 1
     })
     .await;
-    let mut other = Raw::connect(server);
+    let mut other = RawStdio::serve(server);
     let (_, answer) = other
         .request(
             2,
@@ -366,7 +289,7 @@ async fn a_listen_that_falls_behind_gets_the_list_changed_it_accepted_and_its_ur
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let notifier = server.notifier().clone();
-    let mut raw = Raw::connect(server);
+    let mut raw = RawStdio::serve(server);
     raw.send(json!({
         "jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen",
         "params": listen_params(json!({
@@ -417,8 +340,8 @@ async fn a_2025_session_gets_updates_for_its_subscriptions_and_every_list_change
     for version in ["2025-06-18", "2025-11-25"] {
         let server = server();
         let notifier = server.notifier().clone();
-        let mut raw = Raw::connect(server);
-        let init = raw.initialize(version).await;
+        let mut raw = RawStdio::serve(server);
+        let init = raw.initialize(version, json!({})).await;
         assert_eq!(
             init["result"]["capabilities"]["resources"],
             json!({"subscribe": true, "listChanged": true}),
@@ -496,8 +419,8 @@ async fn a_2025_session_that_falls_behind_gets_every_list_changed_and_its_uris_a
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
     let notifier = server.notifier().clone();
-    let mut raw = Raw::connect(server);
-    raw.initialize("2025-11-25").await;
+    let mut raw = RawStdio::serve(server);
+    raw.initialize("2025-11-25", json!({})).await;
     eventually("the session forwards changes", || notifier.listeners() == 1).await;
     let (_, _) = raw
         .request(1, "resources/subscribe", json!({"uri": "test://index"}))
@@ -527,8 +450,8 @@ async fn a_closed_session_stops_listening() {
     let server = server();
     let notifier = server.notifier().clone();
     let raw = {
-        let mut raw = Raw::connect(server);
-        raw.initialize("2025-11-25").await;
+        let mut raw = RawStdio::serve(server);
+        raw.initialize("2025-11-25", json!({})).await;
         raw
     };
     eventually("the session forwards changes", || notifier.listeners() == 1).await;
@@ -799,7 +722,7 @@ async fn a_stateless_2025_server_advertises_and_accepts_no_subscription() {
 async fn a_uri_asked_for_twice_is_sent_once_and_at_most_the_bound_of_known_uris_is_taken() {
     let server = server();
     let notifier = server.notifier().clone();
-    let mut raw = Raw::connect(server);
+    let mut raw = RawStdio::serve(server);
     let letters = |i: usize| -> String {
         [i / 676, i / 26 % 26, i % 26]
             .iter()
@@ -843,7 +766,7 @@ async fn a_uri_asked_for_twice_is_sent_once_and_at_most_the_bound_of_known_uris_
 async fn billing_refund_tells_a_listen_of_the_invoice_only_once_money_moved() {
     let server = examples::billing::server().unwrap_or_else(|e| panic!("{e}"));
     let notifier = server.notifier().clone();
-    let mut raw = Raw::connect(server);
+    let mut raw = RawStdio::serve(server);
     raw.send(json!({
         "jsonrpc": "2.0", "id": "watch", "method": "subscriptions/listen",
         "params": listen_params(json!({"resourceSubscriptions": ["billing://invoices/inv_2026_0002"]})),
@@ -897,7 +820,7 @@ async fn a_change_sent_right_after_the_acknowledgment_is_not_missed() {
     for round in 0..50 {
         let server = server();
         let notifier = server.notifier().clone();
-        let mut raw = Raw::connect(server);
+        let mut raw = RawStdio::serve(server);
         raw.send(json!({
             "jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
             "params": listen_params(json!({"toolsListChanged": true})),
@@ -917,7 +840,7 @@ async fn a_change_sent_right_after_the_acknowledgment_is_not_missed() {
 
 #[tokio::test]
 async fn a_listen_whose_filter_cannot_be_read_is_invalid_params() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let (before, answer) = raw
         .request(
             1,
@@ -942,7 +865,7 @@ async fn reads_carry_the_builders_per_resource_cache_hints() {
         )
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut raw = Raw::connect(server);
+    let mut raw = RawStdio::serve(server);
     let (_, doc) = raw
         .request(
             1,
@@ -967,7 +890,7 @@ async fn reads_carry_the_builders_per_resource_cache_hints() {
         (&json!(0), &json!("private")),
         "{index}"
     );
-    let mut legacy = Raw::connect(
+    let mut legacy = RawStdio::serve(
         builder()
             .read_cache(Duration::from_secs(9), CacheScope::Public)
             .build()
@@ -981,7 +904,7 @@ async fn reads_carry_the_builders_per_resource_cache_hints() {
         )
         .await;
     assert_eq!(index["result"]["ttlMs"], 9000, "{index}");
-    legacy.initialize("2025-11-25").await;
+    legacy.initialize("2025-11-25", json!({})).await;
     let (_, old) = legacy
         .request(4, "resources/read", json!({"uri": "test://index"}))
         .await;

@@ -5,51 +5,16 @@
 use std::time::Duration;
 
 use fusion_runtime::client::{Envelope, parse_envelope, parse_tool_error};
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::mcp::HttpOptions;
 use fusion_runtime::{Server, ToolError};
+use fusion_tests::clients::{self, Client, billing_command, over_http, over_stdio};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-
-type Client = RunningService<RoleClient, ()>;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(v) => v,
-        Err(_) => panic!("{what} took more than {LIMIT:?}"),
-    }
-}
-
-async fn stdio_client() -> Client {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_billing-server"));
-    command
-        .arg("serve")
-        .env("RUST_LOG", "warn")
-        .env_remove("BILLING_OPERATOR_TOKEN")
-        .env_remove("BILLING_LEDGER_DIR");
-    let (transport, _) = TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn billing-server: {e}"));
-    bounded("stdio handshake", ().serve(transport))
-        .await
-        .unwrap_or_else(|e| panic!("stdio handshake: {e}"))
-}
-
-async fn http_client(server: Server, stateless: bool) -> (Client, HttpServer) {
-    let options = HttpOptions::default().stateless(stateless);
-    let running = spawn_http(server, "127.0.0.1:0".parse().expect("addr"), options)
-        .await
-        .unwrap_or_else(|e| panic!("bind: {e}"));
-    let transport = StreamableHttpClientTransport::from_uri(running.url.clone());
-    let client = bounded("http handshake", ().serve(transport))
-        .await
-        .unwrap_or_else(|e| panic!("http handshake: {e}"));
-    (client, running)
+async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
+    clients::bounded(what, LIMIT, f).await
 }
 
 fn billing() -> Server {
@@ -261,14 +226,14 @@ async fn every_path(client: &Client) {
 
 #[tokio::test]
 async fn stdio_every_path() {
-    let client = stdio_client().await;
+    let client = over_stdio(billing_command(env!("CARGO_BIN_EXE_billing-server"))).await;
     every_path(&client).await;
     let _ = client.cancel().await;
 }
 
 #[tokio::test]
 async fn http_every_path() {
-    let (client, running) = http_client(billing(), false).await;
+    let (client, running) = over_http(billing(), HttpOptions::default()).await;
     every_path(&client).await;
     let _ = client.cancel().await;
     bounded("shutdown", running.shutdown())
@@ -278,7 +243,7 @@ async fn http_every_path() {
 
 #[tokio::test]
 async fn http_stateless_every_path() {
-    let (client, running) = http_client(billing(), true).await;
+    let (client, running) = over_http(billing(), HttpOptions::default().stateless(true)).await;
     every_path(&client).await;
     let _ = client.cancel().await;
     bounded("shutdown", running.shutdown())
@@ -292,7 +257,7 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
         .grouped()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let (client, running) = http_client(server, false).await;
+    let (client, running) = over_http(server, HttpOptions::default()).await;
     let tools = client
         .list_all_tools()
         .await

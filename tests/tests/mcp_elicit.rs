@@ -7,18 +7,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use fusion_runtime::context::Elicited;
-use fusion_runtime::mcp::{StdioOptions, serve_io};
 use fusion_runtime::{
     Context, Elicitable, PromptReply, ResourceContent, Server, ToolError, ToolInput, prompt,
     resource, tool_action,
 };
+use fusion_tests::raw_stdio::RawStdio;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// Why the money goes back.
 #[derive(Clone, Copy, Debug, Deserialize, serde::Serialize, JsonSchema, PartialEq)]
@@ -77,83 +75,36 @@ fn server(ledger: Arc<Ledger>) -> Server {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-struct Raw {
-    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
-    writer: WriteHalf<DuplexStream>,
+/// Sends a request and answers every `elicitation/create` with `answer`; returns the forms
+/// it was asked and the response.
+async fn ask(
+    raw: &mut RawStdio,
+    id: u64,
+    method: &str,
+    params: Value,
+    answer: &Value,
+) -> (Vec<Value>, Value) {
+    raw.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+        .await;
+    let mut asked = Vec::new();
+    loop {
+        let message = raw.next().await;
+        if message["method"] == "elicitation/create" {
+            asked.push(message["params"].clone());
+            let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer});
+            raw.send(reply).await;
+            continue;
+        }
+        if message["id"] == json!(id) && message.get("method").is_none() {
+            return (asked, message);
+        }
+    }
 }
 
-impl Raw {
-    fn connect(server: Server) -> Raw {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let (read, write) = tokio::io::split(server_io);
-        tokio::spawn(async move {
-            let _ = serve_io(server, read, write, StdioOptions::default()).await;
-        });
-        let (reader, writer) = tokio::io::split(client_io);
-        Raw {
-            lines: BufReader::new(reader).lines(),
-            writer,
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.writer
-            .write_all(line.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-    }
-
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-            .await
-            .unwrap_or_else(|_| panic!("no message"))
-            .unwrap_or_else(|e| panic!("read: {e}"))
-            .unwrap_or_else(|| panic!("the server closed the stream"));
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
-    }
-
-    /// Sends a request and answers every `elicitation/create` with `answer`; returns the
-    /// forms it was asked and the response.
-    async fn request(
-        &mut self,
-        id: u64,
-        method: &str,
-        params: Value,
-        answer: &Value,
-    ) -> (Vec<Value>, Value) {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        let mut asked = Vec::new();
-        loop {
-            let message = self.next().await;
-            if message["method"] == "elicitation/create" {
-                asked.push(message["params"].clone());
-                let reply = json!({"jsonrpc": "2.0", "id": message["id"], "result": answer});
-                self.send(reply).await;
-                continue;
-            }
-            if message["id"] == json!(id) && message.get("method").is_none() {
-                return (asked, message);
-            }
-        }
-    }
-
-    async fn initialize(&mut self, capabilities: Value) {
-        let (_, init) = self
-            .request(
-                0,
-                "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                       "clientInfo": {"name": "raw", "version": "0"}}),
-                &Value::Null,
-            )
-            .await;
-        assert!(init["result"].is_object(), "{init}");
-        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-    }
+/// The 2025-11-25 handshake with `capabilities`.
+async fn open(raw: &mut RawStdio, capabilities: Value) {
+    let init = raw.initialize("2025-11-25", capabilities).await;
+    assert!(init["result"].is_object(), "{init}");
 }
 
 fn output(response: &Value) -> Value {
@@ -180,10 +131,10 @@ fn modern(capabilities: Value) -> Value {
 #[tokio::test]
 async fn a_2025_client_is_asked_with_elicitation_create_and_its_answer_is_typed() {
     let ledger = Arc::new(Ledger::default());
-    let mut raw = Raw::connect(server(ledger.clone()));
-    raw.initialize(json!({"elicitation": {}})).await;
+    let mut raw = RawStdio::serve(server(ledger.clone()));
+    open(&mut raw, json!({"elicitation": {}})).await;
     let accept = json!({"action": "accept", "content": {"reason": "fraud", "note": "card stolen"}});
-    let (asked, response) = raw.request(1, "tools/call", call(), &accept).await;
+    let (asked, response) = ask(&mut raw, 1, "tools/call", call(), &accept).await;
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0]["message"], "Refund inv_1?");
     let schema = &asked[0]["requestedSchema"];
@@ -203,18 +154,18 @@ async fn a_2025_client_is_asked_with_elicitation_create_and_its_answer_is_typed(
         json!({"refunded": "inv_1", "reason": "fraud", "note": "card stolen", "moved": 1})
     );
 
-    let (_, response) = raw
-        .request(2, "tools/call", call(), &json!({"action": "decline"}))
-        .await;
-    assert_eq!(output(&response), json!({"declined": true}));
-    let (_, response) = raw
-        .request(3, "tools/call", call(), &json!({"action": "cancel"}))
-        .await;
-    assert_eq!(output(&response), json!({"cancelled": true}));
+    for (id, action, expected) in [
+        (2, "decline", json!({"declined": true})),
+        (3, "cancel", json!({"cancelled": true})),
+    ] {
+        let answer = json!({ "action": action });
+        let (_, response) = ask(&mut raw, id, "tools/call", call(), &answer).await;
+        assert_eq!(output(&response), expected);
+    }
 
     // An answer that breaks the form's rules: the same wording as bad tool arguments.
     let bad = json!({"action": "accept", "content": {"reason": "boredom"}});
-    let (_, response) = raw.request(4, "tools/call", call(), &bad).await;
+    let (_, response) = ask(&mut raw, 4, "tools/call", call(), &bad).await;
     assert_eq!(response["result"]["isError"], true, "{response}");
     let text = output(&response).to_string();
     assert!(text.contains("VALIDATION_ERROR"), "{text}");
@@ -224,9 +175,9 @@ async fn a_2025_client_is_asked_with_elicitation_create_and_its_answer_is_typed(
 
 #[tokio::test]
 async fn a_2025_client_without_the_capability_gets_elicitation_unsupported() {
-    let mut raw = Raw::connect(server(Arc::default()));
-    raw.initialize(json!({})).await;
-    let (asked, response) = raw.request(1, "tools/call", call(), &Value::Null).await;
+    let mut raw = RawStdio::serve(server(Arc::default()));
+    open(&mut raw, json!({})).await;
+    let (asked, response) = ask(&mut raw, 1, "tools/call", call(), &Value::Null).await;
     assert!(asked.is_empty());
     assert_eq!(response["result"]["isError"], true, "{response}");
     let text = output(&response).to_string();
@@ -237,11 +188,9 @@ async fn a_2025_client_without_the_capability_gets_elicitation_unsupported() {
 #[tokio::test]
 async fn a_2026_client_gets_input_required_and_the_retry_runs_the_handler_with_the_answer() {
     let ledger = Arc::new(Ledger::default());
-    let mut raw = Raw::connect(server(ledger.clone()));
+    let mut raw = RawStdio::serve(server(ledger.clone()));
     let first = modern(json!({"elicitation": {}}));
-    let (asked, response) = raw
-        .request(1, "tools/call", first.clone(), &Value::Null)
-        .await;
+    let (asked, response) = ask(&mut raw, 1, "tools/call", first.clone(), &Value::Null).await;
     assert!(
         asked.is_empty(),
         "no server-to-client request on 2026-07-28"
@@ -270,9 +219,7 @@ async fn a_2026_client_gets_input_required_and_the_retry_runs_the_handler_with_t
     retry["inputResponses"] =
         json!({"e0": {"action": "accept", "content": {"reason": "duplicate"}}});
     retry["requestState"] = json!(state);
-    let (_, response) = raw
-        .request(2, "tools/call", retry.clone(), &Value::Null)
-        .await;
+    let (_, response) = ask(&mut raw, 2, "tools/call", retry.clone(), &Value::Null).await;
     assert_eq!(response["result"]["resultType"], "complete", "{response}");
     assert_eq!(
         output(&response),
@@ -283,25 +230,23 @@ async fn a_2026_client_gets_input_required_and_the_retry_runs_the_handler_with_t
     let mut decline = first.clone();
     decline["inputResponses"] = json!({"e0": {"action": "decline"}});
     decline["requestState"] = json!(state);
-    let (_, response) = raw.request(3, "tools/call", decline, &Value::Null).await;
+    let (_, response) = ask(&mut raw, 3, "tools/call", decline, &Value::Null).await;
     assert_eq!(output(&response), json!({"declined": true}));
 
     // A fresh server instance (another process sharing nothing but the key) takes the
     // retry too: the state carries everything. Same process here, so the same key.
-    let mut other = Raw::connect(server(ledger.clone()));
-    let (_, response) = other
-        .request(4, "tools/call", retry.clone(), &Value::Null)
-        .await;
+    let mut other = RawStdio::serve(server(ledger.clone()));
+    let (_, response) = ask(&mut other, 4, "tools/call", retry.clone(), &Value::Null).await;
     assert_eq!(output(&response)["moved"], 2, "{response}");
 
     // Tampered, or replayed on other arguments: -32602.
     let mut tampered = retry.clone();
     tampered["requestState"] = json!(format!("{state}x"));
-    let (_, response) = raw.request(5, "tools/call", tampered, &Value::Null).await;
+    let (_, response) = ask(&mut raw, 5, "tools/call", tampered, &Value::Null).await;
     assert_eq!(response["error"]["code"], -32602, "{response}");
     let mut foreign = retry.clone();
     foreign["arguments"]["invoice"] = json!("inv_2");
-    let (_, response) = raw.request(6, "tools/call", foreign, &Value::Null).await;
+    let (_, response) = ask(&mut raw, 6, "tools/call", foreign, &Value::Null).await;
     assert_eq!(response["error"]["code"], -32602, "{response}");
     assert!(
         response["error"]["message"]
@@ -314,10 +259,8 @@ async fn a_2026_client_gets_input_required_and_the_retry_runs_the_handler_with_t
 
 #[tokio::test]
 async fn a_2026_client_without_the_capability_gets_elicitation_unsupported() {
-    let mut raw = Raw::connect(server(Arc::default()));
-    let (_, response) = raw
-        .request(1, "tools/call", modern(json!({})), &Value::Null)
-        .await;
+    let mut raw = RawStdio::serve(server(Arc::default()));
+    let (_, response) = ask(&mut raw, 1, "tools/call", modern(json!({})), &Value::Null).await;
     assert_eq!(response["result"]["resultType"], "complete", "{response}");
     assert_eq!(response["result"]["isError"], true, "{response}");
     assert!(
@@ -337,16 +280,16 @@ fn refund_call() -> Value {
 
 #[tokio::test]
 async fn billing_refund_moves_money_only_after_confirmation_on_2025() {
-    let mut raw = Raw::connect(billing());
-    raw.initialize(json!({"elicitation": {}})).await;
-    let (asked, response) = raw
-        .request(
-            1,
-            "tools/call",
-            refund_call(),
-            &json!({"action": "decline"}),
-        )
-        .await;
+    let mut raw = RawStdio::serve(billing());
+    open(&mut raw, json!({"elicitation": {}})).await;
+    let (asked, response) = ask(
+        &mut raw,
+        1,
+        "tools/call",
+        refund_call(),
+        &json!({"action": "decline"}),
+    )
+    .await;
     assert_eq!(asked.len(), 1);
     assert!(
         output(&response)
@@ -355,7 +298,7 @@ async fn billing_refund_moves_money_only_after_confirmation_on_2025() {
         "{response}"
     );
     let accept = json!({"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "duplicate"}});
-    let (asked, response) = raw.request(2, "tools/call", refund_call(), &accept).await;
+    let (asked, response) = ask(&mut raw, 2, "tools/call", refund_call(), &accept).await;
     assert_eq!(
         asked[0]["requestedSchema"]["required"],
         json!(["invoice_id", "reason"])
@@ -368,12 +311,10 @@ async fn billing_refund_moves_money_only_after_confirmation_on_2025() {
 
 #[tokio::test]
 async fn billing_refund_moves_money_only_after_confirmation_on_2026() {
-    let mut raw = Raw::connect(billing());
+    let mut raw = RawStdio::serve(billing());
     let mut first = refund_call();
     first["_meta"] = modern(json!({"elicitation": {}}))["_meta"].clone();
-    let (_, response) = raw
-        .request(1, "tools/call", first.clone(), &Value::Null)
-        .await;
+    let (_, response) = ask(&mut raw, 1, "tools/call", first.clone(), &Value::Null).await;
     assert_eq!(
         response["result"]["resultType"], "input_required",
         "{response}"
@@ -382,27 +323,23 @@ async fn billing_refund_moves_money_only_after_confirmation_on_2026() {
     // Same invoice read again: nothing moved yet.
     let mut get = json!({"name": "billing_get_invoice", "arguments": {"id": "inv_2026_0002"}});
     get["_meta"] = first["_meta"].clone();
-    let (_, invoice) = raw
-        .request(2, "tools/call", get.clone(), &Value::Null)
-        .await;
+    let (_, invoice) = ask(&mut raw, 2, "tools/call", get.clone(), &Value::Null).await;
     let paid_before = invoice["result"]["structuredContent"]["paid_cents"].clone();
     let mut retry = first.clone();
     retry["requestState"] = state;
     retry["inputResponses"] = json!({"e0": {"action": "accept", "content": {"invoice_id": "inv_2026_0001", "reason": "fraud"}}});
-    let (_, response) = raw
-        .request(3, "tools/call", retry.clone(), &Value::Null)
-        .await;
+    let (_, response) = ask(&mut raw, 3, "tools/call", retry.clone(), &Value::Null).await;
     assert!(
         output(&response).to_string().contains("CONFLICT"),
         "another ID: {response}"
     );
     retry["inputResponses"]["e0"]["content"]["invoice_id"] = json!("inv_2026_0002");
-    let (_, response) = raw.request(4, "tools/call", retry, &Value::Null).await;
+    let (_, response) = ask(&mut raw, 4, "tools/call", retry, &Value::Null).await;
     assert_eq!(
         response["result"]["structuredContent"]["reason"], "fraud",
         "{response}"
     );
-    let (_, invoice) = raw.request(5, "tools/call", get, &Value::Null).await;
+    let (_, invoice) = ask(&mut raw, 5, "tools/call", get, &Value::Null).await;
     let paid_after = invoice["result"]["structuredContent"]["paid_cents"].clone();
     assert_eq!(
         paid_before.as_u64().map(|p| p - 500),
@@ -424,10 +361,8 @@ fn billing_keyed(key: &[u8]) -> Server {
 async fn the_builders_request_state_key_signs_the_state_across_instances() {
     let mut first = refund_call();
     first["_meta"] = modern(json!({"elicitation": {}}))["_meta"].clone();
-    let mut a = Raw::connect(billing_keyed(&[1; 32]));
-    let (_, response) = a
-        .request(1, "tools/call", first.clone(), &Value::Null)
-        .await;
+    let mut a = RawStdio::serve(billing_keyed(&[1; 32]));
+    let (_, response) = ask(&mut a, 1, "tools/call", first.clone(), &Value::Null).await;
     assert_eq!(
         response["result"]["resultType"], "input_required",
         "{response}"
@@ -436,14 +371,12 @@ async fn the_builders_request_state_key_signs_the_state_across_instances() {
     retry["requestState"] = response["result"]["requestState"].clone();
     retry["inputResponses"] = json!({"e0": {"action": "decline"}});
 
-    let mut other = Raw::connect(billing_keyed(&[2; 32]));
-    let (_, refused) = other
-        .request(2, "tools/call", retry.clone(), &Value::Null)
-        .await;
+    let mut other = RawStdio::serve(billing_keyed(&[2; 32]));
+    let (_, refused) = ask(&mut other, 2, "tools/call", retry.clone(), &Value::Null).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
 
-    let mut twin = Raw::connect(billing_keyed(&[1; 32]));
-    let (_, taken) = twin.request(3, "tools/call", retry, &Value::Null).await;
+    let mut twin = RawStdio::serve(billing_keyed(&[1; 32]));
+    let (_, taken) = ask(&mut twin, 3, "tools/call", retry, &Value::Null).await;
     assert!(
         output(&taken).to_string().contains("REFUND_NOT_CONFIRMED"),
         "{taken}"
@@ -500,7 +433,7 @@ fn modern_meta(capabilities: Value) -> Value {
 /// 2026-07-28, `elicitation/create` on 2025.
 #[tokio::test]
 async fn prompts_and_resources_elicit_on_both_generations() {
-    let mut raw = Raw::connect(asking_server());
+    let mut raw = RawStdio::serve(asking_server());
     for (id, method, mut params, path) in [
         (
             1,
@@ -516,7 +449,7 @@ async fn prompts_and_resources_elicit_on_both_generations() {
         ),
     ] {
         params["_meta"] = modern_meta(json!({"elicitation": {}}));
-        let (_, first) = raw.request(id, method, params.clone(), &Value::Null).await;
+        let (_, first) = ask(&mut raw, id, method, params.clone(), &Value::Null).await;
         assert_eq!(first["result"]["resultType"], "input_required", "{first}");
         let (key, asked) = first["result"]["inputRequests"]
             .as_object()
@@ -528,7 +461,7 @@ async fn prompts_and_resources_elicit_on_both_generations() {
         retry["requestState"] = first["result"]["requestState"].clone();
         retry["inputResponses"] =
             json!({ key: {"action": "accept", "content": {"reason": "fraud"}} });
-        let (_, done) = raw.request(id + 1, method, retry, &Value::Null).await;
+        let (_, done) = ask(&mut raw, id + 1, method, retry, &Value::Null).await;
         assert_eq!(done["result"]["resultType"], "complete", "{done}");
         let text = done["result"]
             .pointer(path)
@@ -539,39 +472,37 @@ async fn prompts_and_resources_elicit_on_both_generations() {
     // A state sealed for the prompt does not open the resource.
     let mut params =
         json!({"name": "billing_asking_note", "_meta": modern_meta(json!({"elicitation": {}}))});
-    let (_, first) = raw
-        .request(5, "prompts/get", params.clone(), &Value::Null)
-        .await;
+    let (_, first) = ask(&mut raw, 5, "prompts/get", params.clone(), &Value::Null).await;
     params = json!({"uri": "billing://ledger", "_meta": params["_meta"].clone()});
     params["requestState"] = first["result"]["requestState"].clone();
-    let (_, refused) = raw.request(6, "resources/read", params, &Value::Null).await;
+    let (_, refused) = ask(&mut raw, 6, "resources/read", params, &Value::Null).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
 
-    let mut legacy = Raw::connect(asking_server());
-    legacy.initialize(json!({"elicitation": {}})).await;
+    let mut legacy = RawStdio::serve(asking_server());
+    open(&mut legacy, json!({"elicitation": {}})).await;
     let answer = json!({"action": "accept", "content": {"reason": "duplicate"}});
-    let (asked, got) = legacy
-        .request(
-            1,
-            "prompts/get",
-            json!({"name": "billing_asking_note"}),
-            &answer,
-        )
-        .await;
+    let (asked, got) = ask(
+        &mut legacy,
+        1,
+        "prompts/get",
+        json!({"name": "billing_asking_note"}),
+        &answer,
+    )
+    .await;
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0]["message"], "Why the refund?");
     assert_eq!(
         got["result"]["messages"][0]["content"]["text"],
         "Refund note: Duplicate"
     );
-    let (asked, got) = legacy
-        .request(
-            2,
-            "resources/read",
-            json!({"uri": "billing://ledger"}),
-            &answer,
-        )
-        .await;
+    let (asked, got) = ask(
+        &mut legacy,
+        2,
+        "resources/read",
+        json!({"uri": "billing://ledger"}),
+        &answer,
+    )
+    .await;
     assert_eq!(asked.len(), 1);
     assert_eq!(got["result"]["contents"][0]["text"], "ledger (Duplicate)");
 }

@@ -7,14 +7,13 @@
 
 use std::time::Duration;
 
-use fusion_runtime::mcp::{HttpOptions, HttpServer, StdioOptions, serve_io, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::server::CacheScope;
 use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
+use fusion_tests::raw_stdio::RawStdio;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf,
-};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// What to log.
 #[derive(Deserialize, ToolInput)]
@@ -58,55 +57,6 @@ fn server() -> Server {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-struct Raw {
-    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
-    writer: WriteHalf<DuplexStream>,
-}
-
-impl Raw {
-    fn connect(server: Server) -> Raw {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let (read, write) = tokio::io::split(server_io);
-        tokio::spawn(async move {
-            let _ = serve_io(server, read, write, StdioOptions::default()).await;
-        });
-        let (reader, writer) = tokio::io::split(client_io);
-        Raw {
-            lines: BufReader::new(reader).lines(),
-            writer,
-        }
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.writer
-            .write_all(line.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-    }
-
-    /// Sends a request; the messages before its response, and the response.
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        let mut before = Vec::new();
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-                .await
-                .unwrap_or_else(|_| panic!("no answer to {method}"))
-                .unwrap_or_else(|e| panic!("read: {e}"))
-                .unwrap_or_else(|| panic!("the server closed the stream"));
-            let message: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            if message["id"] == json!(id) {
-                return (before, message);
-            }
-            before.push(message);
-        }
-    }
-}
-
 fn meta(level: Option<&str>) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -141,7 +91,7 @@ fn logged(response: &Value) -> Value {
 
 #[tokio::test]
 async fn a_modern_request_without_a_log_level_gets_no_log_messages() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let (before, response) = raw.request(1, "tools/call", call(None)).await;
     assert!(log_levels(&before).is_empty(), "{before:?}");
     assert_eq!(logged(&response), json!([]), "{response}");
@@ -150,7 +100,7 @@ async fn a_modern_request_without_a_log_level_gets_no_log_messages() {
 
 #[tokio::test]
 async fn a_modern_log_level_lets_through_that_level_and_above_for_that_request_only() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let (before, response) = raw.request(1, "tools/call", call(Some("warning"))).await;
     assert_eq!(log_levels(&before), ["warning", "error"]);
     assert_eq!(logged(&response), json!(["warning", "error"]));
@@ -163,7 +113,7 @@ async fn a_modern_log_level_lets_through_that_level_and_above_for_that_request_o
 
 #[tokio::test]
 async fn an_unknown_log_level_is_invalid_params() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     for bad in [json!("loud"), json!(3), json!("INFO"), json!("info ")] {
         let mut params = call(None);
         params["_meta"]["io.modelcontextprotocol/logLevel"] = bad.clone();
@@ -181,7 +131,7 @@ async fn an_unknown_log_level_is_invalid_params() {
 
 #[tokio::test]
 async fn set_level_is_refused_for_a_modern_request() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let mut params = json!({ "level": "debug" });
     params["_meta"] = meta(None);
     let (_, response) = raw.request(1, "logging/setLevel", params).await;
@@ -193,7 +143,7 @@ async fn set_level_is_refused_for_a_modern_request() {
 
 #[tokio::test]
 async fn modern_results_name_the_server_and_lists_carry_the_builders_cache_hints() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let info = json!({ "name": "modern", "version": "9.8.7" });
     let (_, tools) = raw
         .request(1, "tools/list", json!({ "_meta": meta(None) }))
@@ -224,8 +174,8 @@ async fn modern_results_name_the_server_and_lists_carry_the_builders_cache_hints
 
 #[tokio::test]
 async fn tools_come_in_the_same_order_on_every_request_and_every_build() {
-    let mut a = Raw::connect(server());
-    let mut b = Raw::connect(server());
+    let mut a = RawStdio::serve(server());
+    let mut b = RawStdio::serve(server());
     let (_, first) = a
         .request(1, "tools/list", json!({ "_meta": meta(None) }))
         .await;
@@ -248,7 +198,7 @@ async fn tools_come_in_the_same_order_on_every_request_and_every_build() {
 
 #[tokio::test]
 async fn a_2025_session_keeps_its_session_level_and_gets_no_modern_fields() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let (_, init) = raw
         .request(
             1,
@@ -453,7 +403,7 @@ async fn the_frameworks_own_answer_to_a_modern_malformed_call_is_a_modern_result
 
 #[tokio::test]
 async fn a_legacy_malformed_call_has_no_result_type() {
-    let mut raw = Raw::connect(server());
+    let mut raw = RawStdio::serve(server());
     let (_, init) = raw
         .request(
             1,

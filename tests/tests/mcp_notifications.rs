@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use fusion_runtime::mcp::McpHandler;
 use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
+use fusion_tests::raw_stdio::RawStdio;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, LoggingLevel, LoggingMessageNotificationParam,
     ProgressNotificationParam, SetLevelRequestParams,
@@ -17,7 +18,6 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 /// How many steps to work through.
 #[derive(Deserialize, ToolInput)]
@@ -220,75 +220,15 @@ async fn an_rmcp_client_receives_progress_in_order() {
     );
 }
 
-/// A client speaking raw JSON-RPC lines, to control `_meta` exactly and see the wire.
-struct RawClient {
-    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
-    writer: WriteHalf<DuplexStream>,
-}
-
-impl RawClient {
-    async fn connect(server: &Server) -> RawClient {
-        let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-        let handler = McpHandler::new(server.clone());
-        tokio::spawn(async move {
-            if let Ok(running) = handler.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let (reader, writer) = tokio::io::split(client_io);
-        let mut client = RawClient {
-            lines: BufReader::new(reader).lines(),
-            writer,
-        };
-        let (_, result) = client
-            .request(
-                1,
-                "initialize",
-                json!({
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": { "name": "raw", "version": "0" }
-                }),
-            )
-            .await;
-        assert!(
-            result["result"]["capabilities"]["logging"].is_object(),
-            "{result}"
-        );
-        client
-            .send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
-            .await;
-        client
-    }
-
-    async fn send(&mut self, message: Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.writer
-            .write_all(line.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-    }
-
-    /// Sends a request; returns the messages that came before its response, and the response.
-    async fn request(&mut self, id: u64, method: &str, params: Value) -> (Vec<Value>, Value) {
-        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
-            .await;
-        let mut before = Vec::new();
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-                .await
-                .unwrap_or_else(|_| panic!("no answer to {method}"))
-                .unwrap_or_else(|e| panic!("read: {e}"))
-                .unwrap_or_else(|| panic!("the server closed the stream"));
-            let message: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-            if message["id"] == json!(id) {
-                return (before, message);
-            }
-            before.push(message);
-        }
-    }
+/// A 2025-06-18 session in raw JSON-RPC lines, to control `_meta` exactly and see the wire.
+async fn raw_client(server: Server) -> RawStdio {
+    let mut raw = RawStdio::serve(server);
+    let init = raw.initialize("2025-06-18", json!({})).await;
+    assert!(
+        init["result"]["capabilities"]["logging"].is_object(),
+        "{init}"
+    );
+    raw
 }
 
 fn progress_params(messages: &[Value]) -> Vec<Value> {
@@ -301,7 +241,7 @@ fn progress_params(messages: &[Value]) -> Vec<Value> {
 
 #[tokio::test]
 async fn progress_carries_the_token_the_client_sent_and_comes_before_the_result() {
-    let mut client = RawClient::connect(&server()).await;
+    let mut client = raw_client(server()).await;
     let (before, response) = client
         .request(
             2,
@@ -335,7 +275,7 @@ async fn progress_carries_the_token_the_client_sent_and_comes_before_the_result(
 
 #[tokio::test]
 async fn no_progress_token_means_no_progress_notifications() {
-    let mut client = RawClient::connect(&server()).await;
+    let mut client = raw_client(server()).await;
     let (before, response) = client
         .request(
             2,

@@ -5,61 +5,28 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, spawn_http};
+use fusion_tests::clients::{self, Client, billing_command, over_http, over_stdio};
+use fusion_tests::raw_stdio::RawStdio;
+use rmcp::ErrorData;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, ContentBlock, GetPromptRequestParams,
     ReadResourceRequestParams, Reference, ResourceContents, SubscribeRequestParams,
     UnsubscribeRequestParams,
 };
-use rmcp::service::{RunningService, ServiceError};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ErrorData, RoleClient, ServiceExt};
+use rmcp::service::ServiceError;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout};
-
-type Client = RunningService<RoleClient, ()>;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Child;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(v) => v,
-        Err(_) => panic!("{what} took more than {LIMIT:?}"),
-    }
+async fn bounded<T>(what: &str, f: impl Future<Output = T>) -> T {
+    clients::bounded(what, LIMIT, f).await
 }
 
-fn billing_command() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_billing-server"));
-    command
-        .arg("serve")
-        .env("RUST_LOG", "warn")
-        .env_remove("BILLING_OPERATOR_TOKEN")
-        .env_remove("BILLING_LEDGER_DIR");
-    command
-}
-
-async fn stdio_client() -> Client {
-    let (transport, _) = TokioChildProcess::builder(billing_command())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn billing-server: {e}"));
-    bounded("stdio handshake", ().serve(transport))
-        .await
-        .unwrap_or_else(|e| panic!("stdio handshake: {e}"))
-}
-
-async fn http_client(stateless: bool) -> (Client, HttpServer) {
-    let server = examples::billing::server().unwrap_or_else(|e| panic!("{e}"));
-    let options = HttpOptions::default().stateless(stateless);
-    let running = spawn_http(server, "127.0.0.1:0".parse().expect("addr"), options)
-        .await
-        .unwrap_or_else(|e| panic!("bind: {e}"));
-    let transport = StreamableHttpClientTransport::from_uri(running.url.clone());
-    let client = bounded("http handshake", ().serve(transport))
-        .await
-        .unwrap_or_else(|e| panic!("http handshake: {e}"));
-    (client, running)
+fn billing() -> fusion_runtime::Server {
+    examples::billing::server().unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn mcp_error<T: std::fmt::Debug>(r: Result<T, ServiceError>) -> ErrorData {
@@ -407,7 +374,7 @@ async fn completion_checks(client: &Client) {
 
 #[tokio::test]
 async fn prompts_resources_and_completions_over_stdio() {
-    let client = stdio_client().await;
+    let client = over_stdio(billing_command(env!("CARGO_BIN_EXE_billing-server"))).await;
     let caps = client
         .peer_info()
         .map(|i| i.capabilities.clone())
@@ -480,7 +447,8 @@ async fn prompts_resources_and_completions_over_stdio() {
 #[tokio::test]
 async fn prompts_resources_and_completions_over_http() {
     for stateless in [false, true] {
-        let (client, running) = http_client(stateless).await;
+        let (client, running) =
+            over_http(billing(), HttpOptions::default().stateless(stateless)).await;
         prompt_checks(&client).await;
         resource_checks(&client).await;
         completion_checks(&client).await;
@@ -491,7 +459,7 @@ async fn prompts_resources_and_completions_over_http() {
 
 #[tokio::test]
 async fn listings_are_identical_on_every_request() {
-    let client = stdio_client().await;
+    let client = over_stdio(billing_command(env!("CARGO_BIN_EXE_billing-server"))).await;
     let a = client.list_prompts(None).await.expect("list");
     let b = client.list_prompts(None).await.expect("list");
     assert_eq!(
@@ -501,71 +469,41 @@ async fn listings_are_identical_on_every_request() {
     let _ = client.cancel().await;
 }
 
-/// A billing server spoken to in raw JSON-RPC lines over stdio.
+/// A billing server spoken to in raw JSON-RPC lines over its stdio.
 struct Raw {
     child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: Lines<BufReader<ChildStdout>>,
+    io: RawStdio,
 }
 
 impl Raw {
     fn spawn() -> Self {
-        let mut child = billing_command()
+        let mut child = billing_command(env!("CARGO_BIN_EXE_billing-server"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .unwrap_or_else(|e| panic!("spawn billing-server: {e}"));
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("stdout piped")).lines();
+        let stdin = child.stdin.take().expect("stdin piped");
+        let stdout = child.stdout.take().expect("stdout piped");
         Raw {
             child,
-            stdin,
-            stdout,
+            io: RawStdio::over(stdout, stdin),
         }
     }
 
-    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        bounded("write", async {
-            stdin.write_all(format!("{line}\n").as_bytes()).await?;
-            stdin.flush().await
-        })
-        .await
-        .expect("writes");
-        loop {
-            let line = bounded("answer", self.stdout.next_line())
-                .await
-                .expect("reads")
-                .expect("stdout open");
-            let message: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
+    /// The response to a request.
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.io.request(id, method, params).await.1
     }
 
     async fn initialize(&mut self, version: &str) {
-        let answer = self
-            .request(
-                0,
-                "initialize",
-                json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
-            )
-            .await;
+        let answer = self.io.initialize(version, json!({})).await;
         assert_eq!(answer["result"]["protocolVersion"], version, "{answer}");
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-            .await
-            .expect("writes");
     }
 
     async fn close(mut self) {
-        drop(self.stdin.take());
+        self.io.close();
         let _ = bounded("exit", self.child.wait()).await;
     }
 }
@@ -771,22 +709,10 @@ async fn a_2026_client_over_stateless_http_reads_prompts_and_resources() {
 
 #[tokio::test]
 async fn a_server_without_prompts_or_resources_answers_method_not_found() {
-    let running = spawn_http(
-        fusion_runtime::Server::builder()
-            .build()
-            .unwrap_or_else(|e| panic!("{e}")),
-        "127.0.0.1:0".parse().expect("addr"),
-        HttpOptions::default().stateless(true),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("bind: {e}"));
-    let (client, running) = {
-        let transport = StreamableHttpClientTransport::from_uri(running.url.clone());
-        let client = bounded("handshake", ().serve(transport))
-            .await
-            .unwrap_or_else(|e| panic!("handshake: {e}"));
-        (client, running)
-    };
+    let empty = fusion_runtime::Server::builder()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (client, running) = over_http(empty, HttpOptions::default().stateless(true)).await;
     let caps = client
         .peer_info()
         .map(|i| i.capabilities.clone())
