@@ -529,6 +529,16 @@ impl Streaming {
         &self.text
     }
 
+    /// Reads until the server closes the connection.
+    async fn read_to_end(&mut self) {
+        let mut rest = String::new();
+        tokio::time::timeout(WAIT, self.stream.read_to_string(&mut rest))
+            .await
+            .unwrap_or_else(|_| panic!("still open after {WAIT:?}: {:?}", self.text))
+            .unwrap_or_else(|e| panic!("read: {e}"));
+        self.text.push_str(&rest);
+    }
+
     /// The JSON-RPC messages of the `data:` lines so far.
     fn messages(&self) -> Vec<Value> {
         self.text
@@ -601,6 +611,49 @@ async fn a_listen_over_http_streams_on_its_post_and_gives_its_place_back_when_th
         })
         .await;
         let _ = running.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_server_shutting_down_ends_each_listen_with_its_closing_result() {
+    // 2026-07-28, subscriptions: a server that tears a subscription down SHOULD answer the
+    // `subscriptions/listen` request with a completion result before closing the stream —
+    // what tells the client it ended cleanly, not by a dropped connection.
+    for stateless in [true, false] {
+        let running = http(server(), stateless).await;
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "subscriptions/listen"),
+        ];
+        let body = json!({
+            "jsonrpc": "2.0", "id": "L9", "method": "subscriptions/listen",
+            "params": listen_params(json!({"toolsListChanged": true})),
+        });
+        let mut listen = Streaming::open(running.local_addr, "POST", &headers, Some(&body)).await;
+        listen.until("acknowledged").await;
+        let stopping = tokio::spawn(running.shutdown());
+        listen.read_to_end().await;
+        let messages = listen.messages();
+        assert_eq!(
+            messages.last(),
+            Some(&json!({
+                "jsonrpc": "2.0",
+                "id": "L9",
+                "result": {
+                    "resultType": "complete",
+                    "_meta": {
+                        "io.modelcontextprotocol/subscriptionId": "L9",
+                        "io.modelcontextprotocol/serverInfo": {"name": "changes", "version": "0.1.0"},
+                    },
+                },
+            })),
+            "stateless: {stateless}: {messages:?}"
+        );
+        let stopped = tokio::time::timeout(WAIT, stopping).await;
+        assert!(
+            matches!(stopped, Ok(Ok(Ok(())))),
+            "the server stops once its listens are closed: {stopped:?}"
+        );
     }
 }
 

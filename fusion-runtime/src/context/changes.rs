@@ -237,6 +237,11 @@ impl Notifier {
         )
     }
 
+    /// Open listens now, of every client.
+    pub(crate) fn listening(&self) -> usize {
+        self.lock().total
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
         lock(&self.inner)
     }

@@ -248,7 +248,7 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
-        .with_cancellation_token(options.shutdown.child_token());
+        .with_cancellation_token(streams_token(&server, &options.shutdown));
     if options.allowed_origins.is_empty() {
         config = config.enforce_origin_validation();
     }
@@ -270,8 +270,12 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         calls: Arc::new(super::cancel::Calls::default()),
     }));
     let stateless = options.stateless;
+    let closing = options.shutdown.clone();
     let service = Shared(Arc::new(StreamableHttpService::new(
-        move || Ok(McpHandler::new(server.clone()).sessionless(stateless)),
+        move || {
+            let handler = McpHandler::new(server.clone()).sessionless(stateless);
+            Ok(handler.closing(closing.clone()))
+        },
         Arc::new(sessions),
         config,
     )));
@@ -578,6 +582,21 @@ impl HttpServer {
         self.task.await??;
         Ok(())
     }
+}
+
+/// rmcp's token: cancelled after `shutdown` once the open listens have sent their closing
+/// results (outside a runtime, with `shutdown` itself).
+fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationToken {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return shutdown.child_token();
+    };
+    let streams = CancellationToken::new();
+    runtime.spawn(super::notify::stop_after_listens(
+        shutdown.clone(),
+        server.notifier().clone(),
+        streams.clone(),
+    ));
+    streams
 }
 
 /// Binds `addr` and serves `server` over streamable HTTP in a background task, within the

@@ -112,6 +112,7 @@ pub struct McpHandler {
     sessionless: bool,
     session: std::sync::Arc<SessionEnd>,
     pending_listens: notify::Pending,
+    closing: tokio_util::sync::CancellationToken,
 }
 
 /// Ends the session's change forwarding when the last clone of its handler is dropped.
@@ -139,7 +140,16 @@ impl McpHandler {
             session: Default::default(),
             pending_listens: Default::default(),
             handoff: std::sync::Arc::default(),
+            closing: Default::default(),
         }
+    }
+
+    /// Cancelled when the server shuts down: each open `subscriptions/listen` is then answered
+    /// with its closing result (2026-07-28: a server that ends a subscription says so) before
+    /// its stream closes.
+    pub fn closing(mut self, token: tokio_util::sync::CancellationToken) -> Self {
+        self.closing = token;
+        self
     }
 
     /// A handler for stateless HTTP, where a 2025 client has no session to be sent change
@@ -284,7 +294,7 @@ impl ServerHandler for McpHandler {
         #[cfg(feature = "server-http")]
         let _watch = cancel::watch(request, &scope);
         let changes = self.pending_listens.take(&self.server);
-        notify::listen(&self.server, &client, changes, context).await
+        notify::listen(&self.server, &client, changes, context, &self.closing).await
     }
 
     async fn discover(

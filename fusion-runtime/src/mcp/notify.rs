@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::{SubscriptionContext, SubscriptionSendError};
@@ -26,7 +27,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
-use crate::context::{Change, Changes, ClientKey, ListenRefused, Received};
+use crate::context::{Change, Changes, ClientKey, ListenRefused, Notifier, Received};
 use crate::server::Server;
 use crate::server::catalog::MAX_URI_BYTES;
 
@@ -160,17 +161,46 @@ pub(crate) fn refused(refusal: ListenRefused) -> ErrorData {
 }
 
 /// Runs one `subscriptions/listen` stream: a place among the open listens of `client`, then
-/// every change the accepted filter lets through, until the client cancels or goes away
-/// (then `Ok`: rmcp sends the closing result when it still can).
+/// every change the accepted filter lets through, until the client cancels or goes away or
+/// the server is `closing` (then `Ok`: rmcp sends the closing result when it still can).
 pub(crate) async fn listen(
     server: &Server,
     client: &ClientKey,
     changes: Changes,
     context: SubscriptionContext,
+    closing: &CancellationToken,
 ) -> Result<(), ErrorData> {
     let mut changes = server.notifier().count(client, changes).map_err(refused)?;
-    run(&context, &mut changes).await;
+    tokio::select! {
+        () = run(&context, &mut changes) => {}
+        () = closing.cancelled() => {}
+    }
     Ok(())
+}
+
+/// How long a shutting-down server waits for its open listens to answer before rmcp ends
+/// every stream anyway.
+const LISTENS_CLOSE_WITHIN: Duration = Duration::from_secs(2);
+/// Time for the last closing results to be written once their listens returned.
+const LAST_WRITES: Duration = Duration::from_millis(200);
+
+/// Cancels `streams` (rmcp's token: it ends every stream it serves at once, a listen's closing
+/// result with it) once `shutdown` is cancelled and the open listens have answered — at once
+/// when none is open, else when the last one closed, within [`LISTENS_CLOSE_WITHIN`].
+pub(crate) async fn stop_after_listens(
+    shutdown: CancellationToken,
+    notifier: Notifier,
+    streams: CancellationToken,
+) {
+    shutdown.cancelled().await;
+    if notifier.listening() > 0 {
+        let deadline = tokio::time::Instant::now() + LISTENS_CLOSE_WITHIN;
+        while notifier.listening() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(LAST_WRITES).await;
+    }
+    streams.cancel();
 }
 
 /// Listeners taken before their `subscriptions/listen` was acknowledged, waiting for the
