@@ -238,6 +238,7 @@ impl Notifier {
     }
 
     /// Open listens now, of every client.
+    #[cfg(feature = "server-http")]
     pub(crate) fn listening(&self) -> usize {
         self.lock().total
     }

@@ -19,7 +19,6 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::{SubscriptionContext, SubscriptionSendError};
@@ -27,7 +26,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
-use crate::context::{Change, Changes, ClientKey, ListenRefused, Notifier, Received};
+use crate::context::{Change, Changes, ClientKey, ListenRefused, Received};
 use crate::server::Server;
 use crate::server::catalog::MAX_URI_BYTES;
 
@@ -180,23 +179,26 @@ pub(crate) async fn listen(
 
 /// How long a shutting-down server waits for its open listens to answer before rmcp ends
 /// every stream anyway.
-const LISTENS_CLOSE_WITHIN: Duration = Duration::from_secs(2);
+#[cfg(feature = "server-http")]
+const LISTENS_CLOSE_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 /// Time for the last closing results to be written once their listens returned.
-const LAST_WRITES: Duration = Duration::from_millis(200);
+#[cfg(feature = "server-http")]
+const LAST_WRITES: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Cancels `streams` (rmcp's token: it ends every stream it serves at once, a listen's closing
 /// result with it) once `shutdown` is cancelled and the open listens have answered — at once
 /// when none is open, else when the last one closed, within [`LISTENS_CLOSE_WITHIN`].
+#[cfg(feature = "server-http")]
 pub(crate) async fn stop_after_listens(
     shutdown: CancellationToken,
-    notifier: Notifier,
+    notifier: crate::context::Notifier,
     streams: CancellationToken,
 ) {
     shutdown.cancelled().await;
     if notifier.listening() > 0 {
         let deadline = tokio::time::Instant::now() + LISTENS_CLOSE_WITHIN;
         while notifier.listening() > 0 && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
         tokio::time::sleep(LAST_WRITES).await;
     }
