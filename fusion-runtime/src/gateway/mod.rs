@@ -193,8 +193,8 @@ pub struct MountOptions {
     pub handoff_only: bool,
     /// The OAuth scopes every call of the mount's tools requires (default none), checked
     /// before anything is forwarded, as `#[tool_action(scopes = [..])]` is for an action:
-    /// without a principal `AUTH_REQUIRED`, missing one `FORBIDDEN`. The server's own
-    /// per-action scopes, guards and middleware do not reach mounted tools; this does.
+    /// without a principal `AUTH_REQUIRED`, missing one `FORBIDDEN`. Scopes set for one tool
+    /// with [`ServerBuilder::scopes`] (by its prefixed name) are required on top.
     pub scopes: Vec<std::borrow::Cow<'static, str>>,
 }
 

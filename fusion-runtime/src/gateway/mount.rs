@@ -22,6 +22,9 @@ use crate::server::{ToolSource, ToolSpec, valid_tool_name};
 /// A mounted upstream, as the server's tool source.
 pub(super) struct Mount {
     shared: Arc<Shared>,
+    /// The prefix, for the calls' contexts: leaked once per mount (a mount is configuration,
+    /// built once per server).
+    name: &'static str,
 }
 
 struct Shared {
@@ -82,6 +85,7 @@ impl Mount {
             .rate_limit
             .map(|l| RateLimiterGuard::new(format!("the {prefix} service"), l));
         Mount {
+            name: Box::leak(prefix.clone().into_boxed_str()),
             shared: Arc::new(Shared {
                 prefix,
                 upstream,
@@ -104,6 +108,10 @@ impl Mount {
 }
 
 impl ToolSource for Mount {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
     fn bind(&self, separator: &str, changes: &crate::Notifier) {
         let _ = self.shared.separator.set(separator.to_owned());
         let _ = self.shared.notifier.set(changes.clone());

@@ -393,6 +393,9 @@ impl ServerBuilder {
 
     /// Limits how many calls of `action` run at once and wait in line, overriding its
     /// `max_active` / `max_queue`. Beyond both, calls are answered `SERVER_BUSY` at once.
+    /// `action` may also be a mounted upstream's tool, by its prefixed name
+    /// (`finance_get_invoice`); so for [`rate_limit`](Self::rate_limit),
+    /// [`timeout`](Self::timeout) and [`scopes`](Self::scopes).
     pub fn concurrency(mut self, action: impl Into<String>, limit: ConcurrencyLimit) -> Self {
         self.guards.concurrency.push((action.into(), limit));
         self
@@ -431,7 +434,8 @@ impl ServerBuilder {
 
     /// Requires the OAuth `scopes` for calls of `action`, replacing the ones it declares
     /// (`#[tool_action(scopes = [..])]`). Without a principal: `AUTH_REQUIRED`; missing one:
-    /// `FORBIDDEN`.
+    /// `FORBIDDEN`. For a mounted tool (by its prefixed name), required on top of
+    /// [`MountOptions::scopes`](crate::gateway::MountOptions::scopes).
     pub fn scopes(
         mut self,
         action: impl Into<String>,
@@ -487,16 +491,6 @@ impl ServerBuilder {
                 });
             }
         }
-        apply_scope_overrides(&mut infos, &self.auth.scopes).map_err(BuildError::Guard)?;
-        let shared = limits::SharedStore::default();
-        if let Some(store) = self.auth.store {
-            let _ = shared.set(store);
-        }
-        let guards = self
-            .guards
-            .build(&mut infos, &shared)
-            .map_err(BuildError::Guard)?;
-        let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         let source_separator = match &self.exposure {
             Exposure::Flat { separator } => separator.as_str(),
             Exposure::Grouped { .. } => "_",
@@ -504,6 +498,19 @@ impl ServerBuilder {
         for source in &self.sources {
             source.bind(source_separator, &self.states.changes);
         }
+        let sources = &self.sources;
+        let mounted_tool = |name: &str| sources.iter().any(|s| s.owns(name));
+        let mounted_scopes = apply_scope_overrides(&mut infos, &self.auth.scopes, &mounted_tool)
+            .map_err(BuildError::Guard)?;
+        let shared = limits::SharedStore::default();
+        if let Some(store) = self.auth.store {
+            let _ = shared.set(store);
+        }
+        let guards = self
+            .guards
+            .build(&mut infos, &shared, &mounted_tool)
+            .map_err(BuildError::Guard)?;
+        let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         if let Some(name) = layout
             .tool_order
             .iter()
@@ -592,6 +599,8 @@ impl ServerBuilder {
                 middleware: self.middleware.into(),
                 internal: self.internal,
                 group_guards: guards.groups,
+                mounted_guards: guards.mounted,
+                mounted_scopes,
                 catalog,
                 auth: self.auth.auth,
                 shared,
@@ -604,22 +613,33 @@ impl ServerBuilder {
     }
 }
 
-/// Applies the builder's scope overrides to the actions. Fails when one names no action.
+/// Applies the builder's scope overrides to the actions, and returns the ones for mounted
+/// tools (a name no action has, under a mount's prefix), by name. Fails when one names
+/// neither.
 fn apply_scope_overrides(
     infos: &mut [ActionInfo],
     overrides: &[(String, Vec<String>)],
-) -> Result<(), String> {
+    mounted_tool: &dyn Fn(&str) -> bool,
+) -> Result<HashMap<String, Vec<Cow<'static, str>>>, String> {
+    let mut mounted = HashMap::new();
     for (name, scopes) in overrides {
-        let info = infos.iter_mut().find(|i| i.name == name).ok_or_else(|| {
-            format!("scopes for `{name}`, but no action of that name is registered")
-        })?;
         let mut scopes: Vec<Cow<'static, str>> =
             scopes.iter().map(|s| Cow::Owned(s.clone())).collect();
         scopes.sort();
         scopes.dedup();
-        info.scopes = scopes;
+        match infos.iter_mut().find(|i| i.name == name) {
+            Some(info) => info.scopes = scopes,
+            None if mounted_tool(name) => {
+                mounted.insert(name.clone(), scopes);
+            }
+            None => {
+                return Err(format!(
+                    "scopes for `{name}`, but no action of that name is registered and no mount's prefix covers it"
+                ));
+            }
+        }
     }
-    Ok(())
+    Ok(mounted)
 }
 
 fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {

@@ -155,6 +155,10 @@ pub(super) struct Inner {
     pub(super) middleware: Arc<[Arc<dyn Middleware>]>,
     pub(super) internal: InternalErrors,
     pub(super) group_guards: HashMap<String, Arc<ConcurrencyGuard>>,
+    /// Guards set by name for mounted tools (`finance_get_invoice`).
+    pub(super) mounted_guards: HashMap<String, super::limits::ActionGuards>,
+    /// Scopes set by name for mounted tools, on top of their mount's.
+    pub(super) mounted_scopes: HashMap<String, Vec<std::borrow::Cow<'static, str>>>,
     pub(super) catalog: crate::server::catalog::Catalog,
     pub(super) auth: Option<Arc<crate::auth::Auth>>,
     pub(super) shared: super::limits::SharedStore,

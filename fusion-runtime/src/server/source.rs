@@ -14,6 +14,11 @@ use crate::server::ToolSpec;
 /// Tools a server serves besides its actions: their list changes at run time, and each call
 /// is answered by the source, never by the pipeline's validation stage.
 pub trait ToolSource: Send + Sync + 'static {
+    /// The source's name (a mount's prefix, `finance`): what
+    /// [`CallContext::action`](crate::CallContext::action) and
+    /// [`CallContext::mount`](crate::CallContext::mount) say for a call of one of its tools.
+    fn name(&self) -> &'static str;
+
     /// Called once by [`ServerBuilder::build`](super::ServerBuilder::build) with the
     /// separator flat exposure puts in place of `.` (`_` for grouped exposure), and the
     /// server's change notifier: the source calls
