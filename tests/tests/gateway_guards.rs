@@ -227,7 +227,7 @@ async fn the_middleware_chain_runs_around_a_forwarded_call() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scopes_set_by_tool_name_compose_with_the_mounts() {
+async fn scopes_set_by_tool_name_compose_with_the_mounts_and_all_are_declared() {
     let gateway = Server::builder()
         .mount_with(
             "plain",
@@ -240,6 +240,7 @@ async fn scopes_set_by_tool_name_compose_with_the_mounts() {
         .scopes("plain_fail", ["plain:admin"])
         .build()
         .expect("builds");
+    assert_eq!(gateway.declared_scopes(), ["plain:admin", "plain:call"]);
     let caller = |scopes: &[&str]| {
         RequestScope::detached().with_principal(Principal::new("u").with_scopes(scopes.to_vec()))
     };

@@ -156,6 +156,11 @@ impl ToolSource for Mount {
         })
     }
 
+    fn scopes(&self) -> Vec<String> {
+        let scopes = &self.shared.options.scopes;
+        scopes.iter().map(|s| s.to_string()).collect()
+    }
+
     fn handoff_domain(&self) -> Option<&str> {
         self.shared
             .options

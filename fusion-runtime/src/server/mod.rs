@@ -888,13 +888,24 @@ impl Server {
         self.inner.auth.as_ref()
     }
 
-    /// Every scope an action requires, sorted, once each.
+    /// Every scope an action or a mounted tool requires (a mount's
+    /// [`MountOptions::scopes`](crate::gateway::MountOptions::scopes), and the scopes set for
+    /// its tools by name), sorted, once each: the Protected Resource Metadata's
+    /// `scopes_supported`.
     pub fn declared_scopes(&self) -> Vec<String> {
-        let mut all: Vec<String> = self
-            .inner
+        let inner = &self.inner;
+        let mut all: Vec<String> = inner
             .entries
             .iter()
             .flat_map(|e| e.info.scopes.iter().map(|s| s.to_string()))
+            .chain(inner.sources.iter().flat_map(|s| s.scopes()))
+            .chain(
+                inner
+                    .mounted_scopes
+                    .values()
+                    .flatten()
+                    .map(|s| s.to_string()),
+            )
             .collect();
         all.sort();
         all.dedup();

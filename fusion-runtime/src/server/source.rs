@@ -46,6 +46,13 @@ pub trait ToolSource: Send + Sync + 'static {
     /// A counter bumped whenever the listed tools change (MCP `notifications/tools/list_changed`).
     fn changes(&self) -> watch::Receiver<u64>;
 
+    /// The OAuth scopes every call of its tools requires (a mount's
+    /// [`MountOptions::scopes`](crate::gateway::MountOptions::scopes)): listed in the
+    /// server's [`declared_scopes`](crate::Server::declared_scopes). None by default.
+    fn scopes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The domain a session enters only by handoff, when this source is one: its tools are
     /// listed only to sessions handed off to it. `None` (the default): listed to everyone.
     fn handoff_domain(&self) -> Option<&str> {
