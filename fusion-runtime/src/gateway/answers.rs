@@ -39,15 +39,27 @@ pub(crate) fn unavailable(mount: &str, why: &str, retry: Duration) -> ToolError 
     .retry_after(retry.max(Duration::from_secs(1)))
 }
 
-/// The answer for a tool under `mount`'s prefix that the upstream does not list.
+/// The answer for a tool under `mount`'s prefix that the upstream does not list: the
+/// closest of its tools, as for a server's own.
 pub(crate) fn unknown_tool(requested: &str, mount: &str, tools: &[String]) -> ToolError {
-    ToolError::new(
+    let near = crate::validation::closest(requested, tools.iter().map(String::as_str));
+    let recovery = match near {
+        Some(n) => {
+            format!("Call {n} instead (the closest name), or pick one of the available tools")
+        }
+        None => "Call one of the available tools; do not invent tool names".to_owned(),
+    };
+    let mut e = ToolError::new(
         codes::UNKNOWN_ACTION,
         format!("The {mount} service has no tool named '{requested}'"),
     )
-    .suggest("Call one of the available tools; do not invent tool names")
-    .actions(tools.iter().take(20).cloned())
-    .detail("requested", requested)
+    .suggest(recovery)
+    .actions(crate::server::nearest(requested, tools))
+    .detail("requested", requested);
+    if let Some(n) = near {
+        e = e.detail("closest", n);
+    }
+    e
 }
 
 /// The answer for a reply larger than the mount's limit.

@@ -156,6 +156,25 @@ impl ToolSource for Mount {
         })
     }
 
+    fn tool_names(&self) -> Vec<String> {
+        let listed = self.shared.listed();
+        listed.specs.iter().map(|s| s.name.clone()).collect()
+    }
+
+    fn describe(&self) -> String {
+        self.shared.describe()
+    }
+
+    fn reachable(&self) -> Result<(), String> {
+        match &self.shared.lock().state {
+            State::Up(c) if !c.is_closed() => Ok(()),
+            State::Up(_) => Err("the connection closed".to_owned()),
+            State::Idle => Err("not connected yet".to_owned()),
+            State::Connecting => Err("still connecting".to_owned()),
+            State::Down { why, .. } => Err(why.clone()),
+        }
+    }
+
     fn scopes(&self) -> Vec<String> {
         let scopes = &self.shared.options.scopes;
         scopes.iter().map(|s| s.to_string()).collect()

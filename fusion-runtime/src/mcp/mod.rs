@@ -56,6 +56,7 @@ mod upstream;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
 pub use scope::request_scope;
+pub use tools::MOUNT_META_KEY;
 
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;

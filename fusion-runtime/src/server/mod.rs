@@ -34,6 +34,7 @@ pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
+pub(crate) use routing::nearest;
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 pub use source::{RETURN_TOOL, ToolSource};
 
@@ -960,7 +961,10 @@ impl Server {
             Some(n) if self.inner.routes.contains_key(n) => {
                 pipeline::arguments_not_an_object(n, arguments)
             }
-            _ => ToolResponse::error(routing::unknown_tool(sent_name, &self.inner.tool_names)),
+            _ => ToolResponse::error(routing::unknown_tool(
+                sent_name,
+                &self.inner.known_tool_names(),
+            )),
         }
     }
 }

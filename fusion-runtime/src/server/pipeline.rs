@@ -214,7 +214,7 @@ fn route(
             })?;
             Ok((i, arguments))
         }
-        None => Err(routing::unknown_tool(tool, &inner.tool_names)),
+        None => Err(routing::unknown_tool(tool, &inner.known_tool_names())),
     }
 }
 

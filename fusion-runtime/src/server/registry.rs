@@ -136,6 +136,22 @@ impl<A: ToolAction> Erased for Registered<A> {
     }
 }
 
+impl Inner {
+    /// The names an `UNKNOWN_ACTION` answer picks the closest from: the server's tools, then
+    /// those every client sees of each source (not a handoff domain's), as listed now.
+    pub(super) fn known_tool_names(&self) -> std::borrow::Cow<'_, [String]> {
+        let mut shown = self.sources.iter().filter(|s| s.handoff_domain().is_none());
+        if self.sources.is_empty() || shown.clone().next().is_none() {
+            return std::borrow::Cow::Borrowed(&self.tool_names);
+        }
+        let mut all = self.tool_names.clone();
+        for source in shown.by_ref() {
+            all.extend(source.tool_names());
+        }
+        std::borrow::Cow::Owned(all)
+    }
+}
+
 /// Everything a built server keeps, shared by its clones.
 pub(super) struct Inner {
     pub(super) contracts: Vec<ToolContract>,

@@ -46,6 +46,23 @@ pub trait ToolSource: Send + Sync + 'static {
     /// A counter bumped whenever the listed tools change (MCP `notifications/tools/list_changed`).
     fn changes(&self) -> watch::Receiver<u64>;
 
+    /// The names of the tools it lists now, without waiting for anything (none before its
+    /// first connection): where an `UNKNOWN_ACTION` answer looks for the closest name.
+    fn tool_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What it is, for people (`stdio: billing serve`, `http://…/mcp`).
+    fn describe(&self) -> String {
+        self.name().to_owned()
+    }
+
+    /// `Err(why)` when its tools cannot be reached now (its upstream is down or never
+    /// answered); `Ok` by default.
+    fn reachable(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The OAuth scopes every call of its tools requires (a mount's
     /// [`MountOptions::scopes`](crate::gateway::MountOptions::scopes)): listed in the
     /// server's [`declared_scopes`](crate::Server::declared_scopes). None by default.

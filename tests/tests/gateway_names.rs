@@ -1,0 +1,154 @@
+//! The names a model reads about mounted tools, with real upstreams (`plain-upstream`, a
+//! plain rmcp server; the billing example, a Fusion server): `UNKNOWN_ACTION` suggests the
+//! closest of every tool, mounted ones included; the `tools` command lists mounted tools by
+//! mount and says when one is unreachable, without hanging.
+
+use std::time::Duration;
+
+use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::envelope::ToolResponse;
+use fusion_runtime::gateway::{MountOptions, Upstream};
+use fusion_runtime::mcp::MOUNT_META_KEY;
+use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::process::Command;
+
+fn plain() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_plain-upstream"))
+}
+
+fn text(r: &ToolResponse) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What to say.
+#[derive(Deserialize, ToolInput)]
+struct Said {
+    /// The text.
+    text: String,
+}
+
+/// Says the text back.
+#[tool_action(name = "local.say")]
+async fn local_say(input: Said, _cx: Context) -> Result<String, ToolError> {
+    Ok(input.text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_tool_answers_suggest_the_closest_mounted_tool() {
+    let gateway = Server::builder()
+        .action::<LocalSayAction>()
+        .mount("plain", Upstream::stdio(plain()))
+        .build()
+        .expect("builds");
+    assert!(
+        gateway
+            .listed_tool_specs()
+            .await
+            .iter()
+            .any(|t| t.name == "plain_echo")
+    );
+
+    // Under no prefix: the server's answer, over its tools and the mounted ones.
+    let typo = gateway.call_json("plian_echo", json!({"text": "x"})).await;
+    let e = parse_tool_error(&text(&typo)).expect("an envelope");
+    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    assert_eq!(e.detail_value("closest"), Some("plain_echo"));
+    assert_eq!(
+        e.suggestion(),
+        Some("Call plain_echo instead (the closest name), or pick one of the available tools")
+    );
+    assert_eq!(
+        e.available_actions(),
+        [
+            "local_say",
+            "plain_echo",
+            "plain_fail",
+            "plain_reject",
+            "plain_slow",
+            "plain_grow"
+        ]
+    );
+
+    // Under the mount's prefix: the mount's answer, with the closest of its tools.
+    let typo = gateway.call_json("plain_ecoh", json!({"text": "x"})).await;
+    let e = parse_tool_error(&text(&typo)).expect("an envelope");
+    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    assert_eq!(e.detail_value("closest"), Some("plain_echo"));
+    assert!(
+        e.suggestion()
+            .is_some_and(|s| s.starts_with("Call plain_echo instead")),
+        "{}",
+        text(&typo)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_command_lists_mounted_tools_by_mount_and_names_an_unreachable_one() {
+    let mut hangs = Command::new("sleep");
+    hangs.arg("30");
+    let gateway = Server::builder()
+        .action::<LocalSayAction>()
+        .mount("plain", Upstream::stdio(plain()))
+        .mount_with(
+            "mute",
+            Upstream::stdio(hangs),
+            MountOptions {
+                connect_timeout: Duration::from_secs(1),
+                ..MountOptions::default()
+            },
+        )
+        .build()
+        .expect("builds");
+    // The first-connection wait is 10 s; the connect timeout (1 s) ends it sooner.
+    let listing = tokio::time::timeout(Duration::from_secs(9), gateway.tools_listing())
+        .await
+        .expect("bounded by the mute mount's connect timeout");
+    let names: Vec<&str> = listing["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "local_say",
+            "plain_echo",
+            "plain_fail",
+            "plain_reject",
+            "plain_slow",
+            "plain_grow"
+        ]
+    );
+    assert_eq!(listing["tools"][0].get("_meta"), None);
+    assert_eq!(listing["tools"][1]["_meta"][MOUNT_META_KEY], "plain");
+    let mounts = &listing["mounts"];
+    assert_eq!(mounts[0]["name"], "plain");
+    assert_eq!(mounts[0]["reachable"], true);
+    assert_eq!(mounts[0]["tools"], 5);
+    assert!(
+        mounts[0]["upstream"]
+            .as_str()
+            .is_some_and(|u| u.contains("plain-upstream")),
+        "{mounts}"
+    );
+    assert_eq!(mounts[1]["name"], "mute");
+    assert_eq!(mounts[1]["reachable"], false);
+    assert_eq!(
+        mounts[1]["error"], "no connection after 1 seconds",
+        "{mounts}"
+    );
+
+    // Without mounts, the listing is exactly tools/list.
+    let alone = Server::builder()
+        .action::<LocalSayAction>()
+        .build()
+        .expect("builds");
+    assert_eq!(alone.tools_listing().await, alone.tools_json());
+}
