@@ -152,3 +152,77 @@ async fn the_tools_command_lists_mounted_tools_by_mount_and_names_an_unreachable
         .expect("builds");
     assert_eq!(alone.tools_listing().await, alone.tools_json());
 }
+
+fn billing() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_billing-server"));
+    c.arg("serve")
+        .env("RUST_LOG", "off")
+        .env_remove("BILLING_OPERATOR_TOKEN");
+    c
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byte() {
+    let gateway = Server::builder()
+        .mount("finance", Upstream::stdio(billing()))
+        .build()
+        .expect("builds");
+    let direct = examples::billing::server().expect("billing builds");
+
+    // An error: NOT_FOUND, whose available action is `billing.list_invoices`.
+    let args = json!({"id": "inv_2026_9999"});
+    let via = gateway
+        .call_json("finance_billing_get_invoice", args.clone())
+        .await;
+    let upstream = direct.call_json("billing_get_invoice", args).await;
+    assert!(via.is_error);
+    insta::assert_snapshot!("renamed_not_found", text(&via));
+    assert_eq!(
+        text(&via),
+        text(&upstream).replace(
+            "<action>billing.list_invoices</action>",
+            "<action>finance_billing_list_invoices</action>"
+        )
+    );
+    let e = parse_tool_error(&text(&via)).expect("an envelope");
+    let listed: Vec<String> = gateway
+        .listed_tool_specs()
+        .await
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        e.available_actions().iter().all(|a| listed.contains(a)),
+        "every named tool exists on the gateway: {:?}",
+        e.available_actions()
+    );
+
+    // A warning on the success path (an already paid invoice): recovery and actions renamed.
+    let args = json!({"invoice_id": "inv_2026_0002", "amount_cents": 100});
+    let via = gateway
+        .call_json("finance_billing_charge", args.clone())
+        .await;
+    let upstream = direct.call_json("billing_charge", args).await;
+    assert!(!via.is_error, "{}", text(&via));
+    assert_eq!(via.content.len(), upstream.content.len());
+    let warning = via.content[1].as_text().expect("the warning envelope");
+    insta::assert_snapshot!("renamed_warning", warning);
+    assert_eq!(
+        warning,
+        upstream.content[1]
+            .as_text()
+            .expect("text")
+            .replace(
+                "call billing.get_invoice to show it",
+                "call finance_billing_get_invoice to show it"
+            )
+            .replace(
+                "<action>billing.get_invoice</action>",
+                "<action>finance_billing_get_invoice</action>"
+            )
+    );
+    assert_eq!(
+        via.content[0], upstream.content[0],
+        "the result itself is untouched"
+    );
+}

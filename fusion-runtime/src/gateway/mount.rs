@@ -14,7 +14,7 @@ use super::handle::{self, HANDLE_ARGUMENT};
 use super::{Connection, MountOptions, Upstream, UpstreamEvents, UpstreamFailure, UpstreamTool};
 use crate::auth::DELEGATION_META_KEY;
 use crate::context::{ClientKey, RequestScope};
-use crate::envelope::{ToolError, ToolResponse, codes};
+use crate::envelope::{Content, ToolError, ToolResponse, codes};
 use crate::guard::{ConcurrencyGuard, RateLimiterGuard};
 use crate::input::JsonObject;
 use crate::server::{ToolSource, ToolSpec, valid_tool_name};
@@ -69,6 +69,27 @@ enum State {
 struct Listed {
     specs: Vec<ToolSpec>,
     names: HashMap<String, String>,
+    /// Upstream name, then its [`name_key`] (unless two share it) → exposed name: how the
+    /// names in an upstream's envelopes are written for the model.
+    exposed: HashMap<String, String>,
+    by_key: HashMap<String, Option<String>>,
+}
+
+impl Listed {
+    /// The gateway's name for a tool an upstream envelope names: its tool name, or its
+    /// action name (`billing.get_invoice` for the tool `billing_get_invoice`).
+    fn gateway_name(&self, upstream: &str) -> Option<&str> {
+        self.exposed
+            .get(upstream)
+            .or_else(|| self.by_key.get(&name_key(upstream))?.as_ref())
+            .map(String::as_str)
+    }
+}
+
+/// A name with every separator (`.`, `-`, `_`) made `_`: an action name and the tool name a
+/// Fusion upstream exposes it as have the same key.
+fn name_key(name: &str) -> String {
+    name.replace(['.', '-'], "_")
 }
 
 /// What a call does, decided under the lock.
@@ -332,6 +353,12 @@ impl Shared {
                 continue;
             }
             listed.names.insert(exposed.clone(), tool.name.clone());
+            listed.exposed.insert(tool.name.clone(), exposed.clone());
+            listed
+                .by_key
+                .entry(name_key(&tool.name))
+                .and_modify(|e| *e = None)
+                .or_insert_with(|| Some(exposed.clone()));
             listed.specs.push(ToolSpec {
                 name: exposed,
                 title: tool.title,
@@ -554,14 +581,26 @@ impl Shared {
                 self.options.max_response_bytes,
             ));
         }
-        if reply.is_error {
-            return answers::error_reply(&tool, &self.prefix, reply.content);
+        let mut response = if reply.is_error {
+            answers::error_reply(&tool, &self.prefix, reply.content)
+        } else {
+            ToolResponse {
+                content: reply.content,
+                is_error: false,
+                structured_content: reply.structured_content,
+            }
+        };
+        let listed = self.listed();
+        for block in &mut response.content {
+            if let Content::Text(text) = block
+                && text.starts_with("<tool_error")
+                && crate::client::parse_envelope(text).is_ok()
+                && let Some(renamed) = answers::rename_tools(text, |n| listed.gateway_name(n))
+            {
+                *text = renamed;
+            }
         }
-        ToolResponse {
-            content: reply.content,
-            is_error: false,
-            structured_content: reply.structured_content,
-        }
+        response
     }
 }
 
