@@ -22,7 +22,7 @@
 //! | the connection is coming up (first use, or a probe after a failure) | `HANDOFF_CONNECTING`, severity warning, `retry_after` 2 |
 //! | cannot connect, crashed, closed, timed out | `HANDOFF_UPSTREAM_UNAVAILABLE`, `retry_after` from the [`Backoff`], growing while it stays down |
 //! | while the circuit is open (after a failure, until the backoff ends) | the same, at once, without touching the upstream |
-//! | the upstream is a Fusion server and answered with an envelope | that envelope, intact |
+//! | the upstream is a Fusion server and answered with an envelope | that envelope, intact but for the tool names in `<available_actions>` and `<recovery>`, written as the gateway exposes them |
 //! | a plain-text error (`isError` text, a JSON-RPC error) | `INTERNAL_ERROR` quoting it (bounded), with a recovery |
 //!
 //! This module names no `rmcp` type: the connection is a [`Connector`], which `mcp`
