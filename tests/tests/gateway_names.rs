@@ -226,3 +226,70 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
         "the result itself is untouched"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tool_whose_upstream_changed_since_the_lock_heals_like_an_action() {
+    use fusion_runtime::contract::Lockfile;
+
+    let dir = std::env::temp_dir().join(format!("fusion-gw-heal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let path = dir.join("fusion.lock");
+    let locking = Server::builder()
+        .action::<LocalSayAction>()
+        .mount("plain", Upstream::stdio(plain()))
+        .build()
+        .expect("builds");
+    Lockfile::from_contracts(&locking.all_contracts().await)
+        .expect("a lockfile")
+        .write(&path)
+        .expect("written");
+
+    // Unchanged upstream: no section.
+    let same = Server::builder()
+        .action::<LocalSayAction>()
+        .mount("plain", Upstream::stdio(plain()))
+        .self_healing(&path)
+        .build()
+        .expect("builds");
+    assert!(
+        same.contract_awareness().is_none(),
+        "the actions did not change"
+    );
+    let fail = same.call_json("plain_fail", json!({})).await;
+    assert!(
+        !text(&fail).contains("contract_awareness"),
+        "{}",
+        text(&fail)
+    );
+
+    // The upstream now requires `times`: a call as the model learned it is refused upstream,
+    // and the gateway says what changed.
+    let mut changed = plain();
+    changed.env("PLAIN_ECHO_SCHEMA", "v2");
+    let gateway = Server::builder()
+        .action::<LocalSayAction>()
+        .mount("plain", Upstream::stdio(changed))
+        .self_healing(&path)
+        .build()
+        .expect("builds");
+    assert!(
+        gateway.contract_awareness().is_none(),
+        "the mounted tools are not reported as removed actions"
+    );
+    let refused = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
+    assert!(refused.is_error);
+    insta::assert_snapshot!("mounted_contract_awareness", text(&refused));
+    assert!(parse_tool_error(&text(&refused)).is_ok());
+    // Only the changed tool's failures carry it.
+    let fail = gateway.call_json("plain_fail", json!({})).await;
+    assert!(
+        !text(&fail).contains("contract_awareness"),
+        "{}",
+        text(&fail)
+    );
+    let ok = gateway
+        .call_json("plain_echo", json!({"text": "hi", "times": 2}))
+        .await;
+    assert_eq!((text(&ok).as_str(), ok.is_error), ("hi", false));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -378,6 +378,10 @@ impl ServerBuilder {
     /// most five, BREAKING first) as `<contract_awareness>` in its validation errors. A
     /// missing or unreadable lockfile is reported once on stderr and the server runs
     /// without the section. Also sets [`ServerBuilder::lockfile`].
+    ///
+    /// A mounted upstream's tools recorded in the lockfile (`lock` records them) are
+    /// compared with what the upstream lists, again whenever its list changes: the failures
+    /// of a changed mounted tool that may come from its arguments carry the same section.
     pub fn self_healing(mut self, path: impl Into<PathBuf>) -> Self {
         self.lockfile = Some(path.into());
         self.self_healing_cap = Some(ContractAwareness::DEFAULT_CAP);
@@ -578,14 +582,15 @@ impl ServerBuilder {
             return Err(BuildError::ResourceCache(unknown.clone()));
         }
         let contracts = contracts_of(&entries);
-        let awareness = match (&self.lockfile, self.self_healing_cap) {
-            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
-            _ => None,
+        let (awareness, source_awareness) = match (&self.lockfile, self.self_healing_cap) {
+            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources),
+            _ => (None, None),
         };
         Ok(Server {
             inner: Arc::new(Inner {
                 contracts,
                 awareness,
+                source_awareness,
                 lockfile: self.lockfile,
                 name: self.name,
                 version: self.version,
@@ -665,16 +670,17 @@ fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
         .collect()
 }
 
-/// The frozen self-healing sections, or `None` (said once on stderr) when the lockfile
-/// cannot be read. No deltas means no per-call cost at all.
+/// The frozen self-healing sections of the actions, or `None` (said once on stderr) when the
+/// lockfile cannot be read; no deltas means no per-call cost at all. With sources, the
+/// lockfile's contracts of their tools, compared at run time.
 fn load_awareness(
     path: &Path,
     contracts: &[ToolContract],
     cap: usize,
-) -> Option<ContractAwareness> {
-    match ContractAwareness::from_lockfile(path, contracts, cap) {
-        Ok(a) if a.is_empty() => None,
-        Ok(a) => Some(a),
+    sources: &[Arc<dyn ToolSource>],
+) -> (Option<ContractAwareness>, Option<source::SourceAwareness>) {
+    let lock = match crate::contract::Lockfile::read(path) {
+        Ok(lock) => lock,
         Err(e) => {
             let msg = format!(
                 "fusion: self-healing is off: cannot use the contract lockfile {}: {e}",
@@ -686,9 +692,17 @@ fn load_awareness(
             } else {
                 eprintln!("{msg}");
             }
-            None
+            return (None, None);
         }
-    }
+    };
+    let (mounted, own): (Vec<ToolContract>, Vec<ToolContract>) = lock
+        .contracts()
+        .iter()
+        .cloned()
+        .partition(|c| sources.iter().any(|s| s.owns(&c.action)));
+    let actions = ContractAwareness::new(crate::contract::diff(&own, contracts), cap);
+    let mounted = (!sources.is_empty()).then(|| source::SourceAwareness::new(mounted, cap));
+    ((!actions.is_empty()).then_some(actions), mounted)
 }
 
 fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
@@ -778,18 +792,13 @@ impl Server {
     pub async fn all_contracts(&self) -> Vec<ToolContract> {
         let mut all = self.inner.contracts.clone();
         for source in &self.inner.sources {
-            for spec in source.stateless_tools().await {
-                let mut c = ToolContract::new(
-                    spec.name.clone(),
-                    spec.name,
-                    spec.description,
-                    serde_json::Value::Object(spec.input_schema.as_ref().clone()),
-                );
-                if let Some(hints) = spec.hints {
-                    c = c.with_annotations(hints);
-                }
-                all.push(c);
-            }
+            all.extend(
+                source
+                    .stateless_tools()
+                    .await
+                    .into_iter()
+                    .map(source::contract_of),
+            );
         }
         all
     }

@@ -33,7 +33,7 @@ use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
 use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
-use super::source::{self, ToolSource};
+use super::source;
 use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
 use crate::context::{CallContext, HandoffSlot, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
@@ -57,9 +57,9 @@ pub(crate) async fn call(
     }
     if !inner.sources.is_empty()
         && !inner.routes.contains_key(tool)
-        && let Some(source) = inner.sources.iter().find(|s| s.owns(tool))
+        && let Some(index) = inner.sources.iter().position(|s| s.owns(tool))
     {
-        return sourced(inner, source, tool, arguments, scope).await;
+        return sourced(inner, index, tool, arguments, scope).await;
     }
     let arguments = arguments.unwrap_or_default();
     let (index, arguments) = match route(inner, tool, arguments) {
@@ -137,7 +137,7 @@ async fn gate(inner: &Inner, tool: &str, slot: &HandoffSlot) -> Option<ToolRespo
     )))
 }
 
-/// A call of a tool a [`ToolSource`] owns (a mounted upstream's): the stages of an action
+/// A call of a tool a [`ToolSource`](source::ToolSource) owns (a mounted upstream's): the stages of an action
 /// call that do not need its input type — the scopes set for the tool by name, its guards
 /// (rate limit, concurrency, timeout), the middleware chain (with a
 /// [`CallContext::mount`] context and the arguments as sent) — around the source, which
@@ -145,11 +145,12 @@ async fn gate(inner: &Inner, tool: &str, slot: &HandoffSlot) -> Option<ToolRespo
 /// cancellation.
 async fn sourced(
     inner: &Inner,
-    source: &Arc<dyn ToolSource>,
+    index: usize,
     tool: &str,
     arguments: Option<JsonObject>,
     scope: RequestScope,
 ) -> ToolResponse {
+    let source = &inner.sources[index];
     let token = scope.cancellation.clone();
     if token.is_cancelled() {
         return ToolResponse::error(limits::cancelled(tool));
@@ -193,10 +194,20 @@ async fn sourced(
         let request = CallRequest::new(cx.clone(), Arc::new(arguments.unwrap_or_default()));
         finish(tool, timeout, internal, &cx, next.run(request), |r| r).await
     };
-    answered.unwrap_or_else(|| {
+    let Some(response) = answered else {
         tracing::info!(tool, "call cancelled by the client");
-        ToolResponse::error(limits::cancelled(tool))
-    })
+        return ToolResponse::error(limits::cancelled(tool));
+    };
+    match &inner.source_awareness {
+        Some(healing) if response.is_error => {
+            let sections = healing.of(index, source.as_ref()).await;
+            match sections.section_for(tool) {
+                Some(section) => source::with_awareness(response, section),
+                None => response,
+            }
+        }
+        _ => response,
+    }
 }
 
 /// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.

@@ -156,6 +156,8 @@ impl Inner {
 pub(super) struct Inner {
     pub(super) contracts: Vec<ToolContract>,
     pub(super) awareness: Option<ContractAwareness>,
+    /// Self-healing for mounted tools, when it is on and the server has sources.
+    pub(super) source_awareness: Option<super::source::SourceAwareness>,
     pub(super) lockfile: Option<PathBuf>,
     pub(super) name: String,
     pub(super) version: String,
