@@ -293,3 +293,51 @@ async fn a_mounted_tool_whose_upstream_changed_since_the_lock_heals_like_an_acti
     assert_eq!((text(&ok).as_str(), ok.is_error), ("hi", false));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `handoff-gateway tools` (a real gateway's `tools` command), with its upstream at `upstream`.
+async fn tools_command(upstream: &str) -> serde_json::Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_handoff-gateway"));
+    command
+        .arg("tools")
+        .env("RUST_LOG", "off")
+        .env(
+            "FUSION_DELEGATION_KEY",
+            "gateway-names-key-0123456789-abcdefghijklmn",
+        )
+        .env("FUSION_UPSTREAM_BIN", upstream)
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(20), command.output())
+        .await
+        .expect("the tools command ends in time")
+        .expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateways_tools_command_connects_its_mounts_or_says_why_not() {
+    let listing = tools_command(env!("CARGO_BIN_EXE_delegated-server")).await;
+    let tools = listing["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["triage_escalate", "finance_billing_lookup"]);
+    assert_eq!(tools[1]["_meta"][MOUNT_META_KEY], "finance");
+    assert_eq!(listing["mounts"][0]["reachable"], true);
+    assert_eq!(listing["mounts"][0]["handoff_domain"], "finance");
+
+    let listing = tools_command("/nonexistent/fusion-upstream").await;
+    let names: Vec<&str> = listing["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["triage_escalate"]);
+    let mount = &listing["mounts"][0];
+    assert_eq!(mount["reachable"], false);
+    assert!(
+        mount["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("cannot connect")),
+        "{mount}"
+    );
+}
