@@ -300,9 +300,9 @@ impl CallContext {
     /// `reason`, with `carry` (carried to the upstream in every call's delegation token):
     /// from the next `tools/list` on, the session sees the domain's tools and
     /// [`RETURN_TOOL`], and is sent `notifications/tools/list_changed`. Return the response
-    /// from the handler. A 2026-07-28 request has no session: the response carries a handle
-    /// (text and `structuredContent.handoff`) that the domain's tools take as their
-    /// [`HANDLE_ARGUMENT`]. Without either (a stateless 2025 request, an in-process call)
+    /// from the handler. A request with no session (2026-07-28, or any over stateless HTTP):
+    /// the response carries a handle (text and `structuredContent.handoff`) that the domain's
+    /// tools take as their [`HANDLE_ARGUMENT`]. Without any connection (an in-process call)
     /// nothing is handed off and the response is an error saying so.
     pub fn handoff(
         &self,
