@@ -289,4 +289,15 @@ fn a_setting_for_a_name_under_no_mount_and_no_action_is_refused() {
         .scopes("other_echo", ["x"])
         .build();
     assert!(built.is_err());
+    // A mount's own name: its options hold for all its tools.
+    let e = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .concurrency("plain", ConcurrencyLimit::new(1, 0))
+        .build()
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("`plain` is a mount") && e.contains("MountOptions"),
+        "{e}"
+    );
 }

@@ -34,6 +34,7 @@ pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
+#[cfg(feature = "gateway")]
 pub(crate) use routing::nearest;
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 pub use source::{RETURN_TOOL, ToolSource};
@@ -505,6 +506,20 @@ impl ServerBuilder {
         }
         let sources = &self.sources;
         let mounted_tool = |name: &str| sources.iter().any(|s| s.owns(name));
+        let g = &self.guards;
+        let named = (g.concurrency.iter().map(|(n, _)| n))
+            .chain(g.rate_limits.iter().map(|(n, _)| n))
+            .chain(g.timeouts.iter().map(|(n, _)| n))
+            .chain(g.groups.iter().map(|(n, _)| n))
+            .chain(self.auth.scopes.iter().map(|(n, _)| n));
+        if let Some(mount) = named
+            .filter(|n| !infos.iter().any(|i| i.name == n.as_str()))
+            .find(|n| sources.iter().any(|s| s.name() == n.as_str()))
+        {
+            return Err(BuildError::Guard(format!(
+                "`{mount}` is a mount: name one of its tools (`{mount}_…`), or set what holds for all its tools in its MountOptions (scopes, rate_limit, pending, call_timeout)"
+            )));
+        }
         let mounted_scopes = apply_scope_overrides(&mut infos, &self.auth.scopes, &mounted_tool)
             .map_err(BuildError::Guard)?;
         let shared = limits::SharedStore::default();
