@@ -19,8 +19,8 @@ use crate::server::ToolSpec;
 /// is answered by the source, never by the pipeline's validation stage.
 pub trait ToolSource: Send + Sync + 'static {
     /// The source's name (a mount's prefix, `finance`): what
-    /// [`CallContext::action`](crate::CallContext::action) and
-    /// [`CallContext::mount`](crate::CallContext::mount) say for a call of one of its tools.
+    /// [`CallContext::action`](crate::context::CallContext::action) and
+    /// [`CallContext::mount`](crate::context::CallContext::mount) say for a call of one of its tools.
     fn name(&self) -> &'static str;
 
     /// Called once by [`ServerBuilder::build`](super::ServerBuilder::build) with the
