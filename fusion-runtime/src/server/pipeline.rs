@@ -137,12 +137,12 @@ async fn gate(inner: &Inner, tool: &str, slot: &HandoffSlot) -> Option<ToolRespo
     )))
 }
 
-/// A call of a tool a [`ToolSource`](source::ToolSource) owns (a mounted upstream's): the stages of an action
-/// call that do not need its input type — the scopes set for the tool by name, its guards
-/// (rate limit, concurrency, timeout), the middleware chain (with a
+/// A call of a tool a [`ToolSource`](source::ToolSource) owns (a mounted upstream's): the
+/// stages of an action call that need no input type — the scopes set for the tool by name,
+/// its guards (rate limit, concurrency, timeout), the middleware chain (with a
 /// [`CallContext::mount`] context and the arguments as sent) — around the source, which
-/// admits, forwards and answers it under its own bounds. Raced against the client's
-/// cancellation.
+/// admits, forwards and answers it under its own bounds; then, with self-healing, the
+/// tool's `<contract_awareness>`. Raced against the client's cancellation.
 async fn sourced(
     inner: &Inner,
     index: usize,
