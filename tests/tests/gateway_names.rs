@@ -95,6 +95,8 @@ async fn the_tools_command_lists_mounted_tools_by_mount_and_names_an_unreachable
     let gateway = Server::builder()
         .action::<LocalSayAction>()
         .mount("plain", Upstream::stdio(plain()))
+        .timeout("plain_ecko", Duration::from_secs(5))
+        .timeout("plain_echo", Duration::from_secs(5))
         .mount_with(
             "mute",
             Upstream::stdio(hangs),
@@ -138,6 +140,7 @@ async fn the_tools_command_lists_mounted_tools_by_mount_and_names_an_unreachable
             .is_some_and(|u| u.contains("plain-upstream")),
         "{mounts}"
     );
+    assert_eq!(mounts[0]["unlisted_settings"], json!(["plain_ecko"]));
     assert_eq!(mounts[1]["name"], "mute");
     assert_eq!(mounts[1]["reachable"], false);
     assert_eq!(

@@ -42,7 +42,8 @@ impl Server {
     /// What the `tools` command prints: [`Server::tools_json`], then each mounted upstream's
     /// tools, each marked with its mount in `_meta` ([`MOUNT_META_KEY`]), and a `mounts`
     /// entry per mount saying what it is and whether it was reached (`reachable`, else
-    /// `error`). A mount not connected yet is connected; a mount that does not answer is
+    /// `error`), and which tool names the server's guards or scopes set for it that the
+    /// upstream does not list (`unlisted_settings`: a typo, or a tool it dropped). A mount not connected yet is connected; a mount that does not answer is
     /// given up after its first-connection wait (`MountOptions::list_wait`, or sooner when
     /// its connect timeout fails the attempt), so this never hangs. Without mounts: exactly
     /// [`Server::tools_json`].
@@ -71,6 +72,14 @@ impl Server {
             }
             if let Some(domain) = source.handoff_domain() {
                 mount["handoff_domain"] = domain.into();
+            }
+            let unlisted: Vec<&str> = self
+                .mounted_settings()
+                .into_iter()
+                .filter(|n| source.owns(n) && !specs.iter().any(|s| s.name == *n))
+                .collect();
+            if !unlisted.is_empty() && source.reachable().is_ok() {
+                mount["unlisted_settings"] = unlisted.into();
             }
             mounts.push(mount);
             for spec in &specs {

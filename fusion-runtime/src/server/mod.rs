@@ -895,6 +895,23 @@ impl Server {
         all
     }
 
+    /// The mounted tools the builder's guards and scopes name (`finance_get_invoice`),
+    /// sorted: the `tools` command reports those their upstream does not list.
+    #[cfg_attr(
+        not(feature = "cli"),
+        allow(dead_code, reason = "read by mcp/ for the cli")
+    )]
+    pub(crate) fn mounted_settings(&self) -> Vec<&str> {
+        let inner = &self.inner;
+        let mut names: Vec<&str> = (inner.mounted_guards.keys())
+            .chain(inner.mounted_scopes.keys())
+            .map(String::as_str)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The concurrency guard of `action` now — calls running and waiting, and its limits —
     /// or `None` when the action is unknown or has no concurrency limit.
     pub fn guard_state(&self, action: &str) -> Option<GuardState> {
