@@ -10,7 +10,8 @@
 //! `triage_route` hands a billing question off to `finance`: a 2025 session then lists the
 //! billing tools (`finance_billing_…`) and `gateway_return_to_triage`, and is sent
 //! `tools/list_changed`; a 2026-07-28 client gets a handle to pass as `handoff` to the
-//! `finance_…` tools, which every client sees. The billing server is the `billing` example
+//! `finance_…` tools, which every client sees. Charging is rate limited per client by the
+//! gateway itself (`RATE_LIMITED`, as for an action). The billing server is the `billing` example
 //! next to this one (`target/debug/examples/billing`), or the program in
 //! `FUSION_BILLING_BIN`; when it is down, its tools answer `HANDOFF_CONNECTING` or
 //! `HANDOFF_UPSTREAM_UNAVAILABLE` envelopes.
@@ -21,6 +22,7 @@ use std::process::ExitCode;
 use fusion_runtime::cli::{self, Cli, Parser};
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::Upstream;
+use fusion_runtime::guard::RateLimit;
 use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
 use serde::Deserialize;
 use serde_json::json;
@@ -70,6 +72,11 @@ async fn main() -> ExitCode {
         .instructions("Route the user's question with triage_route; billing questions are handed off to finance.")
         .action::<RouteAction>()
         .handoff_domain("finance", Upstream::stdio(billing))
+        // The gateway's own guards reach the mounted tools by their prefixed names.
+        .rate_limit(
+            "finance_billing_charge",
+            RateLimit::per_minute(10).per_client(),
+        )
         .build();
     match server {
         Ok(server) => cli::run_command(server, cli.command).await,

@@ -105,7 +105,9 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Print tools/list as JSON: every tool with its input schema.
+    /// Print tools/list as JSON: every tool with its input schema, a mounted upstream's
+    /// marked with its mount (connecting to it, bounded by its first-connection wait), and
+    /// under `mounts` whether each upstream was reached.
     Tools,
     /// Run one call through the full pipeline and print what the model would read (each text
     /// block; `--json` for the whole MCP result); exits with status 1 when it is an error.
@@ -361,7 +363,10 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             Ok(check_lockfile(&lock, &path))
         }
         Some(Command::Tools) => {
-            println!("{}", serde_json::to_string_pretty(&server.tools_json())?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&server.tools_listing().await)?
+            );
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Call {

@@ -165,6 +165,155 @@ async fn a_2025_session_hands_off_to_finance_and_returns() {
     let _ = http.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_stdio_session_hands_off_to_finance_and_returns() {
+    use fusion_runtime::rmcp::transport::TokioChildProcess;
+
+    // A real gateway process over stdio, itself spawning the real upstream over stdio.
+    let mut gateway = tokio::process::Command::new(env!("CARGO_BIN_EXE_handoff-gateway"));
+    gateway
+        .arg("serve")
+        .env("RUST_LOG", "off")
+        .env("FUSION_DELEGATION_KEY", SECRET)
+        .env(
+            "FUSION_UPSTREAM_BIN",
+            env!("CARGO_BIN_EXE_delegated-server"),
+        );
+    let (transport, _) = TokioChildProcess::builder(gateway)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the gateway spawns");
+    let (tx, mut changed) = mpsc::unbounded_channel();
+    let client = tokio::time::timeout(LIMIT, ListWatcher(tx).serve(transport))
+        .await
+        .expect("in time")
+        .expect("a 2025 stdio session");
+
+    assert_eq!(names(&client).await, ["triage_escalate"]);
+    let (handed, is_error) = call(
+        &client,
+        "triage_escalate",
+        json!({"invoice": "inv_2026_0001"}),
+    )
+    .await;
+    assert!(!is_error, "{handed}");
+    assert!(handed.starts_with("Handed off to finance"), "{handed}");
+    tokio::time::timeout(LIMIT, changed.recv())
+        .await
+        .expect("list_changed in time")
+        .expect("list_changed");
+    assert_eq!(
+        names(&client).await,
+        ["finance_billing_lookup", "gateway_return_to_triage"]
+    );
+    let (wrong, is_error) = call(&client, "triage_escalate", json!({"invoice": "x"})).await;
+    assert!(is_error);
+    assert_eq!(
+        wrong,
+        include_str!("snapshots/gateway_handoff__mismatch_in_finance.snap")
+            .split("---\n")
+            .nth(2)
+            .unwrap_or_default()
+            .trim_end(),
+        "the same answer as over HTTP"
+    );
+
+    let (looked_up, is_error) = call(
+        &client,
+        "finance_billing_lookup",
+        json!({"invoice": "inv_1"}),
+    )
+    .await;
+    assert!(!is_error, "{looked_up}");
+    let got: serde_json::Value = serde_json::from_str(&looked_up).expect("JSON");
+    assert_eq!(got["carry"], json!({"invoice": "inv_2026_0001"}));
+    assert_eq!(got["issuer"], "triage");
+
+    let (back, is_error) = call(&client, "gateway_return_to_triage", json!({})).await;
+    assert!(!is_error, "{back}");
+    tokio::time::timeout(LIMIT, changed.recv())
+        .await
+        .expect("list_changed in time")
+        .expect("list_changed");
+    assert_eq!(names(&client).await, ["triage_escalate"]);
+    let _ = client.cancel().await;
+}
+
+/// Stateless streamable HTTP has no session for a 2025 client either: a handoff cannot
+/// change what the caller's next `tools/list` shows, so it takes the 2026-07-28 form — one
+/// list for everyone, the domain's tools taking the handle the handoff answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_2025_client_is_handed_a_handle() {
+    let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
+    upstream
+        .arg("serve")
+        .env("RUST_LOG", "off")
+        .env("FUSION_DELEGATION_KEY", SECRET);
+    let key = DelegationKey::new(SECRET).expect("key");
+    let gateway = Server::builder()
+        .name("triage")
+        .action::<EscalateAction>()
+        .mount_with(
+            "finance",
+            Upstream::stdio(upstream),
+            MountOptions {
+                handoff_only: true,
+                delegation: Some(MountDelegation::new(key, "triage", "billing")),
+                ..MountOptions::default()
+            },
+        )
+        .build()
+        .expect("builds");
+    let http = spawn_http(
+        gateway,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        HttpOptions::default().stateless(true),
+    )
+    .await
+    .expect("serves");
+    let (tx, _changed) = mpsc::unbounded_channel();
+    let client = ListWatcher(tx)
+        .serve(StreamableHttpClientTransport::from_uri(http.url.clone()))
+        .await
+        .expect("a 2025 client, no session");
+    assert_eq!(
+        names(&client).await,
+        ["finance_billing_lookup", "triage_escalate"]
+    );
+    let (without, is_error) = call(
+        &client,
+        "finance_billing_lookup",
+        json!({"invoice": "inv_1"}),
+    )
+    .await;
+    assert!(is_error);
+    assert!(without.contains("HANDOFF_NAMESPACE_MISMATCH"), "{without}");
+
+    let mut params = CallToolRequestParams::new("triage_escalate");
+    if let serde_json::Value::Object(map) = json!({"invoice": "inv_2026_0001"}) {
+        params = params.with_arguments(map);
+    }
+    let handed: CallToolResult = client.call_tool(params).await.expect("tools/call");
+    assert_ne!(handed.is_error, Some(true), "{handed:?}");
+    let handle = handed
+        .structured_content
+        .as_ref()
+        .and_then(|s| s["handoff"].as_str())
+        .expect("a handle")
+        .to_owned();
+    let (looked_up, is_error) = call(
+        &client,
+        "finance_billing_lookup",
+        json!({"invoice": "inv_1", "handoff": handle}),
+    )
+    .await;
+    assert!(!is_error, "{looked_up}");
+    let got: serde_json::Value = serde_json::from_str(&looked_up).expect("JSON");
+    assert_eq!(got["carry"], json!({"invoice": "inv_2026_0001"}));
+    let _ = client.cancel().await;
+    let _ = http.shutdown().await;
+}
+
 /// Raw JSON-RPC lines over an in-memory stdio connection, for 2026-07-28 requests.
 struct Raw {
     lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,

@@ -162,7 +162,12 @@ async fn billing_over_stdio_is_listed_under_the_prefix_and_its_envelopes_pass_in
             .filter_map(|c| c.as_text())
             .map(|t| t.text.clone())
             .collect();
-        assert_eq!(wire.join("\n"), text(&upstream), "passed through intact");
+        // Intact, but for the upstream's tool names, written as the gateway exposes them.
+        let expected = text(&upstream).replace(
+            "<action>billing.list_invoices</action>",
+            "<action>finance_billing_list_invoices</action>",
+        );
+        assert_eq!(wire.join("\n"), expected, "passed through intact");
         assert!(parse_envelope(&wire.join("\n")).is_ok());
     }
     let e = client

@@ -231,6 +231,8 @@ impl fmt::Debug for RequestScope {
 
 struct CallInner {
     action: &'static str,
+    /// Whether the call is forwarded to a mounted source (`action` is then its name).
+    mounted: bool,
     tool: Arc<str>,
     states: Arc<States>,
     scope: RequestScope,
@@ -256,6 +258,7 @@ impl CallContext {
         CallContext {
             inner: Arc::new(CallInner {
                 action,
+                mounted: false,
                 tool,
                 states,
                 scope,
@@ -264,9 +267,37 @@ impl CallContext {
         }
     }
 
-    /// The action's name (`billing.get_invoice`).
+    /// The context of a call forwarded to the [`ToolSource`](crate::server::ToolSource)
+    /// named `source` (a mounted upstream).
+    pub(crate) fn forwarded(
+        source: &'static str,
+        tool: Arc<str>,
+        states: Arc<States>,
+        scope: RequestScope,
+    ) -> Self {
+        CallContext {
+            inner: Arc::new(CallInner {
+                action: source,
+                mounted: true,
+                tool,
+                states,
+                scope,
+                delegation: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// The action's name (`billing.get_invoice`); for a call of a mounted upstream's tool, the
+    /// mount's name (`finance`, see [`CallContext::mount`]).
     pub fn action(&self) -> &'static str {
         self.inner.action
+    }
+
+    /// For a call of a mounted upstream's tool (forwarded, not run here): the mount's name.
+    /// Such a call has no action and no typed input; [`CallContext::tool`] is the tool
+    /// called (`finance_get_invoice`), and middleware sees its arguments as sent.
+    pub fn mount(&self) -> Option<&'static str> {
+        self.inner.mounted.then_some(self.inner.action)
     }
 
     /// The MCP tool name the client called (`billing_get_invoice`, or the group's tool).

@@ -39,15 +39,27 @@ pub(crate) fn unavailable(mount: &str, why: &str, retry: Duration) -> ToolError 
     .retry_after(retry.max(Duration::from_secs(1)))
 }
 
-/// The answer for a tool under `mount`'s prefix that the upstream does not list.
+/// The answer for a tool under `mount`'s prefix that the upstream does not list: the
+/// closest of its tools, as for a server's own.
 pub(crate) fn unknown_tool(requested: &str, mount: &str, tools: &[String]) -> ToolError {
-    ToolError::new(
+    let near = crate::validation::closest(requested, tools.iter().map(String::as_str));
+    let recovery = match near {
+        Some(n) => {
+            format!("Call {n} instead (the closest name), or pick one of the available tools")
+        }
+        None => "Call one of the available tools; do not invent tool names".to_owned(),
+    };
+    let mut e = ToolError::new(
         codes::UNKNOWN_ACTION,
         format!("The {mount} service has no tool named '{requested}'"),
     )
-    .suggest("Call one of the available tools; do not invent tool names")
-    .actions(tools.iter().take(20).cloned())
-    .detail("requested", requested)
+    .suggest(recovery)
+    .actions(crate::server::nearest(requested, tools))
+    .detail("requested", requested);
+    if let Some(n) = near {
+        e = e.detail("closest", n);
+    }
+    e
 }
 
 /// The answer for a reply larger than the mount's limit.
@@ -113,6 +125,88 @@ pub(crate) fn error_reply(tool: &str, mount: &str, content: Vec<Content>) -> Too
     )
 }
 
+/// An upstream's `<tool_error>` envelope with the upstream's tool names it gives the model
+/// — each `<action>` of `<available_actions>`, and the names in `<recovery>` — written as the
+/// gateway exposes them (`rename`), so that a model following it calls a tool that exists on
+/// the gateway; every other byte is kept. In the recovery text only a word that is a name
+/// with a separator (`billing.get_invoice`, `billing_list_invoices`) is renamed: a one-word
+/// tool name cannot be told from prose. `None` when nothing was renamed (or `text` is not a
+/// `<tool_error>`).
+pub(crate) fn rename_tools<'a>(
+    text: &str,
+    rename: impl Fn(&str) -> Option<&'a str>,
+) -> Option<String> {
+    if !text.starts_with("<tool_error") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut changed = false;
+    let mut rest = text;
+    if let Some((before, inner, after)) = element(rest, "<recovery>", "</recovery>") {
+        out.push_str(before);
+        for (word, is_name) in words(inner) {
+            let trimmed = word.trim_end_matches(['.', '-']);
+            let renamed = is_name
+                .then(|| rename(trimmed))
+                .flatten()
+                .filter(|_| trimmed.contains(['.', '_', '-']));
+            match renamed {
+                Some(new) => {
+                    out.push_str(new);
+                    out.push_str(&word[trimmed.len()..]);
+                    changed = true;
+                }
+                None => out.push_str(word),
+            }
+        }
+        rest = after;
+    }
+    if let Some((before, mut inner, after)) =
+        element(rest, "<available_actions>", "</available_actions>")
+    {
+        out.push_str(before);
+        while let Some((gap, name, next)) = element(inner, "<action>", "</action>") {
+            out.push_str(gap);
+            match rename(name) {
+                Some(new) => {
+                    out.push_str(new);
+                    changed = true;
+                }
+                None => out.push_str(name),
+            }
+            inner = next;
+        }
+        out.push_str(inner);
+        rest = after;
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// `text` split around the first `open`…`close` element: what comes before it and its
+/// opening tag, its content, and its closing tag and what follows.
+fn element<'t>(text: &'t str, open: &str, close: &str) -> Option<(&'t str, &'t str, &'t str)> {
+    let start = text.find(open)? + open.len();
+    let end = start + text[start..].find(close)?;
+    Some((&text[..start], &text[start..end], &text[end..]))
+}
+
+/// `text` cut into runs of tool-name characters (`true`) and of anything else (`false`).
+fn words(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let kind = is_name(first);
+        let end = rest
+            .find(|c: char| is_name(c) != kind)
+            .unwrap_or(rest.len());
+        let (word, tail) = rest.split_at(end);
+        rest = tail;
+        Some((word, kind))
+    })
+}
+
 /// `text` cut to [`MAX_QUOTED_CHARS`] characters on a character boundary.
 fn quote(text: &str) -> String {
     match text.char_indices().nth(MAX_QUOTED_CHARS) {
@@ -140,6 +234,37 @@ mod tests {
         );
         assert!(text.contains("boom &lt;b>"), "{text}");
         assert!(r.is_error);
+    }
+
+    #[test]
+    fn upstream_names_are_renamed_and_nothing_else() {
+        let envelope = ToolError::new(codes::CONFLICT, "billing.get_invoice & <b> failed")
+            .suggest("Call billing.get_invoice. Then billing_list_invoices, or get_invoice & <x>")
+            .actions(["billing.get_invoice", "other.tool"])
+            .detail("tool", "billing.get_invoice")
+            .render()
+            .to_string();
+        let rename = |n: &str| match n {
+            "billing.get_invoice" => Some("f_billing_get_invoice"),
+            "billing_list_invoices" => Some("f_billing_list_invoices"),
+            "get_invoice" => Some("wrong"),
+            _ => None,
+        };
+        let renamed = rename_tools(&envelope, rename).unwrap_or_default();
+        let expected = envelope
+            .replace(
+                "Call billing.get_invoice. Then billing_list_invoices, or get_invoice",
+                "Call f_billing_get_invoice. Then f_billing_list_invoices, or wrong",
+            )
+            .replace(
+                "<action>billing.get_invoice</action>",
+                "<action>f_billing_get_invoice</action>",
+            );
+        assert_eq!(renamed, expected);
+        assert!(renamed.contains("<message>billing.get_invoice &amp;"));
+        assert!(renamed.contains("<detail key=\"tool\">billing.get_invoice</detail>"));
+        assert_eq!(rename_tools(&envelope, |_| None), None);
+        assert_eq!(rename_tools("plain text", rename), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! | the connection is coming up (first use, or a probe after a failure) | `HANDOFF_CONNECTING`, severity warning, `retry_after` 2 |
 //! | cannot connect, crashed, closed, timed out | `HANDOFF_UPSTREAM_UNAVAILABLE`, `retry_after` from the [`Backoff`], growing while it stays down |
 //! | while the circuit is open (after a failure, until the backoff ends) | the same, at once, without touching the upstream |
-//! | the upstream is a Fusion server and answered with an envelope | that envelope, intact |
+//! | the upstream is a Fusion server and answered with an envelope | that envelope, intact but for the tool names in `<available_actions>` and `<recovery>`, written as the gateway exposes them |
 //! | a plain-text error (`isError` text, a JSON-RPC error) | `INTERNAL_ERROR` quoting it (bounded), with a recovery |
 //!
 //! This module names no `rmcp` type: the connection is a [`Connector`], which `mcp`
@@ -193,8 +193,8 @@ pub struct MountOptions {
     pub handoff_only: bool,
     /// The OAuth scopes every call of the mount's tools requires (default none), checked
     /// before anything is forwarded, as `#[tool_action(scopes = [..])]` is for an action:
-    /// without a principal `AUTH_REQUIRED`, missing one `FORBIDDEN`. The server's own
-    /// per-action scopes, guards and middleware do not reach mounted tools; this does.
+    /// without a principal `AUTH_REQUIRED`, missing one `FORBIDDEN`. Scopes set for one tool
+    /// with [`ServerBuilder::scopes`] (by its prefixed name) are required on top.
     pub scopes: Vec<std::borrow::Cow<'static, str>>,
 }
 
@@ -300,9 +300,9 @@ impl CallContext {
     /// `reason`, with `carry` (carried to the upstream in every call's delegation token):
     /// from the next `tools/list` on, the session sees the domain's tools and
     /// [`RETURN_TOOL`], and is sent `notifications/tools/list_changed`. Return the response
-    /// from the handler. A 2026-07-28 request has no session: the response carries a handle
-    /// (text and `structuredContent.handoff`) that the domain's tools take as their
-    /// [`HANDLE_ARGUMENT`]. Without either (a stateless 2025 request, an in-process call)
+    /// from the handler. A request with no session (2026-07-28, or any over stateless HTTP):
+    /// the response carries a handle (text and `structuredContent.handoff`) that the domain's
+    /// tools take as their [`HANDLE_ARGUMENT`]. Without any connection (an in-process call)
     /// nothing is handed off and the response is an error saying so.
     pub fn handoff(
         &self,

@@ -14,7 +14,7 @@ use super::handle::{self, HANDLE_ARGUMENT};
 use super::{Connection, MountOptions, Upstream, UpstreamEvents, UpstreamFailure, UpstreamTool};
 use crate::auth::DELEGATION_META_KEY;
 use crate::context::{ClientKey, RequestScope};
-use crate::envelope::{ToolError, ToolResponse, codes};
+use crate::envelope::{Content, ToolError, ToolResponse, codes};
 use crate::guard::{ConcurrencyGuard, RateLimiterGuard};
 use crate::input::JsonObject;
 use crate::server::{ToolSource, ToolSpec, valid_tool_name};
@@ -22,6 +22,9 @@ use crate::server::{ToolSource, ToolSpec, valid_tool_name};
 /// A mounted upstream, as the server's tool source.
 pub(super) struct Mount {
     shared: Arc<Shared>,
+    /// The prefix, for the calls' contexts: leaked once per mount (a mount is configuration,
+    /// built once per server).
+    name: &'static str,
 }
 
 struct Shared {
@@ -66,6 +69,27 @@ enum State {
 struct Listed {
     specs: Vec<ToolSpec>,
     names: HashMap<String, String>,
+    /// Upstream name, then its [`name_key`] (unless two share it) → exposed name: how the
+    /// names in an upstream's envelopes are written for the model.
+    exposed: HashMap<String, String>,
+    by_key: HashMap<String, Option<String>>,
+}
+
+impl Listed {
+    /// The gateway's name for a tool an upstream envelope names: its tool name, or its
+    /// action name (`billing.get_invoice` for the tool `billing_get_invoice`).
+    fn gateway_name(&self, upstream: &str) -> Option<&str> {
+        self.exposed
+            .get(upstream)
+            .or_else(|| self.by_key.get(&name_key(upstream))?.as_ref())
+            .map(String::as_str)
+    }
+}
+
+/// A name with every separator (`.`, `-`, `_`) made `_`: an action name and the tool name a
+/// Fusion upstream exposes it as have the same key.
+fn name_key(name: &str) -> String {
+    name.replace(['.', '-'], "_")
 }
 
 /// What a call does, decided under the lock.
@@ -82,6 +106,7 @@ impl Mount {
             .rate_limit
             .map(|l| RateLimiterGuard::new(format!("the {prefix} service"), l));
         Mount {
+            name: Box::leak(prefix.clone().into_boxed_str()),
             shared: Arc::new(Shared {
                 prefix,
                 upstream,
@@ -104,6 +129,10 @@ impl Mount {
 }
 
 impl ToolSource for Mount {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
     fn bind(&self, separator: &str, changes: &crate::Notifier) {
         let _ = self.shared.separator.set(separator.to_owned());
         let _ = self.shared.notifier.set(changes.clone());
@@ -146,6 +175,30 @@ impl ToolSource for Mount {
             }
             tools
         })
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        let listed = self.shared.listed();
+        listed.specs.iter().map(|s| s.name.clone()).collect()
+    }
+
+    fn describe(&self) -> String {
+        self.shared.describe()
+    }
+
+    fn reachable(&self) -> Result<(), String> {
+        match &self.shared.lock().state {
+            State::Up(c) if !c.is_closed() => Ok(()),
+            State::Up(_) => Err("the connection closed".to_owned()),
+            State::Idle => Err("not connected yet".to_owned()),
+            State::Connecting => Err("still connecting".to_owned()),
+            State::Down { why, .. } => Err(why.clone()),
+        }
+    }
+
+    fn scopes(&self) -> Vec<String> {
+        let scopes = &self.shared.options.scopes;
+        scopes.iter().map(|s| s.to_string()).collect()
     }
 
     fn handoff_domain(&self) -> Option<&str> {
@@ -300,6 +353,12 @@ impl Shared {
                 continue;
             }
             listed.names.insert(exposed.clone(), tool.name.clone());
+            listed.exposed.insert(tool.name.clone(), exposed.clone());
+            listed
+                .by_key
+                .entry(name_key(&tool.name))
+                .and_modify(|e| *e = None)
+                .or_insert_with(|| Some(exposed.clone()));
             listed.specs.push(ToolSpec {
                 name: exposed,
                 title: tool.title,
@@ -522,14 +581,26 @@ impl Shared {
                 self.options.max_response_bytes,
             ));
         }
-        if reply.is_error {
-            return answers::error_reply(&tool, &self.prefix, reply.content);
+        let mut response = if reply.is_error {
+            answers::error_reply(&tool, &self.prefix, reply.content)
+        } else {
+            ToolResponse {
+                content: reply.content,
+                is_error: false,
+                structured_content: reply.structured_content,
+            }
+        };
+        let listed = self.listed();
+        for block in &mut response.content {
+            if let Content::Text(text) = block
+                && text.starts_with("<tool_error")
+                && crate::client::parse_envelope(text).is_ok()
+                && let Some(renamed) = answers::rename_tools(text, |n| listed.gateway_name(n))
+            {
+                *text = renamed;
+            }
         }
-        ToolResponse {
-            content: reply.content,
-            is_error: false,
-            structured_content: reply.structured_content,
-        }
+        response
     }
 }
 

@@ -56,6 +56,7 @@ mod upstream;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
 pub use scope::request_scope;
+pub use tools::MOUNT_META_KEY;
 
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::SetLevelRequestParams;
@@ -322,7 +323,8 @@ impl ServerHandler for McpHandler {
         let tools = if self.server.tool_sources().is_empty() {
             self.server.tools()
         } else {
-            let specs = if era.is_modern() {
+            // No session (2026-07-28, or stateless HTTP): one list for everyone.
+            let specs = if era.is_modern() || self.sessionless {
                 self.server.listed_tool_specs_stateless().await
             } else {
                 let domain = self.handoff.get().map(|h| h.domain);
@@ -352,7 +354,11 @@ impl ServerHandler for McpHandler {
             let handing_off = !self.server.tool_sources().is_empty();
             let generation = self.handoff.generation();
             if handing_off {
-                scope.handoff = Some(self.handoff.clone());
+                // Stateless HTTP keeps no session to hand off: the handle form, as 2026-07-28.
+                scope.handoff = Some(match self.sessionless {
+                    true => std::sync::Arc::new(crate::context::HandoffSlot::stateless()),
+                    false => self.handoff.clone(),
+                });
             }
             let response = self
                 .server

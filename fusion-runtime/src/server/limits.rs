@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::action::ActionInfo;
+use crate::action::{ActionInfo, ActionLimits};
 use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ToolError, error};
 use crate::guard::{
@@ -38,28 +38,56 @@ pub(crate) fn group_of(action: &str) -> Option<&str> {
 impl GuardConfig {
     /// Applies the overrides to the actions' declared limits and builds the guards, one set per
     /// action in `infos` order. Fails when an override names no registered action or group.
+    ///
+    /// A name no action has is taken as a mounted upstream's tool when `mounted_tool` says it
+    /// is under a mount's prefix: its guards are built by name (the upstream's tools are not
+    /// known before it connects).
     pub(crate) fn build(
         &self,
         infos: &mut [ActionInfo],
         shared: &SharedStore,
+        mounted_tool: &dyn Fn(&str) -> bool,
     ) -> Result<Guards, String> {
-        fn find<'a>(
-            infos: &'a mut [ActionInfo],
+        fn find<'a>(infos: &'a mut [ActionInfo], name: &str) -> Option<&'a mut ActionInfo> {
+            infos.iter_mut().find(|i| i.name == name)
+        }
+        let mut mounted: HashMap<String, ActionLimits> = HashMap::new();
+        fn slot<'a>(
+            mounted: &'a mut HashMap<String, ActionLimits>,
+            mounted_tool: &dyn Fn(&str) -> bool,
             name: &str,
             what: &str,
-        ) -> Result<&'a mut ActionInfo, String> {
-            infos.iter_mut().find(|i| i.name == name).ok_or_else(|| {
-                format!("{what} for `{name}`, but no action of that name is registered")
-            })
+        ) -> Result<&'a mut ActionLimits, String> {
+            if !mounted_tool(name) {
+                return Err(format!(
+                    "{what} for `{name}`, but no action of that name is registered and no mount's prefix covers it"
+                ));
+            }
+            Ok(mounted.entry(name.to_owned()).or_default())
         }
         for (name, limit) in &self.concurrency {
-            find(infos, name, "a concurrency limit")?.limits.concurrency = Some(*limit);
+            match find(infos, name) {
+                Some(info) => info.limits.concurrency = Some(*limit),
+                None => {
+                    slot(&mut mounted, mounted_tool, name, "a concurrency limit")?.concurrency =
+                        Some(*limit)
+                }
+            }
         }
         for (name, limit) in &self.rate_limits {
-            find(infos, name, "a rate limit")?.limits.rate_limit = Some(*limit);
+            match find(infos, name) {
+                Some(info) => info.limits.rate_limit = Some(*limit),
+                None => {
+                    slot(&mut mounted, mounted_tool, name, "a rate limit")?.rate_limit =
+                        Some(*limit)
+                }
+            }
         }
         for (name, limit) in &self.timeouts {
-            find(infos, name, "a timeout")?.limits.timeout = Some(*limit);
+            match find(infos, name) {
+                Some(info) => info.limits.timeout = Some(*limit),
+                None => slot(&mut mounted, mounted_tool, name, "a timeout")?.timeout = Some(*limit),
+            }
         }
         let mut groups = HashMap::new();
         for (group, limit) in &self.groups {
@@ -76,25 +104,36 @@ impl GuardConfig {
                 Arc::new(ConcurrencyGuard::new(format!("the {group} group"), *limit)),
             );
         }
+        let guards_of = |name: Arc<str>, limits: &ActionLimits, group| ActionGuards {
+            concurrency: limits.concurrency.map(|l| ConcurrencyGuard::new(&*name, l)),
+            group,
+            rate: limits
+                .rate_limit
+                .map(|l| (RateLimiterGuard::new(&*name, l), l.per_client)),
+            timeout: limits.timeout,
+            checks: AtomicU64::new(0),
+            name,
+            shared: Arc::clone(shared),
+        };
         let actions = infos
             .iter()
-            .map(|info| ActionGuards {
-                concurrency: info
-                    .limits
-                    .concurrency
-                    .map(|l| ConcurrencyGuard::new(info.name, l)),
-                group: group_of(info.name).and_then(|g| groups.get(g).cloned()),
-                rate: info
-                    .limits
-                    .rate_limit
-                    .map(|l| (RateLimiterGuard::new(info.name, l), l.per_client)),
-                timeout: info.limits.timeout,
-                checks: AtomicU64::new(0),
-                name: info.name,
-                shared: Arc::clone(shared),
+            .map(|info| {
+                let group = group_of(info.name).and_then(|g| groups.get(g).cloned());
+                guards_of(Arc::from(info.name), &info.limits, group)
             })
             .collect();
-        Ok(Guards { actions, groups })
+        let mounted = mounted
+            .into_iter()
+            .map(|(name, limits)| {
+                let guards = guards_of(Arc::from(name.as_str()), &limits, None);
+                (name, guards)
+            })
+            .collect();
+        Ok(Guards {
+            actions,
+            groups,
+            mounted,
+        })
     }
 }
 
@@ -102,6 +141,8 @@ impl GuardConfig {
 pub(crate) struct Guards {
     pub actions: Vec<ActionGuards>,
     pub groups: HashMap<String, Arc<ConcurrencyGuard>>,
+    /// The guards of mounted tools, by exposed name (`finance_get_invoice`).
+    pub mounted: HashMap<String, ActionGuards>,
 }
 
 /// One action's guards.
@@ -111,7 +152,7 @@ pub(crate) struct ActionGuards {
     rate: Option<(RateLimiterGuard, bool)>,
     pub timeout: Option<Duration>,
     checks: AtomicU64,
-    name: &'static str,
+    name: Arc<str>,
     shared: SharedStore,
 }
 
@@ -135,7 +176,7 @@ impl ActionGuards {
                 } else {
                     String::new()
                 };
-                shared.check(self.name, &key, &rate.limit()).await?;
+                shared.check(&self.name, &key, &rate.limit()).await?;
             } else if *per_client {
                 rate.check(&ClientKey::of(scope).0)?;
                 if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {

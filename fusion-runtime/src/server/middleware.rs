@@ -29,17 +29,25 @@ impl CallRequest {
         CallRequest { cx, arguments }
     }
 
+    /// The context and the arguments, taken apart.
+    pub(crate) fn into_parts(self) -> (CallContext, Arc<JsonObject>) {
+        (self.cx, self.arguments)
+    }
+
     /// The call's context: action, tool, states, request scope.
     pub fn context(&self) -> &CallContext {
         &self.cx
     }
 
-    /// The action's name (`billing.get_invoice`).
+    /// The action's name (`billing.get_invoice`); for a mounted upstream's tool, the mount's
+    /// name (see [`CallContext::mount`]).
     pub fn action(&self) -> &'static str {
         self.cx.action()
     }
 
     /// The arguments as sent (without a grouped tool's discriminator); they passed validation.
+    /// For a call of a mounted upstream's tool ([`CallContext::mount`]) they are as the
+    /// client sent them, unvalidated: the upstream validates them.
     pub fn arguments(&self) -> &JsonObject {
         &self.arguments
     }
@@ -135,6 +143,8 @@ impl Next {
         match chain.get(index).cloned() {
             Some(m) => {
                 let action = req.action();
+                // A mounted call's failure names the tool called, not only its mount.
+                let tool = req.cx.mount().map(|_| Arc::<str>::from(req.cx.tool()));
                 let next = Next {
                     chain,
                     index: index + 1,
@@ -143,7 +153,9 @@ impl Next {
                 };
                 match m.handle(req, next).await {
                     Ok(r) => r,
-                    Err(f) => ToolResponse::error(internal.into_envelope(action, f)),
+                    Err(f) => ToolResponse::error(
+                        internal.into_envelope(tool.as_deref().unwrap_or(action), f),
+                    ),
                 }
             }
             None => endpoint(req).await,

@@ -34,6 +34,8 @@ pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::{ActionDescriptor, ToolSpec};
+#[cfg(feature = "gateway")]
+pub(crate) use routing::nearest;
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 pub use source::{RETURN_TOOL, ToolSource};
 
@@ -377,6 +379,10 @@ impl ServerBuilder {
     /// most five, BREAKING first) as `<contract_awareness>` in its validation errors. A
     /// missing or unreadable lockfile is reported once on stderr and the server runs
     /// without the section. Also sets [`ServerBuilder::lockfile`].
+    ///
+    /// A mounted upstream's tools recorded in the lockfile (`lock` records them) are
+    /// compared with what the upstream lists, again whenever its list changes: the failures
+    /// of a changed mounted tool that may come from its arguments carry the same section.
     pub fn self_healing(mut self, path: impl Into<PathBuf>) -> Self {
         self.lockfile = Some(path.into());
         self.self_healing_cap = Some(ContractAwareness::DEFAULT_CAP);
@@ -393,6 +399,9 @@ impl ServerBuilder {
 
     /// Limits how many calls of `action` run at once and wait in line, overriding its
     /// `max_active` / `max_queue`. Beyond both, calls are answered `SERVER_BUSY` at once.
+    /// `action` may also be a mounted upstream's tool, by its prefixed name
+    /// (`finance_get_invoice`); so for [`rate_limit`](Self::rate_limit),
+    /// [`timeout`](Self::timeout) and [`scopes`](Self::scopes).
     pub fn concurrency(mut self, action: impl Into<String>, limit: ConcurrencyLimit) -> Self {
         self.guards.concurrency.push((action.into(), limit));
         self
@@ -431,7 +440,8 @@ impl ServerBuilder {
 
     /// Requires the OAuth `scopes` for calls of `action`, replacing the ones it declares
     /// (`#[tool_action(scopes = [..])]`). Without a principal: `AUTH_REQUIRED`; missing one:
-    /// `FORBIDDEN`.
+    /// `FORBIDDEN`. For a mounted tool (by its prefixed name), required on top of
+    /// [`MountOptions::scopes`](crate::gateway::MountOptions::scopes).
     pub fn scopes(
         mut self,
         action: impl Into<String>,
@@ -487,16 +497,6 @@ impl ServerBuilder {
                 });
             }
         }
-        apply_scope_overrides(&mut infos, &self.auth.scopes).map_err(BuildError::Guard)?;
-        let shared = limits::SharedStore::default();
-        if let Some(store) = self.auth.store {
-            let _ = shared.set(store);
-        }
-        let guards = self
-            .guards
-            .build(&mut infos, &shared)
-            .map_err(BuildError::Guard)?;
-        let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         let source_separator = match &self.exposure {
             Exposure::Flat { separator } => separator.as_str(),
             Exposure::Grouped { .. } => "_",
@@ -504,6 +504,33 @@ impl ServerBuilder {
         for source in &self.sources {
             source.bind(source_separator, &self.states.changes);
         }
+        let sources = &self.sources;
+        let mounted_tool = |name: &str| sources.iter().any(|s| s.owns(name));
+        let g = &self.guards;
+        let named = (g.concurrency.iter().map(|(n, _)| n))
+            .chain(g.rate_limits.iter().map(|(n, _)| n))
+            .chain(g.timeouts.iter().map(|(n, _)| n))
+            .chain(g.groups.iter().map(|(n, _)| n))
+            .chain(self.auth.scopes.iter().map(|(n, _)| n));
+        if let Some(mount) = named
+            .filter(|n| !infos.iter().any(|i| i.name == n.as_str()))
+            .find(|n| sources.iter().any(|s| s.name() == n.as_str()))
+        {
+            return Err(BuildError::Guard(format!(
+                "`{mount}` is a mount: name one of its tools (`{mount}_…`), or set what holds for all its tools in its MountOptions (scopes, rate_limit, pending, call_timeout)"
+            )));
+        }
+        let mounted_scopes = apply_scope_overrides(&mut infos, &self.auth.scopes, &mounted_tool)
+            .map_err(BuildError::Guard)?;
+        let shared = limits::SharedStore::default();
+        if let Some(store) = self.auth.store {
+            let _ = shared.set(store);
+        }
+        let guards = self
+            .guards
+            .build(&mut infos, &shared, &mounted_tool)
+            .map_err(BuildError::Guard)?;
+        let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         if let Some(name) = layout
             .tool_order
             .iter()
@@ -570,14 +597,15 @@ impl ServerBuilder {
             return Err(BuildError::ResourceCache(unknown.clone()));
         }
         let contracts = contracts_of(&entries);
-        let awareness = match (&self.lockfile, self.self_healing_cap) {
-            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap),
-            _ => None,
+        let (awareness, source_awareness) = match (&self.lockfile, self.self_healing_cap) {
+            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources),
+            _ => (None, None),
         };
         Ok(Server {
             inner: Arc::new(Inner {
                 contracts,
                 awareness,
+                source_awareness,
                 lockfile: self.lockfile,
                 name: self.name,
                 version: self.version,
@@ -592,6 +620,8 @@ impl ServerBuilder {
                 middleware: self.middleware.into(),
                 internal: self.internal,
                 group_guards: guards.groups,
+                mounted_guards: guards.mounted,
+                mounted_scopes,
                 catalog,
                 auth: self.auth.auth,
                 shared,
@@ -604,22 +634,33 @@ impl ServerBuilder {
     }
 }
 
-/// Applies the builder's scope overrides to the actions. Fails when one names no action.
+/// Applies the builder's scope overrides to the actions, and returns the ones for mounted
+/// tools (a name no action has, under a mount's prefix), by name. Fails when one names
+/// neither.
 fn apply_scope_overrides(
     infos: &mut [ActionInfo],
     overrides: &[(String, Vec<String>)],
-) -> Result<(), String> {
+    mounted_tool: &dyn Fn(&str) -> bool,
+) -> Result<HashMap<String, Vec<Cow<'static, str>>>, String> {
+    let mut mounted = HashMap::new();
     for (name, scopes) in overrides {
-        let info = infos.iter_mut().find(|i| i.name == name).ok_or_else(|| {
-            format!("scopes for `{name}`, but no action of that name is registered")
-        })?;
         let mut scopes: Vec<Cow<'static, str>> =
             scopes.iter().map(|s| Cow::Owned(s.clone())).collect();
         scopes.sort();
         scopes.dedup();
-        info.scopes = scopes;
+        match infos.iter_mut().find(|i| i.name == name) {
+            Some(info) => info.scopes = scopes,
+            None if mounted_tool(name) => {
+                mounted.insert(name.clone(), scopes);
+            }
+            None => {
+                return Err(format!(
+                    "scopes for `{name}`, but no action of that name is registered and no mount's prefix covers it"
+                ));
+            }
+        }
     }
-    Ok(())
+    Ok(mounted)
 }
 
 fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
@@ -644,16 +685,17 @@ fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
         .collect()
 }
 
-/// The frozen self-healing sections, or `None` (said once on stderr) when the lockfile
-/// cannot be read. No deltas means no per-call cost at all.
+/// The frozen self-healing sections of the actions, or `None` (said once on stderr) when the
+/// lockfile cannot be read; no deltas means no per-call cost at all. With sources, the
+/// lockfile's contracts of their tools, compared at run time.
 fn load_awareness(
     path: &Path,
     contracts: &[ToolContract],
     cap: usize,
-) -> Option<ContractAwareness> {
-    match ContractAwareness::from_lockfile(path, contracts, cap) {
-        Ok(a) if a.is_empty() => None,
-        Ok(a) => Some(a),
+    sources: &[Arc<dyn ToolSource>],
+) -> (Option<ContractAwareness>, Option<source::SourceAwareness>) {
+    let lock = match crate::contract::Lockfile::read(path) {
+        Ok(lock) => lock,
         Err(e) => {
             let msg = format!(
                 "fusion: self-healing is off: cannot use the contract lockfile {}: {e}",
@@ -665,9 +707,17 @@ fn load_awareness(
             } else {
                 eprintln!("{msg}");
             }
-            None
+            return (None, None);
         }
-    }
+    };
+    let (mounted, own): (Vec<ToolContract>, Vec<ToolContract>) = lock
+        .contracts()
+        .iter()
+        .cloned()
+        .partition(|c| sources.iter().any(|s| s.owns(&c.action)));
+    let actions = ContractAwareness::new(crate::contract::diff(&own, contracts), cap);
+    let mounted = (!sources.is_empty()).then(|| source::SourceAwareness::new(mounted, cap));
+    ((!actions.is_empty()).then_some(actions), mounted)
 }
 
 fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
@@ -757,18 +807,13 @@ impl Server {
     pub async fn all_contracts(&self) -> Vec<ToolContract> {
         let mut all = self.inner.contracts.clone();
         for source in &self.inner.sources {
-            for spec in source.stateless_tools().await {
-                let mut c = ToolContract::new(
-                    spec.name.clone(),
-                    spec.name,
-                    spec.description,
-                    serde_json::Value::Object(spec.input_schema.as_ref().clone()),
-                );
-                if let Some(hints) = spec.hints {
-                    c = c.with_annotations(hints);
-                }
-                all.push(c);
-            }
+            all.extend(
+                source
+                    .stateless_tools()
+                    .await
+                    .into_iter()
+                    .map(source::contract_of),
+            );
         }
         all
     }
@@ -850,6 +895,23 @@ impl Server {
         all
     }
 
+    /// The mounted tools the builder's guards and scopes name (`finance_get_invoice`),
+    /// sorted: the `tools` command reports those their upstream does not list.
+    #[cfg_attr(
+        not(feature = "cli"),
+        allow(dead_code, reason = "read by mcp/ for the cli")
+    )]
+    pub(crate) fn mounted_settings(&self) -> Vec<&str> {
+        let inner = &self.inner;
+        let mut names: Vec<&str> = (inner.mounted_guards.keys())
+            .chain(inner.mounted_scopes.keys())
+            .map(String::as_str)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The concurrency guard of `action` now — calls running and waiting, and its limits —
     /// or `None` when the action is unknown or has no concurrency limit.
     pub fn guard_state(&self, action: &str) -> Option<GuardState> {
@@ -868,13 +930,24 @@ impl Server {
         self.inner.auth.as_ref()
     }
 
-    /// Every scope an action requires, sorted, once each.
+    /// Every scope an action or a mounted tool requires (a mount's
+    /// [`MountOptions::scopes`](crate::gateway::MountOptions::scopes), and the scopes set for
+    /// its tools by name), sorted, once each: the Protected Resource Metadata's
+    /// `scopes_supported`.
     pub fn declared_scopes(&self) -> Vec<String> {
-        let mut all: Vec<String> = self
-            .inner
+        let inner = &self.inner;
+        let mut all: Vec<String> = inner
             .entries
             .iter()
             .flat_map(|e| e.info.scopes.iter().map(|s| s.to_string()))
+            .chain(inner.sources.iter().flat_map(|s| s.scopes()))
+            .chain(
+                inner
+                    .mounted_scopes
+                    .values()
+                    .flatten()
+                    .map(|s| s.to_string()),
+            )
             .collect();
         all.sort();
         all.dedup();
@@ -929,7 +1002,10 @@ impl Server {
             Some(n) if self.inner.routes.contains_key(n) => {
                 pipeline::arguments_not_an_object(n, arguments)
             }
-            _ => ToolResponse::error(routing::unknown_tool(sent_name, &self.inner.tool_names)),
+            _ => ToolResponse::error(routing::unknown_tool(
+                sent_name,
+                &self.inner.known_tool_names(),
+            )),
         }
     }
 }

@@ -33,7 +33,7 @@ use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
 use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
-use super::source::{self, ToolSource};
+use super::source;
 use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
 use crate::context::{CallContext, HandoffSlot, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
@@ -57,9 +57,9 @@ pub(crate) async fn call(
     }
     if !inner.sources.is_empty()
         && !inner.routes.contains_key(tool)
-        && let Some(source) = inner.sources.iter().find(|s| s.owns(tool))
+        && let Some(index) = inner.sources.iter().position(|s| s.owns(tool))
     {
-        return sourced(source.as_ref(), tool, arguments, scope).await;
+        return sourced(inner, index, tool, arguments, scope).await;
     }
     let arguments = arguments.unwrap_or_default();
     let (index, arguments) = match route(inner, tool, arguments) {
@@ -137,24 +137,76 @@ async fn gate(inner: &Inner, tool: &str, slot: &HandoffSlot) -> Option<ToolRespo
     )))
 }
 
-/// A call of a tool a [`ToolSource`] owns (a mounted upstream's): the source admits,
-/// forwards and answers it; here it only races the client's cancellation.
+/// A call of a tool a [`ToolSource`](source::ToolSource) owns (a mounted upstream's): the
+/// stages of an action call that need no input type — the scopes set for the tool by name,
+/// its guards (rate limit, concurrency, timeout), the middleware chain (with a
+/// [`CallContext::mount`] context and the arguments as sent) — around the source, which
+/// admits, forwards and answers it under its own bounds; then, with self-healing, the
+/// tool's `<contract_awareness>`. Raced against the client's cancellation.
 async fn sourced(
-    source: &dyn ToolSource,
+    inner: &Inner,
+    index: usize,
     tool: &str,
     arguments: Option<JsonObject>,
     scope: RequestScope,
 ) -> ToolResponse {
+    let source = &inner.sources[index];
     let token = scope.cancellation.clone();
     if token.is_cancelled() {
         return ToolResponse::error(limits::cancelled(tool));
     }
-    match unless_cancelled(&token, source.call(tool, arguments, scope)).await {
-        Some(response) => response,
-        None => {
-            tracing::info!(tool, "call cancelled by the client");
-            ToolResponse::error(limits::cancelled(tool))
+    if let Some(scopes) = inner.mounted_scopes.get(tool)
+        && let Err(e) = crate::auth::check_scopes(tool, scopes, scope.principal())
+    {
+        tracing::info!(tool, code = %e.code(), "mounted call refused: scopes");
+        return ToolResponse::error(e);
+    }
+    let guards = inner.mounted_guards.get(tool);
+    let _admission = match guards.filter(|g| !g.admits_all()) {
+        None => None,
+        Some(g) => match unless_cancelled(&token, g.admit(&scope)).await {
+            None => return ToolResponse::error(limits::cancelled(tool)),
+            Some(Ok(a)) => Some(a),
+            Some(Err(e)) => {
+                tracing::info!(tool, code = %e.code(), "call refused by a guard");
+                return ToolResponse::error(e);
+            }
+        },
+    };
+    let timeout = guards.and_then(|g| g.timeout);
+    let internal = inner.internal;
+    let cx = CallContext::forwarded(source.name(), Arc::from(tool), inner.states.clone(), scope);
+    let answered = if inner.middleware.is_empty() {
+        let run = source.call(tool, arguments, cx.scope().clone());
+        finish(tool, timeout, internal, &cx, run, |r| r).await
+    } else {
+        let sent = arguments.is_some();
+        let source = Arc::clone(source);
+        let endpoint = Box::new(
+            move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
+                let (cx, arguments) = req.into_parts();
+                let arguments = Arc::try_unwrap(arguments).unwrap_or_else(|a| (*a).clone());
+                let arguments = (sent || !arguments.is_empty()).then_some(arguments);
+                source.call(cx.tool(), arguments, cx.scope().clone())
+            },
+        );
+        let next = Next::new(inner.middleware.clone(), internal, endpoint);
+        let request = CallRequest::new(cx.clone(), Arc::new(arguments.unwrap_or_default()));
+        finish(tool, timeout, internal, &cx, next.run(request), |r| r).await
+    };
+    let Some(response) = answered else {
+        tracing::info!(tool, "call cancelled by the client");
+        return ToolResponse::error(limits::cancelled(tool));
+    };
+    match &inner.source_awareness {
+        Some(healing) if response.is_error => {
+            let sections = healing.of(index, source.as_ref()).await;
+            match sections.section_for(tool) {
+                Some(section) => source::with_awareness(response, section),
+                None => response,
+            }
         }
+        _ => response,
     }
 }
 
@@ -173,7 +225,7 @@ fn route(
             })?;
             Ok((i, arguments))
         }
-        None => Err(routing::unknown_tool(tool, &inner.tool_names)),
+        None => Err(routing::unknown_tool(tool, &inner.known_tool_names())),
     }
 }
 
@@ -259,7 +311,7 @@ async fn run_action(
         Started::Running(handler) => {
             drop(arguments);
             let done = move |outcome| respond(info, outcome, internal);
-            finish(info, guards.timeout, internal, &cx, handler, done).await
+            finish(info.name, guards.timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
             let handler = Arc::clone(&entry.handler);
@@ -276,14 +328,14 @@ async fn run_action(
             };
             let request = CallRequest::new(cx.clone(), Arc::new(arguments));
             let run = next.run(request);
-            finish(info, guards.timeout, internal, &cx, run, |r| r).await
+            finish(info.name, guards.timeout, internal, &cx, run, |r| r).await
         }
         Started::Invalid(report) => Some(invalid(inner, info, &report)),
         Started::ValidationPanicked => {
             tracing::error!(action = info.name, "input validation panicked");
             Some(ToolResponse::error(internal.panic_envelope(info.name)))
         }
-        Started::HandlerPanicked => Some(handler_panicked(info, internal)),
+        Started::HandlerPanicked => Some(handler_panicked(info.name, internal)),
     }
 }
 
@@ -294,7 +346,7 @@ async fn run_action(
 /// moved into the task rmcp spawns, stays small. Cancellation wins a tie, then the output,
 /// then the timeout; the token's waiter is registered only when `run` has to wait.
 async fn finish<F, T>(
-    info: &ActionInfo,
+    name: &str,
     timeout: Option<Duration>,
     internal: InternalErrors,
     cx: &CallContext,
@@ -324,17 +376,15 @@ where
             Ok(Poll::Ready(Some(response))) => return Poll::Ready(Some(response)),
             // (`None` would mean `run` was polled after its end, which this never does.)
             Ok(Poll::Ready(None)) | Err(_) => {
-                return Poll::Ready(Some(handler_panicked(info, internal)));
+                return Poll::Ready(Some(handler_panicked(name, internal)));
             }
             Ok(Poll::Pending) => {}
         }
         if let (Some(sleep), Some(limit)) = (deadline.as_mut().as_pin_mut(), timeout)
             && sleep.poll(task).is_ready()
         {
-            tracing::warn!(action = info.name, ?limit, "call timed out");
-            return Poll::Ready(Some(ToolResponse::error(guard::timeout_error(
-                info.name, limit,
-            ))));
+            tracing::warn!(action = name, ?limit, "call timed out");
+            return Poll::Ready(Some(ToolResponse::error(guard::timeout_error(name, limit))));
         }
         if waiter.is_none() {
             waiter.set(Some(token.cancelled()));
@@ -349,9 +399,9 @@ where
     .await
 }
 
-fn handler_panicked(info: &ActionInfo, internal: InternalErrors) -> ToolResponse {
-    tracing::error!(action = info.name, "handler panicked");
-    ToolResponse::error(internal.panic_envelope(info.name))
+fn handler_panicked(action: &str, internal: InternalErrors) -> ToolResponse {
+    tracing::error!(action, "handler panicked");
+    ToolResponse::error(internal.panic_envelope(action))
 }
 
 /// Stage 3's answer for arguments that failed validation.

@@ -136,10 +136,28 @@ impl<A: ToolAction> Erased for Registered<A> {
     }
 }
 
+impl Inner {
+    /// The names an `UNKNOWN_ACTION` answer picks the closest from: the server's tools, then
+    /// those every client sees of each source (not a handoff domain's), as listed now.
+    pub(super) fn known_tool_names(&self) -> std::borrow::Cow<'_, [String]> {
+        let mut shown = self.sources.iter().filter(|s| s.handoff_domain().is_none());
+        if self.sources.is_empty() || shown.clone().next().is_none() {
+            return std::borrow::Cow::Borrowed(&self.tool_names);
+        }
+        let mut all = self.tool_names.clone();
+        for source in shown.by_ref() {
+            all.extend(source.tool_names());
+        }
+        std::borrow::Cow::Owned(all)
+    }
+}
+
 /// Everything a built server keeps, shared by its clones.
 pub(super) struct Inner {
     pub(super) contracts: Vec<ToolContract>,
     pub(super) awareness: Option<ContractAwareness>,
+    /// Self-healing for mounted tools, when it is on and the server has sources.
+    pub(super) source_awareness: Option<super::source::SourceAwareness>,
     pub(super) lockfile: Option<PathBuf>,
     pub(super) name: String,
     pub(super) version: String,
@@ -155,6 +173,10 @@ pub(super) struct Inner {
     pub(super) middleware: Arc<[Arc<dyn Middleware>]>,
     pub(super) internal: InternalErrors,
     pub(super) group_guards: HashMap<String, Arc<ConcurrencyGuard>>,
+    /// Guards set by name for mounted tools (`finance_get_invoice`).
+    pub(super) mounted_guards: HashMap<String, super::limits::ActionGuards>,
+    /// Scopes set by name for mounted tools, on top of their mount's.
+    pub(super) mounted_scopes: HashMap<String, Vec<std::borrow::Cow<'static, str>>>,
     pub(super) catalog: crate::server::catalog::Catalog,
     pub(super) auth: Option<Arc<crate::auth::Auth>>,
     pub(super) shared: super::limits::SharedStore,

@@ -216,6 +216,28 @@ pub(crate) fn loggable(name: &str) -> &str {
     }
 }
 
+/// The tools an `UNKNOWN_ACTION` answer lists: all of them up to [`MAX_LISTED_TOOLS`], else
+/// the nearest names to `requested`, in their order.
+pub(crate) fn nearest(requested: &str, tools: &[String]) -> Vec<String> {
+    if tools.len() <= MAX_LISTED_TOOLS {
+        return tools.to_vec();
+    }
+    let lower = requested.to_lowercase();
+    let mut by_distance: Vec<(usize, usize)> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (strsim::damerau_levenshtein(&lower, &t.to_lowercase()), i))
+        .collect();
+    by_distance.sort();
+    let mut keep: Vec<usize> = by_distance
+        .iter()
+        .take(MAX_LISTED_TOOLS)
+        .map(|(_, i)| *i)
+        .collect();
+    keep.sort_unstable();
+    keep.into_iter().map(|i| tools[i].clone()).collect()
+}
+
 /// The `UNKNOWN_ACTION` envelope for a tool name nothing is exposed as.
 pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
     if let Some((shown, length)) = overlong(requested) {
@@ -231,24 +253,7 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
         .detail("length", length);
     }
     let near = closest(requested, tools.iter().map(String::as_str));
-    let listed: Vec<String> = if tools.len() <= MAX_LISTED_TOOLS {
-        tools.to_vec()
-    } else {
-        let lower = requested.to_lowercase();
-        let mut by_distance: Vec<(usize, usize)> = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (strsim::damerau_levenshtein(&lower, &t.to_lowercase()), i))
-            .collect();
-        by_distance.sort();
-        let mut keep: Vec<usize> = by_distance
-            .iter()
-            .take(MAX_LISTED_TOOLS)
-            .map(|(_, i)| *i)
-            .collect();
-        keep.sort_unstable();
-        keep.into_iter().map(|i| tools[i].clone()).collect()
-    };
+    let listed = nearest(requested, tools);
     let recovery = match near {
         Some(n) => {
             format!("Call {n} instead (the closest name), or pick one of the available tools")

@@ -2,7 +2,8 @@
 //! its errors are plain text and JSON-RPC errors, never envelopes. Over stdio, or over
 //! streamable HTTP with `--http 127.0.0.1:PORT` (the address it listens on goes to stdout).
 //!
-//! Tools: `echo {text}`; `fail` (an `isError` text); `reject` (a JSON-RPC error); `slow`
+//! Tools: `echo {text}` (with `PLAIN_ECHO_SCHEMA=v2`: `echo {text, times}`, refusing a call
+//! without `times` with a plain-text error); `fail` (an `isError` text); `reject` (a JSON-RPC error); `slow`
 //! (reports progress with its process id, then waits until cancelled — writing the file
 //! `$PLAIN_CANCEL_MARKER` — or 60 s pass); `grow`
 //! (adds the tool `extra` and sends `notifications/tools/list_changed`).
@@ -82,6 +83,18 @@ impl ServerHandler for Plain {
     ) -> Result<CallToolResponse, ErrorData> {
         let text = |t: String| Ok(CallToolResult::success(vec![ContentBlock::text(t)]).into());
         match request.name.as_ref() {
+            "echo"
+                if std::env::var("PLAIN_ECHO_SCHEMA").is_ok_and(|v| v == "v2")
+                    && request
+                        .arguments
+                        .as_ref()
+                        .is_none_or(|a| !a.contains_key("times")) =>
+            {
+                Ok(
+                    CallToolResult::error(vec![ContentBlock::text("missing argument: times")])
+                        .into(),
+                )
+            }
             "echo" => {
                 let said = request
                     .arguments

@@ -1,0 +1,303 @@
+//! What of the gateway server's own settings reaches a mounted upstream's tools, with a real
+//! upstream (`plain-upstream`, a plain rmcp server, over stdio): the guards set by the
+//! prefixed tool name (`RATE_LIMITED`, `SERVER_BUSY`, `TIMEOUT`, worded as for an action),
+//! the middleware chain (with a context that names the mount and the tool), and the scopes set
+//! by name on top of the mount's.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fusion_runtime::auth::Principal;
+use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::context::{LogLevel, RequestScope, RequestSink};
+use fusion_runtime::envelope::ToolResponse;
+use fusion_runtime::gateway::{MountOptions, Upstream};
+use fusion_runtime::guard::{ConcurrencyLimit, RateLimit};
+use fusion_runtime::server::{CallRequest, Next, middleware_fn};
+use fusion_runtime::{Context, Server, ToolError, ToolInput, codes, error, tool_action};
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::process::Command;
+use tokio::sync::mpsc;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn plain() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_plain-upstream"))
+}
+
+fn text(r: &ToolResponse) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn code_of(r: &ToolResponse) -> String {
+    parse_tool_error(&text(r))
+        .map(|e| e.code().to_string())
+        .unwrap_or_else(|_| "(not an envelope)".to_owned())
+}
+
+/// What to echo.
+#[derive(Deserialize, ToolInput)]
+struct Said {
+    /// The text.
+    text: String,
+}
+
+/// Echoes the text: an action guarded like the mounted tool, to compare the envelopes.
+#[tool_action(name = "local.echo")]
+async fn local_echo(input: Said, _cx: Context) -> Result<String, ToolError> {
+    Ok(input.text)
+}
+
+/// Waits until cancelled: an action with the same timeout as the mounted tool.
+#[tool_action(name = "local.slow")]
+async fn local_slow(_input: Said, _cx: Context) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    Ok("done".into())
+}
+
+/// `text` with every `from` made `to`: the action's envelope, named as the mounted tool.
+fn renamed(r: &ToolResponse, from: &str, to: &str) -> String {
+    text(r).replace(from, to)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_rate_limit_and_timeout_reach_a_mounted_tool_by_its_prefixed_name() {
+    let gateway = Server::builder()
+        .action::<LocalEchoAction>()
+        .action::<LocalSlowAction>()
+        .mount("plain", Upstream::stdio(plain()))
+        .rate_limit("plain_echo", RateLimit::per_minute(1))
+        .rate_limit("local.echo", RateLimit::per_minute(1))
+        .timeout("plain_slow", Duration::from_secs(1))
+        .timeout("local.slow", Duration::from_secs(1))
+        .build()
+        .expect("the gateway builds");
+    let first = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
+    assert_eq!((text(&first).as_str(), first.is_error), ("hi", false));
+    let limited = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
+    assert_eq!(code_of(&limited), "RATE_LIMITED", "{}", text(&limited));
+    let e = parse_tool_error(&text(&limited)).expect("an envelope");
+    assert!(
+        e.retry_after_duration()
+            .is_some_and(|d| d >= Duration::from_secs(59))
+    );
+    // Another tool of the same mount has no limit.
+    let other = gateway.call_json("plain_fail", json!({})).await;
+    assert_eq!(code_of(&other), "INTERNAL_ERROR");
+
+    let _ = gateway.call_json("local_echo", json!({"text": "hi"})).await;
+    let action_limited = gateway.call_json("local_echo", json!({"text": "hi"})).await;
+    assert_eq!(
+        text(&limited),
+        renamed(&action_limited, "local.echo", "plain_echo"),
+        "the same envelope as an action's"
+    );
+
+    let timed_out = gateway.call_json("plain_slow", json!({})).await;
+    assert_eq!(code_of(&timed_out), "TIMEOUT", "{}", text(&timed_out));
+    let action_timed_out = gateway.call_json("local_slow", json!({"text": "x"})).await;
+    assert_eq!(
+        text(&timed_out),
+        renamed(&action_timed_out, "local.slow", "plain_slow")
+    );
+    // The server's timeout stops the call, not the upstream: the next call is forwarded.
+    let after = gateway.call_json("plain_fail", json!({})).await;
+    assert_eq!(code_of(&after), "INTERNAL_ERROR", "{}", text(&after));
+}
+
+/// A downstream connection that reports each progress message.
+struct Progress(mpsc::UnboundedSender<String>);
+
+impl RequestSink for Progress {
+    fn has_progress_token(&self) -> bool {
+        true
+    }
+
+    fn progress(
+        &self,
+        _progress: f64,
+        _total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let _ = self.0.send(message.unwrap_or_default());
+        Box::pin(async { Ok(()) })
+    }
+
+    fn log(
+        &self,
+        _level: LogLevel,
+        _logger: &'static str,
+        _data: serde_json::Value,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_concurrency_limit_reaches_a_mounted_tool() {
+    let gateway = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .concurrency("plain_slow", ConcurrencyLimit::new(1, 0))
+        .build()
+        .expect("builds");
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let mut scope = RequestScope::detached();
+    scope.sink = Some(Arc::new(Progress(tx)));
+    let cancel = scope.cancellation.clone();
+    let running = {
+        let gateway = gateway.clone();
+        tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })
+    };
+    // The upstream reports progress once the call runs there: the slot is taken.
+    tokio::time::timeout(LIMIT, progress.recv())
+        .await
+        .expect("progress in time")
+        .expect("progress");
+    let busy = gateway.call_json("plain_slow", json!({})).await;
+    assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text(&busy));
+    assert!(text(&busy).contains("plain_slow is busy: 1 call running and 0 waiting"));
+    cancel.cancel();
+    let first = tokio::time::timeout(LIMIT, running)
+        .await
+        .expect("in time")
+        .expect("joins");
+    assert!(text(&first).contains("cancelled"), "{}", text(&first));
+    // The slot is free again.
+    let echo = gateway.call_json("plain_echo", json!({"text": "x"})).await;
+    assert!(!echo.is_error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_middleware_chain_runs_around_a_forwarded_call() {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let gateway = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .middleware(middleware_fn(move |req: CallRequest, next: Next| {
+            let record = Arc::clone(&record);
+            async move {
+                let cx = req.context();
+                record.lock().expect("lock").push(format!(
+                    "{} {} {:?} {}",
+                    req.action(),
+                    cx.tool(),
+                    cx.mount(),
+                    serde_json::Value::Object(req.arguments().clone())
+                ));
+                if cx.tool() == "plain_fail" {
+                    return Err(anyhow::Error::new(error(
+                        codes::FORBIDDEN,
+                        "plain_fail is off limits",
+                    )));
+                }
+                if cx.tool() == "plain_reject" {
+                    return Err(anyhow::anyhow!("the audit log is full"));
+                }
+                Ok(next.run(req).await)
+            }
+        }))
+        .build()
+        .expect("builds");
+    let echo = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
+    assert_eq!((text(&echo).as_str(), echo.is_error), ("hi", false));
+    let refused = gateway.call_json("plain_fail", json!({})).await;
+    assert_eq!(code_of(&refused), "FORBIDDEN", "{}", text(&refused));
+    let failed = gateway.call_json("plain_reject", json!({})).await;
+    assert_eq!(code_of(&failed), "INTERNAL_ERROR", "{}", text(&failed));
+    assert!(text(&failed).contains("plain_reject"), "{}", text(&failed));
+    assert!(
+        !text(&failed).contains("flux capacitor"),
+        "the upstream was not called: {}",
+        text(&failed)
+    );
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        [
+            r#"plain plain_echo Some("plain") {"text":"hi"}"#,
+            r#"plain plain_fail Some("plain") {}"#,
+            r#"plain plain_reject Some("plain") {}"#,
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scopes_set_by_tool_name_compose_with_the_mounts_and_all_are_declared() {
+    let gateway = Server::builder()
+        .mount_with(
+            "plain",
+            Upstream::stdio(plain()),
+            MountOptions {
+                scopes: vec!["plain:call".into()],
+                ..MountOptions::default()
+            },
+        )
+        .scopes("plain_fail", ["plain:admin"])
+        .build()
+        .expect("builds");
+    assert_eq!(gateway.declared_scopes(), ["plain:admin", "plain:call"]);
+    let caller = |scopes: &[&str]| {
+        RequestScope::detached().with_principal(Principal::new("u").with_scopes(scopes.to_vec()))
+    };
+    let call = |tool: &'static str, scope: RequestScope| {
+        let gateway = gateway.clone();
+        async move { gateway.call(tool, Some(Default::default()), scope).await }
+    };
+    let anonymous = gateway.call_json("plain_fail", json!({})).await;
+    assert_eq!(code_of(&anonymous), "AUTH_REQUIRED");
+    let echo = call("plain_echo", caller(&["plain:call"])).await;
+    assert!(!echo.is_error, "{}", text(&echo));
+    let only_mount = call("plain_fail", caller(&["plain:call"])).await;
+    assert_eq!(code_of(&only_mount), "FORBIDDEN");
+    assert!(
+        text(&only_mount).contains("plain:admin"),
+        "{}",
+        text(&only_mount)
+    );
+    let only_tool = call("plain_fail", caller(&["plain:admin"])).await;
+    assert_eq!(code_of(&only_tool), "FORBIDDEN");
+    assert!(
+        text(&only_tool).contains("plain:call"),
+        "{}",
+        text(&only_tool)
+    );
+    let both = call("plain_fail", caller(&["plain:admin", "plain:call"])).await;
+    assert_eq!(
+        code_of(&both),
+        "INTERNAL_ERROR",
+        "forwarded: {}",
+        text(&both)
+    );
+    assert!(text(&both).contains("database exploded"));
+}
+
+#[test]
+fn a_setting_for_a_name_under_no_mount_and_no_action_is_refused() {
+    let built = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .rate_limit("other_echo", RateLimit::per_minute(1))
+        .build();
+    let e = built.expect_err("refused").to_string();
+    assert!(e.contains("other_echo"), "{e}");
+    let built = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .scopes("other_echo", ["x"])
+        .build();
+    assert!(built.is_err());
+    // A mount's own name: its options hold for all its tools.
+    let e = Server::builder()
+        .mount("plain", Upstream::stdio(plain()))
+        .concurrency("plain", ConcurrencyLimit::new(1, 0))
+        .build()
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("`plain` is a mount") && e.contains("MountOptions"),
+        "{e}"
+    );
+}
