@@ -6,7 +6,10 @@ pub mod clients;
 pub mod raw_http;
 pub mod raw_stdio;
 pub mod services;
+pub mod sinks;
+pub mod triage;
 
+use fusion_runtime::envelope::ToolResponse;
 use proptest::test_runner::{Config, FailurePersistence, FileFailurePersistence, PersistedSeed};
 
 /// The property tests' configuration: `cases` cases, and failures persisted as the
@@ -68,4 +71,16 @@ impl FailurePersistence for Replayed {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// A response's text blocks, one per line.
+pub fn text_of(r: &ToolResponse) -> String {
+    r.texts().collect::<Vec<_>>().join("\n")
+}
+
+/// The code of the envelope a response's text is, or `(not an envelope)`.
+pub fn code_of(r: &ToolResponse) -> String {
+    fusion_runtime::client::parse_tool_error(&text_of(r))
+        .map(|e| e.code().to_string())
+        .unwrap_or_else(|_| "(not an envelope)".to_owned())
 }

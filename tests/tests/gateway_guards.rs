@@ -9,36 +9,21 @@ use std::time::Duration;
 
 use fusion_runtime::auth::Principal;
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::context::{LogLevel, RequestScope, RequestSink};
+use fusion_runtime::context::RequestScope;
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{MountOptions, Upstream};
 use fusion_runtime::guard::{ConcurrencyLimit, RateLimit};
 use fusion_runtime::server::{CallRequest, Next, middleware_fn};
 use fusion_runtime::{Context, Server, ToolError, ToolInput, codes, error, tool_action};
-use futures::future::BoxFuture;
+use fusion_tests::{code_of, sinks::recording_scope, text_of};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::process::Command;
-use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn plain() -> Command {
     Command::new(env!("CARGO_BIN_EXE_plain-upstream"))
-}
-
-fn text(r: &ToolResponse) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn code_of(r: &ToolResponse) -> String {
-    parse_tool_error(&text(r))
-        .map(|e| e.code().to_string())
-        .unwrap_or_else(|_| "(not an envelope)".to_owned())
 }
 
 /// What to echo.
@@ -63,7 +48,7 @@ async fn local_slow(_input: Said, _cx: Context) -> Result<String, ToolError> {
 
 /// `text` with every `from` made `to`: the action's envelope, named as the mounted tool.
 fn renamed(r: &ToolResponse, from: &str, to: &str) -> String {
-    text(r).replace(from, to)
+    text_of(r).replace(from, to)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,10 +64,10 @@ async fn the_servers_rate_limit_and_timeout_reach_a_mounted_tool_by_its_prefixed
         .build()
         .expect("the gateway builds");
     let first = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
-    assert_eq!((text(&first).as_str(), first.is_error), ("hi", false));
+    assert_eq!((text_of(&first).as_str(), first.is_error), ("hi", false));
     let limited = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
-    assert_eq!(code_of(&limited), "RATE_LIMITED", "{}", text(&limited));
-    let e = parse_tool_error(&text(&limited)).expect("an envelope");
+    assert_eq!(code_of(&limited), "RATE_LIMITED", "{}", text_of(&limited));
+    let e = parse_tool_error(&text_of(&limited)).expect("an envelope");
     assert!(
         e.retry_after_duration()
             .is_some_and(|d| d >= Duration::from_secs(59))
@@ -94,49 +79,21 @@ async fn the_servers_rate_limit_and_timeout_reach_a_mounted_tool_by_its_prefixed
     let _ = gateway.call_json("local_echo", json!({"text": "hi"})).await;
     let action_limited = gateway.call_json("local_echo", json!({"text": "hi"})).await;
     assert_eq!(
-        text(&limited),
+        text_of(&limited),
         renamed(&action_limited, "local.echo", "plain_echo"),
         "the same envelope as an action's"
     );
 
     let timed_out = gateway.call_json("plain_slow", json!({})).await;
-    assert_eq!(code_of(&timed_out), "TIMEOUT", "{}", text(&timed_out));
+    assert_eq!(code_of(&timed_out), "TIMEOUT", "{}", text_of(&timed_out));
     let action_timed_out = gateway.call_json("local_slow", json!({"text": "x"})).await;
     assert_eq!(
-        text(&timed_out),
+        text_of(&timed_out),
         renamed(&action_timed_out, "local.slow", "plain_slow")
     );
     // The server's timeout stops the call, not the upstream: the next call is forwarded.
     let after = gateway.call_json("plain_fail", json!({})).await;
-    assert_eq!(code_of(&after), "INTERNAL_ERROR", "{}", text(&after));
-}
-
-/// A downstream connection that reports each progress message.
-struct Progress(mpsc::UnboundedSender<String>);
-
-impl RequestSink for Progress {
-    fn has_progress_token(&self) -> bool {
-        true
-    }
-
-    fn progress(
-        &self,
-        _progress: f64,
-        _total: Option<f64>,
-        message: Option<String>,
-    ) -> BoxFuture<'static, Result<(), String>> {
-        let _ = self.0.send(message.unwrap_or_default());
-        Box::pin(async { Ok(()) })
-    }
-
-    fn log(
-        &self,
-        _level: LogLevel,
-        _logger: &'static str,
-        _data: serde_json::Value,
-    ) -> BoxFuture<'static, Result<(), String>> {
-        Box::pin(async { Ok(()) })
-    }
+    assert_eq!(code_of(&after), "INTERNAL_ERROR", "{}", text_of(&after));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -146,9 +103,7 @@ async fn the_servers_concurrency_limit_reaches_a_mounted_tool() {
         .concurrency("plain_slow", ConcurrencyLimit::new(1, 0))
         .build()
         .expect("builds");
-    let (tx, mut progress) = mpsc::unbounded_channel();
-    let mut scope = RequestScope::detached();
-    scope.sink = Some(Arc::new(Progress(tx)));
+    let (scope, mut progress) = recording_scope();
     let cancel = scope.cancellation.clone();
     let running = {
         let gateway = gateway.clone();
@@ -160,14 +115,14 @@ async fn the_servers_concurrency_limit_reaches_a_mounted_tool() {
         .expect("progress in time")
         .expect("progress");
     let busy = gateway.call_json("plain_slow", json!({})).await;
-    assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text(&busy));
-    assert!(text(&busy).contains("plain_slow is busy: 1 call running and 0 waiting"));
+    assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text_of(&busy));
+    assert!(text_of(&busy).contains("plain_slow is busy: 1 call running and 0 waiting"));
     cancel.cancel();
     let first = tokio::time::timeout(LIMIT, running)
         .await
         .expect("in time")
         .expect("joins");
-    assert!(text(&first).contains("cancelled"), "{}", text(&first));
+    assert!(text_of(&first).contains("cancelled"), "{}", text_of(&first));
     // The slot is free again.
     let echo = gateway.call_json("plain_echo", json!({"text": "x"})).await;
     assert!(!echo.is_error);
@@ -205,16 +160,20 @@ async fn the_middleware_chain_runs_around_a_forwarded_call() {
         .build()
         .expect("builds");
     let echo = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
-    assert_eq!((text(&echo).as_str(), echo.is_error), ("hi", false));
+    assert_eq!((text_of(&echo).as_str(), echo.is_error), ("hi", false));
     let refused = gateway.call_json("plain_fail", json!({})).await;
-    assert_eq!(code_of(&refused), "FORBIDDEN", "{}", text(&refused));
+    assert_eq!(code_of(&refused), "FORBIDDEN", "{}", text_of(&refused));
     let failed = gateway.call_json("plain_reject", json!({})).await;
-    assert_eq!(code_of(&failed), "INTERNAL_ERROR", "{}", text(&failed));
-    assert!(text(&failed).contains("plain_reject"), "{}", text(&failed));
+    assert_eq!(code_of(&failed), "INTERNAL_ERROR", "{}", text_of(&failed));
     assert!(
-        !text(&failed).contains("flux capacitor"),
+        text_of(&failed).contains("plain_reject"),
+        "{}",
+        text_of(&failed)
+    );
+    assert!(
+        !text_of(&failed).contains("flux capacitor"),
         "the upstream was not called: {}",
-        text(&failed)
+        text_of(&failed)
     );
     assert_eq!(
         *seen.lock().expect("lock"),
@@ -251,29 +210,29 @@ async fn scopes_set_by_tool_name_compose_with_the_mounts_and_all_are_declared() 
     let anonymous = gateway.call_json("plain_fail", json!({})).await;
     assert_eq!(code_of(&anonymous), "AUTH_REQUIRED");
     let echo = call("plain_echo", caller(&["plain:call"])).await;
-    assert!(!echo.is_error, "{}", text(&echo));
+    assert!(!echo.is_error, "{}", text_of(&echo));
     let only_mount = call("plain_fail", caller(&["plain:call"])).await;
     assert_eq!(code_of(&only_mount), "FORBIDDEN");
     assert!(
-        text(&only_mount).contains("plain:admin"),
+        text_of(&only_mount).contains("plain:admin"),
         "{}",
-        text(&only_mount)
+        text_of(&only_mount)
     );
     let only_tool = call("plain_fail", caller(&["plain:admin"])).await;
     assert_eq!(code_of(&only_tool), "FORBIDDEN");
     assert!(
-        text(&only_tool).contains("plain:call"),
+        text_of(&only_tool).contains("plain:call"),
         "{}",
-        text(&only_tool)
+        text_of(&only_tool)
     );
     let both = call("plain_fail", caller(&["plain:admin", "plain:call"])).await;
     assert_eq!(
         code_of(&both),
         "INTERNAL_ERROR",
         "forwarded: {}",
-        text(&both)
+        text_of(&both)
     );
-    assert!(text(&both).contains("database exploded"));
+    assert!(text_of(&both).contains("database exploded"));
 }
 
 #[test]

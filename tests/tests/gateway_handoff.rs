@@ -6,39 +6,21 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use fusion_runtime::Server;
 use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, parse_envelope};
-use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::rmcp::model::{CallToolRequestParams, CallToolResult};
 use fusion_runtime::rmcp::service::{NotificationContext, RunningService};
 use fusion_runtime::rmcp::transport::StreamableHttpClientTransport;
 use fusion_runtime::rmcp::{ClientHandler, RoleClient, ServiceExt};
-use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
-use serde::Deserialize;
+use fusion_tests::triage::EscalateAction;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(30);
 const SECRET: &str = "gateway-handoff-key-0123456789-abcdefghijklm";
-
-/// Why the user needs billing.
-#[derive(Deserialize, ToolInput)]
-struct Escalate {
-    /// The invoice the user asks about.
-    invoice: String,
-}
-
-/// Hands the conversation to the finance domain.
-#[tool_action(name = "triage.escalate")]
-async fn escalate(input: Escalate, cx: Context) -> Result<ToolResponse, ToolError> {
-    Ok(cx.call().handoff(
-        "finance",
-        "a billing question",
-        json!({"invoice": input.invoice}),
-    ))
-}
 
 struct ListWatcher(mpsc::UnboundedSender<()>);
 

@@ -3,30 +3,21 @@
 //! the exact envelope, read back by the typed client's parser.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, FusionClient, parse_envelope, parse_tool_error};
-use fusion_runtime::context::{LogLevel, RequestScope, RequestSink};
+use fusion_runtime::context::RequestScope;
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{Backoff, MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::{Server, codes};
-use futures::future::BoxFuture;
+use fusion_tests::{clients::billing_command, code_of, sinks::recording_scope, text_of};
 use serde_json::json;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(30);
-
-fn billing() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_billing-server"));
-    c.arg("serve")
-        .env("RUST_LOG", "off")
-        .env_remove("BILLING_OPERATOR_TOKEN");
-    c
-}
 
 fn plain() -> Command {
     Command::new(env!("CARGO_BIN_EXE_plain-upstream"))
@@ -42,56 +33,6 @@ fn quick(base_ms: u64) -> MountOptions {
         },
         ..MountOptions::default()
     }
-}
-
-fn text(r: &ToolResponse) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn code_of(r: &ToolResponse) -> String {
-    parse_tool_error(&text(r))
-        .map(|e| e.code().to_string())
-        .unwrap_or_else(|_| "(not an envelope)".to_owned())
-}
-
-/// A downstream connection that records what the gateway relays: progress messages.
-struct Recorder(mpsc::UnboundedSender<String>);
-
-impl RequestSink for Recorder {
-    fn has_progress_token(&self) -> bool {
-        true
-    }
-
-    fn progress(
-        &self,
-        _progress: f64,
-        _total: Option<f64>,
-        message: Option<String>,
-    ) -> BoxFuture<'static, Result<(), String>> {
-        let _ = self.0.send(message.unwrap_or_default());
-        Box::pin(async { Ok(()) })
-    }
-
-    fn log(
-        &self,
-        _level: LogLevel,
-        _logger: &'static str,
-        data: serde_json::Value,
-    ) -> BoxFuture<'static, Result<(), String>> {
-        let _ = self.0.send(data.to_string());
-        Box::pin(async { Ok(()) })
-    }
-}
-
-fn recording_scope() -> (RequestScope, mpsc::UnboundedReceiver<String>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let mut scope = RequestScope::detached();
-    scope.sink = Some(Arc::new(Recorder(tx)));
-    (scope, rx)
 }
 
 /// Calls `tool` until it answers without a `HANDOFF_*` code (at most `LIMIT`).
@@ -110,7 +51,10 @@ async fn until_working(server: &Server, tool: &str, args: serde_json::Value) -> 
 async fn billing_over_stdio_is_listed_under_the_prefix_and_its_envelopes_pass_intact() {
     let gateway = Server::builder()
         .name("triage")
-        .mount("finance", Upstream::stdio(billing()))
+        .mount(
+            "finance",
+            Upstream::stdio(billing_command(env!("CARGO_BIN_EXE_billing-server"))),
+        )
         .build()
         .expect("the gateway builds");
     let http = spawn_http(
@@ -163,7 +107,7 @@ async fn billing_over_stdio_is_listed_under_the_prefix_and_its_envelopes_pass_in
             .map(|t| t.text.clone())
             .collect();
         // Intact, but for the upstream's tool names, written as the gateway exposes them.
-        let expected = text(&upstream).replace(
+        let expected = text_of(&upstream).replace(
             "<action>billing.list_invoices</action>",
             "<action>finance_billing_list_invoices</action>",
         );
@@ -191,17 +135,17 @@ async fn a_plain_servers_errors_are_wrapped_as_envelopes() {
         .build()
         .expect("builds");
     let echo = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
-    assert_eq!((text(&echo).as_str(), echo.is_error), ("hi", false));
+    assert_eq!((text_of(&echo).as_str(), echo.is_error), ("hi", false));
     let fail = gateway.call_json("plain_fail", json!({})).await;
     assert!(fail.is_error);
-    insta::assert_snapshot!("plain_is_error_text_wrapped", text(&fail));
+    insta::assert_snapshot!("plain_is_error_text_wrapped", text_of(&fail));
     let reject = gateway.call_json("plain_reject", json!({})).await;
     assert!(reject.is_error);
-    insta::assert_snapshot!("plain_jsonrpc_error_wrapped", text(&reject));
+    insta::assert_snapshot!("plain_jsonrpc_error_wrapped", text_of(&reject));
     let unknown = gateway.call_json("plain_nope", json!({})).await;
-    insta::assert_snapshot!("plain_unknown_tool", text(&unknown));
+    insta::assert_snapshot!("plain_unknown_tool", text_of(&unknown));
     for r in [&fail, &reject, &unknown] {
-        assert!(matches!(parse_envelope(&text(r)), Ok(Envelope::Tool(_))));
+        assert!(matches!(parse_envelope(&text_of(r)), Ok(Envelope::Tool(_))));
     }
 }
 
@@ -234,20 +178,20 @@ async fn a_killed_upstream_is_unavailable_then_connecting_then_working() {
         .expect("answered in time")
         .expect("no panic");
     assert!(died.is_error);
-    insta::assert_snapshot!("killed_mid_call", text(&died));
+    insta::assert_snapshot!("killed_mid_call", text_of(&died));
 
     // The circuit is open: answered at once, without a new upstream.
     let open = gateway.call_json("plain_echo", json!({"text": "x"})).await;
     assert_eq!(code_of(&open), "HANDOFF_UPSTREAM_UNAVAILABLE");
-    assert_eq!(text(&open), text(&died));
+    assert_eq!(text_of(&open), text_of(&died));
 
     // After the backoff, the next call probes: a new child is spawned.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let probing = gateway.call_json("plain_echo", json!({"text": "x"})).await;
     assert!(!probing.is_error, "a warning");
-    insta::assert_snapshot!("connecting", text(&probing));
+    insta::assert_snapshot!("connecting", text_of(&probing));
     let back = until_working(&gateway, "plain_echo", json!({"text": "back"})).await;
-    assert_eq!((text(&back).as_str(), back.is_error), ("back", false));
+    assert_eq!((text_of(&back).as_str(), back.is_error), ("back", false));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,9 +205,9 @@ async fn the_backoff_grows_while_the_upstream_stays_down() {
         .build()
         .expect("builds");
     let first = gateway.call_json("gone_x", json!({})).await;
-    insta::assert_snapshot!("cannot_spawn", text(&first));
+    insta::assert_snapshot!("cannot_spawn", text_of(&first));
     let retry = |r: &ToolResponse| {
-        parse_tool_error(&text(r))
+        parse_tool_error(&text_of(r))
             .ok()
             .and_then(|e| e.retry_after_secs())
     };
@@ -279,7 +223,7 @@ async fn the_backoff_grows_while_the_upstream_stays_down() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(retry(&second), Some(2), "{}", text(&second));
+    assert_eq!(retry(&second), Some(2), "{}", text_of(&second));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,7 +292,7 @@ async fn upstreams_over_http_billing_and_plain() {
             json!({"id": "inv_2026_0001"}),
         )
         .await;
-    assert!(!ok.is_error, "{}", text(&ok));
+    assert!(!ok.is_error, "{}", text_of(&ok));
     let missing = gateway
         .call_json(
             "finance_billing_get_invoice",
@@ -357,12 +301,12 @@ async fn upstreams_over_http_billing_and_plain() {
         .await;
     assert_eq!(code_of(&missing), "NOT_FOUND");
     let fail = gateway.call_json("plain_fail", json!({})).await;
-    insta::assert_snapshot!("plain_is_error_text_wrapped_http", text(&fail));
+    insta::assert_snapshot!("plain_is_error_text_wrapped_http", text_of(&fail));
 
     // The upstream's tools/list_changed: the gateway lists the new tool.
     let mut changes = gateway.tool_sources()[1].changes();
     let grown = gateway.call_json("plain_grow", json!({})).await;
-    assert_eq!(text(&grown), "grown");
+    assert_eq!(text_of(&grown), "grown");
     tokio::time::timeout(LIMIT, changes.changed())
         .await
         .expect("list_changed in time")
@@ -375,7 +319,7 @@ async fn upstreams_over_http_billing_and_plain() {
         .collect();
     assert!(names.contains(&"plain_extra".to_owned()), "{names:?}");
     let extra = gateway.call_json("plain_extra", json!({})).await;
-    assert_eq!(text(&extra), "extra");
+    assert_eq!(text_of(&extra), "extra");
     let _ = child.kill().await;
     let _ = billing.shutdown().await;
 }
@@ -405,8 +349,8 @@ async fn each_forwarded_call_carries_a_fresh_delegation_token() {
         let r = gateway
             .call_json("finance_billing_lookup", json!({"invoice": "inv_1"}))
             .await;
-        assert!(!r.is_error, "{}", text(&r));
-        let got: serde_json::Value = serde_json::from_str(&text(&r)).expect("JSON");
+        assert!(!r.is_error, "{}", text_of(&r));
+        let got: serde_json::Value = serde_json::from_str(&text_of(&r)).expect("JSON");
         assert_eq!(
             got,
             json!({"invoice": "inv_1", "subject": "local", "issuer": "triage", "carry": {}})
@@ -508,11 +452,11 @@ async fn every_mount_bound_holds_past_it() {
     let small = gateway
         .call_json("plain_echo", json!({"text": "abc"}))
         .await;
-    assert_eq!(text(&small), "abc");
+    assert_eq!(text_of(&small), "abc");
     let big = gateway
         .call_json("plain_echo", json!({"text": "abcd"}))
         .await;
-    insta::assert_snapshot!("response_too_large", text(&big));
+    insta::assert_snapshot!("response_too_large", text_of(&big));
 
     // Calls forwarded at once: one running, none waiting.
     let gateway = Server::builder()
@@ -536,13 +480,13 @@ async fn every_mount_bound_holds_past_it() {
         .await
         .expect("progress in time");
     let busy = gateway.call_json("plain_echo", json!({"text": "x"})).await;
-    assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text(&busy));
+    assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text_of(&busy));
     // The slow call outlives the call timeout: the upstream counts as down.
     let timed_out = tokio::time::timeout(LIMIT, slow)
         .await
         .expect("in time")
         .expect("no panic");
-    insta::assert_snapshot!("call_timed_out", text(&timed_out));
+    insta::assert_snapshot!("call_timed_out", text_of(&timed_out));
 
     // A rate limit on the mount's calls.
     let gateway = Server::builder()
@@ -557,7 +501,7 @@ async fn every_mount_bound_holds_past_it() {
         .build()
         .expect("builds");
     let first = gateway.call_json("plain_echo", json!({"text": "x"})).await;
-    assert_eq!(text(&first), "x");
+    assert_eq!(text_of(&first), "x");
     let second = gateway.call_json("plain_echo", json!({"text": "x"})).await;
     assert_eq!(code_of(&second), "RATE_LIMITED");
 }
@@ -613,9 +557,9 @@ async fn a_mounts_scopes_are_checked_before_anything_is_forwarded() {
         .await;
     assert!(anonymous.is_error);
     assert!(
-        text(&anonymous).contains("code=\"AUTH_REQUIRED\""),
+        text_of(&anonymous).contains("code=\"AUTH_REQUIRED\""),
         "{}",
-        text(&anonymous)
+        text_of(&anonymous)
     );
     let other = RequestScope::detached().with_principal(Principal::new("u").with_scopes(["x"]));
     let forbidden = gateway
@@ -626,14 +570,14 @@ async fn a_mounts_scopes_are_checked_before_anything_is_forwarded() {
         )
         .await;
     assert!(
-        text(&forbidden).contains("code=\"FORBIDDEN\""),
+        text_of(&forbidden).contains("code=\"FORBIDDEN\""),
         "{}",
-        text(&forbidden)
+        text_of(&forbidden)
     );
     assert!(
-        text(&forbidden).contains("plain:call"),
+        text_of(&forbidden).contains("plain:call"),
         "{}",
-        text(&forbidden)
+        text_of(&forbidden)
     );
     let granted =
         RequestScope::detached().with_principal(Principal::new("u").with_scopes(["plain:call"]));
@@ -644,6 +588,6 @@ async fn a_mounts_scopes_are_checked_before_anything_is_forwarded() {
             granted,
         )
         .await;
-    assert!(!allowed.is_error, "{}", text(&allowed));
-    assert_eq!(text(&allowed), "abc");
+    assert!(!allowed.is_error, "{}", text_of(&allowed));
+    assert_eq!(text_of(&allowed), "abc");
 }

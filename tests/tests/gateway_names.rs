@@ -6,24 +6,16 @@
 use std::time::Duration;
 
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{MountOptions, Upstream};
 use fusion_runtime::mcp::MOUNT_META_KEY;
 use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
+use fusion_tests::{clients::billing_command, text_of};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::process::Command;
 
 fn plain() -> Command {
     Command::new(env!("CARGO_BIN_EXE_plain-upstream"))
-}
-
-fn text(r: &ToolResponse) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// What to say.
@@ -56,7 +48,7 @@ async fn unknown_tool_answers_suggest_the_closest_mounted_tool() {
 
     // Under no prefix: the server's answer, over its tools and the mounted ones.
     let typo = gateway.call_json("plian_echo", json!({"text": "x"})).await;
-    let e = parse_tool_error(&text(&typo)).expect("an envelope");
+    let e = parse_tool_error(&text_of(&typo)).expect("an envelope");
     assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("plain_echo"));
     assert_eq!(
@@ -77,14 +69,14 @@ async fn unknown_tool_answers_suggest_the_closest_mounted_tool() {
 
     // Under the mount's prefix: the mount's answer, with the closest of its tools.
     let typo = gateway.call_json("plain_ecoh", json!({"text": "x"})).await;
-    let e = parse_tool_error(&text(&typo)).expect("an envelope");
+    let e = parse_tool_error(&text_of(&typo)).expect("an envelope");
     assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("plain_echo"));
     assert!(
         e.suggestion()
             .is_some_and(|s| s.starts_with("Call plain_echo instead")),
         "{}",
-        text(&typo)
+        text_of(&typo)
     );
 }
 
@@ -156,18 +148,13 @@ async fn the_tools_command_lists_mounted_tools_by_mount_and_names_an_unreachable
     assert_eq!(alone.tools_listing().await, alone.tools_json());
 }
 
-fn billing() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_billing-server"));
-    c.arg("serve")
-        .env("RUST_LOG", "off")
-        .env_remove("BILLING_OPERATOR_TOKEN");
-    c
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byte() {
     let gateway = Server::builder()
-        .mount("finance", Upstream::stdio(billing()))
+        .mount(
+            "finance",
+            Upstream::stdio(billing_command(env!("CARGO_BIN_EXE_billing-server"))),
+        )
         .build()
         .expect("builds");
     let direct = examples::billing::server().expect("billing builds");
@@ -179,15 +166,15 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
         .await;
     let upstream = direct.call_json("billing_get_invoice", args).await;
     assert!(via.is_error);
-    insta::assert_snapshot!("renamed_not_found", text(&via));
+    insta::assert_snapshot!("renamed_not_found", text_of(&via));
     assert_eq!(
-        text(&via),
-        text(&upstream).replace(
+        text_of(&via),
+        text_of(&upstream).replace(
             "<action>billing.list_invoices</action>",
             "<action>finance_billing_list_invoices</action>"
         )
     );
-    let e = parse_tool_error(&text(&via)).expect("an envelope");
+    let e = parse_tool_error(&text_of(&via)).expect("an envelope");
     let listed: Vec<String> = gateway
         .listed_tool_specs()
         .await
@@ -206,7 +193,7 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
         .call_json("finance_billing_charge", args.clone())
         .await;
     let upstream = direct.call_json("billing_charge", args).await;
-    assert!(!via.is_error, "{}", text(&via));
+    assert!(!via.is_error, "{}", text_of(&via));
     assert_eq!(via.content.len(), upstream.content.len());
     let warning = via.content[1].as_text().expect("the warning envelope");
     insta::assert_snapshot!("renamed_warning", warning);
@@ -260,9 +247,9 @@ async fn a_mounted_tool_whose_upstream_changed_since_the_lock_heals_like_an_acti
     );
     let fail = same.call_json("plain_fail", json!({})).await;
     assert!(
-        !text(&fail).contains("contract_awareness"),
+        !text_of(&fail).contains("contract_awareness"),
         "{}",
-        text(&fail)
+        text_of(&fail)
     );
 
     // The upstream now requires `times`: a call as the model learned it is refused upstream,
@@ -281,19 +268,19 @@ async fn a_mounted_tool_whose_upstream_changed_since_the_lock_heals_like_an_acti
     );
     let refused = gateway.call_json("plain_echo", json!({"text": "hi"})).await;
     assert!(refused.is_error);
-    insta::assert_snapshot!("mounted_contract_awareness", text(&refused));
-    assert!(parse_tool_error(&text(&refused)).is_ok());
+    insta::assert_snapshot!("mounted_contract_awareness", text_of(&refused));
+    assert!(parse_tool_error(&text_of(&refused)).is_ok());
     // Only the changed tool's failures carry it.
     let fail = gateway.call_json("plain_fail", json!({})).await;
     assert!(
-        !text(&fail).contains("contract_awareness"),
+        !text_of(&fail).contains("contract_awareness"),
         "{}",
-        text(&fail)
+        text_of(&fail)
     );
     let ok = gateway
         .call_json("plain_echo", json!({"text": "hi", "times": 2}))
         .await;
-    assert_eq!((text(&ok).as_str(), ok.is_error), ("hi", false));
+    assert_eq!((text_of(&ok).as_str(), ok.is_error), ("hi", false));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -6,33 +6,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use fusion_runtime::Server;
 use fusion_runtime::auth::DelegationKey;
-use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{MountDelegation, MountOptions, Upstream};
-use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
-use serde::Deserialize;
-use serde_json::json;
+use fusion_tests::triage::EscalateAction;
 
 /// The environment variable holding the shared key.
 const KEY_ENV: &str = "FUSION_DELEGATION_KEY";
-
-/// Why the user needs billing.
-#[derive(Deserialize, ToolInput)]
-struct Escalate {
-    /// The invoice the user asks about.
-    #[fusion(length(min = 1, max = 40))]
-    invoice: String,
-}
-
-/// Hands the conversation to the finance domain.
-#[tool_action(name = "triage.escalate")]
-async fn escalate(input: Escalate, cx: Context) -> Result<ToolResponse, ToolError> {
-    Ok(cx.call().handoff(
-        "finance",
-        "a billing question",
-        json!({"invoice": input.invoice}),
-    ))
-}
 
 fn upstream_program() -> PathBuf {
     if let Some(p) = std::env::var_os("FUSION_UPSTREAM_BIN") {
