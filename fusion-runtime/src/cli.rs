@@ -175,39 +175,47 @@ pub struct HttpLimits {
 
 impl HttpLimits {
     /// `options` with these set.
-    pub fn apply(self, mut options: HttpOptions) -> HttpOptions {
-        options = options.allow_origins(self.allow_origin);
-        for ip in self.trust_proxy {
-            options = options.trust_proxy(ip);
+    pub fn apply(self, options: HttpOptions) -> HttpOptions {
+        /// `options`, with `set` applied when a value was given.
+        fn given<T>(
+            options: HttpOptions,
+            value: Option<T>,
+            set: fn(HttpOptions, T) -> HttpOptions,
+        ) -> HttpOptions {
+            match value {
+                Some(v) => set(options, v),
+                None => options,
+            }
         }
-        if let Some(h) = self.forwarded_header {
-            options = options.forwarded_header(h);
-        }
-        if let Some(n) = self.max_connections {
-            options = options.max_connections(n);
-        }
-        if let Some(n) = self.max_connections_per_ip {
-            options = options.max_connections_per_ip(n);
-        }
-        if let Some(t) = self.header_timeout {
-            options = options.header_timeout(t);
-        }
-        if let Some(t) = self.body_timeout {
-            options = options.body_timeout(t);
-        }
-        if let Some(n) = self.max_body_bytes {
-            options = options.max_body_bytes(n);
-        }
-        if let Some(n) = self.max_sessions {
-            options = options.max_sessions(n);
-        }
-        if let Some(n) = self.max_sessions_per_client {
-            options = options.max_sessions_per_client(n);
-        }
-        if let Some(t) = self.session_idle_timeout {
-            options = options.session_idle_timeout(t);
-        }
-        options
+        let options = self.trust_proxy.into_iter().fold(
+            options.allow_origins(self.allow_origin),
+            HttpOptions::trust_proxy,
+        );
+        let options = given(
+            options,
+            self.forwarded_header,
+            HttpOptions::forwarded_header,
+        );
+        let options = given(options, self.max_connections, HttpOptions::max_connections);
+        let options = given(
+            options,
+            self.max_connections_per_ip,
+            HttpOptions::max_connections_per_ip,
+        );
+        let options = given(options, self.header_timeout, HttpOptions::header_timeout);
+        let options = given(options, self.body_timeout, HttpOptions::body_timeout);
+        let options = given(options, self.max_body_bytes, HttpOptions::max_body_bytes);
+        let options = given(options, self.max_sessions, HttpOptions::max_sessions);
+        let options = given(
+            options,
+            self.max_sessions_per_client,
+            HttpOptions::max_sessions_per_client,
+        );
+        given(
+            options,
+            self.session_idle_timeout,
+            HttpOptions::session_idle_timeout,
+        )
     }
 }
 
@@ -465,6 +473,12 @@ mod tests {
             "3",
             "--session-idle-timeout",
             "1min",
+            "--max-connections-per-ip",
+            "5",
+            "--body-timeout",
+            "3s",
+            "--max-body-bytes",
+            "4096",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
         let Some(Command::Serve { limits, .. }) = cli.command else {
@@ -489,6 +503,10 @@ mod tests {
         );
         assert_eq!(o.max_sessions_per_client, 3);
         assert_eq!(o.session_idle_timeout, Duration::from_secs(60));
+        assert_eq!(o.max_connections_per_ip, 5);
+        assert_eq!(o.body_timeout, Duration::from_secs(3));
+        assert_eq!(o.max_body_bytes, 4096);
+        // A flag not given keeps the default.
         assert_eq!(o.max_sessions, HttpOptions::default().max_sessions);
     }
 }
