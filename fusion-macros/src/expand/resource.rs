@@ -23,7 +23,7 @@ struct Args {
     completers: Vec<(String, Path)>,
 }
 
-impl Args {
+impl super::AttrArgs for Args {
     fn parse(&mut self, meta: syn::meta::ParseNestedMeta) -> syn::Result<()> {
         if meta.path.is_ident("uri") {
             // #[resource(uri = "billing://policy")]
@@ -75,21 +75,7 @@ impl Args {
 
 /// The attribute: parses its arguments and the function, then expands. Never panics.
 pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let e =
-                syn::Error::new(e.span(), "`#[resource]` goes on an `async fn`").to_compile_error();
-            return quote!(#item #e);
-        }
-    };
-    let mut parsed = Args::default();
-    let parser = syn::meta::parser(|meta| parsed.parse(meta));
-    let mut errors = Vec::new();
-    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
-        errors.push(e);
-    }
-    expand(parsed, item, errors)
+    super::on_async_fn::<Args>("resource", args, item, expand)
 }
 
 fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream {

@@ -57,8 +57,8 @@ fn hint(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitBool> {
     }
 }
 
-impl Args {
-    pub fn parse(&mut self, meta: syn::meta::ParseNestedMeta) -> syn::Result<()> {
+impl super::AttrArgs for Args {
+    fn parse(&mut self, meta: syn::meta::ParseNestedMeta) -> syn::Result<()> {
         if meta.path.is_ident("name") {
             // #[tool_action(name = "billing.get_invoice")]
             let lit: LitStr = meta.value()?.parse()?;
@@ -508,21 +508,7 @@ fn guards(args: &Args) -> TokenStream {
 /// The attribute: parses its arguments and the function, then expands. Never panics; every
 /// problem becomes a `compile_error!` next to the unchanged function.
 pub fn attribute(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(item) => item,
-        Err(e) => {
-            let e = syn::Error::new(e.span(), "`#[tool_action]` goes on an `async fn`")
-                .to_compile_error();
-            return quote!(#item #e);
-        }
-    };
-    let mut parsed = Args::default();
-    let parser = syn::meta::parser(|meta| parsed.parse(meta));
-    let mut errors = Vec::new();
-    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
-        errors.push(e);
-    }
-    expand(parsed, item, errors)
+    super::on_async_fn::<Args>("tool_action", args, item, expand)
 }
 
 fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream {
