@@ -12,10 +12,11 @@
 //!    handler. Validation and panic handling are written once, for both;
 //! 5. **respond** — the outcome written for the model.
 //!
-//! Stages 2–5 race the request's cancellation token (MCP `notifications/cancelled`, or the
-//! connection closing): a cancelled call is dropped wherever it is — waiting in a queue or
-//! running — and its slot or queue place is freed. The slot is held until the response is
-//! written.
+//! Stages 2–5 race the request's cancellation token, when it has one (MCP
+//! `notifications/cancelled`, or the connection closing): a cancelled call is dropped
+//! wherever it is — waiting in a queue or running — and its slot or queue place is freed.
+//! The slot is held until the response is written. A call nobody can cancel (an in-process
+//! call without a token) pays nothing for the race.
 
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
@@ -145,11 +146,16 @@ async fn sourced(
     arguments: Option<JsonObject>,
     scope: RequestScope,
 ) -> ToolResponse {
-    let token = scope.cancellation.clone();
-    if token.is_cancelled() {
+    if scope.is_cancelled() {
         return ToolResponse::error(limits::cancelled(tool));
     }
-    match unless_cancelled(&token, source.call(tool, arguments, scope)).await {
+    let token = scope.cancellation().cloned();
+    let call = source.call(tool, arguments, scope);
+    let answered = match &token {
+        Some(token) => unless_cancelled(token, call).await,
+        None => Some(call.await),
+    };
+    match answered {
         Some(response) => response,
         None => {
             tracing::info!(tool, "call cancelled by the client");
@@ -227,7 +233,7 @@ async fn run_action(
 ) -> Option<ToolResponse> {
     let info = &entry.info;
     let guards = &*entry.guards;
-    if scope.cancellation.is_cancelled() {
+    if scope.is_cancelled() {
         return None;
     }
     let scopes = &info.scopes;
@@ -240,7 +246,11 @@ async fn run_action(
     let _admission = if guards.admits_all() {
         None
     } else {
-        match unless_cancelled(&scope.cancellation, admit(guards, info, &scope)).await? {
+        let admitted = match scope.cancellation() {
+            Some(token) => unless_cancelled(token, admit(guards, info, &scope)).await?,
+            None => admit(guards, info, &scope).await,
+        };
+        match admitted {
             Ok(a) => Some(a),
             Err(e) => return Some(ToolResponse::error(e)),
         }
@@ -304,7 +314,6 @@ async fn finish<F, T>(
 where
     F: Future<Output = T>,
 {
-    let token = cx.cancellation_token();
     let mut run = pin!(run);
     let mut done = Some(done);
     let mut deadline = pin!(timeout.map(tokio::time::sleep));
@@ -336,7 +345,11 @@ where
                 info.name, limit,
             ))));
         }
-        if waiter.is_none() {
+        // A call nobody can cancel has no token, unless its handler asked for one (and may
+        // cancel it itself): looked for again each time it waits.
+        if waiter.is_none()
+            && let Some(token) = cx.watched_token()
+        {
             waiter.set(Some(token.cancelled()));
             if let Some(w) = waiter.as_mut().as_pin_mut()
                 && w.poll(task).is_ready()
