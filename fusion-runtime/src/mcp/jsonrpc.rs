@@ -678,6 +678,34 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "server-http")]
+    fn the_quick_probe_reads_what_the_exact_one_reads_and_leaves_the_rest_to_rmcp() {
+        let call = r#"{"params":{"arguments":{"a":[1,{"b":"\u00e9"}]},"name":"t","_meta":{"k":[]}},"id":"7","method":"tools/call","jsonrpc":"2.0","extra":{"x":null}}"#;
+        let (quick, exact) = (Probe::quick(call.as_bytes()), Probe::of(call.as_bytes()));
+        assert_eq!(format!("{quick:?}"), format!("{exact:?}"));
+        // What only `serde_json`'s full parse refuses, inside a value the quick probe passes
+        // over: it passes (rmcp's parse refuses it), and the answer is the exact probe's.
+        for inside in [
+            r#""\ud800""#.to_owned(),
+            "1e400".to_owned(),
+            format!("{}{}", "[".repeat(129), "]".repeat(129)),
+        ] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{inside}}}}}}}"#
+            );
+            assert!(Probe::quick(body.as_bytes()).is_ok(), "{inside}");
+            let exact = Probe::of(body.as_bytes()).err().map(|e| parse_error(&e));
+            assert!(exact.is_some(), "{inside}");
+            assert_eq!(refused_by_rmcp(body.as_bytes()), exact, "{inside}");
+        }
+        // Syntax errors the quick probe finds are answered by the exact one too.
+        for bad in ["{", r#"{"a":1} x"#, r#"{"id":1,"params":{"arguments":{"a":tru}}}"#] {
+            let exact = Probe::of(bad.as_bytes()).err().map(|e| parse_error(&e));
+            assert!(Probe::quick(bad.as_bytes()).is_err() && exact.is_some(), "{bad}");
+        }
+    }
+
+    #[test]
     fn answers_are_json_rpc_with_the_id_first_read() {
         let reply = Reply::error(Value::Null, PARSE_ERROR, "Parse error");
         assert_eq!(
