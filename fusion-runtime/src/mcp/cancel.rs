@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
@@ -469,12 +469,15 @@ pub(crate) fn watch(
 /// poll (most do) is never listed, and nothing after its end could cancel it anyway. A
 /// `notifications/cancelled` that arrives while that first poll runs finds nothing, as one
 /// that arrives after the call's end does.
-pub(crate) async fn watched<F: Future>(
-    cx: &RequestContext<RoleServer>,
-    principal: Option<&Principal>,
-    call: F,
-) -> F::Output {
-    let mut call = pin!(call);
+///
+/// `call` is pinned where the caller keeps it: moved in here, a call's future (the whole
+/// pipeline's) would be held twice in the future rmcp spawns for the request, and copied
+/// with it.
+pub(crate) fn watched<'a, F: Future>(
+    cx: &'a RequestContext<RoleServer>,
+    principal: Option<&'a Principal>,
+    mut call: Pin<&'a mut F>,
+) -> impl Future<Output = F::Output> + 'a {
     // Held until the call ends (`Some(None)`: watched, but not listed).
     let mut tracked: Option<Option<Tracked>> = None;
     poll_fn(move |task| {
@@ -484,7 +487,6 @@ pub(crate) async fn watched<F: Future>(
         }
         polled
     })
-    .await
 }
 
 /// The cancellation step of the HTTP endpoint (see the module's documentation): runs

@@ -699,9 +699,16 @@ mod tests {
             assert_eq!(refused_by_rmcp(body.as_bytes()), exact, "{inside}");
         }
         // Syntax errors the quick probe finds are answered by the exact one too.
-        for bad in ["{", r#"{"a":1} x"#, r#"{"id":1,"params":{"arguments":{"a":tru}}}"#] {
+        for bad in [
+            "{",
+            r#"{"a":1} x"#,
+            r#"{"id":1,"params":{"arguments":{"a":tru}}}"#,
+        ] {
             let exact = Probe::of(bad.as_bytes()).err().map(|e| parse_error(&e));
-            assert!(Probe::quick(bad.as_bytes()).is_err() && exact.is_some(), "{bad}");
+            assert!(
+                Probe::quick(bad.as_bytes()).is_err() && exact.is_some(),
+                "{bad}"
+            );
         }
     }
 

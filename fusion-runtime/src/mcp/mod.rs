@@ -342,7 +342,7 @@ impl ServerHandler for McpHandler {
             if handing_off {
                 scope.handoff = Some(self.handoff.clone());
             }
-            let call = self.server.call(&request.name, request.arguments, scope);
+            let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
             #[cfg(feature = "server-http")]
             let call = cancel::watched(&context, self.principal.as_deref(), call);
             let response = call.await;
@@ -370,7 +370,7 @@ impl ServerHandler for McpHandler {
         }
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         scope.meta = scope::take_meta(&mut context);
-        let call = self.server.call(&request.name, request.arguments, scope);
+        let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
         #[cfg(feature = "server-http")]
         let call = cancel::watched(&context, self.principal.as_deref(), call);
         let response = tokio::select! {
