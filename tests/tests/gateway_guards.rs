@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fusion_runtime::auth::Principal;
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::context::RequestScope;
+use fusion_runtime::context::{CancellationToken, RequestScope};
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{MountOptions, Upstream};
 use fusion_runtime::guard::{ConcurrencyLimit, RateLimit};
@@ -104,7 +104,8 @@ async fn the_servers_concurrency_limit_reaches_a_mounted_tool() {
         .build()
         .expect("builds");
     let (scope, mut progress) = recording_scope();
-    let cancel = scope.cancellation.clone();
+    let cancel = CancellationToken::new();
+    let scope = scope.with_cancellation(cancel.clone());
     let running = {
         let gateway = gateway.clone();
         tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })

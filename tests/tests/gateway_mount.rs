@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, FusionClient, parse_envelope, parse_tool_error};
-use fusion_runtime::context::RequestScope;
+use fusion_runtime::context::{CancellationToken, RequestScope};
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{Backoff, MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
@@ -237,7 +237,8 @@ async fn a_cancelled_call_is_cancelled_upstream() {
         .build()
         .expect("builds");
     let (scope, mut progress) = recording_scope();
-    let token = scope.cancellation.clone();
+    let token = CancellationToken::new();
+    let scope = scope.with_cancellation(token.clone());
     let call = {
         let gateway = gateway.clone();
         tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::context::CancellationToken;
 use fusion_runtime::guard::{ConcurrencyLimit, GuardState, RateLimit};
 use fusion_runtime::server::{BuildError, ClientKey, RequestScope};
 use fusion_runtime::{
@@ -276,8 +277,8 @@ async fn a_cancelled_queued_call_frees_its_place_and_never_runs() {
         .unwrap_or_else(|e| panic!("{e}"));
     let running = spawn_call(&s, "lab_plain", 1, 1000, RequestScope::detached());
     settle(&s, "lab.plain", 1, 0).await;
-    let scope = RequestScope::detached();
-    let token = scope.cancellation.clone();
+    let token = CancellationToken::new();
+    let scope = RequestScope::detached().with_cancellation(token.clone());
     let queued = spawn_call(&s, "lab_plain", 2, 1000, scope);
     settle(&s, "lab.plain", 1, 1).await;
     // Full: a third call is shed.
@@ -300,8 +301,8 @@ async fn a_cancelled_queued_call_frees_its_place_and_never_runs() {
 async fn a_cancelled_running_call_drops_its_handler_and_frees_its_slot() {
     let probe = Arc::new(Probe::default());
     let s = server(&probe);
-    let scope = RequestScope::detached();
-    let token = scope.cancellation.clone();
+    let token = CancellationToken::new();
+    let scope = RequestScope::detached().with_cancellation(token.clone());
     let running = spawn_call(&s, "lab_slow", 1, 3_600_000, scope);
     settle(&s, "lab.slow", 1, 0).await;
     token.cancel();

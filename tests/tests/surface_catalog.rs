@@ -193,8 +193,9 @@ async fn failures_and_panics_come_out_as_errors_and_the_server_keeps_serving() {
 #[tokio::test]
 async fn a_cancelled_request_stops_the_handler() {
     let server = book();
-    let scope = RequestScope::detached();
-    scope.cancellation.cancel();
+    let token = fusion_runtime::context::CancellationToken::new();
+    token.cancel();
+    let scope = RequestScope::detached().with_cancellation(token);
     let e = server
         .read_resource("book://pages/1", scope)
         .await

@@ -34,7 +34,9 @@ use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
+/// The token that cancels a request ([`RequestScope::with_cancellation`]), re-exported from
+/// `tokio-util` so that embedding code needs no matching version of it.
+pub use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Delegation, Principal};
 use crate::envelope::{ToolError, codes};
@@ -114,6 +116,15 @@ pub trait RequestSink: Send + Sync + 'static {
         logger: &'static str,
         data: serde_json::Value,
     ) -> BoxFuture<'static, Result<(), String>>;
+
+    /// Asks the client's user over this connection, for a scope whose
+    /// [`elicitor`](RequestScope::elicitor) is `None`: the MCP bridge makes a 2025 call's
+    /// elicitor here, the first time its handler elicits, so a call that never asks pays
+    /// nothing for one. The same elicitor each time (it counts the call's rounds); `None`
+    /// (the default) when the connection cannot ask.
+    fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
+        None
+    }
 }
 
 /// Who a per-client rate limit ([`RateLimit::per_client`](crate::guard::RateLimit::per_client))
@@ -164,8 +175,9 @@ impl ClientKey {
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct RequestScope {
-    /// Cancelled when the client cancels the request or the connection closes.
-    pub cancellation: CancellationToken,
+    /// Cancelled when the client cancels the request or the connection closes; `None` for a
+    /// request nobody can cancel (see [`RequestScope::cancellation`]).
+    pub(crate) cancellation: Option<CancellationToken>,
     /// Who is calling, when the transport knows (see [`ClientKey`]).
     pub client: Option<ClientKey>,
     /// The client's connection, for notifications (progress, logs). `None` in-process.
@@ -175,7 +187,8 @@ pub struct RequestScope {
     /// Who is calling, when authenticated: over HTTP the authentication layer sets it from the
     /// bearer token; over stdio only the embedding code does ([`RequestScope::with_principal`]).
     pub principal: Option<Arc<Principal>>,
-    /// Asks the client's user for input ([`CallContext::elicit`]). `None` in-process.
+    /// Asks the client's user for input ([`CallContext::elicit`]). When `None`, the
+    /// [`sink`](RequestScope::sink)'s [`RequestSink::elicitor`] is asked; in-process, neither.
     pub elicitor: Option<Arc<dyn Elicitor>>,
     /// The session's handoff slot (2025 sessions of a server with handoff domains); `None`
     /// when there is no session to hand off.
@@ -185,9 +198,39 @@ pub struct RequestScope {
 }
 
 impl RequestScope {
-    /// A scope with no connection: for in-process calls.
+    /// A scope with no connection: for in-process calls. Nothing can cancel it; give it a
+    /// token with [`with_cancellation`](RequestScope::with_cancellation) to cancel the call.
     pub fn detached() -> Self {
         RequestScope::default()
+    }
+
+    /// The same scope, cancelled when `token` is (the client cancels the request, its
+    /// connection closes, or the embedding code gives up on it).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancellation = Some(token);
+        self
+    }
+
+    /// The token that cancels the request; `None` when nothing can (a detached scope made
+    /// without [`with_cancellation`](RequestScope::with_cancellation)). A call nobody can
+    /// cancel carries no token and pays nothing for one.
+    pub fn cancellation(&self) -> Option<&CancellationToken> {
+        self.cancellation.as_ref()
+    }
+
+    /// Whether the request was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancellation
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Completes when the request is cancelled; never, for a request nobody can cancel.
+    pub async fn cancelled(&self) {
+        match &self.cancellation {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
     }
 
     /// The same scope, filtering log messages with the session's `threshold`.
@@ -207,12 +250,20 @@ impl RequestScope {
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_deref()
     }
+
+    /// What asks the client's user: the scope's own elicitor, else the connection's.
+    fn any_elicitor(&self) -> Option<Arc<dyn Elicitor>> {
+        match &self.elicitor {
+            Some(elicitor) => Some(Arc::clone(elicitor)),
+            None => self.sink.as_ref()?.elicitor(),
+        }
+    }
 }
 
 impl fmt::Debug for RequestScope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RequestScope")
-            .field("cancelled", &self.cancellation.is_cancelled())
+            .field("cancelled", &self.is_cancelled())
             .field("client", &self.client)
             .field("connected", &self.sink.is_some())
             .field(
@@ -237,6 +288,8 @@ struct CallInner {
     states: Arc<States>,
     scope: RequestScope,
     delegation: OnceLock<Delegation>,
+    /// The token handed to a handler whose scope has none, made when it first asks.
+    never_cancelled: OnceLock<CancellationToken>,
 }
 
 /// One call, untyped: the action being run, the registered states and the request scope.
@@ -263,6 +316,7 @@ impl CallContext {
                 states,
                 scope,
                 delegation: OnceLock::new(),
+                never_cancelled: OnceLock::new(),
             }),
         }
     }
@@ -315,9 +369,25 @@ impl CallContext {
         &self.inner.scope
     }
 
-    /// The request's cancellation token.
+    /// The request's cancellation token. A call nobody can cancel (see
+    /// [`RequestScope::cancellation`]) gets one made when first asked for, which only the
+    /// handler itself can cancel.
     pub fn cancellation_token(&self) -> &CancellationToken {
-        &self.inner.scope.cancellation
+        match self.inner.scope.cancellation() {
+            Some(token) => token,
+            None => self
+                .inner
+                .never_cancelled
+                .get_or_init(CancellationToken::new),
+        }
+    }
+
+    /// The token the pipeline watches: the request's, or the one a handler was handed.
+    pub(crate) fn watched_token(&self) -> Option<&CancellationToken> {
+        self.inner
+            .scope
+            .cancellation()
+            .or_else(|| self.inner.never_cancelled.get())
     }
 
     /// Who is calling: the principal of the request's bearer token, or one the embedding
@@ -402,7 +472,7 @@ impl CallContext {
         message: impl Into<String>,
         requested_schema: crate::input::JsonObject,
     ) -> Result<Elicited<serde_json::Value>, ToolError> {
-        let Some(elicitor) = &self.scope().elicitor else {
+        let Some(elicitor) = self.scope().any_elicitor() else {
             return Err(elicit::unsupported("the call is in-process"));
         };
         let request = ElicitRequest {
@@ -427,7 +497,7 @@ impl CallContext {
     /// Sampling is deprecated by the MCP specification (SEP-2577) and may leave a later
     /// revision: prefer returning what the model needs in the tool's result.
     pub async fn sample(&self, params: serde_json::Value) -> Result<serde_json::Value, ToolError> {
-        let Some(elicitor) = &self.scope().elicitor else {
+        let Some(elicitor) = self.scope().any_elicitor() else {
             return Err(elicit::unsupported("the call is in-process"));
         };
         match elicitor.sample(params).await {
@@ -565,7 +635,9 @@ impl<S> Context<S> {
 
     /// Whether the client cancelled the request.
     pub fn is_cancelled(&self) -> bool {
-        self.call.cancellation_token().is_cancelled()
+        self.call
+            .watched_token()
+            .is_some_and(CancellationToken::is_cancelled)
     }
 
     /// Whether the client asked for progress (sent a progress token); `false` in-process.

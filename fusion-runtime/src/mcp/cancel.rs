@@ -24,6 +24,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
+use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
@@ -31,7 +32,7 @@ use std::task::{Context, Poll};
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::request::Parts;
-use axum::http::{Method, StatusCode, header};
+use axum::http::{HeaderName, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::task::AtomicWaker;
 use http_body::{Frame, SizeHint};
@@ -42,7 +43,8 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::Passed;
-use crate::context::{ClientKey, RequestScope};
+use crate::auth::Principal;
+use crate::context::ClientKey;
 
 /// Running calls one client (or one session) can have tracked for cancellation from another
 /// request. Calls beyond it still run and are still cancelled when their connection closes,
@@ -63,8 +65,9 @@ pub const MAX_INJECTED_EVENTS: usize = 1024;
 /// Bytes of waiting log events per call (see [`MAX_INJECTED_EVENTS`]).
 pub const MAX_INJECTED_BYTES: usize = 1024 * 1024;
 
-const SESSION_HEADER: &str = "mcp-session-id";
-const METHOD_HEADER: &str = "mcp-method";
+/// The header naming a request's session (a `HeaderName`: looked up without parsing a name).
+pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const CANCELLED: &str = "notifications/cancelled";
 
 /// Whose call it is: a session's, or a session-less client's.
@@ -426,7 +429,7 @@ impl Drop for GuardedBody {
 /// whose peer already sends them on the right stream.
 pub(crate) fn session_stream(cx: &RequestContext<RoleServer>) -> Option<Exchange> {
     let parts = cx.extensions.get::<Parts>()?;
-    if parts.method != Method::POST || !parts.headers.contains_key(SESSION_HEADER) {
+    if parts.method != Method::POST || !parts.headers.contains_key(&SESSION_HEADER) {
         return None;
     }
     parts.extensions.get::<Exchange>().cloned()
@@ -435,23 +438,55 @@ pub(crate) fn session_stream(cx: &RequestContext<RoleServer>) -> Option<Exchange
 /// Ties a running call to its HTTP request: it is cancelled when the client goes away before
 /// the response's end, and listed for a later `notifications/cancelled` (session-less) or
 /// session `DELETE`. `None` when the request did not come through [`layer`] or the list is
-/// full; keep the value until the call ends.
-pub(crate) fn watch(cx: &RequestContext<RoleServer>, scope: &RequestScope) -> Option<Tracked> {
+/// full; keep the value until the call ends. A session-less call is listed under its
+/// client's key, as [`ClientKey::of`] works it out: the principal's (the request's, else
+/// `principal`, the session's), else the request's client.
+pub(crate) fn watch(
+    cx: &RequestContext<RoleServer>,
+    principal: Option<&Principal>,
+) -> Option<Tracked> {
     let parts = cx.extensions.get::<Parts>()?;
     let exchange = parts.extensions.get::<Exchange>()?;
     exchange.attach(&cx.ct);
     let owner = match parts
         .headers
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
     {
         Some(session) => Owner::Session(session.into()),
-        None => Owner::Client(ClientKey::of(scope)),
+        None => Owner::Client(match parts.extensions.get::<Principal>().or(principal) {
+            Some(principal) => ClientKey(principal.client_key()),
+            None => super::scope::http_client_key(parts),
+        }),
     };
     exchange
         .inner
         .calls
         .track(owner, cx.id.clone(), cx.ct.clone())
+}
+
+/// Runs `call`, [`watch`]ed from the first time it has to wait: a call that ends in its first
+/// poll (most do) is never listed, and nothing after its end could cancel it anyway. A
+/// `notifications/cancelled` that arrives while that first poll runs finds nothing, as one
+/// that arrives after the call's end does.
+///
+/// `call` is pinned where the caller keeps it: moved in here, a call's future (the whole
+/// pipeline's) would be held twice in the future rmcp spawns for the request, and copied
+/// with it.
+pub(crate) fn watched<'a, F: Future>(
+    cx: &'a RequestContext<RoleServer>,
+    principal: Option<&'a Principal>,
+    mut call: Pin<&'a mut F>,
+) -> impl Future<Output = F::Output> + 'a {
+    // Held until the call ends (`Some(None)`: watched, but not listed).
+    let mut tracked: Option<Option<Tracked>> = None;
+    poll_fn(move |task| {
+        let polled = call.as_mut().poll(task);
+        if polled.is_pending() && tracked.is_none() {
+            tracked = Some(watch(cx, principal));
+        }
+        polled
+    })
 }
 
 /// The cancellation step of the HTTP endpoint (see the module's documentation): runs
@@ -469,7 +504,7 @@ where
     parts.extensions.insert(exchange);
     let session = parts
         .headers
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(Arc::<str>::from);
     let is_session_post = parts.method == Method::POST && session.is_some();
@@ -536,13 +571,12 @@ where
 /// the JSON-RPC check has read says so itself ([`Passed`]); only one that did not pass there
 /// (which rmcp then refuses) is sniffed here.
 fn may_cancel(parts: &Parts, body: &Body) -> bool {
-    let method_ok = match (
-        parts.extensions.get::<Passed>(),
-        parts.headers.get(METHOD_HEADER),
-    ) {
-        (Some(passed), _) => passed.cancels,
-        (None, Some(m)) => m.as_bytes() == CANCELLED.as_bytes(),
-        (None, None) => true,
+    let method_ok = match parts.extensions.get::<Passed>() {
+        Some(passed) => passed.cancels,
+        None => parts
+            .headers
+            .get(&METHOD_HEADER)
+            .is_none_or(|m| m.as_bytes() == CANCELLED.as_bytes()),
     };
     method_ok
         && body

@@ -43,15 +43,42 @@ pub(crate) fn client_can_elicit(cx: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|c| c.elicitation.is_some())
 }
 
+const STATELESS: &str = "a stateless HTTP request has no way back to the client";
+const NO_CAPABILITY: &str = "it did not declare the elicitation capability";
+
 /// Why a 2025 request cannot be asked anything, if it cannot.
 fn legacy_unsupported(cx: &RequestContext<RoleServer>) -> Option<&'static str> {
-    #[cfg(feature = "server-http")]
-    if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>()
-        && !parts.headers.contains_key("mcp-session-id")
-    {
-        return Some("a stateless HTTP request has no way back to the client");
+    if is_stateless_http(cx) {
+        return Some(STATELESS);
     }
-    (!client_can_elicit(cx)).then_some("it did not declare the elicitation capability")
+    (!client_can_elicit(cx)).then_some(NO_CAPABILITY)
+}
+
+/// Whether `cx` is an HTTP request without a session.
+fn is_stateless_http(cx: &RequestContext<RoleServer>) -> bool {
+    #[cfg(feature = "server-http")]
+    if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>() {
+        return !parts.headers.contains_key(&super::cancel::SESSION_HEADER);
+    }
+    let _ = cx;
+    false
+}
+
+/// What a 2025 request's elicitor needs of its [`RequestContext`], kept so that the elicitor
+/// is made only when the handler first asks ([`RequestSink::elicitor`](crate::context::RequestSink::elicitor)).
+pub(crate) struct LegacyFacts {
+    stateless: bool,
+    /// The capabilities the request's `_meta` declared, if any (the session's otherwise).
+    meta_capabilities: Option<rmcp::model::ClientCapabilities>,
+}
+
+impl LegacyFacts {
+    pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Self {
+        LegacyFacts {
+            stateless: is_stateless_http(cx),
+            meta_capabilities: cx.meta.client_capabilities(),
+        }
+    }
 }
 
 /// `elicitation/create` over a 2025 session.
@@ -68,6 +95,31 @@ impl LegacyElicitor {
             peer: cx.peer.clone(),
             unsupported: legacy_unsupported(cx),
             can_sample: client_can_sample(cx),
+            asked: AtomicUsize::new(0),
+        }
+    }
+
+    /// The elicitor of a request whose facts were kept (see [`LegacyFacts`]), made when its
+    /// handler first asks.
+    pub(crate) fn from_facts(peer: &Peer<RoleServer>, facts: &LegacyFacts) -> Self {
+        // As `RequestContext::client_capabilities` for a 2025 request: `_meta`'s, else the
+        // session's.
+        let capabilities = facts
+            .meta_capabilities
+            .clone()
+            .or_else(|| peer.peer_info().map(|info| info.capabilities.clone()));
+        let can_elicit = capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.is_some());
+        let unsupported = if facts.stateless {
+            Some(STATELESS)
+        } else {
+            (!can_elicit).then_some(NO_CAPABILITY)
+        };
+        LegacyElicitor {
+            peer: peer.clone(),
+            unsupported,
+            can_sample: capabilities.is_some_and(|c| c.sampling.is_some()),
             asked: AtomicUsize::new(0),
         }
     }

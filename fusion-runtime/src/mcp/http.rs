@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpHandler;
 use super::auth::AuthLayer;
+use super::cancel::SESSION_HEADER;
 pub use super::identity::ForwardedHeader;
 use super::identity::{Identity, ip_key};
 use super::sessions::{self, Admission, CappedSessions, Refusal};
@@ -432,7 +433,7 @@ where
     // Only a POST without a session id can make rmcp create a session.
     let admission = (!guard.stateless
         && request.method() == Method::POST
-        && !request.headers().contains_key(SESSION_HEADER))
+        && !request.headers().contains_key(&SESSION_HEADER))
     .then(|| {
         let client = request
             .extensions()
@@ -466,9 +467,6 @@ where
     }
     response
 }
-
-/// The header naming a request's session.
-const SESSION_HEADER: &str = "mcp-session-id";
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = Response::new(Body::from(text));

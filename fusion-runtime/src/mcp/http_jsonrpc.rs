@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::Value;
@@ -41,36 +41,44 @@ where
     // One `await` of `next`, after the check's: the two futures share their place in this
     // one's state (it is moved into a box for every request).
     match check(guard, request).await {
-        Ok((request, id, body_was_json)) => {
-            json_errors(next(request).await, id, body_was_json).await
-        }
+        Ok((request, id, passed)) => json_errors(next(request).await, id, passed).await,
         Err(answer) => answer,
     }
 }
 
-/// The request to pass on, the id an error answer about it carries and whether its body was
-/// read as JSON; or the framework's own answer.
-async fn check(guard: &Guard, request: Request) -> Result<(Request, Value, bool), Response> {
-    // Only a POST rmcp would read the body of is checked here: wrong headers are rmcp's
-    // to refuse, with the statuses the MCP transport asks for.
-    let checked = request.method() == Method::POST
-        && is_json(request.headers())
-        && accepts_json_and_sse(request.headers())
-        && host_allowed(request.headers(), &guard.allowed_hosts);
-    if !checked {
-        if let Some(refusal) = unsupported_version(request.headers(), &guard.server, || Value::Null)
-        {
-            return Err(refusal);
-        }
-        return Ok((request, Value::Null, false));
+/// The request to pass on, the id an error answer about it carries and its body when the
+/// check read and passed it; or the framework's own answer.
+///
+/// Only a JSON POST's body is read. The headers rmcp checks itself (`Accept`, `Host`) are
+/// looked at only when the framework would answer: a request rmcp refuses for them goes on
+/// to rmcp, which answers with the status the MCP transport asks for (`406`, `403`), as it
+/// would had the framework never read the body. A request that passes needs no look at them.
+async fn check(
+    guard: &Guard,
+    request: Request,
+) -> Result<(Request, Value, Option<Bytes>), Response> {
+    if request.method() != Method::POST || !is_json(request.headers()) {
+        // rmcp refuses these (`415`) or reads no body.
+        return pass_unread(request, &guard.server);
     }
-    let (parts, body) = request.into_parts();
+    let rmcp_reads = |headers: &HeaderMap| {
+        accepts_json_and_sse(headers) && host_allowed(headers, &guard.allowed_hosts)
+    };
     let max = guard.max_body_bytes;
-    if content_length(&parts.headers).is_some_and(|n| n > max) {
+    // The body's length as its `Content-Length` declared it (hyper parsed it).
+    if request.body().size_hint().lower() > max as u64 {
+        if !rmcp_reads(request.headers()) {
+            return pass_unread(request, &guard.server);
+        }
         return Err(too_large(max));
     }
+    let (parts, body) = request.into_parts();
     let bytes = match read_bounded(body, max).await {
         Ok(bytes) => bytes,
+        Err(_) if !rmcp_reads(&parts.headers) => {
+            // rmcp refuses it for its headers before reading a body.
+            return pass_unread(Request::from_parts(parts, Body::empty()), &guard.server);
+        }
         Err(Some(())) => return Err(too_large(max)),
         Err(None) => {
             return Err(reply(
@@ -81,6 +89,9 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Value, bool)
     };
     // The id is read (a second parse) only for the refusal.
     let id = || {
+        if !rmcp_reads(&parts.headers) {
+            return Value::Null;
+        }
         serde_json::from_slice::<Value>(&bytes)
             .ok()
             .and_then(|m| m.get("id").cloned())
@@ -91,6 +102,13 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Value, bool)
     }
     let (mut parts, passed) = match jsonrpc::check_body(&bytes, &guard.server) {
         Ok(passed) => (parts, passed),
+        Err(_) if !rmcp_reads(&parts.headers) => {
+            return Ok((
+                Request::from_parts(parts, Body::from(bytes)),
+                Value::Null,
+                None,
+            ));
+        }
         Err(answer) => {
             // Our own answer skips rmcp's header check: run it here, so a 2026-07-28
             // request whose headers do not match its body is refused the same way.
@@ -108,11 +126,28 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Value, bool)
     let id = passed.id.clone();
     // The cancellation step reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);
-    Ok((Request::from_parts(parts, Body::from(bytes)), id, true))
+    Ok((
+        Request::from_parts(parts, Body::from(bytes.clone())),
+        id,
+        Some(bytes),
+    ))
+}
+
+/// A request whose body the framework does not read: on to rmcp, unless its
+/// `MCP-Protocol-Version` is one the server does not speak.
+#[allow(clippy::result_large_err)]
+fn pass_unread(
+    request: Request,
+    server: &Server,
+) -> Result<(Request, Value, Option<Bytes>), Response> {
+    match unsupported_version(request.headers(), server, || Value::Null) {
+        Some(refusal) => Err(refusal),
+        None => Ok((request, Value::Null, None)),
+    }
 }
 
 /// The header every 2026-07-28 POST carries its version in.
-const HEADER_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+const HEADER_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// `400` with `-32022 {supported, requested}` for an `MCP-Protocol-Version` header naming a
 /// version the server does not speak (rmcp answers it in plain text, without the list a
@@ -122,7 +157,7 @@ fn unsupported_version(
     server: &Server,
     id: impl FnOnce() -> Value,
 ) -> Option<Response> {
-    let requested = headers.get(HEADER_PROTOCOL_VERSION)?;
+    let requested = headers.get(&HEADER_PROTOCOL_VERSION)?;
     let supported = super::era::supported_versions();
     let known = requested
         .to_str()
@@ -151,7 +186,7 @@ fn header_mismatch(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Option<
     if answer.is_error() {
         return None;
     }
-    let version = headers.get(HEADER_PROTOCOL_VERSION)?.to_str().ok()?;
+    let version = headers.get(&HEADER_PROTOCOL_VERSION)?.to_str().ok()?;
     if !super::era::is_modern_version(version) {
         return None;
     }
@@ -241,16 +276,6 @@ async fn read_bounded(body: Body, max: usize) -> Result<Bytes, Option<()>> {
     })
 }
 
-fn content_length(headers: &HeaderMap) -> Option<usize> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
 fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
@@ -294,12 +319,20 @@ fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
 }
 
 /// rmcp's plain-text errors as JSON-RPC errors, status kept; a body rmcp could not read
-/// (it answers `415` for it) becomes `400`, as the checks above answer the same failures.
-async fn json_errors(response: Response, id: Value, body_was_json: bool) -> Response {
+/// (it answers `415` for it) becomes `400`, as the checks above answer the same failures —
+/// with the check's own `Parse error` when `serde_json` refuses it (`passed`: the body the
+/// quick check passed).
+async fn json_errors(response: Response, id: Value, passed: Option<Bytes>) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
         return response;
     }
+    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && let Some(answer) = passed.as_deref().and_then(jsonrpc::refused_by_rmcp)
+    {
+        return reply(StatusCode::BAD_REQUEST, &answer);
+    }
+    let body_was_json = passed.is_some();
     let (mut parts, body) = response.into_parts();
     let text = match read_bounded(body, MAX_PLAIN_ERROR_BYTES).await {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),

@@ -8,10 +8,11 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 #[cfg(feature = "server-stdio")]
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::server::Server;
@@ -170,17 +171,38 @@ pub(crate) struct Passed {
 /// layers after the check need when rmcp should have it.
 #[cfg(feature = "server-http")]
 pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply> {
-    let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
-    if let Some(answer) = probe.verdict(bytes, server) {
-        return Err(answer);
-    }
-    Ok(Passed {
+    // The quick probe decides that rmcp should have it; any answer is the exact probe's.
+    let probe = match Probe::quick(bytes) {
+        Ok(probe) if probe.verdict(bytes, server).is_none() => probe,
+        _ => {
+            let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
+            return match probe.verdict(bytes, server) {
+                Some(answer) => Err(answer),
+                // (The probes never disagree on a message both read.)
+                None => Ok(passed(&probe)),
+            };
+        }
+    };
+    Ok(passed(&probe))
+}
+
+/// The framework's answer to a body it passed and rmcp could not read: the exact probe's,
+/// when `serde_json` refuses it (what the quick probe let through: a lone surrogate, bad
+/// UTF-8, a number out of range, too deep).
+#[cfg(feature = "server-http")]
+pub(crate) fn refused_by_rmcp(bytes: &[u8]) -> Option<Reply> {
+    Probe::of(bytes).err().map(|e| parse_error(&e))
+}
+
+#[cfg(feature = "server-http")]
+fn passed(probe: &Probe<'_>) -> Passed {
+    Passed {
         id: probe.readable_id().unwrap_or(Value::Null),
         cancels: probe
             .method
             .as_ref()
             .is_some_and(|m| m.is_str("notifications/cancelled")),
-    })
+    }
 }
 
 #[cfg(feature = "server-stdio")]
@@ -257,9 +279,24 @@ enum Params<'a> {
 }
 
 impl<'a> Probe<'a> {
+    /// The exact probe: every value validated as `serde_json`'s own parse validates it.
     fn of(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
+        Probe::with::<Skip>(bytes)
+    }
+
+    /// The quick probe: what the checks read is read as [`Probe::of`] reads it, the rest only
+    /// for its syntax (`serde_json`'s `ignore_value`: a string's UTF-8 and `\u` escapes, a
+    /// number's range and the nesting depth go unchecked). A message that passes it goes to
+    /// rmcp, whose own parse refuses what the exact probe would; the answer to that is then
+    /// the exact probe's ([`refused_by_rmcp`]).
+    #[cfg(feature = "server-http")]
+    fn quick(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
+        Probe::with::<serde::de::IgnoredAny>(bytes)
+    }
+
+    fn with<K: Skipper>(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        let probe = Probe::deserialize(&mut de)?;
+        let probe = de.deserialize_any(ProbeVisitor::<K>(PhantomData))?;
         de.end()?;
         Ok(probe)
     }
@@ -378,20 +415,30 @@ struct Skip;
 
 impl<'de> Deserialize<'de> for Skip {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SniffVisitor)?;
+        d.deserialize_any(SniffVisitor::<Skip>(PhantomData))?;
         Ok(Skip)
     }
 }
 
-impl<'de> Deserialize<'de> for Sniff<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SniffVisitor)
+/// How a probe passes over a value it does not read: [`Skip`], or `serde`'s `IgnoredAny`.
+trait Skipper: for<'de> Deserialize<'de> {}
+
+impl Skipper for Skip {}
+impl Skipper for serde::de::IgnoredAny {}
+
+/// A value's [`Sniff`], what is inside it passed over with `K`.
+struct SniffSeed<K>(PhantomData<K>);
+
+impl<'de, K: Skipper> DeserializeSeed<'de> for SniffSeed<K> {
+    type Value = Sniff<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Sniff<'de>, D::Error> {
+        d.deserialize_any(SniffVisitor::<K>(PhantomData))
     }
 }
 
-struct SniffVisitor;
+struct SniffVisitor<K>(PhantomData<K>);
 
-impl<'de> Visitor<'de> for SniffVisitor {
+impl<'de, K: Skipper> Visitor<'de> for SniffVisitor<K> {
     type Value = Sniff<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -419,11 +466,11 @@ impl<'de> Visitor<'de> for SniffVisitor {
         Ok(Sniff::Str(Cow::Owned(v.to_owned())))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<Skip>()?.is_some() {}
+        while seq.next_element::<K>()?.is_some() {}
         Ok(Sniff::Array)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<Skip, Skip>()?.is_some() {}
+        while map.next_entry::<K, K>()?.is_some() {}
         Ok(Sniff::Object)
     }
 }
@@ -465,114 +512,117 @@ impl<'de> Deserialize<'de> for Key {
     }
 }
 
-impl<'de> Deserialize<'de> for Probe<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ProbeVisitor;
-        impl<'de> Visitor<'de> for ProbeVisitor {
-            type Value = Probe<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON-RPC message")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probe<'de>, A::Error> {
-                let mut p = Probe::default();
-                while let Some(key) = map.next_key::<Key>()? {
-                    match key {
-                        Key::Jsonrpc => p.jsonrpc = Some(map.next_value()?),
-                        Key::Id => p.id = Some(map.next_value()?),
-                        Key::Method => p.method = Some(map.next_value()?),
-                        Key::Params => p.params = Some(map.next_value()?),
-                        Key::ResultOrError => {
-                            map.next_value::<Skip>()?;
-                            p.result_or_error = true;
-                        }
-                        _ => {
-                            map.next_value::<Skip>()?;
-                        }
-                    }
+struct ProbeVisitor<K>(PhantomData<K>);
+
+impl<'de, K: Skipper> Visitor<'de> for ProbeVisitor<K> {
+    type Value = Probe<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probe<'de>, A::Error> {
+        let sniff = || SniffSeed::<K>(PhantomData);
+        let mut p = Probe::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Jsonrpc => p.jsonrpc = Some(map.next_value_seed(sniff())?),
+                Key::Id => p.id = Some(map.next_value_seed(sniff())?),
+                Key::Method => p.method = Some(map.next_value_seed(sniff())?),
+                Key::Params => p.params = Some(map.next_value_seed(ParamsSeed::<K>(PhantomData))?),
+                Key::ResultOrError => {
+                    map.next_value::<K>()?;
+                    p.result_or_error = true;
                 }
-                Ok(p)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Probe<'de>, A::Error> {
-                SniffVisitor.visit_seq(seq)?;
-                Ok(Probe {
-                    shape: Shape::Batch,
-                    ..Probe::default()
-                })
-            }
-            fn visit_unit<E>(self) -> Result<Probe<'de>, E> {
-                Ok(not_object())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Probe<'de>, E> {
-                Ok(not_object())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Probe<'de>, E> {
-                Ok(not_object())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Probe<'de>, E> {
-                Ok(not_object())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Probe<'de>, E> {
-                Ok(not_object())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Probe<'de>, E> {
-                Ok(not_object())
+                _ => {
+                    map.next_value::<K>()?;
+                }
             }
         }
-        fn not_object<'a>() -> Probe<'a> {
-            Probe {
-                shape: Shape::NotObject,
-                ..Probe::default()
-            }
-        }
-        d.deserialize_any(ProbeVisitor)
+        Ok(p)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Probe<'de>, A::Error> {
+        SniffVisitor::<K>(PhantomData).visit_seq(seq)?;
+        Ok(Probe {
+            shape: Shape::Batch,
+            ..Probe::default()
+        })
+    }
+    fn visit_unit<E>(self) -> Result<Probe<'de>, E> {
+        Ok(not_object())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Probe<'de>, E> {
+        Ok(not_object())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Probe<'de>, E> {
+        Ok(not_object())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Probe<'de>, E> {
+        Ok(not_object())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Probe<'de>, E> {
+        Ok(not_object())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Probe<'de>, E> {
+        Ok(not_object())
     }
 }
 
-impl<'de> Deserialize<'de> for Params<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ParamsVisitor;
-        impl<'de> Visitor<'de> for ParamsVisitor {
-            type Value = Params<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("params")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
-                let (mut name, mut arguments) = (None, None);
-                while let Some(key) = map.next_key::<Key>()? {
-                    match key {
-                        Key::Name => name = Some(map.next_value()?),
-                        Key::Arguments => arguments = Some(map.next_value()?),
-                        _ => {
-                            map.next_value::<Skip>()?;
-                        }
-                    }
+fn not_object<'a>() -> Probe<'a> {
+    Probe {
+        shape: Shape::NotObject,
+        ..Probe::default()
+    }
+}
+
+/// `params`, what the probe does not read passed over with `K`.
+struct ParamsSeed<K>(PhantomData<K>);
+
+impl<'de, K: Skipper> DeserializeSeed<'de> for ParamsSeed<K> {
+    type Value = Params<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Params<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, K: Skipper> Visitor<'de> for ParamsSeed<K> {
+    type Value = Params<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("params")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
+        let sniff = || SniffSeed::<K>(PhantomData);
+        let (mut name, mut arguments) = (None, None);
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Name => name = Some(map.next_value_seed(sniff())?),
+                Key::Arguments => arguments = Some(map.next_value_seed(sniff())?),
+                _ => {
+                    map.next_value::<K>()?;
                 }
-                Ok(Params::Object { name, arguments })
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Params<'de>, A::Error> {
-                SniffVisitor.visit_seq(seq)?;
-                Ok(Params::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Params<'de>, E> {
-                Ok(Params::Null)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Params<'de>, E> {
-                Ok(Params::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Params<'de>, E> {
-                Ok(Params::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Params<'de>, E> {
-                Ok(Params::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Params<'de>, E> {
-                Ok(Params::Other)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Params<'de>, E> {
-                Ok(Params::Other)
             }
         }
-        d.deserialize_any(ParamsVisitor)
+        Ok(Params::Object { name, arguments })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Params<'de>, A::Error> {
+        SniffVisitor::<K>(PhantomData).visit_seq(seq)?;
+        Ok(Params::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Params<'de>, E> {
+        Ok(Params::Null)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Params<'de>, E> {
+        Ok(Params::Other)
     }
 }
 
@@ -625,6 +675,41 @@ mod tests {
             assert!(serde_json::from_str::<Value>(bad).is_err(), "{bad}");
         }
         assert!(Probe::of(b"{\"a\":\"\xff\"}").is_err());
+    }
+
+    #[test]
+    #[cfg(feature = "server-http")]
+    fn the_quick_probe_reads_what_the_exact_one_reads_and_leaves_the_rest_to_rmcp() {
+        let call = r#"{"params":{"arguments":{"a":[1,{"b":"\u00e9"}]},"name":"t","_meta":{"k":[]}},"id":"7","method":"tools/call","jsonrpc":"2.0","extra":{"x":null}}"#;
+        let (quick, exact) = (Probe::quick(call.as_bytes()), Probe::of(call.as_bytes()));
+        assert_eq!(format!("{quick:?}"), format!("{exact:?}"));
+        // What only `serde_json`'s full parse refuses, inside a value the quick probe passes
+        // over: it passes (rmcp's parse refuses it), and the answer is the exact probe's.
+        for inside in [
+            r#""\ud800""#.to_owned(),
+            "1e400".to_owned(),
+            format!("{}{}", "[".repeat(129), "]".repeat(129)),
+        ] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{inside}}}}}}}"#
+            );
+            assert!(Probe::quick(body.as_bytes()).is_ok(), "{inside}");
+            let exact = Probe::of(body.as_bytes()).err().map(|e| parse_error(&e));
+            assert!(exact.is_some(), "{inside}");
+            assert_eq!(refused_by_rmcp(body.as_bytes()), exact, "{inside}");
+        }
+        // Syntax errors the quick probe finds are answered by the exact one too.
+        for bad in [
+            "{",
+            r#"{"a":1} x"#,
+            r#"{"id":1,"params":{"arguments":{"a":tru}}}"#,
+        ] {
+            let exact = Probe::of(bad.as_bytes()).err().map(|e| parse_error(&e));
+            assert!(
+                Probe::quick(bad.as_bytes()).is_err() && exact.is_some(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -293,7 +293,7 @@ impl ServerHandler for McpHandler {
         }
         let client = crate::context::ClientKey::of(&scope);
         #[cfg(feature = "server-http")]
-        let _watch = cancel::watch(request, &scope);
+        let _watch = cancel::watch(request, self.principal.as_deref());
         let changes = self.pending_listens.take(&self.server);
         notify::listen(&self.server, &client, changes, context, &self.closing).await
     }
@@ -341,15 +341,13 @@ impl ServerHandler for McpHandler {
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let era = Era::of(&context)?;
-        let mut scope =
-            scope::request_scope_in_session(&context, era.threshold(&self.log_threshold));
-        if scope.principal.is_none() {
-            scope.principal = self.principal.clone();
-        }
-        #[cfg(feature = "server-http")]
-        let _watch = cancel::watch(&context, &scope);
+        let threshold = era.threshold(&self.log_threshold);
         if !era.is_modern() {
-            scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(&context)));
+            // The elicitor is made when the handler first asks (`RequestSink::elicitor`).
+            let mut scope = scope::legacy_call_scope(&context, threshold);
+            if scope.principal.is_none() {
+                scope.principal = self.principal.clone();
+            }
             scope.meta = scope::take_meta(&mut context);
             let handing_off = !self.server.tool_sources().is_empty();
             let generation = self.handoff.generation();
@@ -360,10 +358,10 @@ impl ServerHandler for McpHandler {
                     false => self.handoff.clone(),
                 });
             }
-            let response = self
-                .server
-                .call(&request.name, request.arguments, scope)
-                .await;
+            let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
+            #[cfg(feature = "server-http")]
+            let call = cancel::watched(&context, self.principal.as_deref(), call);
+            let response = call.await;
             if handing_off && self.handoff.generation() != generation {
                 // Handed off or back: this session's tools changed.
                 let _ = context.peer.notify_tool_list_changed().await;
@@ -379,12 +377,18 @@ impl ServerHandler for McpHandler {
             &binding,
         )?;
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
+        let mut scope = scope::request_scope_in_session(&context, threshold);
+        if scope.principal.is_none() {
+            scope.principal = self.principal.clone();
+        }
         if !self.server.tool_sources().is_empty() {
             scope.handoff = Some(std::sync::Arc::new(crate::context::HandoffSlot::stateless()));
         }
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         scope.meta = scope::take_meta(&mut context);
-        let call = self.server.call(&request.name, request.arguments, scope);
+        let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
+        #[cfg(feature = "server-http")]
+        let call = cancel::watched(&context, self.principal.as_deref(), call);
         let response = tokio::select! {
             response = call => response,
             () = elicitor.input_needed() => {

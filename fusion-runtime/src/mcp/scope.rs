@@ -2,7 +2,7 @@
 //! calling, and a [`RequestSink`] that sends progress and log messages over the request's
 //! connection.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
@@ -11,9 +11,10 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 
+use super::elicit::{LegacyElicitor, LegacyFacts};
 #[cfg(feature = "server-http")]
 use crate::context::ClientKey;
-use crate::context::{LogLevel, LogThreshold, RequestScope, RequestSink};
+use crate::context::{Elicitor, LogLevel, LogThreshold, RequestScope, RequestSink};
 
 /// The scope of an rmcp request, with the default log threshold.
 pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {
@@ -28,6 +29,23 @@ pub(crate) fn request_scope_in_session(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
 ) -> RequestScope {
+    scope_with_sink(cx, log_threshold, None)
+}
+
+/// [`request_scope_in_session`] for a 2025 `tools/call`: its sink makes the call's
+/// `elicitation/create` elicitor when the handler first asks.
+pub(crate) fn legacy_call_scope(
+    cx: &RequestContext<RoleServer>,
+    log_threshold: LogThreshold,
+) -> RequestScope {
+    scope_with_sink(cx, log_threshold, Some(LegacyFacts::of(cx)))
+}
+
+fn scope_with_sink(
+    cx: &RequestContext<RoleServer>,
+    log_threshold: LogThreshold,
+    legacy: Option<LegacyFacts>,
+) -> RequestScope {
     #[cfg(feature = "server-http")]
     let (client, principal) = {
         let parts = cx.extensions.get::<axum::http::request::Parts>();
@@ -41,13 +59,14 @@ pub(crate) fn request_scope_in_session(
     #[cfg(not(feature = "server-http"))]
     let (client, principal) = (None, None);
     RequestScope {
-        cancellation: cx.ct.clone(),
+        cancellation: Some(cx.ct.clone()),
         client,
         sink: Some(Arc::new(PeerSink {
             peer: cx.peer.clone(),
             progress_token: cx.meta.get_progress_token(),
             #[cfg(feature = "server-http")]
             session_stream: super::cancel::session_stream(cx),
+            legacy: legacy.map(|facts| (facts, OnceLock::new())),
         })),
         log_threshold,
         principal,
@@ -85,11 +104,19 @@ struct PeerSink {
     progress_token: Option<ProgressToken>,
     #[cfg(feature = "server-http")]
     session_stream: Option<super::cancel::Exchange>,
+    /// A 2025 call's elicitor: what it needs, and the elicitor once made.
+    legacy: Option<(LegacyFacts, OnceLock<Arc<LegacyElicitor>>)>,
 }
 
 impl RequestSink for PeerSink {
     fn has_progress_token(&self) -> bool {
         self.progress_token.is_some()
+    }
+
+    fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
+        let (facts, made) = self.legacy.as_ref()?;
+        let elicitor = made.get_or_init(|| Arc::new(LegacyElicitor::from_facts(&self.peer, facts)));
+        Some(Arc::clone(elicitor) as Arc<dyn Elicitor>)
     }
 
     fn progress(

@@ -485,7 +485,7 @@ async fn run<T>(
     let guarded = AssertUnwindSafe(fut).catch_unwind();
     tokio::select! {
         biased;
-        () = scope.cancellation.cancelled() => Err(HandlerFailure::Internal(String::from("the request was cancelled"))),
+        () = scope.cancelled() => Err(HandlerFailure::Internal(String::from("the request was cancelled"))),
         r = guarded => match r {
             Ok(outcome) => outcome,
             Err(_) => Err(HandlerFailure::Tool(
@@ -674,7 +674,7 @@ impl Server {
             let guarded = AssertUnwindSafe(fut).catch_unwind();
             let values = tokio::select! {
                 biased;
-                () = cx.cancellation_token().cancelled() => Vec::new(),
+                () = cx.scope().cancelled() => Vec::new(),
                 r = guarded => r.unwrap_or_default(),
             };
             return Ok(Completions::capped(values));

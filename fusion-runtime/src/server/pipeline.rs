@@ -12,10 +12,11 @@
 //!    handler. Validation and panic handling are written once, for both;
 //! 5. **respond** — the outcome written for the model.
 //!
-//! Stages 2–5 race the request's cancellation token (MCP `notifications/cancelled`, or the
-//! connection closing): a cancelled call is dropped wherever it is — waiting in a queue or
-//! running — and its slot or queue place is freed. The slot is held until the response is
-//! written.
+//! Stages 2–5 race the request's cancellation token, when it has one (MCP
+//! `notifications/cancelled`, or the connection closing): a cancelled call is dropped
+//! wherever it is — waiting in a queue or running — and its slot or queue place is freed.
+//! The slot is held until the response is written. A call nobody can cancel (an in-process
+//! call without a token) pays nothing for the race.
 
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
@@ -151,8 +152,7 @@ async fn sourced(
     scope: RequestScope,
 ) -> ToolResponse {
     let source = &inner.sources[index];
-    let token = scope.cancellation.clone();
-    if token.is_cancelled() {
+    if scope.is_cancelled() {
         return ToolResponse::error(limits::cancelled(tool));
     }
     if let Some(scopes) = inner.mounted_scopes.get(tool)
@@ -164,7 +164,10 @@ async fn sourced(
     let guards = inner.mounted_guards.get(tool);
     let _admission = match guards.filter(|g| !g.admits_all()) {
         None => None,
-        Some(g) => match unless_cancelled(&token, g.admit(&scope)).await {
+        Some(g) => match scope.cancellation() {
+            Some(token) => unless_cancelled(token, g.admit(&scope)).await,
+            None => Some(g.admit(&scope).await),
+        } {
             None => return ToolResponse::error(limits::cancelled(tool)),
             Some(Ok(a)) => Some(a),
             Some(Err(e)) => {
@@ -279,7 +282,7 @@ async fn run_action(
 ) -> Option<ToolResponse> {
     let info = &entry.info;
     let guards = &*entry.guards;
-    if scope.cancellation.is_cancelled() {
+    if scope.is_cancelled() {
         return None;
     }
     let scopes = &info.scopes;
@@ -292,7 +295,11 @@ async fn run_action(
     let _admission = if guards.admits_all() {
         None
     } else {
-        match unless_cancelled(&scope.cancellation, admit(guards, info, &scope)).await? {
+        let admitted = match scope.cancellation() {
+            Some(token) => unless_cancelled(token, admit(guards, info, &scope)).await?,
+            None => admit(guards, info, &scope).await,
+        };
+        match admitted {
             Ok(a) => Some(a),
             Err(e) => return Some(ToolResponse::error(e)),
         }
@@ -356,7 +363,6 @@ async fn finish<F, T>(
 where
     F: Future<Output = T>,
 {
-    let token = cx.cancellation_token();
     let mut run = pin!(run);
     let mut done = Some(done);
     let mut deadline = pin!(timeout.map(tokio::time::sleep));
@@ -386,7 +392,11 @@ where
             tracing::warn!(action = name, ?limit, "call timed out");
             return Poll::Ready(Some(ToolResponse::error(guard::timeout_error(name, limit))));
         }
-        if waiter.is_none() {
+        // A call nobody can cancel has no token, unless its handler asked for one (and may
+        // cancel it itself): looked for again each time it waits.
+        if waiter.is_none()
+            && let Some(token) = cx.watched_token()
+        {
             waiter.set(Some(token.cancelled()));
             if let Some(w) = waiter.as_mut().as_pin_mut()
                 && w.poll(task).is_ready()
