@@ -337,6 +337,7 @@ impl CallContext {
                 states,
                 scope,
                 delegation: OnceLock::new(),
+                never_cancelled: OnceLock::new(),
             }),
         }
     }

@@ -164,17 +164,20 @@ async fn sourced(
     let guards = inner.mounted_guards.get(tool);
     let _admission = match guards.filter(|g| !g.admits_all()) {
         None => None,
-        Some(g) => match scope.cancellation() {
-            Some(token) => unless_cancelled(token, g.admit(&scope)).await,
-            None => Some(g.admit(&scope).await),
-        } {
-            None => return ToolResponse::error(limits::cancelled(tool)),
-            Some(Ok(a)) => Some(a),
-            Some(Err(e)) => {
-                tracing::info!(tool, code = %e.code(), "call refused by a guard");
-                return ToolResponse::error(e);
+        Some(g) => {
+            let admitted = match scope.cancellation() {
+                Some(token) => unless_cancelled(token, g.admit(&scope)).await,
+                None => Some(g.admit(&scope).await),
+            };
+            match admitted {
+                None => return ToolResponse::error(limits::cancelled(tool)),
+                Some(Ok(a)) => Some(a),
+                Some(Err(e)) => {
+                    tracing::info!(tool, code = %e.code(), "call refused by a guard");
+                    return ToolResponse::error(e);
+                }
             }
-        },
+        }
     };
     let timeout = guards.and_then(|g| g.timeout);
     let internal = inner.internal;
