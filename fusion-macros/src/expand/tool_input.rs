@@ -251,7 +251,7 @@ const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
                 .iter()
                 .map(|f| {
                     let v = format_variant(f.value);
-                    quote!(::fusion_runtime::__private::StringFormat::#v)
+                    quote!(::fusion_runtime::__private::Format::#v)
                 })
                 .collect()
         },

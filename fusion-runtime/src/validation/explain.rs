@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use jsonschema::ValidationError;
-use jsonschema::error::ValidationErrorKind;
+use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
@@ -45,7 +45,7 @@ struct Node {
     items: Option<usize>,
     /// The node of an object `additionalProperties`.
     additional: Option<usize>,
-    /// The keys the object accepts, in declared order ([`known_keys`]).
+    /// The keys the object accepts, in declared order.
     known: Vec<String>,
     /// The options of a union of constants (a documented Rust enum), worded as an enum.
     options: Option<Vec<Value>>,
@@ -88,7 +88,14 @@ impl SchemaIndex {
                     .collect(),
                 _ => Vec::new(),
             };
+            // The keys in declared order: `x-fusion-keys`, else the properties' order.
+            let mut known: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
             if let Some(Value::Array(declared)) = s.get(KEYS_KEY) {
+                known = declared
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
                 for (i, name) in declared.iter().enumerate() {
                     let Some(name) = name.as_str() else { continue };
                     match keys.iter_mut().find(|k| k.name == name) {
@@ -116,7 +123,7 @@ impl SchemaIndex {
                 keys,
                 items,
                 additional,
-                known: known_keys(root, schema),
+                known,
                 options: const_options(root, schema),
             });
         }
@@ -199,8 +206,9 @@ pub fn issues_from_errors<'i>(
 /// How many problems an error is, when it is only counted.
 fn problems(e: &ValidationError<'_>) -> usize {
     match e.kind() {
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected.len(),
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            unexpected.len()
+        }
         _ => 1,
     }
 }
@@ -256,7 +264,7 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         LocationSegment::Property(p) => at.push(index, &mut found.keys, &p, None),
         LocationSegment::Index(i) => {
             let mut digits = String::with_capacity(4);
-            super::sent::push_u64(&mut digits, i as u64);
+            super::sent::push_int(&mut digits, i);
             at.push(index, &mut found.keys, &digits, Some(i));
         }
     };
@@ -274,19 +282,31 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         }
     }
     let node = index.node(at.node);
-    // The error's own text is only used for kinds without a mapping of their own.
-    let message = if has_own_mapping(e.kind()) {
-        String::new()
-    } else {
-        e.to_string()
+    let bound = |upper: bool, measure, limit: f64, inclusive| {
+        if upper {
+            IssueKind::TooBig {
+                measure,
+                limit,
+                inclusive,
+            }
+        } else {
+            IssueKind::TooSmall {
+                measure,
+                limit,
+                inclusive,
+            }
+        }
     };
-    let parts = e.into_parts();
-    let kind = match parts.kind {
-        ValidationErrorKind::Type { kind } => IssueKind::InvalidType {
-            expected: types::expected(&kind),
+    let number = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let shapes = || IssueKind::InvalidUnion {
+        shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
+    };
+    let kind = match e.kind() {
+        K::Type { kind } => IssueKind::InvalidType {
+            expected: types::expected(kind),
         },
-        ValidationErrorKind::Required { property } => {
-            let name = match &property {
+        K::Required { property } => {
+            let name = match property {
                 Value::String(s) => Cow::Borrowed(s.as_str()),
                 other => Cow::Owned(other.to_string()),
             };
@@ -299,77 +319,69 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             found.issues.push((start, end, issue));
             return;
         }
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            let known = node.map_or_else(Vec::new, |n| n.known.clone());
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            let known = node.map_or(&[][..], |n| &n.known[..]);
             let (start, end) = at.key(&found.keys);
             for key in unexpected {
                 if found.full() {
                     found.uncollected += 1;
                     continue;
                 }
-                let issue = Issue::new(
-                    at.path.clone(),
-                    IssueKind::UnrecognizedKey {
-                        key,
-                        known: known.clone(),
-                    },
-                    None,
-                );
+                let kind = IssueKind::UnrecognizedKey {
+                    key: key.clone(),
+                    known: known.to_vec(),
+                };
+                let issue = Issue::new(at.path.clone(), kind, None);
                 found.issues.push((start, end, issue));
             }
             return;
         }
-        ValidationErrorKind::Minimum { limit } => bound(false, Measure::Number, &limit, true),
-        ValidationErrorKind::ExclusiveMinimum { limit } => {
-            bound(false, Measure::Number, &limit, false)
-        }
-        ValidationErrorKind::Maximum { limit } => bound(true, Measure::Number, &limit, true),
-        ValidationErrorKind::ExclusiveMaximum { limit } => {
-            bound(true, Measure::Number, &limit, false)
-        }
-        ValidationErrorKind::MinLength { limit } => count(false, Measure::Length, limit),
-        ValidationErrorKind::MaxLength { limit } => count(true, Measure::Length, limit),
-        ValidationErrorKind::MinItems { limit } => count(false, Measure::Items, limit),
-        ValidationErrorKind::MaxItems { limit } => count(true, Measure::Items, limit),
-        ValidationErrorKind::MinProperties { limit } => count(false, Measure::Properties, limit),
-        ValidationErrorKind::MaxProperties { limit } => count(true, Measure::Properties, limit),
-        ValidationErrorKind::Format { format } => IssueKind::InvalidFormat {
-            format: Format::from_keyword(&format),
+        K::Minimum { limit } => bound(false, Measure::Number, number(limit), true),
+        K::ExclusiveMinimum { limit } => bound(false, Measure::Number, number(limit), false),
+        K::Maximum { limit } => bound(true, Measure::Number, number(limit), true),
+        K::ExclusiveMaximum { limit } => bound(true, Measure::Number, number(limit), false),
+        K::MinLength { limit } => bound(false, Measure::Length, *limit as f64, true),
+        K::MaxLength { limit } => bound(true, Measure::Length, *limit as f64, true),
+        K::MinItems { limit } => bound(false, Measure::Items, *limit as f64, true),
+        K::MaxItems { limit } => bound(true, Measure::Items, *limit as f64, true),
+        K::MinProperties { limit } => bound(false, Measure::Properties, *limit as f64, true),
+        K::MaxProperties { limit } => bound(true, Measure::Properties, *limit as f64, true),
+        K::Format { format } => IssueKind::InvalidFormat {
+            format: Format::from_keyword(format),
         },
-        ValidationErrorKind::Pattern { pattern } => IssueKind::InvalidFormat {
-            format: Format::Pattern(pattern),
+        K::Pattern { pattern } => IssueKind::InvalidFormat {
+            format: Format::Pattern(pattern.clone()),
         },
-        ValidationErrorKind::MultipleOf { multiple_of } => IssueKind::NotMultipleOf {
-            divisor: multiple_of,
+        K::MultipleOf { multiple_of } => IssueKind::NotMultipleOf {
+            divisor: *multiple_of,
         },
-        ValidationErrorKind::Enum { options } => IssueKind::InvalidValue {
-            options: match &*options {
+        K::Enum { options } => IssueKind::InvalidValue {
+            options: match &**options {
                 Value::Array(items) => items.clone(),
                 other => vec![other.clone()],
             },
         },
-        ValidationErrorKind::Constant { expected_value } => IssueKind::InvalidValue {
-            options: vec![(*expected_value).clone()],
+        K::Constant { expected_value } => IssueKind::InvalidValue {
+            options: vec![(**expected_value).clone()],
         },
         // A union of constants (a documented Rust enum) reads as the enum it is.
-        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. }
-            if node.is_some_and(|n| n.options.is_some()) =>
-        {
+        K::AnyOf { .. } | K::OneOfNotValid { .. } if node.is_some_and(|n| n.options.is_some()) => {
             IssueKind::InvalidValue {
                 options: node.and_then(|n| n.options.clone()).unwrap_or_default(),
             }
         }
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+        K::AnyOf { .. } | K::OneOfNotValid { .. } => {
+            let parts = e.into_parts();
+            let (K::AnyOf { context } | K::OneOfNotValid { context }) = parts.kind else {
+                return;
+            };
             // `Option<T>` is `anyOf: [T, null]`: when something other than null was sent,
             // the one branch that is not a plain type mismatch says what is wrong.
-            let mut informative: Vec<Vec<ValidationError<'static>>> = context
+            let mut informative = context
                 .into_iter()
-                .filter(|errs| !is_type_mismatch_at(errs, &parts.instance_path))
-                .collect();
-            if informative.len() == 1
+                .filter(|errs| !is_type_mismatch_at(errs, &parts.instance_path));
+            if let (Some(errs), None) = (informative.next(), informative.next())
                 && depth < MAX_DEPTH
-                && let Some(errs) = informative.pop()
             {
                 found.keys.truncate(at.key);
                 for inner in errs {
@@ -377,86 +389,35 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
                 }
                 return;
             }
-            IssueKind::InvalidUnion {
-                shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
-            }
+            push_issue(found, at, shapes(), parts.instance.into_owned(), node);
+            return;
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => IssueKind::InvalidUnion {
-            shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
-        },
-        ValidationErrorKind::UniqueItems => IssueKind::Custom {
+        K::OneOfMultipleValid { .. } => shapes(),
+        K::UniqueItems => IssueKind::Custom {
             message: "Items must be unique".into(),
         },
         _ => IssueKind::Custom {
-            message: cut(&message, MAX_MESSAGE),
+            message: cut(&e.to_string(), MAX_MESSAGE),
         },
     };
-    // The value sent, copied only for the issues that show it (not for `required` or
-    // unknown keys, whose instance is the whole object).
+    push_issue(found, at, kind, e.into_parts().instance.into_owned(), node);
+}
+
+/// Adds the issue with the value sent, and the author's expected text of its node.
+fn push_issue(found: &mut Found, at: At, kind: IssueKind, sent: Value, node: Option<&Node>) {
     let (start, end) = at.key(&found.keys);
-    let mut issue = Issue::new(at.path, kind, Some(parts.instance.into_owned()));
+    let mut issue = Issue::new(at.path, kind, Some(sent));
     if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
         issue = issue.with_expected(e.clone());
     }
     found.issues.push((start, end, issue));
 }
 
-/// Whether [`push_error`] maps `kind` without the error's message.
-fn has_own_mapping(kind: &ValidationErrorKind) -> bool {
-    matches!(
-        kind,
-        ValidationErrorKind::Type { .. }
-            | ValidationErrorKind::Required { .. }
-            | ValidationErrorKind::AdditionalProperties { .. }
-            | ValidationErrorKind::UnevaluatedProperties { .. }
-            | ValidationErrorKind::Minimum { .. }
-            | ValidationErrorKind::ExclusiveMinimum { .. }
-            | ValidationErrorKind::Maximum { .. }
-            | ValidationErrorKind::ExclusiveMaximum { .. }
-            | ValidationErrorKind::MinLength { .. }
-            | ValidationErrorKind::MaxLength { .. }
-            | ValidationErrorKind::MinItems { .. }
-            | ValidationErrorKind::MaxItems { .. }
-            | ValidationErrorKind::MinProperties { .. }
-            | ValidationErrorKind::MaxProperties { .. }
-            | ValidationErrorKind::Format { .. }
-            | ValidationErrorKind::Pattern { .. }
-            | ValidationErrorKind::MultipleOf { .. }
-            | ValidationErrorKind::Enum { .. }
-            | ValidationErrorKind::Constant { .. }
-            | ValidationErrorKind::AnyOf { .. }
-            | ValidationErrorKind::OneOfNotValid { .. }
-            | ValidationErrorKind::OneOfMultipleValid { .. }
-            | ValidationErrorKind::UniqueItems
-    )
-}
-
 fn is_type_mismatch_at(errs: &[ValidationError<'_>], at: &jsonschema::paths::Location) -> bool {
     !errs.is_empty()
-        && errs.iter().all(|e| {
-            matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path() == at
-        })
-}
-
-fn bound(upper: bool, measure: Measure, limit: &Value, inclusive: bool) -> IssueKind {
-    let limit = limit.as_f64().unwrap_or(0.0);
-    if upper {
-        IssueKind::TooBig {
-            measure,
-            limit,
-            inclusive,
-        }
-    } else {
-        IssueKind::TooSmall {
-            measure,
-            limit,
-            inclusive,
-        }
-    }
-}
-
-fn count(upper: bool, measure: Measure, limit: u64) -> IssueKind {
-    bound(upper, measure, &Value::from(limit), true)
+        && errs
+            .iter()
+            .all(|e| matches!(e.kind(), K::Type { .. }) && e.instance_path() == at)
 }
 
 fn cut(s: &str, max: usize) -> String {
@@ -492,16 +453,15 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
         return Format::Pattern(p.to_owned()).expected();
     }
-    if let Some(Value::Array(options)) = s.get("enum") {
-        let list: Vec<String> = options.iter().map(super::describe_sent).collect();
-        return format!("one of: {}", list.join(", ")).into();
-    }
-    if let Some(c) = s.get("const") {
-        return format!("exactly {}", super::describe_sent(c)).into();
-    }
-    if let Some(options) = const_options(root, schema) {
-        let list: Vec<String> = options.iter().map(super::describe_sent).collect();
-        return format!("one of: {}", list.join(", ")).into();
+    let options = match (s.get("enum"), s.get("const")) {
+        (Some(Value::Array(options)), _) => Some(options.clone()),
+        (_, Some(c)) => Some(vec![c.clone()]),
+        _ => const_options(root, schema),
+    };
+    if let Some(options) = options {
+        let mut out = String::new();
+        enum_const::push_expected(&mut out, &options);
+        return out.into();
     }
     match s.get("type") {
         Some(Value::String(t)) => return types::words(t).into(),
@@ -533,22 +493,6 @@ fn union_shapes(root: &Value, schema: &Value) -> Vec<String> {
             .iter()
             .map(|b| describe(root, b, 1).into_owned())
             .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The keys the object at `schema` accepts, in declared order.
-fn known_keys(root: &Value, schema: &Value) -> Vec<String> {
-    let s = unwrap_nullable(root, schema);
-    if let Some(Value::Array(keys)) = s.get(KEYS_KEY) {
-        return keys
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect();
-    }
-    match s.get("properties") {
-        Some(Value::Object(p)) => p.keys().cloned().collect(),
         _ => Vec::new(),
     }
 }

@@ -21,7 +21,7 @@ pub use path::{IssuePath, Path, Segment};
 pub use rules::format::Format;
 pub use rules::unknown_keys::closest;
 pub use sent::{describe_sent, quote_str};
-use sent::{push_sent, push_u64};
+use sent::{push_int, push_sent};
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -320,7 +320,7 @@ pub(crate) fn push_list<T>(
     if items.len() > MAX_LISTED {
         out.push_str(sep);
         out.push_str("and ");
-        push_u64(out, (items.len() - MAX_LISTED) as u64);
+        push_int(out, items.len() - MAX_LISTED);
         out.push_str(" more");
     }
 }
@@ -349,7 +349,7 @@ impl Measure {
             _ => return,
         };
         out.push_str(" (");
-        push_u64(out, n as u64);
+        push_int(out, n);
         out.push(' ');
         out.push_str(if n == 1 { unit.0 } else { unit.1 });
         out.push(')');
@@ -432,18 +432,27 @@ impl ValidationReport {
     /// The envelope is at most [`MAX_ENVELOPE_BYTES`] long: when the author's texts make it
     /// longer, each line is cut (with `...`) and the sections that no longer fit are left out.
     pub fn render_with_sections(&self, action: &str, sections: &[&str]) -> String {
-        let out = self.render_within(action, sections, &Limits::NONE);
+        let out = self.render_within(action, sections, None);
         if out.len() <= MAX_ENVELOPE_BYTES {
             return out;
         }
-        self.render_within(action, sections, &Limits::CAPPED)
+        self.render_within(action, sections, Some(CAPPED))
     }
 
-    fn render_within(&self, action: &str, sections: &[&str], limits: &Limits) -> String {
+    /// `capped`: the escaped bytes written of the action, each name and each line.
+    fn render_within(&self, action: &str, sections: &[&str], capped: Option<Caps>) -> String {
+        let text = |out: &mut String, s: &str, max: fn(Caps) -> usize| match capped {
+            Some(c) => xml::push_text_within(out, s, max(c)),
+            None => xml::push_text(out, s),
+        };
+        let attr = |out: &mut String, s: &str, max: fn(Caps) -> usize| match capped {
+            Some(c) => xml::push_attr_within(out, s, max(c)),
+            None => xml::push_attr(out, s),
+        };
         let shown = self.issues.len().min(MAX_FIELD_LINES);
         let mut out = String::with_capacity(64 + action.len() + shown * 128 + RECOVERY.len());
         out.push_str("<validation_error action=\"");
-        limits.attr(&mut out, action, limits.action);
+        attr(&mut out, action, |c| c.0);
         out.push_str("\">");
         let mut line = String::with_capacity(128);
         let mut name = String::with_capacity(32);
@@ -451,11 +460,11 @@ impl ValidationReport {
             out.push_str("\n  <field name=\"");
             name.clear();
             issue.write_shown_name(&mut name);
-            limits.attr(&mut out, &name, limits.name);
+            attr(&mut out, &name, |c| c.1);
             out.push_str("\">");
             line.clear();
             issue.write_line(&mut line);
-            limits.text(&mut out, &line, limits.line);
+            text(&mut out, &line, |c| c.2);
             out.push_str("</field>");
         }
         let hidden = self.issues.len() - shown + self.uncollected;
@@ -471,11 +480,9 @@ impl ValidationReport {
         out.push_str("</recovery>");
         const CLOSE: &str = "\n</validation_error>";
         for section in sections {
-            if limits.capped {
-                let size: usize = section.lines().map(|l| l.len() + 3).sum();
-                if out.len() + size + CLOSE.len() > MAX_ENVELOPE_BYTES {
-                    continue;
-                }
+            let size = || section.lines().map(|l| l.len() + 3).sum::<usize>();
+            if capped.is_some() && out.len() + size() + CLOSE.len() > MAX_ENVELOPE_BYTES {
+                continue;
             }
             for l in section.lines() {
                 out.push_str("\n  ");
@@ -487,47 +494,12 @@ impl ValidationReport {
     }
 }
 
-/// How much of each part of a `<validation_error>` is written, in escaped bytes.
-struct Limits {
-    capped: bool,
-    action: usize,
-    name: usize,
-    line: usize,
-}
+/// The escaped bytes of the action, of each name and of each line of a capped envelope.
+type Caps = (usize, usize, usize);
 
-impl Limits {
-    const NONE: Limits = Limits {
-        capped: false,
-        action: usize::MAX,
-        name: usize::MAX,
-        line: usize::MAX,
-    };
-
-    /// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB,
-    /// the rest is room for sections.
-    const CAPPED: Limits = Limits {
-        capped: true,
-        action: 128,
-        name: 256,
-        line: 448,
-    };
-
-    fn text(&self, out: &mut String, s: &str, max: usize) {
-        if self.capped {
-            xml::push_text_within(out, s, max);
-        } else {
-            xml::push_text(out, s);
-        }
-    }
-
-    fn attr(&self, out: &mut String, s: &str, max: usize) {
-        if self.capped {
-            xml::push_attr_within(out, s, max);
-        } else {
-            xml::push_attr(out, s);
-        }
-    }
-}
+/// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB, the
+/// rest is room for sections.
+const CAPPED: Caps = (128, 256, 448);
 
 impl From<Vec<Issue>> for ValidationReport {
     fn from(issues: Vec<Issue>) -> Self {
@@ -550,6 +522,3 @@ impl std::fmt::Display for ValidationReport {
 }
 
 impl std::error::Error for ValidationReport {}
-
-#[cfg(test)]
-mod tests;

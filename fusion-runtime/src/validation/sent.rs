@@ -52,10 +52,10 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
         Value::String(s) => push_quoted(out, s),
         Value::Number(n) => {
             if let Some(u) = n.as_u64() {
-                push_u64(out, u);
+                push_int(out, u);
             } else if let Some(i) = n.as_i64().filter(|i| *i != 0) {
                 // (Not 0: with `arbitrary_precision`, `-0` reads as 0 but is written `-0`.)
-                push_i64(out, i);
+                push_int(out, i);
             } else {
                 use std::fmt::Write as _;
                 let _ = write!(out, "{n}");
@@ -66,7 +66,7 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
         Value::Null => out.push_str("null"),
         Value::Array(items) => {
             out.push_str("array(");
-            push_u64(out, items.len() as u64);
+            push_int(out, items.len());
             out.push(')');
         }
         Value::Object(_) => push_cut(out, &compact_prefix(value)),
@@ -112,34 +112,14 @@ fn compact_prefix(value: &Value) -> String {
 }
 
 /// Appends `n` in decimal.
-pub(crate) fn push_u64(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[start..] {
-        out.push(char::from(d));
-    }
-}
-
-/// Appends `n` in decimal.
-pub(crate) fn push_i64(out: &mut String, n: i64) {
-    if n < 0 {
-        out.push('-');
-    }
-    push_u64(out, n.unsigned_abs());
+pub(crate) fn push_int(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// Appends a number as a model reads it: integers without a fraction.
 pub(crate) fn push_number(out: &mut String, n: f64) {
     if n.fract() == 0.0 && n.abs() < 1e16 {
-        push_i64(out, n as i64);
+        push_int(out, n as i64);
     } else {
         use std::fmt::Write as _;
         let _ = write!(out, "{n}");

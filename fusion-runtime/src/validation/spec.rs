@@ -7,6 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::Format;
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, for_each_schema, strip_rust_formats};
 /// A number written in an attribute.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,42 +36,8 @@ impl Num {
     }
 }
 
-/// A string format a field can require.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StringFormat {
-    /// `#[fusion(email)]` → `"format": "email"`.
-    Email,
-    /// `#[fusion(url)]` → `"format": "uri"`.
-    Url,
-    /// `#[fusion(uuid)]` → `"format": "uuid"`.
-    Uuid,
-    /// `#[fusion(date_time)]` → `"format": "date-time"`.
-    DateTime,
-    /// `#[fusion(date)]` → `"format": "date"`.
-    Date,
-    /// `#[fusion(ipv4)]` → `"format": "ipv4"`.
-    Ipv4,
-    /// `#[fusion(ipv6)]` → `"format": "ipv6"`.
-    Ipv6,
-}
-
-impl StringFormat {
-    /// The JSON Schema `format` value.
-    pub fn keyword(self) -> &'static str {
-        match self {
-            StringFormat::Email => "email",
-            StringFormat::Url => "uri",
-            StringFormat::Uuid => "uuid",
-            StringFormat::DateTime => "date-time",
-            StringFormat::Date => "date",
-            StringFormat::Ipv4 => "ipv4",
-            StringFormat::Ipv6 => "ipv6",
-        }
-    }
-}
-
 /// One constraint of a field, as written in `#[fusion(..)]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
     /// `length(min = .., max = ..)`: `minLength` / `maxLength` (characters).
     Length {
@@ -99,7 +66,7 @@ pub enum Rule {
         max: Option<u64>,
     },
     /// `email`, `url`, …: `format`.
-    Format(StringFormat),
+    Format(Format),
     /// `pattern = ".."`: `pattern`.
     Pattern(&'static str),
     /// `multiple_of = n`: `multipleOf`.
@@ -120,7 +87,7 @@ impl Rule {
                 exclusive_max,
             } => range::keywords(min, max, exclusive_min, exclusive_max, schema),
             Rule::Items { min, max } => items::keywords(min, max, schema),
-            Rule::Format(f) => format::keywords(f, schema),
+            Rule::Format(ref f) => format::keywords(f, schema),
             Rule::Pattern(p) => pattern::keywords(p, schema),
             Rule::MultipleOf(n) => multiple_of::keywords(n, schema),
         }
@@ -306,7 +273,6 @@ pub fn annotated_root_schema<T: schemars::JsonSchema>() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::*;
 
     #[test]
     fn clean_doc_strips_one_space_and_blank_edges() {
@@ -315,41 +281,6 @@ mod tests {
             Some("The id.\n indented")
         );
         assert_eq!(clean_doc("  \n"), None);
-    }
-
-    #[test]
-    fn strip_keeps_property_named_like_an_annotation() {
-        let mut v = json!({
-            "x-fusion-keys": ["x-fusion-a"],
-            "properties": {"x-fusion-a": {"type": "string", "x-fusion-expected": "e"}}
-        });
-        strip_annotations(&mut v);
-        assert_eq!(v, json!({"properties": {"x-fusion-a": {"type": "string"}}}));
-    }
-
-    #[test]
-    fn rules_write_their_keywords() {
-        let mut m = Map::new();
-        for r in [
-            Rule::Length {
-                min: Some(1),
-                max: None,
-            },
-            Rule::Range {
-                min: None,
-                max: Some(Num::Float(2.5)),
-                exclusive_min: Some(Num::Int(0)),
-                exclusive_max: None,
-            },
-            Rule::Format(StringFormat::Url),
-            Rule::MultipleOf(Num::Int(5)),
-        ] {
-            r.apply(&mut m);
-        }
-        assert_eq!(
-            Value::Object(m),
-            json!({"minLength": 1, "maximum": 2.5, "exclusiveMinimum": 0, "format": "uri", "multipleOf": 5})
-        );
     }
 
     #[test]
@@ -375,48 +306,6 @@ mod tests {
         assert_eq!(
             (&m["minimum"], &m["maximum"]),
             (&json!(2.5), &json!(i32::MAX))
-        );
-    }
-
-    #[test]
-    fn rust_formats_are_stripped_everywhere_and_real_ones_kept() {
-        let mut v = json!({
-            "type": "object",
-            "properties": {
-                "format": {"type": "integer", "format": "uint32", "minimum": 0},
-                "email": {"type": "string", "format": "email"},
-                "ratio": {"anyOf": [{"type": "number", "format": "double"}, {"type": "null"}]},
-                "codes": {"type": "array", "items": {"type": "integer", "format": "uint8"}}
-            },
-            "$defs": {"L": {"type": "number", "format": "float", "default": {"format": "int64"}}},
-            "x-fusion-keys": ["format"]
-        });
-        strip_rust_formats(&mut v);
-        assert_eq!(
-            v,
-            json!({
-                "type": "object",
-                "properties": {
-                    "format": {"type": "integer", "minimum": 0},
-                    "email": {"type": "string", "format": "email"},
-                    "ratio": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-                    "codes": {"type": "array", "items": {"type": "integer"}}
-                },
-                "$defs": {"L": {"type": "number", "default": {"format": "int64"}}},
-                "x-fusion-keys": ["format"]
-            })
-        );
-    }
-
-    #[test]
-    fn nested_integer_schemas_get_their_range_before_the_format_goes() {
-        let mut v =
-            json!({"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0}});
-        for_each_schema(&mut v, &mut add_integer_range);
-        strip_rust_formats(&mut v);
-        assert_eq!(
-            v,
-            json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255}})
         );
     }
 }

@@ -27,7 +27,7 @@
 //!    built once (the pattern's compiled matcher) gets it through the row's `check_args`: the
 //!    derive passes a `static` of the file's type, written at the call site.
 //!
-//! A new `format` is one [`StringFormat`](crate::validation::spec::StringFormat) variant, its row in
+//! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
 //! [`format::FORMATS`] and its attribute in the macro's format table.
 //!
 //! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.

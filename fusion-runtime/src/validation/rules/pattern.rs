@@ -107,6 +107,9 @@ enum Matcher {
     NoWhitespace,
     /// `^X{m,n}$` over one class: the characters counted.
     Counted(RepeatedClass),
+    /// `^abcX{m,n}$`: the prefix, then the characters after it counted. Each character is
+    /// checked alone, where a DFA's steps are a chain of dependent loads.
+    PrefixCounted(Box<str>, RepeatedClass),
     /// The DFA of the translation (anchored sequences).
     Dfa(Dfa),
     /// The `regex` crate on the translation (anchored sequences whose DFA is too large).
@@ -131,6 +134,9 @@ impl Matcher {
             return Matcher::Engine;
         };
         if jsonschema_regex::Sequence::compile(&translated).is_some() {
+            if let Some((prefix, rest)) = split_prefix(&translated) {
+                return Matcher::PrefixCounted(prefix, rest);
+            }
             if let Some(dfa) = Dfa::new(&translated) {
                 return Matcher::Dfa(dfa);
             }
@@ -155,6 +161,10 @@ impl Matcher {
             Matcher::Alternation(a) => Some(a.iter().any(|a| a == text)),
             Matcher::NoWhitespace => Some(!jsonschema_regex::contains_ecma_whitespace(text)),
             Matcher::Counted(class) => Some(class.is_match(text)),
+            Matcher::PrefixCounted(prefix, rest) => Some(
+                text.strip_prefix(&**prefix)
+                    .is_some_and(|after| rest.is_match(after)),
+            ),
             Matcher::Dfa(dfa) => dfa.is_match(text),
             // `regex-automata` 0.4 can panic on some patterns (rust-lang/regex#1344), as
             // `jsonschema` notes where it catches it: the engine answers instead.
@@ -175,6 +185,20 @@ pub const MAX_DFA_BYTES: usize = 1 << 16;
 struct Dfa {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
+}
+
+/// `^abcX{m,n}$` as its literal prefix (the letters, digits and `_` after the `^`, the last
+/// one left to the rest when a quantifier follows it) and `^X{m,n}$` counted.
+fn split_prefix(translated: &str) -> Option<(Box<str>, RepeatedClass)> {
+    let body = translated.strip_prefix('^')?;
+    let mut end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    if body[end..].starts_with(['*', '+', '?', '{']) {
+        end = end.checked_sub(1)?;
+    }
+    let rest = RepeatedClass::from_translated(&format!("^{}", &body[end..]))?;
+    (end > 0).then(|| (Box::from(&body[..end]), rest))
 }
 
 impl Dfa {
