@@ -1,19 +1,11 @@
-//! The entry point of a derived input: its compiled schema, and `from_arguments` with its
-//! three outcomes (the typed path accepts, rejects, or cannot decide).
+//! A derived input's compiled schema and `from_arguments`, whose typed path accepts, rejects
+//! or cannot decide.
 //!
-//! **Valid path:** serde reads the arguments; `#[derive(ToolInput)]`'s `typed_check` then runs
-//! each field's rules ([`super::rules`]) on the typed value, and counts the keys it knows were
-//! sent against the object's size (unknown keys). `pattern` is matched by the matcher
-//! `jsonschema` builds for it (`rules::pattern`); a field whose schema is a choice among
-//! strings (a unit-variant enum) is looked up among them (`rules::enum_const`). A field a
-//! typed value cannot decide otherwise (a float, a `HashSet`, a nested input, a custom
-//! `Deserialize`), or a rule that asks the engine (a `format` off its common shape), is checked
-//! by `jsonschema` on that field's sub-schema.
-//!
-//! **Invalid path:** `jsonschema`'s `iter_errors` on the whole schema, worded by
-//! `validation::explain`. `jsonschema` is the one engine that reads schemas; the typed path only
-//! decides what serde and the rules prove, and `tests/tests/fast_path_contract.rs` checks that
-//! it agrees with `jsonschema`.
+//! **Valid path:** serde, then the derive's `typed_check`: each field's rules
+//! ([`super::rules`]) on its typed value, then the key count. A field a typed value cannot
+//! decide (a float, a `HashSet`, a nested input, a custom `Deserialize`) is checked by
+//! `jsonschema` on its sub-schema. **Invalid path:** `jsonschema`'s `iter_errors`, worded by
+//! `explain`. `tests/tests/fast_path_contract.rs` checks the typed path agrees with `jsonschema`.
 
 use std::sync::Arc;
 

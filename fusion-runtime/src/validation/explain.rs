@@ -222,14 +222,6 @@ struct At {
 }
 
 impl At {
-    fn new(keys: &[usize]) -> At {
-        At {
-            path: IssuePath::root(),
-            node: Some(0),
-            key: keys.len(),
-        }
-    }
-
     /// Goes one segment down, a key or (`Some`) an index.
     fn push(
         &mut self,
@@ -246,11 +238,6 @@ impl At {
             None => self.path.push_key(seg),
         }
     }
-
-    /// The sort key, `(start, end)` in `keys`.
-    fn key(&self, keys: &[usize]) -> (usize, usize) {
-        (self.key, keys.len())
-    }
 }
 
 fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
@@ -258,7 +245,11 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         found.uncollected += problems(&e);
         return;
     }
-    let mut at = At::new(&found.keys);
+    let mut at = At {
+        path: IssuePath::root(),
+        node: Some(0),
+        key: found.keys.len(),
+    };
     // A property segment never reads as an index (`Location::segments` makes those `Index`).
     let mut down = |seg: LocationSegment<'_>| match seg {
         LocationSegment::Property(p) => at.push(index, &mut found.keys, &p, None),
@@ -314,14 +305,14 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             let expected = index
                 .node(at.node)
                 .map_or(Cow::Borrowed("a value"), |n| n.words.clone());
-            let (start, end) = at.key(&found.keys);
+            let (start, end) = (at.key, found.keys.len());
             let issue = Issue::new(at.path, IssueKind::Missing { expected }, None);
             found.issues.push((start, end, issue));
             return;
         }
         K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
             let known = node.map_or(&[][..], |n| &n.known[..]);
-            let (start, end) = at.key(&found.keys);
+            let (start, end) = (at.key, found.keys.len());
             for key in unexpected {
                 if found.full() {
                     found.uncollected += 1;
@@ -405,7 +396,7 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
 
 /// Adds the issue with the value sent, and the author's expected text of its node.
 fn push_issue(found: &mut Found, at: At, kind: IssueKind, sent: Value, node: Option<&Node>) {
-    let (start, end) = at.key(&found.keys);
+    let (start, end) = (at.key, found.keys.len());
     let mut issue = Issue::new(at.path, kind, Some(sent));
     if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
         issue = issue.with_expected(e.clone());

@@ -26,14 +26,6 @@ impl Num {
             Num::Float(f) => Value::from(f),
         }
     }
-
-    /// As `f64`.
-    pub fn as_f64(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
-        }
-    }
 }
 
 /// One constraint of a field, as written in `#[fusion(..)]`.
@@ -163,7 +155,7 @@ fn integer_range(format: &str) -> Option<(Value, Value)> {
 
 /// The schema of one field: its type's schema, its rules,
 /// its description and (for the validator's copy) the author's expected text.
-pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) -> Value {
+fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) -> Value {
     let mut schema = (field.schema)(generator).to_value();
     if !schema.is_object() {
         // `true` schemas (serde_json::Value fields) become `{}` so keywords can be added.
@@ -197,24 +189,13 @@ fn add_integer_range(obj: &mut Map<String, Value>) {
         .and_then(integer_range);
     if let (true, Some((lo, hi))) = (is_integer, range) {
         // The type's range, unless the author's bound is tighter: a value the schema accepts
-        // must also fit the Rust type.
-        let as_int = |v: &Value| v.as_i64().map(i128::from).or(v.as_u64().map(i128::from));
-        let tighter = |current: Option<&Value>, bound: &Value, lower: bool| match (
-            current.and_then(as_int),
-            as_int(bound),
-        ) {
-            (Some(c), Some(b)) => {
-                if lower {
-                    c >= b
-                } else {
-                    c <= b
-                }
-            }
-            (None, _) => current.and_then(Value::as_f64).is_some_and(|c| {
-                let b = bound.as_f64().unwrap_or(0.0);
-                if lower { c >= b } else { c <= b }
-            }),
-            _ => true,
+        // must also fit the Rust type. (As `f64`, an `i64` bound compares right with the
+        // ranges' ends: rounding keeps the order, and the ends are the extremes.)
+        let tighter = |bound: Option<&Value>, end: &Value, lower: bool| {
+            bound
+                .and_then(Value::as_f64)
+                .zip(end.as_f64())
+                .is_some_and(|(b, e)| if lower { b >= e } else { b <= e })
         };
         if !tighter(obj.get("minimum"), &lo, true) {
             obj.insert("minimum".into(), lo);

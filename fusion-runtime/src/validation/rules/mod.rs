@@ -127,24 +127,12 @@ macro_rules! trusted_int {
     ($($t:ty),*) => {$(
         impl Trusted for $t {
             fn typed(&self) -> Typed<'_> {
-                Typed::Int(i128::from(*self))
+                i128::try_from(*self).map_or(Typed::Opaque, Typed::Int)
             }
         }
     )*};
 }
-trusted_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-impl Trusted for isize {
-    fn typed(&self) -> Typed<'_> {
-        i64::try_from(*self).map_or(Typed::Opaque, |v| Typed::Int(i128::from(v)))
-    }
-}
-
-impl Trusted for usize {
-    fn typed(&self) -> Typed<'_> {
-        u64::try_from(*self).map_or(Typed::Opaque, |v| Typed::Int(i128::from(v)))
-    }
-}
+trusted_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
 impl Trusted for Vec<String> {
     fn typed(&self) -> Typed<'_> {

@@ -1,26 +1,15 @@
 //! `pattern = ".."`: `pattern`, an ECMA-262 regex. The macro compiles it with `jsonschema`;
-//! the typed check matches the string with the matcher `jsonschema` builds for it, so one
-//! dialect and one engine decide.
+//! the typed check matches the string as `jsonschema` does, so one dialect and one engine decide.
 //!
-//! [`Pattern`] builds, from the same public pieces and at the same versions (one of each in
-//! `Cargo.lock`), what `jsonschema`'s `pattern` keyword builds with its default options
-//! (`fancy-regex`, no limits; `jsonschema/src/keywords/pattern.rs`):
-//! 1. a literal form [`jsonschema_regex::analyze_pattern`] recognizes (`^abc`, `^abc$`,
-//!    `^(a|b)$`, `^\S*$`), compared as `jsonschema` compares it;
-//! 2. else the ECMA-262 translation ([`jsonschema_regex::to_rust_regex`]): an anchored
-//!    sequence ([`jsonschema_regex::Sequence`] compiles it) is decided by the `regex` crate's
-//!    engine on the translation, which `jsonschema` falls back on and its sequence matcher
-//!    reproduces: a dense DFA of `regex-automata` (the engine inside `regex`), built once and
-//!    walked byte by byte without a search's setup, or `regex` itself when the DFA would be
-//!    larger than [`MAX_DFA_BYTES`];
-//! 3. leading look-aheads, which `jsonschema` splits into parts: the engine decides;
-//! 4. else `fancy-regex` on the translation, or on its [`jsonschema_regex::search_form`]
-//!    (a counted class, or edge counts collapsed).
-//!
-//! A match the engine could not finish (a `fancy-regex` error, a panic in `regex`) is left to
-//! `jsonschema`, which has its own answer for it. `tests/tests/pattern_engine.rs` checks that
-//! [`Pattern::is_match`] and `jsonschema` agree on random strings for every pattern of the
-//! test fixtures.
+//! [`Pattern`] builds, from the same public pieces of `jsonschema_regex` (one version in
+//! `Cargo.lock`), what `jsonschema`'s `pattern` keyword runs (`keywords/pattern.rs`): a literal
+//! form ([`jsonschema_regex::analyze_pattern`]); an anchored sequence, which `jsonschema` decides
+//! as `regex` would on the ECMA-262 translation (here: a literal prefix and a counted class, or
+//! `regex-automata`'s dense DFA walked without a search's setup, or `regex` when that DFA would
+//! pass [`MAX_DFA_BYTES`]); leading look-aheads, left to the engine; else `fancy-regex` on the
+//! translation or its search form. A match the engine could not finish is left to
+//! `jsonschema`. `tests/tests/pattern_engine.rs` checks [`Pattern::is_match`] against
+//! `jsonschema` on random strings for every pattern of the test fixtures.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
@@ -56,15 +45,10 @@ pub fn check(value: Typed<'_>, pattern: &'static Pattern) -> Check {
 
 /// A field's `pattern`, compiled on its first use. The derive writes one `static` per
 /// `pattern` attribute for the typed check.
+#[derive(Debug)]
 pub struct Pattern {
     source: &'static str,
     matcher: OnceLock<Matcher>,
-}
-
-impl std::fmt::Debug for Pattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Pattern").field(&self.source).finish()
-    }
 }
 
 impl Pattern {
@@ -74,11 +58,6 @@ impl Pattern {
             source,
             matcher: OnceLock::new(),
         }
-    }
-
-    /// The pattern as written.
-    pub const fn source(&self) -> &'static str {
-        self.source
     }
 
     /// Whether `text` matches, as `jsonschema` decides it; `None` when only `jsonschema` can
@@ -96,6 +75,7 @@ impl Pattern {
 // One per `pattern` attribute, in a `static`: its size costs nothing, a `Box` around the DFA
 // would cost a load on every call.
 #[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
 enum Matcher {
     /// `^abc`.
     Prefix(String),
@@ -182,6 +162,7 @@ pub const MAX_DFA_BYTES: usize = 1 << 16;
 
 /// A dense DFA of a translated pattern, unanchored as `regex`'s `is_match` searches, and its
 /// start state at the start of a text.
+#[derive(Debug)]
 struct Dfa {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
