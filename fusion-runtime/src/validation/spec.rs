@@ -31,32 +31,13 @@ impl Num {
 /// One constraint of a field, as written in `#[fusion(..)]`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
-    /// `length(min = .., max = ..)`: `minLength` / `maxLength` (characters).
-    Length {
-        /// Fewest characters.
-        min: Option<u64>,
-        /// Most characters.
-        max: Option<u64>,
-    },
+    /// `length(min = .., max = ..)`: `minLength` / `maxLength`, in characters.
+    Length(Option<u64>, Option<u64>),
     /// `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`: `minimum`,
     /// `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
-    Range {
-        /// Inclusive lower bound.
-        min: Option<Num>,
-        /// Inclusive upper bound.
-        max: Option<Num>,
-        /// Exclusive lower bound.
-        exclusive_min: Option<Num>,
-        /// Exclusive upper bound.
-        exclusive_max: Option<Num>,
-    },
+    Range(Option<Num>, Option<Num>, Option<Num>, Option<Num>),
     /// `items(min = .., max = ..)`: `minItems` / `maxItems`.
-    Items {
-        /// Fewest items.
-        min: Option<u64>,
-        /// Most items.
-        max: Option<u64>,
-    },
+    Items(Option<u64>, Option<u64>),
     /// `email`, `url`, …: `format`.
     Format(Format),
     /// `pattern = ".."`: `pattern`.
@@ -71,14 +52,9 @@ impl Rule {
     pub fn apply(&self, schema: &mut Map<String, Value>) {
         use crate::validation::rules::{format, items, length, multiple_of, pattern, range};
         match *self {
-            Rule::Length { min, max } => length::keywords(min, max, schema),
-            Rule::Range {
-                min,
-                max,
-                exclusive_min,
-                exclusive_max,
-            } => range::keywords(min, max, exclusive_min, exclusive_max, schema),
-            Rule::Items { min, max } => items::keywords(min, max, schema),
+            Rule::Length(min, max) => length::keywords(min, max, schema),
+            Rule::Range(min, max, emin, emax) => range::keywords(min, max, emin, emax, schema),
+            Rule::Items(min, max) => items::keywords(min, max, schema),
             Rule::Format(ref f) => format::keywords(f, schema),
             Rule::Pattern(p) => pattern::keywords(p, schema),
             Rule::MultipleOf(n) => multiple_of::keywords(n, schema),

@@ -8,12 +8,6 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::spec::Rule;
-
-/// The rule a format attribute writes.
-pub const fn rule(format: Format) -> Rule {
-    Rule::Format(format)
-}
 
 /// Its keyword: the first name of its row (an attribute's format is a known one).
 pub fn keywords(format: &Format, schema: &mut Map<String, Value>) {

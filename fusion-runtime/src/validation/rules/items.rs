@@ -3,12 +3,6 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::spec::Rule;
-
-/// The rule `items(min, max)` writes.
-pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {
-    Rule::Items { min, max }
-}
 
 /// Its keywords.
 pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {

@@ -3,8 +3,8 @@
 //!
 //! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
 //! has, in its file:
-//! - `const fn rule(args) -> Rule`: the [`Rule`] its attribute becomes; [`Rule::apply`] calls
-//!   the file's `keywords` to write it into the field's schema;
+//! - `fn keywords(args, schema)`: its keywords, which [`Rule::apply`] writes for the
+//!   attribute's [`Rule`] variant (`Rule::<Name>(args)`);
 //! - `fn check(value: Typed<'_>, args) -> Check`: its verdict on the typed value, with the same
 //!   `args`. [`Check::Engine`] says "a typed value cannot decide this": the field's value sent
 //!   is then checked by `jsonschema` on the field's sub-schema;
@@ -17,12 +17,12 @@
 //!
 //! # How to add a rule
 //!
-//! 1. One file here, `rules/<name>.rs`, with `rule`, `keywords`, `check` and the wording of
+//! 1. One file here, `rules/<name>.rs`, with `keywords`, `check` and the wording of
 //!    its issue (a new [`IssueKind`] variant when no existing one says it), and its `mod`
 //!    line below; its [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
 //! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table: the attribute read into
 //!    `args` (plus its parsing in `attr.rs` and, when it only fits some types, a line in
-//!    `check.rs`). The derive then writes `rules::<name>::rule(args)` into the field's spec
+//!    `check.rs`). The derive then writes `Rule::<Name>(args)` into the field's spec
 //!    and `rules::<name>::check(value, args)` into its typed check. A check that needs state
 //!    built once (the pattern's compiled matcher) gets it through the row's `check_args`: the
 //!    derive passes a `static` of the file's type, written at the call site.

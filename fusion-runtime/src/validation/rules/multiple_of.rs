@@ -4,12 +4,7 @@ use serde_json::{Map, Value};
 
 use super::{Check, Typed};
 use crate::validation::sent::push_number;
-use crate::validation::spec::{Num, Rule};
-
-/// The rule `multiple_of = n` writes.
-pub const fn rule(divisor: Num) -> Rule {
-    Rule::MultipleOf(divisor)
-}
+use crate::validation::spec::Num;
 
 /// Its keyword.
 pub fn keywords(divisor: Num, schema: &mut Map<String, Value>) {

@@ -20,12 +20,6 @@ use regex_automata::util::{primitives::StateID, start};
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::spec::Rule;
-
-/// The rule `pattern = ".."` writes.
-pub const fn rule(pattern: &'static str) -> Rule {
-    Rule::Pattern(pattern)
-}
 
 /// Its keyword.
 pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {

@@ -5,22 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{Check, Typed};
 use crate::validation::sent::push_number;
-use crate::validation::spec::{Num, Rule};
-
-/// The rule `range(..)` writes.
-pub const fn rule(
-    min: Option<Num>,
-    max: Option<Num>,
-    exclusive_min: Option<Num>,
-    exclusive_max: Option<Num>,
-) -> Rule {
-    Rule::Range {
-        min,
-        max,
-        exclusive_min,
-        exclusive_max,
-    }
-}
+use crate::validation::spec::Num;
 
 /// Its keywords.
 pub fn keywords(
