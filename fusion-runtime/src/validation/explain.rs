@@ -10,7 +10,7 @@ use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use super::rules::{enum_const, types};
+use super::rules::{enum_const, pattern, types};
 use super::{Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 
@@ -441,8 +441,10 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     {
         return row.3.into();
     }
+    let mut out = String::new();
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        return Format::Pattern(p.to_owned()).expected();
+        pattern::push_expected(&mut out, p);
+        return out.into();
     }
     let options = match (s.get("enum"), s.get("const")) {
         (Some(Value::Array(options)), _) => Some(options.clone()),
@@ -450,7 +452,6 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         _ => const_options(root, schema),
     };
     if let Some(options) = options {
-        let mut out = String::new();
         enum_const::push_expected(&mut out, &options);
         return out.into();
     }

@@ -100,15 +100,9 @@ fn compact_prefix(value: &Value) -> String {
     let mut w = Prefix(Vec::with_capacity(64));
     // An error only says the prefix is full.
     let _ = serde_json::to_writer(&mut w, value);
-    match String::from_utf8(w.0) {
-        Ok(s) => s,
-        Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).unwrap_or_default()
-        }
-    }
+    // Cut on the last whole character.
+    let valid = std::str::from_utf8(&w.0).map_or_else(|e| e.valid_up_to(), str::len);
+    String::from_utf8_lossy(&w.0[..valid]).into_owned()
 }
 
 /// Appends `n` in decimal.

@@ -3,8 +3,6 @@
 //! What a format accepts is `jsonschema`'s (its `format` checks are on): the typed check hands
 //! the value to it. A format is one row of [`FORMATS`].
 
-use std::borrow::Cow;
-
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
@@ -218,16 +216,6 @@ impl Format {
             }
             (_, None) => out.push_str("a valid value"),
         }
-    }
-
-    /// The default "Expected …" text of this format.
-    pub fn expected(&self) -> Cow<'static, str> {
-        if let Some(row) = self.row() {
-            return Cow::Borrowed(row.3);
-        }
-        let mut out = String::new();
-        self.push_expected(&mut out);
-        Cow::Owned(out)
     }
 }
 

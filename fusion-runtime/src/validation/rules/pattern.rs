@@ -250,6 +250,11 @@ mod tests {
             ("^(?=.*[0-9]).+$", "a1", None),
             ("^(\\w)\\1$", "aa", Some(true)),
             ("^(\\w)\\1$", "ab", Some(false)),
+            ("^ab_[a-zé]{2,3}$", "ab_éé", Some(true)),
+            ("^ab_[a-zé]{2,3}$", "ab_éééé", Some(false)),
+            ("^ab_[a-zé]{2,3}$", "ac_éé", Some(false)),
+            ("^ab*[0-9]{1,2}$", "abb1", Some(true)),
+            ("^ab*[0-9]{1,2}$", "a1", Some(true)),
         ];
         for (pattern, text, expected) in cases {
             let p = Pattern {
@@ -258,6 +263,14 @@ mod tests {
             };
             assert_eq!(p.is_match(text), *expected, "{pattern} on {text:?}");
         }
+    }
+
+    #[test]
+    fn a_literal_prefix_then_a_counted_class_is_split() {
+        let split = |p| matches!(Matcher::new(p), Matcher::PrefixCounted(..));
+        assert!(split("^acc_[a-z0-9]{6,12}$"));
+        assert!(!split("^ab*[0-9]{1,2}$"), "a quantified last letter");
+        assert!(!split("^ab[0-9]{1,2}x$"), "more after the class");
     }
 
     #[test]
