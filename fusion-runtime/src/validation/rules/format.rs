@@ -47,24 +47,25 @@ pub fn is_plain_email(s: &str) -> bool {
     let last = &domain[dot + 1..];
     last.len() >= 2
         && last.iter().all(u8::is_ascii_alphabetic)
-        && pairs_allowed(local, &LOCAL)
-        && pairs_allowed(domain, &DOMAIN)
+        && pairs_allowed(local, LOCAL)
+        && pairs_allowed(domain, DOMAIN)
         && (b.len() <= 64
             || (at <= 64
                 && domain.len() <= 253
                 && domain.split(|&c| c == b'.').all(|l| l.len() <= 63)))
 }
 
-/// Whether each byte's class may follow the one before it, the part's edges being [`EDGE`].
+/// Whether each byte's class may follow the one before it, the part's edges being [`EDGE`]:
+/// bit `8 * before + class` of `allowed`.
 #[inline]
-fn pairs_allowed(part: &[u8], next: &[u8; 8]) -> bool {
-    let (mut ok, mut prev) = (1, EDGE);
+fn pairs_allowed(part: &[u8], allowed: u64) -> bool {
+    let (mut ok, mut prev) = (1, 8 * EDGE);
     for &c in part {
-        let class = EMAIL_CLASS[usize::from(c)];
-        ok &= next[usize::from(prev)] >> class;
-        prev = class;
+        let class = u32::from(EMAIL_CLASS[usize::from(c)]);
+        ok &= allowed >> (prev | class);
+        prev = 8 * class;
     }
-    ok & next[usize::from(prev)] >> EDGE & 1 == 1
+    ok & allowed >> (prev | EDGE) & 1 == 1
 }
 
 /// The byte classes: anything else (0), a letter (1), a digit (2), `_` or `+` (3), `-` (4),
@@ -86,16 +87,16 @@ const EMAIL_CLASS: [u8; 256] = {
     }
     t
 };
-const EDGE: u8 = 7;
+const EDGE: u32 = 7;
 
-/// By class, the classes that may follow it (a bit each) in the local part: atoms of
-/// letters, digits and `_+-`, one dot between two.
+/// By class (a byte each), the classes that may follow it (a bit each) in the local part:
+/// atoms of letters, digits and `_+-`, one dot between two.
 #[rustfmt::skip]
-const LOCAL: [u8; 8] = [0, 0b1011_1110, 0b1011_1110, 0b1011_1110, 0b1011_1110, 0b0001_1110, 0, 0b0001_1110];
+const LOCAL: u64 = u64::from_le_bytes([0, 0b1011_1110, 0b1011_1110, 0b1011_1110, 0b1011_1110, 0b0001_1110, 0, 0b0001_1110]);
 /// The same in the domain: labels of letters and digits, one hyphen between two, one dot
 /// between two labels.
 #[rustfmt::skip]
-const DOMAIN: [u8; 8] = [0, 0b1011_0110, 0b1011_0110, 0, 0b0000_0110, 0b0000_0110, 0, 0b0000_0110];
+const DOMAIN: u64 = u64::from_le_bytes([0, 0b1011_0110, 0b1011_0110, 0, 0b0000_0110, 0b0000_0110, 0, 0b0000_0110]);
 
 /// A string format, as issues name it.
 #[derive(Clone, Debug, PartialEq, Eq)]

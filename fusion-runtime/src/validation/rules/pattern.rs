@@ -14,7 +14,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use jsonschema_regex::{PatternAnalysis, RepeatedClass, Search};
+use jsonschema_regex::{PatternAnalysis, RepeatedClass, Search, Sequence};
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::util::{primitives::StateID, start};
 use serde_json::{Map, Value};
@@ -81,9 +81,10 @@ enum Matcher {
     NoWhitespace,
     /// `^X{m,n}$` over one class: the characters counted.
     Counted(RepeatedClass),
-    /// `^abcX{m,n}$`: the prefix, then the characters after it counted. Each character is
-    /// checked alone, where a DFA's steps are a chain of dependent loads.
-    PrefixCounted(Box<str>, RepeatedClass),
+    /// `^abcX{m,n}$`: the prefix, then the characters after it counted (by `jsonschema`'s
+    /// sequence matcher when they are ASCII). Each character is checked alone, where a DFA's
+    /// steps are a chain of dependent loads.
+    PrefixCounted(Box<str>, Option<Sequence>, RepeatedClass),
     /// The DFA of the translation (anchored sequences).
     Dfa(Dfa),
     /// The `regex` crate on the translation (anchored sequences whose DFA is too large).
@@ -108,8 +109,8 @@ impl Matcher {
             return Matcher::Engine;
         };
         if jsonschema_regex::Sequence::compile(&translated).is_some() {
-            if let Some((prefix, rest)) = split_prefix(&translated) {
-                return Matcher::PrefixCounted(prefix, rest);
+            if let Some(split) = split_prefix(&translated) {
+                return split;
             }
             if let Some(dfa) = Dfa::new(&translated) {
                 return Matcher::Dfa(dfa);
@@ -135,10 +136,14 @@ impl Matcher {
             Matcher::Alternation(a) => Some(a.iter().any(|a| a == text)),
             Matcher::NoWhitespace => Some(!jsonschema_regex::contains_ecma_whitespace(text)),
             Matcher::Counted(class) => Some(class.is_match(text)),
-            Matcher::PrefixCounted(prefix, rest) => Some(
-                text.strip_prefix(&**prefix)
-                    .is_some_and(|after| rest.is_match(after)),
-            ),
+            Matcher::PrefixCounted(prefix, ascii, rest) => {
+                Some(text.strip_prefix(&**prefix).is_some_and(|after| {
+                    ascii
+                        .as_ref()
+                        .and_then(|a| a.is_match(after.as_bytes()))
+                        .unwrap_or_else(|| rest.is_match(after))
+                }))
+            }
             Matcher::Dfa(dfa) => dfa.is_match(text),
             // `regex-automata` 0.4 can panic on some patterns (rust-lang/regex#1344), as
             // `jsonschema` notes where it catches it: the engine answers instead.
@@ -164,7 +169,7 @@ struct Dfa {
 
 /// `^abcX{m,n}$` as its literal prefix (the letters, digits and `_` after the `^`, the last
 /// one left to the rest when a quantifier follows it) and `^X{m,n}$` counted.
-fn split_prefix(translated: &str) -> Option<(Box<str>, RepeatedClass)> {
+fn split_prefix(translated: &str) -> Option<Matcher> {
     let body = translated.strip_prefix('^')?;
     let mut end = body
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -172,8 +177,10 @@ fn split_prefix(translated: &str) -> Option<(Box<str>, RepeatedClass)> {
     if body[end..].starts_with(['*', '+', '?', '{']) {
         end = end.checked_sub(1)?;
     }
-    let rest = RepeatedClass::from_translated(&format!("^{}", &body[end..]))?;
-    (end > 0).then(|| (Box::from(&body[..end]), rest))
+    let rest = format!("^{}", &body[end..]);
+    let counted = RepeatedClass::from_translated(&rest)?;
+    let prefix = Box::from(&body[..end]);
+    (end > 0).then(|| Matcher::PrefixCounted(prefix, Sequence::compile(&rest), counted))
 }
 
 impl Dfa {
