@@ -340,9 +340,17 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         K::Format { format } => IssueKind::InvalidFormat {
             format: Format::from_keyword(format),
         },
-        K::Pattern { pattern } => IssueKind::InvalidFormat {
-            format: Format::Pattern(pattern.clone()),
-        },
+        K::Pattern { .. } => {
+            let parts = e.into_parts();
+            let K::Pattern { pattern } = parts.kind else {
+                return;
+            };
+            let kind = IssueKind::InvalidFormat {
+                format: Format::Pattern(pattern),
+            };
+            push_issue(found, at, kind, parts.instance.into_owned(), node);
+            return;
+        }
         K::MultipleOf { multiple_of } => IssueKind::NotMultipleOf {
             divisor: *multiple_of,
         },
