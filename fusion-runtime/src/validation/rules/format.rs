@@ -36,23 +36,20 @@ pub fn check(value: Typed<'_>, format: Format) -> Check {
 /// waits on the one before: a state machine's steps are a chain of dependent loads, which cost
 /// more time than their count says.
 pub fn is_plain_email(s: &str) -> bool {
-    let b = s.as_bytes();
-    let Some(at) = b.iter().position(|&c| c == b'@') else {
+    let Some((local, domain)) = s.split_once('@') else {
         return false;
     };
-    let (local, domain) = (&b[..at], &b[at + 1..]);
-    let Some(dot) = domain.iter().rposition(|&c| c == b'.') else {
+    let Some((_, last)) = domain.rsplit_once('.') else {
         return false;
     };
-    let last = &domain[dot + 1..];
     last.len() >= 2
-        && last.iter().all(u8::is_ascii_alphabetic)
-        && pairs_allowed(local, LOCAL)
-        && pairs_allowed(domain, DOMAIN)
-        && (b.len() <= 64
-            || (at <= 64
+        && last.bytes().all(|c| c.is_ascii_alphabetic())
+        && pairs_allowed(local.as_bytes(), LOCAL)
+        && pairs_allowed(domain.as_bytes(), DOMAIN)
+        && (s.len() <= 64
+            || (local.len() <= 64
                 && domain.len() <= 253
-                && domain.split(|&c| c == b'.').all(|l| l.len() <= 63)))
+                && domain.split('.').all(|l| l.len() <= 63)))
 }
 
 /// Whether each byte's class may follow the one before it, the part's edges being [`EDGE`]:
