@@ -1,6 +1,5 @@
-//! The invalid path: `jsonschema` errors → [`Issue`]s, in one pass over the arguments, every
-//! problem mapped to its SPEC §4 kind (worded by its rule, [`super::rules`]), with the value
-//! sent at its path and the expected text its schema implies.
+//! The invalid path: `jsonschema` errors → [`Issue`]s of their SPEC §4 kind, with the value
+//! sent and the expected text the schema implies.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -20,30 +19,24 @@ const MAX_DEPTH: usize = 32;
 /// Longest message kept from a `jsonschema` error that has no kind of its own.
 const MAX_MESSAGE: usize = 160;
 
-/// What the mapping reads from the annotated schema, worked out once per type: one node per
-/// subschema an instance path can reach (through `properties`, `items` and
-/// `additionalProperties`, past `$ref`s and `Option`'s `anyOf: [T, null]`), with its expected
-/// texts, its union's shapes, and its keys' subschemas and declared positions. The mapping
-/// walks this table instead of the JSON schema for every issue.
-#[derive(Debug, Default)]
+/// What the mapping reads from the annotated schema, worked out once per type so that no
+/// issue walks the JSON schema: one node per subschema an instance path can reach (through
+/// `properties`, `items` and `additionalProperties`, past `$ref`s and `Option`'s
+/// `anyOf: [T, null]`). The root schema is node 0.
 pub struct SchemaIndex {
-    /// The root schema is node 0.
     nodes: Vec<Node>,
 }
 
-#[derive(Debug)]
 struct Node {
-    /// The author's expected text for the field.
+    /// The author's expected text.
     expected: Option<String>,
     /// What the field takes, in words ([`describe`]).
     words: Cow<'static, str>,
-    /// The shapes of its union, in words ([`union_shapes`]).
     shapes: Vec<String>,
-    /// The keys of its object schema (`properties` and the declared order), sorted by name.
+    /// `properties` and the declared keys, sorted by name.
     keys: Vec<Key>,
-    /// The node of `items`.
     items: Option<usize>,
-    /// The node of an object `additionalProperties`.
+    /// An object `additionalProperties`.
     additional: Option<usize>,
     /// The keys the object accepts, in declared order.
     known: Vec<String>,
@@ -51,7 +44,6 @@ struct Node {
     options: Option<Vec<Value>>,
 }
 
-#[derive(Debug)]
 struct Key {
     name: String,
     /// The node of `properties.<name>`.
@@ -130,33 +122,6 @@ impl SchemaIndex {
         SchemaIndex { nodes }
     }
 
-    /// One segment down from the instance of `at`: the declared position of `seg` there and
-    /// the node of the instance at `seg` (a property, else the items for an index, else an
-    /// object `additionalProperties`). `number` is `seg` read as an index.
-    fn step(
-        &self,
-        at: Option<usize>,
-        seg: &str,
-        number: Option<usize>,
-    ) -> (Option<usize>, Option<usize>) {
-        let Some(n) = at.and_then(|id| self.nodes.get(id)) else {
-            return (None, None);
-        };
-        let key = n
-            .keys
-            .binary_search_by(|k| k.name.as_str().cmp(seg))
-            .ok()
-            .and_then(|i| n.keys.get(i));
-        let child = match key.and_then(|k| k.node) {
-            Some(child) => Some(child),
-            None => match n.items {
-                Some(items) if number.is_some() => Some(items),
-                _ => n.additional,
-            },
-        };
-        (key.and_then(|k| k.position), child)
-    }
-
     fn node(&self, node: Option<usize>) -> Option<&Node> {
         node.and_then(|n| self.nodes.get(n))
     }
@@ -176,10 +141,9 @@ impl Found {
     }
 }
 
-/// Every issue `errors` describe, in the schema's declared key order, as a report. `index` is
-/// built from the annotated schema the validator was built from (it carries the author's
-/// expected texts). At most [`MAX_COLLECTED_ISSUES`] issues are collected, in the validator's
-/// order, then sorted; the problems beyond them are only counted.
+/// Every issue `errors` describe, sorted in the schema's declared key order; `index` is built
+/// from the annotated schema the validator was built from. At most [`MAX_COLLECTED_ISSUES`]
+/// are collected, in the validator's order; the problems beyond them are only counted.
 pub fn issues_from_errors<'i>(
     index: &SchemaIndex,
     errors: impl Iterator<Item = ValidationError<'i>>,
@@ -203,26 +167,17 @@ pub fn issues_from_errors<'i>(
         .with_uncollected(uncollected)
 }
 
-/// How many problems an error is, when it is only counted.
-fn problems(e: &ValidationError<'_>) -> usize {
-    match e.kind() {
-        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
-            unexpected.len()
-        }
-        _ => 1,
-    }
-}
-
-/// Where an error is: its path, the node of the schema there, and its sort key.
+/// Where an error is: its path, the node of the schema there, and its sort key `keys[key..]`.
 struct At {
     path: IssuePath,
     node: Option<usize>,
-    /// The key is `keys[key..]`.
     key: usize,
 }
 
 impl At {
-    /// Goes one segment down, a key or (`Some`) an index.
+    /// Goes one segment down, a key or (`Some`) an index: to the node of the instance there (a
+    /// property, else the items for an index, else an object `additionalProperties`), sorted
+    /// by the declared position of `seg`, else by the index.
     fn push(
         &mut self,
         index: &SchemaIndex,
@@ -230,9 +185,21 @@ impl At {
         seg: &str,
         number: Option<usize>,
     ) {
-        let (pos, child) = index.step(self.node, seg, number);
-        keys.push(pos.or(number).unwrap_or(usize::MAX));
-        self.node = child;
+        let n = index.node(self.node);
+        let key = n.and_then(|n| {
+            let i = n.keys.binary_search_by(|k| k.name.as_str().cmp(seg)).ok()?;
+            n.keys.get(i)
+        });
+        keys.push(
+            key.and_then(|k| k.position)
+                .or(number)
+                .unwrap_or(usize::MAX),
+        );
+        self.node = match (key.and_then(|k| k.node), n) {
+            (Some(child), _) => Some(child),
+            (None, Some(n)) if number.is_some() && n.items.is_some() => n.items,
+            (None, n) => n.and_then(|n| n.additional),
+        };
         match number {
             Some(i) => self.path.push_index(i),
             None => self.path.push_key(seg),
@@ -242,7 +209,12 @@ impl At {
 
 fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
     if found.full() {
-        found.uncollected += problems(&e);
+        found.uncollected += match e.kind() {
+            K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+                unexpected.len()
+            }
+            _ => 1,
+        };
         return;
     }
     let mut at = At {
@@ -497,13 +469,25 @@ fn union_shapes(root: &Value, schema: &Value) -> Vec<String> {
     }
 }
 
-/// The options of the union of constants at `schema` (past `Option`'s `anyOf: [T, null]`).
+/// The options of the union of constants at `schema` (past `Option`'s `anyOf: [T, null]`):
+/// each branch one `const`, or an `enum` of one value. `None` for any other schema.
 fn const_options(root: &Value, schema: &Value) -> Option<Vec<Value>> {
     let s = unwrap_nullable(root, schema);
-    match s.get("oneOf").or_else(|| s.get("anyOf")) {
-        Some(Value::Array(branches)) => enum_const::union_options(branches, |b| resolve(root, b)),
-        _ => None,
-    }
+    let branches = match s.get("oneOf").or_else(|| s.get("anyOf")) {
+        Some(Value::Array(branches)) if branches.len() >= 2 => branches,
+        _ => return None,
+    };
+    branches
+        .iter()
+        .map(|b| {
+            let b = resolve(root, b);
+            match (b.get("const"), b.get("enum")) {
+                (Some(c), None) => Some(c.clone()),
+                (None, Some(Value::Array(one))) if one.len() == 1 => one.first().cloned(),
+                _ => None,
+            }
+        })
+        .collect()
 }
 
 /// The issue for arguments the schema accepted but serde could not read (a type whose

@@ -1,10 +1,6 @@
-//! Validation issues and the `<validation_error>` they become (SPEC §4).
-//!
-//! Each [`Issue`] carries the path of the field (typed segments, [`IssuePath`]), its
-//! [`IssueKind`] (named after Zod's issue codes) and the value the model sent.
-//! [`ValidationReport::render`] writes one `<field>` line per issue — what went wrong,
-//! `You sent: …`, `Expected …` — and the verbatim recovery line. Each kind's words are its
-//! rule's ([`rules`]).
+//! Validation issues and the `<validation_error>` they become (SPEC §4): one `<field>` line
+//! per [`Issue`] — what went wrong (its [`IssueKind`], named after Zod's issue codes, worded
+//! by its rule in [`rules`]), `You sent: …`, `Expected …` — then the verbatim recovery line.
 //!
 //! A derived input is checked by [`derived::from_arguments`]: serde, then the rules on the
 //! typed fields, then the key count; when they say no, `jsonschema` collects every problem and
@@ -20,8 +16,8 @@ pub mod spec;
 pub use path::{IssuePath, Path, Segment};
 pub use rules::format::Format;
 pub use rules::unknown_keys::closest;
+use sent::{cut_at, push_int, push_sent};
 pub use sent::{describe_sent, quote_str};
-use sent::{push_int, push_sent};
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -201,17 +197,13 @@ impl Issue {
     /// 50 characters and the whole to [`MAX_PATH_CHARS`] (197 and `...`).
     fn write_shown_name(&self, out: &mut String) {
         self.write_field_name(out);
-        if out.chars().take(MAX_PATH_CHARS + 1).count() <= MAX_PATH_CHARS {
+        if cut_at(out, MAX_PATH_CHARS).is_none() {
             return;
         }
         out.clear();
         self.path.write(out, true);
-        if let Some((end, _)) = out.char_indices().nth(MAX_PATH_CHARS) {
-            let keep = out
-                .char_indices()
-                .nth(MAX_PATH_CHARS - 3)
-                .map_or(end, |(i, _)| i);
-            out.truncate(keep);
+        if let Some(end) = cut_at(out, MAX_PATH_CHARS) {
+            out.truncate(end);
             out.push_str("...");
         }
     }
@@ -251,8 +243,8 @@ impl Issue {
             }
             out.push('.');
         }
-        // The expected text is written in place, then cut off its final periods; nothing is
-        // left of ` Expected ` when it was empty.
+        // The expected text is written in place, then cut off its final periods (not past
+        // the space of ` Expected `); nothing is left of ` Expected ` when it was empty.
         let before = out.len();
         out.push_str(" Expected ");
         let start = out.len();
@@ -260,16 +252,11 @@ impl Issue {
             Some(e) => out.push_str(e),
             None => self.push_default_expected(out),
         }
-        let dots = out.as_bytes()[start..]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'.')
-            .count();
-        let end = out.len() - start - dots;
-        if end == 0 {
+        let end = out.trim_end_matches('.').len();
+        if end == start {
             out.truncate(before);
         } else {
-            out.truncate(start + end);
+            out.truncate(end);
             out.push('.');
         }
     }
@@ -323,10 +310,6 @@ pub(crate) fn push_list<T>(
         push_int(out, items.len() - MAX_LISTED);
         out.push_str(" more");
     }
-}
-
-fn plural(n: f64) -> &'static str {
-    if n == 1.0 { "" } else { "s" }
 }
 
 impl Measure {
@@ -472,7 +455,7 @@ impl ValidationReport {
             let _ = write!(
                 out,
                 "\n  <omitted count=\"{hidden}\">{hidden} more problem{} not shown. Fix the fields above first; the next call reports the rest.</omitted>",
-                plural(hidden as f64)
+                if hidden == 1 { "" } else { "s" }
             );
         }
         out.push_str("\n  <recovery>");
@@ -500,12 +483,6 @@ type Caps = (usize, usize, usize);
 /// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB, the
 /// rest is room for sections.
 const CAPPED: Caps = (128, 256, 448);
-
-impl From<Vec<Issue>> for ValidationReport {
-    fn from(issues: Vec<Issue>) -> Self {
-        ValidationReport::new(issues)
-    }
-}
 
 impl std::fmt::Display for ValidationReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

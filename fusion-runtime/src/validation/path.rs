@@ -1,6 +1,5 @@
-//! Where an issue is in the arguments, as typed segments (a key or an index) from the first
-//! [`Issue`](super::Issue) to the rendered `<field name="…">`: a key holding a `.` stays one
-//! key, so the value sent there is still found.
+//! Where an issue is, as typed segments (a key or an index) up to the rendered
+//! `<field name="…">`: a key holding a `.` stays one key, so the value sent there is found.
 
 use std::fmt;
 
@@ -56,9 +55,8 @@ impl IssuePath {
         })
     }
 
-    /// The dotted text (`items.0.sku`), each segment cut to 50 characters when `cut`, and
-    /// then no more than [`MAX_PATH_CHARS`](super::MAX_PATH_CHARS) characters' worth of
-    /// segments.
+    /// The dotted text (`items.0.sku`); when `cut`, each key cut to 50 characters, and no
+    /// more segments than [`MAX_PATH_CHARS`](super::MAX_PATH_CHARS) characters need.
     pub(crate) fn write(&self, out: &mut String, cut: bool) {
         for (i, seg) in self.0.iter().enumerate() {
             if cut && out.len() > super::MAX_PATH_CHARS * 4 {
@@ -107,8 +105,8 @@ impl From<Vec<Segment>> for IssuePath {
     }
 }
 
-/// Where a value sits while the derive's code walks a typed input, borrowed from the
-/// caller's frame: nothing is allocated unless an issue needs the path.
+/// Where a value sits while the derive's code walks a typed input: borrowed from the caller's
+/// frame, nothing is allocated unless an issue needs the path.
 #[derive(Clone, Copy, Debug)]
 pub enum Path<'a> {
     /// The arguments object.
@@ -122,22 +120,13 @@ pub enum Path<'a> {
 impl Path<'_> {
     /// As an [`IssuePath`].
     pub fn to_issue_path(&self) -> IssuePath {
-        let mut segments = Vec::new();
-        let mut at = self;
-        loop {
-            match at {
-                Path::Root => break,
-                Path::Key(p, k) => {
-                    segments.push(Segment::Key((*k).to_owned()));
-                    at = p;
-                }
-                Path::Index(p, i) => {
-                    segments.push(Segment::Index(*i));
-                    at = p;
-                }
-            }
-        }
-        segments.reverse();
-        IssuePath(segments)
+        let (parent, segment) = match *self {
+            Path::Root => return IssuePath::root(),
+            Path::Key(p, k) => (p, Segment::Key(k.to_owned())),
+            Path::Index(p, i) => (p, Segment::Index(i)),
+        };
+        let mut path = parent.to_issue_path();
+        path.0.push(segment);
+        path
     }
 }

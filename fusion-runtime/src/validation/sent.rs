@@ -19,27 +19,28 @@ pub(crate) fn push_quoted(out: &mut String, s: &str) {
 
 /// Appends `s` cut to 50 characters (47 and `...`).
 pub(crate) fn push_cut(out: &mut String, s: &str) {
-    // Up to 50 bytes are at most 50 characters: no need to count them.
-    if s.len() <= MAX_SENT {
-        out.push_str(s);
-        return;
-    }
-    match s.char_indices().nth(MAX_SENT) {
+    match cut_at(s, MAX_SENT) {
         None => out.push_str(s),
-        Some(_) => {
-            let end = s
-                .char_indices()
-                .nth(MAX_SENT - 3)
-                .map_or(s.len(), |(i, _)| i);
+        Some(end) => {
             out.push_str(&s[..end]);
             out.push_str("...");
         }
     }
 }
 
-/// How a sent value is shown after `You sent:` (SPEC §4): strings quoted and cut to 50
-/// characters, numbers and booleans as written, `null`, `array(N)`, objects as compact JSON
-/// cut to 50 characters.
+/// Where `s` is cut when it has more than `max` characters: after `max - 3` of them, room
+/// for `...`.
+pub(crate) fn cut_at(s: &str, max: usize) -> Option<usize> {
+    // Up to `max` bytes are at most `max` characters: no need to count them.
+    if s.len() <= max {
+        return None;
+    }
+    s.char_indices().nth(max)?;
+    s.char_indices().nth(max - 3).map(|(i, _)| i)
+}
+
+/// A sent value as `You sent:` shows it (SPEC §4): strings quoted, objects as compact JSON,
+/// both cut to 50 characters; `array(N)`; anything else as written.
 pub fn describe_sent(value: &Value) -> String {
     let mut out = String::new();
     push_sent(&mut out, value);
@@ -73,14 +74,12 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
     }
 }
 
-/// Bytes of compact JSON enough to show any value cut to [`MAX_SENT`] characters: a
-/// character is at most 4 bytes, so a prefix longer than this, less a cut character, still
-/// has more than 50 characters.
+/// Bytes of compact JSON enough to show any value cut to [`MAX_SENT`] characters (at most 4
+/// bytes a character, and one maybe cut).
 const SENT_PREFIX: usize = 4 * (MAX_SENT + 1) + 4;
 
-/// The start of `value`'s compact JSON: all of it when it is at most [`SENT_PREFIX`] bytes,
-/// else a longer prefix cut on a character boundary. The writer stops serde_json once it has
-/// enough, so a large or deeply nested value costs no more than its first bytes.
+/// The start of `value`'s compact JSON, cut on a character boundary after [`SENT_PREFIX`]
+/// bytes: the writer stops serde_json then, so a large value costs only its first bytes.
 fn compact_prefix(value: &Value) -> String {
     struct Prefix(Vec<u8>);
     impl std::io::Write for Prefix {

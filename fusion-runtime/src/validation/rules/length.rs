@@ -44,18 +44,3 @@ pub const PROBLEMS: (&str, &str) = ("Too short", "Too long");
 
 /// The unit of its count.
 pub const UNIT: (&str, &str) = ("character", "characters");
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_characters_not_bytes() {
-        assert_eq!(check(Typed::Str("héé"), Some(3), Some(3)), Check::Pass);
-        assert_eq!(check(Typed::Str("ab"), Some(3), None), Check::Fail);
-        assert_eq!(check(Typed::Str("abcd"), None, Some(3)), Check::Fail);
-        assert_eq!(check(Typed::Str("😀😀"), None, Some(2)), Check::Pass);
-        assert_eq!(check(Typed::Int(5), Some(3), None), Check::Pass);
-        assert_eq!(check(Typed::Opaque, Some(3), None), Check::Engine);
-    }
-}

@@ -2,39 +2,28 @@
 //! typed value serde has read, and its SPEC §4 wording (the text of its `<field>` line).
 //!
 //! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
-//! has, in its file:
-//! - `fn keywords(args, schema)`: its keywords, which [`Rule::apply`] writes for the
-//!   attribute's [`Rule`] variant (`Rule::<Name>(args)`);
-//! - `fn check(value: Typed<'_>, args) -> Check`: its verdict on the typed value, with the same
-//!   `args`. [`Check::Engine`] says "a typed value cannot decide this": the field's value sent
-//!   is then checked by `jsonschema` on the field's sub-schema;
-//! - the wording of the issues its keywords produce, called from [`Issue`]'s line.
-//!
-//! The other rules (`required`, `unknown_keys`, `types`, `enum_const`, `union`, `custom`,
-//! `properties`) have no attribute: serde, the key count or `jsonschema` decide them (the
-//! typed path looks a string sent up among an enum field's options, `enum_const::check`), and
-//! their file holds their wording.
+//! has `fn keywords(args, schema)`, which [`Rule::apply`] calls for `Rule::<Name>(args)`, and
+//! `fn check(value: Typed<'_>, args) -> Check`, whose [`Check::Engine`] says a typed value
+//! cannot decide: `jsonschema` then checks the value sent on the field's sub-schema. The other
+//! rules have no attribute: serde, the key count or `jsonschema` decide them (the typed path
+//! looks a string sent up among an enum field's options, `enum_const::check`).
 //!
 //! # How to add a rule
 //!
-//! 1. One file here, `rules/<name>.rs`, with `keywords`, `check` and the wording of
-//!    its issue (a new [`IssueKind`] variant when no existing one says it), and its `mod`
-//!    line below; its [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
-//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table: the attribute read into
-//!    `args` (plus its parsing in `attr.rs` and, when it only fits some types, a line in
-//!    `check.rs`). The derive then writes `Rule::<Name>(args)` into the field's spec
-//!    and `rules::<name>::check(value, args)` into its typed check. A check that needs state
-//!    built once (the pattern's compiled matcher) gets it through the row's `check_args`: the
-//!    derive passes a `static` of the file's type, written at the call site.
+//! 1. `rules/<name>.rs`, with `keywords`, `check` and the wording of its issue (a new
+//!    [`IssueKind`] variant when no existing one says it), and its `mod` line below; its
+//!    [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
+//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table (plus the attribute's
+//!    parsing in `attr.rs` and, when it only fits some types, a line in `check.rs`). The derive
+//!    then writes `Rule::<Name>(args)` into the field's spec and `rules::<name>::check(value,
+//!    args)` into its typed check. State built once (the pattern's matcher) comes through the
+//!    row's `check_args`, as a `static` written at the call site.
 //!
 //! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
 //! [`format::FORMATS`] and its attribute in the macro's format table.
 //!
-//! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.
-//!
 //! [`Rule`]: crate::validation::spec::Rule
 //! [`Rule::apply`]: crate::validation::spec::Rule::apply
-//! [`Issue`]: super::Issue
 //! [`IssueKind`]: super::IssueKind
 
 pub mod custom;

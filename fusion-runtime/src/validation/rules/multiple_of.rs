@@ -33,16 +33,3 @@ pub fn push_expected(out: &mut String, divisor: f64) {
     out.push_str("a multiple of ");
     push_number(out, divisor);
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_divisors_decide_and_fractions_ask_the_engine() {
-        assert_eq!(check(Typed::Int(15), Num::Int(5)), Check::Pass);
-        assert_eq!(check(Typed::Int(-12), Num::Int(5)), Check::Fail);
-        assert_eq!(check(Typed::Int(3), Num::Float(1.5)), Check::Engine);
-        assert_eq!(check(Typed::Str("x"), Num::Int(5)), Check::Pass);
-    }
-}
