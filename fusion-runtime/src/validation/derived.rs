@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::explain::{SchemaIndex, issues_from_errors, serde_issue};
+use super::explain::{MAX_MESSAGE, SchemaIndex, cut, issues_from_errors};
 use super::path::Path;
 use super::rules::custom::Validate;
 use super::rules::enum_const::{self, Options, distinct, is_only_type, only_annotations_and};
@@ -71,15 +71,9 @@ impl Compiled {
     fn collect(&self, arguments: &Value) -> ValidationReport {
         match &self.validator {
             Ok(v) => issues_from_errors(&self.index, v.iter_errors(arguments)),
-            Err(e) => ValidationReport::new(vec![Issue::new(
-                "",
-                IssueKind::Custom {
-                    message: format!(
-                        "The server's input schema does not compile ({e}); report this to the server's author"
-                    ),
-                },
-                None,
-            )]),
+            Err(e) => root_issue(format!(
+                "The server's input schema does not compile ({e}); report this to the server's author"
+            )),
         }
     }
 }
@@ -334,7 +328,11 @@ pub fn from_arguments<T: Derived>(arguments: &Value) -> Result<T, ValidationRepo
     }
     match T::deserialize(arguments) {
         Ok(value) => validated(value, arguments),
-        Err(e) => Err(ValidationReport::new(vec![serde_issue(&e)])),
+        // A type whose `Deserialize` is stricter than its schema.
+        Err(e) => Err(root_issue(format!(
+            "The arguments could not be read: {}",
+            cut(&e.to_string(), MAX_MESSAGE)
+        ))),
     }
 }
 
@@ -352,6 +350,11 @@ fn typed<T: Derived>(compiled: &Compiled, arguments: &Value) -> Option<(T, bool)
 /// decide, else it must equal [`Compiled::schema_accepts`].
 pub fn typed_accepts<T: Derived>(arguments: &Value) -> Option<bool> {
     typed::<T>(T::compiled(), arguments).map(|(_, accepted)| accepted)
+}
+
+/// A `custom` issue on the arguments object.
+fn root_issue(message: String) -> ValidationReport {
+    ValidationReport::new(vec![Issue::new("", IssueKind::Custom { message }, None)])
 }
 
 /// Runs the custom validators on a value that passed the schema.

@@ -16,8 +16,8 @@ use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 /// How deep nested unions are followed before giving up.
 const MAX_DEPTH: usize = 32;
 
-/// Longest message kept from a `jsonschema` error that has no kind of its own.
-const MAX_MESSAGE: usize = 160;
+/// Longest message kept from a `jsonschema` or serde error.
+pub(crate) const MAX_MESSAGE: usize = 160;
 
 /// What the mapping reads from the annotated schema, worked out once per type so that no
 /// issue walks the JSON schema: one node per subschema an instance path can reach (through
@@ -33,7 +33,7 @@ struct Node {
     /// What the field takes, in words ([`describe`]).
     words: Cow<'static, str>,
     shapes: Vec<String>,
-    /// `properties` and the declared keys, sorted by name.
+    /// The `properties`, sorted by name.
     keys: Vec<Key>,
     items: Option<usize>,
     /// An object `additionalProperties`.
@@ -46,8 +46,7 @@ struct Node {
 
 struct Key {
     name: String,
-    /// The node of `properties.<name>`.
-    node: Option<usize>,
+    node: usize,
     /// The first position of the name in the declared order.
     position: Option<usize>,
 }
@@ -74,7 +73,7 @@ impl SchemaIndex {
                     .iter()
                     .map(|(name, p)| Key {
                         name: name.clone(),
-                        node: Some(id(p)),
+                        node: id(p),
                         position: None,
                     })
                     .collect(),
@@ -88,18 +87,8 @@ impl SchemaIndex {
                     .filter_map(Value::as_str)
                     .map(str::to_owned)
                     .collect();
-                for (i, name) in declared.iter().enumerate() {
-                    let Some(name) = name.as_str() else { continue };
-                    match keys.iter_mut().find(|k| k.name == name) {
-                        Some(k) => {
-                            k.position.get_or_insert(i);
-                        }
-                        None => keys.push(Key {
-                            name: name.to_owned(),
-                            node: None,
-                            position: Some(i),
-                        }),
-                    }
+                for k in &mut keys {
+                    k.position = declared.iter().position(|name| *name == *k.name);
                 }
             }
             keys.sort_by(|a, b| a.name.cmp(&b.name));
@@ -195,8 +184,8 @@ impl At {
                 .or(number)
                 .unwrap_or(usize::MAX),
         );
-        self.node = match (key.and_then(|k| k.node), n) {
-            (Some(child), _) => Some(child),
+        self.node = match (key, n) {
+            (Some(k), _) => Some(k.node),
             (None, Some(n)) if number.is_some() && n.items.is_some() => n.items,
             (None, n) => n.and_then(|n| n.additional),
         };
@@ -378,9 +367,7 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
 fn push_issue(found: &mut Found, at: At, kind: IssueKind, sent: Value, node: Option<&Node>) {
     let (start, end) = (at.key, found.keys.len());
     let mut issue = Issue::new(at.path, kind, Some(sent));
-    if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
-        issue = issue.with_expected(e.clone());
-    }
+    issue.expected = node.and_then(|n| n.expected.clone()).map(Into::into);
     found.issues.push((start, end, issue));
 }
 
@@ -391,7 +378,7 @@ fn is_type_mismatch_at(errs: &[ValidationError<'_>], at: &jsonschema::paths::Loc
             .all(|e| matches!(e.kind(), K::Type { .. }) && e.instance_path() == at)
 }
 
-fn cut(s: &str, max: usize) -> String {
+pub(crate) fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         None => s.to_owned(),
         Some((i, _)) => format!("{}...", &s[..i]),
@@ -488,19 +475,4 @@ fn const_options(root: &Value, schema: &Value) -> Option<Vec<Value>> {
             }
         })
         .collect()
-}
-
-/// The issue for arguments the schema accepted but serde could not read (a type whose
-/// `Deserialize` is stricter than its schema).
-pub fn serde_issue(error: &serde_json::Error) -> Issue {
-    Issue::new(
-        "",
-        IssueKind::Custom {
-            message: format!(
-                "The arguments could not be read: {}",
-                cut(&error.to_string(), MAX_MESSAGE)
-            ),
-        },
-        None,
-    )
 }

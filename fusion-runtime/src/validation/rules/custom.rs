@@ -79,16 +79,9 @@ pub fn run_validator<T: ?Sized, E: Display>(
     if let Err(message) = validator(value) {
         let path = path.to_issue_path();
         let sent = path.value_in(args).cloned();
-        let mut issue = Issue::new(
-            path,
-            IssueKind::Custom {
-                message: message.to_string(),
-            },
-            sent,
-        );
-        if let Some(e) = expected {
-            issue = issue.with_expected(e);
-        }
+        let message = message.to_string();
+        let mut issue = Issue::new(path, IssueKind::Custom { message }, sent);
+        issue.expected = expected.map(Into::into);
         issues.push(issue);
     }
 }

@@ -189,13 +189,13 @@ impl Format {
     pub(crate) fn push_problem(&self, out: &mut String) {
         match (self, self.row()) {
             (_, Some(row)) => out.push_str(row.2),
-            (Format::Pattern(_), None) => out.push_str(super::pattern::PROBLEM),
-            (Format::Other(name), None) => {
+            (Format::Other(name), _) => {
                 out.push_str("Invalid ");
                 out.push_str(name);
                 out.push_str(" format");
             }
-            (_, None) => out.push_str("Invalid format"),
+            // Only `Pattern` has no row.
+            _ => out.push_str(super::pattern::PROBLEM),
         }
     }
 
@@ -203,12 +203,12 @@ impl Format {
     pub(crate) fn push_expected(&self, out: &mut String) {
         match (self, self.row()) {
             (_, Some(row)) => out.push_str(row.3),
-            (Format::Pattern(re), None) => super::pattern::push_expected(out, re),
-            (Format::Other(name), None) => {
+            (Format::Pattern(re), _) => super::pattern::push_expected(out, re),
+            (Format::Other(name), _) => {
                 out.push_str("a valid ");
                 out.push_str(name);
             }
-            (_, None) => out.push_str("a valid value"),
+            _ => {}
         }
     }
 }

@@ -27,15 +27,12 @@ pub fn words(name: &str) -> &'static str {
 pub fn words_of<'a>(names: impl Iterator<Item = &'a str>) -> Cow<'static, str> {
     let mut names: Vec<&str> = names.collect();
     names.sort_by_key(|t| *t == "null");
-    match names.as_slice() {
-        [one] => words(one).into(),
-        _ => names
-            .into_iter()
-            .map(words)
-            .collect::<Vec<_>>()
-            .join(" or ")
-            .into(),
-    }
+    names
+        .into_iter()
+        .map(words)
+        .collect::<Vec<_>>()
+        .join(" or ")
+        .into()
 }
 
 /// The expected text of a `jsonschema` type error.
