@@ -78,8 +78,7 @@ impl Compiled {
     }
 }
 
-/// The JSON type a field's typed value proves, when its schema holds nothing else than that
-/// type and its rules' keywords.
+/// The JSON type a typed value proves, when the field's schema holds only it and its rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Str,
@@ -162,9 +161,8 @@ fn kind_of(s: &Value) -> (Option<Kind>, bool) {
 }
 
 impl Plan {
-    /// The plan for the input `spec` describes, when the schema's root is exactly that object:
-    /// its properties are the spec's fields, with the same `required`, and
-    /// `additionalProperties` is `false` or absent as the spec says.
+    /// The plan for the input `spec` describes, when the schema's root is exactly that object
+    /// (the same fields, `required` and `additionalProperties`).
     fn new(root: &Value, spec: &ContainerSpec) -> Option<Plan> {
         let obj = root.as_object()?;
         let allowed = [
@@ -228,9 +226,8 @@ impl Plan {
         })
     }
 
-    /// Checks field `i` (the derive's order): `rules` on its typed value when the value
-    /// decides the field, else `jsonschema` on the value sent. `present` counts the keys known
-    /// to be sent.
+    /// Checks field `i`: `rules` on its typed value when the value decides the field, else
+    /// `jsonschema` on the value sent; `present` counts the keys known to be sent.
     #[inline(always)]
     pub fn field(
         &self,
@@ -298,8 +295,7 @@ fn sent<'a>(obj: &'a JsonObject, key: &str) -> Option<&'a Value> {
     }
 }
 
-/// What `#[derive(ToolInput)]` implements besides [`ToolInput`](crate::ToolInput): the
-/// input's compiled schema and its typed check.
+/// What `#[derive(ToolInput)]` implements besides [`ToolInput`](crate::ToolInput).
 pub trait Derived: DeserializeOwned + Validate + schemars::JsonSchema {
     /// The input's schema and validator, built once.
     fn compiled() -> &'static Compiled;
@@ -309,10 +305,9 @@ pub trait Derived: DeserializeOwned + Validate + schemars::JsonSchema {
     fn typed_check(&self, plan: &Plan, obj: &JsonObject) -> bool;
 }
 
-/// `ToolInput::from_arguments` of a derived input: the typed path ([`Derived::typed_check`]);
-/// when a rule says no, `jsonschema` collects every problem; when serde fails (or there is no
-/// typed check), `jsonschema` decides, then serde reads what it accepted. The custom
-/// validators run last, on the typed value.
+/// `ToolInput::from_arguments` of a derived input: the typed path; when a rule says no,
+/// `jsonschema` collects every problem; when serde fails (or there is no typed check),
+/// `jsonschema` decides, then serde reads it. The custom validators run last.
 pub fn from_arguments<T: Derived>(arguments: &Value) -> Result<T, ValidationReport> {
     let compiled = T::compiled();
     let report = match typed::<T>(compiled, arguments) {
@@ -346,8 +341,7 @@ fn typed<T: Derived>(compiled: &Compiled, arguments: &Value) -> Option<(T, bool)
     Some((value, accepted))
 }
 
-/// What the typed path answers for `arguments`, for contract tests: `None` when it cannot
-/// decide, else it must equal [`Compiled::schema_accepts`].
+/// The typed path's answer, for contract tests: `None`, or [`Compiled::schema_accepts`]'s.
 pub fn typed_accepts<T: Derived>(arguments: &Value) -> Option<bool> {
     typed::<T>(T::compiled(), arguments).map(|(_, accepted)| accepted)
 }

@@ -19,10 +19,9 @@ const MAX_DEPTH: usize = 32;
 /// Longest message kept from a `jsonschema` or serde error.
 pub(crate) const MAX_MESSAGE: usize = 160;
 
-/// What the mapping reads from the annotated schema, worked out once per type so that no
-/// issue walks the JSON schema: one node per subschema an instance path can reach (through
-/// `properties`, `items` and `additionalProperties`, past `$ref`s and `Option`'s
-/// `anyOf: [T, null]`). The root schema is node 0.
+/// The annotated schema as the mapping reads it, once per type: one node per subschema an
+/// instance path reaches (through `properties`, `items` and `additionalProperties`, past
+/// `$ref`s and `Option`'s `anyOf: [T, null]`); the root schema is node 0.
 pub struct SchemaIndex {
     nodes: Vec<Node>,
 }
@@ -116,8 +115,7 @@ impl SchemaIndex {
     }
 }
 
-/// Issues found so far, each with its sort key (a range of `keys`), and the problems found
-/// beyond [`MAX_COLLECTED_ISSUES`], counted only.
+/// The issues found, each with its sort key (a range of `keys`), and the problems only counted.
 struct Found {
     keys: Vec<usize>,
     issues: Vec<(usize, usize, Issue)>,
@@ -394,8 +392,7 @@ fn expected_override(root: &Value, schema: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// What a subschema takes, in words: the author's text, a format, a pattern, the options of
-/// an enum, else its type.
+/// What a subschema takes, in words: the author's text, a format, a pattern, an enum, a type.
 fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     if let Some(e) = expected_override(root, schema) {
         return e.into();
@@ -456,8 +453,7 @@ fn union_shapes(root: &Value, schema: &Value) -> Vec<String> {
     }
 }
 
-/// The options of the union of constants at `schema` (past `Option`'s `anyOf: [T, null]`):
-/// each branch one `const`, or an `enum` of one value. `None` for any other schema.
+/// The options of a union of constants at `schema` (past `Option`'s `anyOf: [T, null]`).
 fn const_options(root: &Value, schema: &Value) -> Option<Vec<Value>> {
     let s = unwrap_nullable(root, schema);
     let branches = match s.get("oneOf").or_else(|| s.get("anyOf")) {

@@ -33,20 +33,17 @@ pub const RECOVERY: &str =
 /// At most this many `<field>` lines; the rest are counted in one `<omitted>` line.
 pub const MAX_FIELD_LINES: usize = 20;
 
-/// At most this many keys, options or shapes are listed after `Expected`; the rest are
-/// counted (`…, and 12 more`).
+/// At most this many keys, options or shapes are listed after `Expected` (`…, and 12 more`).
 pub const MAX_LISTED: usize = 30;
 
-/// At most this many issues are collected from one call's arguments; the problems found
-/// beyond them are only counted (in the `<omitted>` line), however many keys or items were sent.
+/// At most this many issues are collected from one call's arguments; the rest are only counted.
 pub const MAX_COLLECTED_ISSUES: usize = 200;
 
 /// The longest name or key, in characters, [`closest`] looks for a near match of: edit
 /// distance costs the product of the two lengths, and a longer text is no typo of a name.
 pub const MAX_COMPARED_CHARS: usize = 128;
 
-/// Longest field path shown in a `name` attribute, in characters; each segment of a longer
-/// path is cut to 50 characters first, as a value sent is.
+/// Longest field path shown in a `name` attribute, in characters (its keys cut to 50 first).
 pub const MAX_PATH_CHARS: usize = 200;
 
 /// What a size bound measures.
@@ -129,8 +126,7 @@ pub enum IssueKind {
 }
 
 impl IssueKind {
-    /// The Zod-style name of the kind (`invalid_type`, `too_small`, …; `missing` for a
-    /// missing required field).
+    /// The kind's Zod-style code (`invalid_type`, `too_small`, …; `missing` for a required field).
     pub fn code(&self) -> &'static str {
         match self {
             IssueKind::InvalidType { .. } => "invalid_type",
@@ -154,8 +150,7 @@ pub struct Issue {
     pub path: IssuePath,
     /// What went wrong.
     pub kind: IssueKind,
-    /// The value sent at that path; `None` when nothing specific was sent (a missing field,
-    /// an unrecognized key reported on its parent).
+    /// The value sent there; `None` for a missing field or an unknown key (on its parent).
     pub sent: Option<Value>,
     /// The author's "Expected …" text for this field, replacing the default.
     pub expected: Option<Cow<'static, str>>,
@@ -180,23 +175,19 @@ impl Issue {
 
     /// The `name` attribute: the dotted path, or `(root)`.
     pub fn field_name(&self) -> String {
-        let mut out = String::new();
-        self.write_field_name(&mut out);
-        out
-    }
-
-    fn write_field_name(&self, out: &mut String) {
         if self.path.is_root() {
-            out.push_str("(root)");
-        } else {
-            self.path.write(out, false);
+            return "(root)".into();
         }
+        self.path.to_string()
     }
 
     /// The name as shown: as it is up to [`MAX_PATH_CHARS`] characters, else each key cut to
     /// 50 characters and the whole to [`MAX_PATH_CHARS`] (197 and `...`).
     fn write_shown_name(&self, out: &mut String) {
-        self.write_field_name(out);
+        if self.path.is_root() {
+            return out.push_str("(root)");
+        }
+        self.path.write(out, false);
         if cut_at(out, MAX_PATH_CHARS).is_none() {
             return;
         }
@@ -376,8 +367,7 @@ impl ValidationReport {
         }
     }
 
-    /// Counts `n` more problems that were found but not collected as issues; the
-    /// `<omitted>` line counts them with the issues not shown.
+    /// Counts `n` problems found but not collected, for the `<omitted>` line.
     pub fn with_uncollected(mut self, n: usize) -> Self {
         self.uncollected = n;
         self
@@ -386,11 +376,6 @@ impl ValidationReport {
     /// The problems found but not collected as issues.
     pub fn uncollected(&self) -> usize {
         self.uncollected
-    }
-
-    /// Adds an issue.
-    pub fn push(&mut self, issue: Issue) {
-        self.issues.push(issue);
     }
 
     /// The issues, in order.
@@ -408,12 +393,9 @@ impl ValidationReport {
         self.render_with_sections(action, &[])
     }
 
-    /// The envelope with further sections (already rendered XML, such as
-    /// `<contract_awareness>`) placed after the recovery line, before `</validation_error>`.
-    /// Each section is indented two spaces, line by line.
-    ///
-    /// The envelope is at most [`MAX_ENVELOPE_BYTES`] long: when the author's texts make it
-    /// longer, each line is cut (with `...`) and the sections that no longer fit are left out.
+    /// The envelope with further sections (rendered XML, such as `<contract_awareness>`) after
+    /// the recovery line, indented two spaces. It is at most [`MAX_ENVELOPE_BYTES`] long: past
+    /// that, each line is cut (with `...`) and the sections that no longer fit are left out.
     pub fn render_with_sections(&self, action: &str, sections: &[&str]) -> String {
         let out = self.render_within(action, sections, None);
         if out.len() <= MAX_ENVELOPE_BYTES {
@@ -480,8 +462,7 @@ impl ValidationReport {
 /// The escaped bytes of the action, of each name and of each line of a capped envelope.
 type Caps = (usize, usize, usize);
 
-/// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB, the
-/// rest is room for sections.
+/// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB.
 const CAPPED: Caps = (128, 256, 448);
 
 impl std::fmt::Display for ValidationReport {

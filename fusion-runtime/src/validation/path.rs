@@ -1,8 +1,6 @@
 //! Where an issue is, as typed segments (a key or an index) up to the rendered
 //! `<field name="…">`: a key holding a `.` stays one key, so the value sent there is found.
 
-use std::fmt;
-
 use serde_json::Value;
 
 use super::sent::{push_cut, push_int};
@@ -74,8 +72,8 @@ impl IssuePath {
     }
 }
 
-impl fmt::Display for IssuePath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Display for IssuePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut out = String::new();
         self.write(&mut out, false);
         f.write_str(&out)
@@ -96,12 +94,6 @@ impl From<String> for IssuePath {
         } else {
             IssuePath(vec![Segment::Key(key)])
         }
-    }
-}
-
-impl From<Vec<Segment>> for IssuePath {
-    fn from(segments: Vec<Segment>) -> Self {
-        IssuePath(segments)
     }
 }
 

@@ -28,8 +28,7 @@ pub(crate) fn push_cut(out: &mut String, s: &str) {
     }
 }
 
-/// Where `s` is cut when it has more than `max` characters: after `max - 3` of them, room
-/// for `...`.
+/// Where `s` is cut (after `max - 3` characters) when it has more than `max`.
 pub(crate) fn cut_at(s: &str, max: usize) -> Option<usize> {
     // Up to `max` bytes are at most `max` characters: no need to count them.
     if s.len() <= max {

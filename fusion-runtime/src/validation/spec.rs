@@ -98,8 +98,7 @@ pub struct ContainerSpec {
     pub allow_unknown_fields: bool,
 }
 
-/// A doc comment as a description: one leading space per line removed, outer blank lines
-/// dropped. `None` when nothing is left.
+/// A doc comment as a description: one leading space a line and the outer blank lines gone.
 pub fn clean_doc(raw: &str) -> Option<String> {
     let lines: Vec<&str> = raw
         .lines()
@@ -110,8 +109,7 @@ pub fn clean_doc(raw: &str) -> Option<String> {
     Some(lines[start..=end].join("\n"))
 }
 
-/// The schema of one field: its type's schema, its rules, its description and (for the
-/// validator's copy) the author's expected text.
+/// A field's schema: its type's, its rules, its description and the author's expected text.
 fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) -> Value {
     let mut obj = match (field.schema)(generator).to_value() {
         Value::Object(obj) => obj,
@@ -130,8 +128,7 @@ fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) ->
     Value::Object(obj)
 }
 
-/// The full range of the Rust integer type `schemars` names in `format`, on this schema object
-/// only ([`annotated_root_schema`] calls it on every schema of the document).
+/// The range of the Rust integer type `schemars` names in `format`, on this object only.
 fn add_integer_range(obj: &mut Map<String, Value>) {
     let is_integer = match obj.get("type") {
         Some(Value::String(t)) => t == "integer",

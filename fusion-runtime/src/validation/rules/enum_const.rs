@@ -42,8 +42,7 @@ pub fn push_expected(out: &mut String, options: &[Value]) {
     }
 }
 
-/// What a field whose schema is a choice among strings accepts: one of `strings`, or `null`
-/// when `null` is one of the choices.
+/// What a choice among strings accepts: one of `strings`, and `null` when `null` is set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     strings: Box<[Box<str>]>,
@@ -75,8 +74,7 @@ pub fn options(root: &Value, schema: &Value) -> Option<Options> {
     choice(schema)
 }
 
-/// `schema`'s `$ref` chain followed, as long as each step holds nothing besides its `$ref`
-/// and annotations.
+/// `schema`'s `$ref` chain followed while each step holds only its `$ref` and annotations.
 fn follow<'a>(root: &'a Value, mut schema: &'a Value) -> Option<&'a Value> {
     for _ in 0..crate::schema::MAX_REF_HOPS {
         let obj = schema.as_object()?;
@@ -91,8 +89,7 @@ fn follow<'a>(root: &'a Value, mut schema: &'a Value) -> Option<&'a Value> {
     None
 }
 
-/// Whether `obj` holds no keyword besides `allowed` and annotations (the typed path's test of
-/// a schema it can decide alone).
+/// Whether `obj` holds no keyword besides `allowed` and annotations.
 pub(crate) fn only_annotations_and(obj: &Map<String, Value>, allowed: &[&str]) -> bool {
     obj.keys().all(|k| {
         allowed.contains(&k.as_str())

@@ -1,5 +1,4 @@
-//! `email`, `url`, `uuid`, `date_time`, `date`, `ipv4`, `ipv6`: `format`, as `jsonschema` checks
-//! it (its `format` checks are on). A format is one row of [`FORMATS`].
+//! `email`, `url`, `uuid`, `date_time`, `date`, `ipv4`, `ipv6`: `format`, a row of [`FORMATS`].
 
 use serde_json::{Map, Value};
 

@@ -14,8 +14,7 @@ pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Val
     }
 }
 
-/// A string's length in characters, within the bounds (`minLength` / `maxLength` apply to
-/// strings only).
+/// A string's length in characters within the bounds (which apply to strings only).
 #[inline]
 pub fn check(value: Typed<'_>, min: Option<u64>, max: Option<u64>) -> Check {
     match value {

@@ -14,10 +14,9 @@
 //!    [`IssueKind`] variant when no existing one says it), and its `mod` line below; its
 //!    [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
 //! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table (plus the attribute's
-//!    parsing in `attr.rs` and, when it only fits some types, a line in `check.rs`). The derive
-//!    then writes `Rule::<Name>(args)` into the field's spec and `rules::<name>::check(value,
-//!    args)` into its typed check. State built once (the pattern's matcher) comes through the
-//!    row's `check_args`, as a `static` written at the call site.
+//!    parsing in `attr.rs`, and a line in `check.rs` if it fits some types only): the derive
+//!    writes `Rule::<Name>(args)` and `rules::<name>::check(value, args)`. State built once
+//!    (the pattern's matcher) comes through the row's `check_args`, as a `static`.
 //!
 //! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
 //! [`format::FORMATS`] and its attribute in the macro's format table.

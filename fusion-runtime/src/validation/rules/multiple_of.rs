@@ -11,8 +11,7 @@ pub fn keywords(divisor: Num, schema: &mut Map<String, Value>) {
     schema.insert("multipleOf".into(), divisor.to_json());
 }
 
-/// An integer divided by an integer divisor exactly; a fractional divisor (or a float sent)
-/// is the engine's, whose float arithmetic decides.
+/// An integer by an integer divisor, exactly; a fraction (divisor or sent) is the engine's.
 #[inline]
 pub fn check(value: Typed<'_>, divisor: Num) -> Check {
     match (value, divisor) {

@@ -1,12 +1,8 @@
-//! `pattern = ".."`: `pattern`, an ECMA-262 regex, matched as `jsonschema` matches it: one
-//! dialect and one engine decide.
-//!
-//! [`Pattern`] builds what `jsonschema`'s `pattern` keyword runs (`keywords/pattern.rs`) from
-//! the same public pieces of `jsonschema_regex` (one version in `Cargo.lock`): a literal form;
-//! an anchored sequence, decided as `regex` would on the ECMA-262 translation (here: a literal
-//! prefix and a counted class, or a dense DFA, or `regex` beyond [`MAX_DFA_BYTES`]); leading
-//! look-aheads, left to the engine; else `fancy-regex`. A match the engine could not finish is
-//! left to `jsonschema`. `tests/tests/pattern_engine.rs` checks the two agree.
+//! `pattern = ".."`: `pattern`, an ECMA-262 regex. [`Pattern`] rebuilds what `jsonschema`'s
+//! `pattern` keyword runs (`keywords/pattern.rs`) from the same public pieces of
+//! `jsonschema_regex` (one version in `Cargo.lock`), so one dialect and one engine decide; a
+//! match it cannot finish is left to `jsonschema`. `tests/tests/pattern_engine.rs` checks the
+//! two agree.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
@@ -23,8 +19,7 @@ pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {
     schema.insert("pattern".into(), pattern.into());
 }
 
-/// A string is matched by the compiled pattern; anything else the pattern does not constrain.
-/// [`Check::Engine`] when the matcher cannot answer (see [`Pattern::is_match`]).
+/// A string matched by the compiled pattern ([`Check::Engine`] when it cannot answer).
 #[inline]
 pub fn check(value: Typed<'_>, pattern: &'static Pattern) -> Check {
     match value {
@@ -34,8 +29,7 @@ pub fn check(value: Typed<'_>, pattern: &'static Pattern) -> Check {
     }
 }
 
-/// A field's `pattern`, compiled on its first use. The derive writes one `static` per
-/// `pattern` attribute for the typed check.
+/// A field's `pattern`, compiled on first use (the derive writes one `static` per attribute).
 #[derive(Debug)]
 pub struct Pattern {
     source: &'static str,
@@ -156,8 +150,7 @@ impl Matcher {
 /// The largest DFA built for a pattern, in bytes of transitions (`regex` decides beyond it).
 pub const MAX_DFA_BYTES: usize = 1 << 16;
 
-/// A dense DFA of a translated pattern, unanchored as `regex`'s `is_match` searches, and its
-/// start state at the start of a text.
+/// A pattern's dense DFA, unanchored as `regex`'s `is_match` searches, and its start state.
 #[derive(Debug)]
 struct Dfa {
     dfa: dense::DFA<Vec<u32>>,

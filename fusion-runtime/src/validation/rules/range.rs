@@ -1,5 +1,4 @@
-//! `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`: `minimum`, `maximum`,
-//! `exclusiveMinimum`, `exclusiveMaximum`.
+//! `range(..)`: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
 
 use serde_json::{Map, Value};
 
