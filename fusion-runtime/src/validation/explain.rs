@@ -91,18 +91,16 @@ impl SchemaIndex {
                 }
             }
             keys.sort_by(|a, b| a.name.cmp(&b.name));
-            let items = s.get("items").map(&mut id);
-            let additional = s
-                .get("additionalProperties")
-                .filter(|ap| ap.is_object())
-                .map(&mut id);
             nodes.push(Node {
                 expected: expected_override(root, schema),
                 words: describe(root, schema, 0),
                 shapes: union_shapes(root, schema),
                 keys,
-                items,
-                additional,
+                items: s.get("items").map(&mut id),
+                additional: s
+                    .get("additionalProperties")
+                    .filter(|ap| ap.is_object())
+                    .map(&mut id),
                 known,
                 options: const_options(root, schema),
             });
@@ -122,12 +120,6 @@ struct Found {
     uncollected: usize,
 }
 
-impl Found {
-    fn full(&self) -> bool {
-        self.issues.len() >= MAX_COLLECTED_ISSUES
-    }
-}
-
 /// Every issue `errors` describe, sorted in the schema's declared key order; `index` is built
 /// from the annotated schema the validator was built from. At most [`MAX_COLLECTED_ISSUES`]
 /// are collected, in the validator's order; the problems beyond them are only counted.
@@ -143,15 +135,13 @@ pub fn issues_from_errors<'i>(
     for e in errors {
         push_error(index, e, 0, &mut found);
     }
-    let Found {
-        keys,
-        mut issues,
-        uncollected,
-    } = found;
     // Stable: issues with equal keys keep the validator's order.
-    issues.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
-    ValidationReport::new(issues.into_iter().map(|(_, _, i)| i).collect())
-        .with_uncollected(uncollected)
+    let keys = &found.keys;
+    found
+        .issues
+        .sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
+    ValidationReport::new(found.issues.into_iter().map(|(_, _, i)| i).collect())
+        .with_uncollected(found.uncollected)
 }
 
 /// Where an error is: its path, the node of the schema there, and its sort key `keys[key..]`.
@@ -195,7 +185,7 @@ impl At {
 }
 
 fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
-    if found.full() {
+    if found.issues.len() >= MAX_COLLECTED_ISSUES {
         found.uncollected += match e.kind() {
             K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
                 unexpected.len()
@@ -264,16 +254,15 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             let expected = index
                 .node(at.node)
                 .map_or(Cow::Borrowed("a value"), |n| n.words.clone());
-            let (start, end) = (at.key, found.keys.len());
             let issue = Issue::new(at.path, IssueKind::Missing { expected }, None);
-            found.issues.push((start, end, issue));
+            found.issues.push((at.key, found.keys.len(), issue));
             return;
         }
         K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
             let known = node.map_or(&[][..], |n| &n.known[..]);
             let (start, end) = (at.key, found.keys.len());
             for key in unexpected {
-                if found.full() {
+                if found.issues.len() >= MAX_COLLECTED_ISSUES {
                     found.uncollected += 1;
                     continue;
                 }
@@ -363,10 +352,9 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
 
 /// Adds the issue with the value sent, and the author's expected text of its node.
 fn push_issue(found: &mut Found, at: At, kind: IssueKind, sent: Value, node: Option<&Node>) {
-    let (start, end) = (at.key, found.keys.len());
     let mut issue = Issue::new(at.path, kind, Some(sent));
     issue.expected = node.and_then(|n| n.expected.clone()).map(Into::into);
-    found.issues.push((start, end, issue));
+    found.issues.push((at.key, found.keys.len(), issue));
 }
 
 fn is_type_mismatch_at(errs: &[ValidationError<'_>], at: &jsonschema::paths::Location) -> bool {

@@ -97,6 +97,12 @@ impl From<String> for IssuePath {
     }
 }
 
+impl From<Vec<Segment>> for IssuePath {
+    fn from(segments: Vec<Segment>) -> Self {
+        IssuePath(segments)
+    }
+}
+
 /// Where a value sits while the derive's code walks a typed input: borrowed from the caller's
 /// frame, nothing is allocated unless an issue needs the path.
 #[derive(Clone, Copy, Debug)]

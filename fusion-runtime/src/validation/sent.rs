@@ -1,3 +1,5 @@
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 /// Longest "You sent" rendering of a string or object, in characters.
@@ -57,7 +59,6 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
                 // (Not 0: with `arbitrary_precision`, `-0` reads as 0 but is written `-0`.)
                 push_int(out, i);
             } else {
-                use std::fmt::Write as _;
                 let _ = write!(out, "{n}");
             }
         }
@@ -113,7 +114,6 @@ pub(crate) fn push_number(out: &mut String, n: f64) {
     if n.fract() == 0.0 && n.abs() < 1e16 {
         push_int(out, n as i64);
     } else {
-        use std::fmt::Write as _;
         let _ = write!(out, "{n}");
     }
 }

@@ -10,10 +10,10 @@
 use serde_json::{Map, Value};
 
 use super::Check;
-use super::unknown_keys::closest;
+use super::unknown_keys::{closest, push_did_you_mean};
 use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
 use crate::validation::push_list;
-use crate::validation::sent::{push_quoted, push_sent};
+use crate::validation::sent::push_sent;
 
 /// The problem: `Invalid option (did you mean 'open'?)`, or `Invalid value` for a constant.
 pub fn push_problem(out: &mut String, options: &[Value], sent: Option<&Value>) {
@@ -22,12 +22,8 @@ pub fn push_problem(out: &mut String, options: &[Value], sent: Option<&Value>) {
         return;
     }
     out.push_str("Invalid option");
-    if let Some(Value::String(s)) = sent
-        && let Some(best) = closest(s, options.iter().filter_map(Value::as_str))
-    {
-        out.push_str(" (did you mean ");
-        push_quoted(out, best);
-        out.push_str("?)");
+    if let Some(Value::String(s)) = sent {
+        push_did_you_mean(out, closest(s, options.iter().filter_map(Value::as_str)));
     }
 }
 

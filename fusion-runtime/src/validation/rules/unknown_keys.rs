@@ -14,7 +14,12 @@ pub fn check(deny_unknown: bool, present: usize, len: usize) -> bool {
 pub fn push_problem(out: &mut String, key: &str, known: &[String]) {
     out.push_str("Unrecognized key ");
     push_quoted(out, key);
-    if let Some(best) = closest(key, known.iter().map(String::as_str)) {
+    push_did_you_mean(out, closest(key, known.iter().map(String::as_str)));
+}
+
+/// ` (did you mean 'email'?)`, when there is a closest candidate.
+pub(crate) fn push_did_you_mean(out: &mut String, best: Option<&str>) {
+    if let Some(best) = best {
         out.push_str(" (did you mean ");
         push_quoted(out, best);
         out.push_str("?)");
