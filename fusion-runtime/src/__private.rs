@@ -6,16 +6,14 @@ pub use schemars;
 pub use schemars::{JsonSchema, Schema, SchemaGenerator};
 pub use serde_json;
 
-pub use crate::validation::Path;
 pub use crate::validation::derived::{
     Compiled, Derived, Plan, compile_derived, from_arguments, typed_accepts,
 };
 pub use crate::validation::rules;
 pub use crate::validation::rules::custom::{Dive, DiveNone, DiveValidate, Validate, run_validator};
 pub use crate::validation::rules::{Check, Probe, ProbeOpaque, ProbeTrusted, Trusted, Typed};
-pub use crate::validation::spec::{
-    ContainerSpec, FieldSpec, Num, Rule, StringFormat, object_schema, schema_for,
-};
+pub use crate::validation::spec::{ContainerSpec, FieldSpec, Num, Rule, object_schema, schema_for};
+pub use crate::validation::{Format, Path};
 
 // `#[tool_action]` (issue 4)
 pub use crate::action::expand::*;

@@ -9,6 +9,10 @@ use std::collections::HashSet;
 
 use fusion_runtime::__private::{Derived, typed_accepts};
 use fusion_runtime::ToolInput;
+use fusion_runtime::validation::rules::{
+    Check, Typed, enum_const, format, items, length, multiple_of, range,
+};
+use fusion_runtime::validation::spec::Num;
 use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -513,4 +517,161 @@ fn enum_fields_follow_the_schema_not_serde() {
         typed_accepts::<Tiered>(&json!({"tier": "gold", "status": "open"})),
         Some(true)
     );
+}
+
+// Each rule's typed check alone, through its public `check`.
+
+#[test]
+fn length_counts_characters_not_bytes() {
+    use length::check;
+    assert_eq!(check(Typed::Str("héé"), Some(3), Some(3)), Check::Pass);
+    assert_eq!(check(Typed::Str("ab"), Some(3), None), Check::Fail);
+    assert_eq!(check(Typed::Str("abcd"), None, Some(3)), Check::Fail);
+    assert_eq!(check(Typed::Str("😀😀"), None, Some(2)), Check::Pass);
+    assert_eq!(check(Typed::Int(5), Some(3), None), Check::Pass);
+    assert_eq!(check(Typed::Opaque, Some(3), None), Check::Engine);
+}
+
+#[test]
+fn items_counts_items_of_arrays_only() {
+    use items::check;
+    assert_eq!(check(Typed::Strs(0), Some(1), None), Check::Fail);
+    assert_eq!(check(Typed::Strs(3), Some(1), Some(3)), Check::Pass);
+    assert_eq!(check(Typed::Strs(4), None, Some(3)), Check::Fail);
+    assert_eq!(check(Typed::Str("abc"), Some(5), None), Check::Pass);
+}
+
+#[test]
+fn multiple_of_integer_divisors_decide_and_fractions_ask_the_engine() {
+    use multiple_of::check;
+    assert_eq!(check(Typed::Int(15), Num::Int(5)), Check::Pass);
+    assert_eq!(check(Typed::Int(-12), Num::Int(5)), Check::Fail);
+    assert_eq!(check(Typed::Int(3), Num::Float(1.5)), Check::Engine);
+    assert_eq!(check(Typed::Str("x"), Num::Int(5)), Check::Pass);
+}
+
+#[test]
+fn range_integers_against_integer_and_float_bounds() {
+    use range::check;
+    let r = |x, min, max| check(Typed::Int(x), min, max, None, None);
+    assert_eq!(r(1, Some(Num::Int(1)), Some(Num::Int(100))), Check::Pass);
+    assert_eq!(r(0, Some(Num::Int(1)), None), Check::Fail);
+    assert_eq!(r(1, Some(Num::Float(0.5)), None), Check::Pass);
+    assert_eq!(r(0, Some(Num::Float(0.5)), None), Check::Fail);
+    assert_eq!(r(2, None, Some(Num::Float(2.5))), Check::Pass);
+    assert_eq!(r(3, None, Some(Num::Float(2.5))), Check::Fail);
+    let ex = |x, lo, hi| check(Typed::Int(x), None, None, lo, hi);
+    assert_eq!(ex(0, Some(Num::Int(0)), None), Check::Fail);
+    assert_eq!(ex(1, Some(Num::Float(0.0)), None), Check::Pass);
+    assert_eq!(ex(5, None, Some(Num::Float(5.0))), Check::Fail);
+    assert_eq!(ex(4, None, Some(Num::Float(4.5))), Check::Pass);
+    assert_eq!(
+        check(Typed::Str("x"), Some(Num::Int(1)), None, None, None),
+        Check::Pass
+    );
+}
+
+#[test]
+fn plain_emails_are_the_common_shape_only() {
+    use format::is_plain_email;
+    for ok in [
+        "ada.lovelace@example.com",
+        "a_b+c-d@mail.ex-ample.co",
+        "x@a.io",
+    ] {
+        assert!(is_plain_email(ok), "{ok}");
+    }
+    for not in [
+        "a@b",
+        "a..b@c.de",
+        ".a@c.de",
+        "a.@c.de",
+        "a@ab--c.de",
+        "a@-c.de",
+        "a@c-.de",
+        "a@c.d",
+        "a@1.23",
+        "\"q\"@c.de",
+        "a@c..de",
+        "a@c.de.",
+        "@c.de",
+        "a b@c.de",
+        "a@b@c.de",
+    ] {
+        assert!(!is_plain_email(not), "{not}");
+    }
+    // Past 64 bytes the lengths decide too.
+    let (a64, a65, l63) = ("a".repeat(64), "a".repeat(65), "b".repeat(63));
+    assert!(is_plain_email(&format!("{a64}@{l63}.{l63}.{l63}.io")));
+    assert!(!is_plain_email(&format!("{a65}@example.com")));
+    assert!(!is_plain_email(&format!("x@{l63}b.com")));
+    assert!(!is_plain_email(&format!("x@{l63}.{l63}.{l63}.{l63}.io")));
+}
+
+#[test]
+fn the_shapes_schemars_writes_for_an_enum_are_choices() {
+    use enum_const::options;
+    let root = json!({"$defs": {
+        "Plan": {"type": "string", "enum": ["free", "pro"], "description": "A plan."},
+        "Status": {"oneOf": [
+            {"type": "string", "const": "open", "description": "Open."},
+            {"const": "paid"}
+        ]},
+        "Alias": {"$ref": "#/$defs/Plan"},
+    }});
+    let plan = options(&root, &json!({"enum": ["free", "pro"]}));
+    assert!(plan.is_some());
+    assert_eq!(
+        options(&root, &json!({"$ref": "#/$defs/Plan", "description": "d"})),
+        plan
+    );
+    assert_eq!(options(&root, &json!({"$ref": "#/$defs/Alias"})), plan);
+    assert_eq!(
+        options(
+            &root,
+            &json!({"anyOf": [{"type": "null"}, {"$ref": "#/$defs/Status"}]})
+        ),
+        options(
+            &root,
+            &json!({"anyOf": [{"enum": ["open", "paid"]}, {"type": "null"}]})
+        )
+    );
+}
+
+#[test]
+fn any_other_enum_shape_is_left_to_the_engine() {
+    let root = json!({"$defs": {
+        "Plan": {"type": "string", "enum": ["free", "pro"]},
+        "Num": {"enum": [1, 2]},
+        "Twice": {"oneOf": [{"const": "a"}, {"const": "a"}]},
+        "Mixed": {"oneOf": [{"const": "a"}, {"type": "integer"}]},
+    }});
+    for schema in [
+        json!({"$ref": "#/$defs/Plan", "minLength": 4}),
+        json!({"$ref": "#/$defs/Num"}),
+        json!({"$ref": "#/$defs/Twice"}),
+        json!({"$ref": "#/$defs/Mixed"}),
+        json!({"$ref": "#/$defs/Nowhere"}),
+        json!({"type": "integer", "enum": ["a"]}),
+        json!({"type": "string", "enum": ["a"], "pattern": "b"}),
+        json!({"anyOf": [{"type": "null"}, {"type": "null"}]}),
+        json!({"anyOf": [{"$ref": "#/$defs/Plan"}, {"type": "null"}], "maxLength": 1}),
+        json!({"type": "string"}),
+    ] {
+        assert_eq!(enum_const::options(&root, &schema), None, "{schema}");
+    }
+}
+
+#[test]
+fn the_enum_check_looks_the_value_sent_up() {
+    use enum_const::{check, options};
+    let root = json!({"type": "string", "enum": ["free", "pro"]});
+    let plain = options(&root, &root).expect("a choice");
+    assert_eq!(check(&json!("pro"), &plain), Check::Pass);
+    for bad in [json!("Pro"), json!(null), json!({"pro": null}), json!(1)] {
+        assert_eq!(check(&bad, &plain), Check::Fail, "{bad}");
+    }
+    let optional = options(&root, &json!({"anyOf": [root.clone(), {"type": "null"}]}))
+        .expect("a choice or null");
+    assert_eq!(check(&json!(null), &optional), Check::Pass);
 }

@@ -5,7 +5,8 @@
 
 use std::sync::LazyLock;
 
-use fusion_runtime::validation::rules::pattern::Pattern;
+use fusion_runtime::validation::rules::pattern::{Pattern, check};
+use fusion_runtime::validation::rules::{Check, Typed};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -95,4 +96,41 @@ fn the_rule_answers_for_all_but_leading_look_aheads() {
         let answers = pattern.is_match("acc_7f3k9q2m").is_some();
         assert_eq!(answers, *p != "^(?=.*[0-9]).+$", "{p}");
     }
+}
+
+#[test]
+fn each_form_is_built_and_decides() {
+    const CASES: &[(&str, &str, Option<bool>)] = &[
+        ("^abc", "abcd", Some(true)),
+        ("^abc$", "abcd", Some(false)),
+        ("^(a|b)$", "b", Some(true)),
+        ("^\\S*$", "a\u{a0}b", Some(false)),
+        ("^[a-z]{2,4}$", "abcde", Some(false)),
+        ("^acc_[a-z0-9]{6,12}$", "acc_7f3k9q2m", Some(true)),
+        ("^acc_[a-z0-9]{6,12}$", "acc_7f3k9q2m_", Some(false)),
+        ("^SKU-\\d{1,3}$", "SKU-\u{661}", Some(false)),
+        ("^(ab)+$", "abab", Some(true)),
+        ("^(ab)+$", "aba", Some(false)),
+        ("^(?=.*[0-9]).+$", "a1", None),
+        ("^(\\w)\\1$", "aa", Some(true)),
+        ("^(\\w)\\1$", "ab", Some(false)),
+        ("^ab_[a-zé]{2,3}$", "ab_éé", Some(true)),
+        ("^ab_[a-zé]{2,3}$", "ab_éééé", Some(false)),
+        ("^ab_[a-zé]{2,3}$", "ac_éé", Some(false)),
+        ("^ab*[0-9]{1,2}$", "abb1", Some(true)),
+        ("^ab*[0-9]{1,2}$", "a1", Some(true)),
+    ];
+    for (pattern, text, expected) in CASES {
+        let p = Pattern::new(pattern);
+        assert_eq!(p.is_match(text), *expected, "{pattern} on {text:?}");
+    }
+}
+
+#[test]
+fn the_check_asks_the_matcher_for_strings_only() {
+    static P: Pattern = Pattern::new("^a$");
+    assert_eq!(check(Typed::Str("a"), &P), Check::Pass);
+    assert_eq!(check(Typed::Str("b"), &P), Check::Fail);
+    assert_eq!(check(Typed::Int(1), &P), Check::Pass);
+    assert_eq!(check(Typed::Opaque, &P), Check::Engine);
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use fusion_runtime::__private::{Derived, typed_accepts};
 use fusion_runtime::ToolInput;
+use fusion_runtime::validation::spec::{annotated_root_schema, clean_doc};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -184,4 +185,35 @@ fn validator_and_typed_path_read_the_stripped_schema_alike() {
         ),
         "{rendered}"
     );
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct Bounded {
+    optional: Option<u32>,
+    #[schemars(range(min = -5, max = 10))]
+    looser_min: u8,
+    #[schemars(range(min = 2.5))]
+    fractional_min: i32,
+}
+
+#[test]
+fn each_integer_gets_its_type_range_unless_the_bound_is_tighter() {
+    let schema = annotated_root_schema::<Bounded>();
+    let bounds = |field: &str| {
+        let s = &schema["properties"][field];
+        (s["minimum"].clone(), s["maximum"].clone())
+    };
+    assert_eq!(bounds("optional"), (json!(0), json!(u32::MAX)));
+    assert_eq!(bounds("looser_min"), (json!(0), json!(10)));
+    assert_eq!(bounds("fractional_min"), (json!(2.5), json!(i32::MAX)));
+}
+
+#[test]
+fn a_doc_comment_loses_one_leading_space_and_its_blank_edges() {
+    assert_eq!(
+        clean_doc("\n The id.\n  indented\n\n").as_deref(),
+        Some("The id.\n indented")
+    );
+    assert_eq!(clean_doc("  \n"), None);
 }

@@ -118,3 +118,22 @@ fn renamed_inputs_validate_and_deserialize_as_the_schema_says() {
         "{rendered}"
     );
 }
+
+#[derive(Deserialize, ToolInput, Debug)]
+struct AnnotationLike {
+    #[serde(rename = "x-fusion-a")]
+    #[fusion(expected = "e")]
+    a: String,
+}
+
+/// The `x-fusion-*` annotations leave the schema agents see; a field named like one stays.
+#[test]
+fn a_field_named_like_an_annotation_is_kept() {
+    let schema = AnnotationLike::input_schema();
+    assert_eq!(
+        schema["properties"],
+        json!({"x-fusion-a": {"type": "string"}})
+    );
+    assert_eq!(schema["required"], json!(["x-fusion-a"]));
+    assert!(!schema.contains_key("x-fusion-keys"));
+}

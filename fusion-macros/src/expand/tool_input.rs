@@ -183,8 +183,8 @@ fn field_spec(field: &Field) -> TokenStream {
     let default = field.serde_default;
     let p = quote!(::fusion_runtime::__private);
     let rules = rule_uses(a).into_iter().map(|u| {
-        let (m, args) = (u.module, u.args);
-        quote!(#p::rules::#m::rule(#args))
+        let (v, args) = (u.variant, u.args);
+        quote!(#p::Rule::#v(#args))
     });
     quote! {
         #p::FieldSpec {
@@ -219,15 +219,16 @@ fn count_bounds(bounds: &Option<Keyed<Bounds<Count>>>) -> Vec<TokenStream> {
 }
 
 /// The rules the derive writes, one row each: the rule's module in
-/// `fusion_runtime::validation::rules`, the arguments of each use on a field, read from its
-/// attributes, and the typed check's arguments made from them. The field's spec gets
-/// `rules::<module>::rule(args)` (its schema keywords) and its typed check
+/// `fusion_runtime::validation::rules` and its `Rule` variant, the arguments of each use on a
+/// field, read from its attributes, and the typed check's arguments made from them. The
+/// field's spec gets `Rule::<Variant>(args)` (its schema keywords) and its typed check
 /// `rules::<module>::check(value, check_args(args))`. Adding a rule is one row here, its
 /// attribute in `attr.rs`, and its file in the runtime.
-const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
-    ("length", |a| count_bounds(&a.length), same),
+const RULES: &[(&str, &str, RuleArgs, CheckArgs)] = &[
+    ("length", "Length", |a| count_bounds(&a.length), same),
     (
         "range",
+        "Range",
         |a| {
             a.range
                 .iter()
@@ -243,15 +244,16 @@ const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
         },
         same,
     ),
-    ("items", |a| count_bounds(&a.items), same),
+    ("items", "Items", |a| count_bounds(&a.items), same),
     (
         "format",
+        "Format",
         |a| {
             a.formats
                 .iter()
                 .map(|f| {
                     let v = format_variant(f.value);
-                    quote!(::fusion_runtime::__private::StringFormat::#v)
+                    quote!(::fusion_runtime::__private::Format::#v)
                 })
                 .collect()
         },
@@ -259,6 +261,7 @@ const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
     ),
     (
         "pattern",
+        "Pattern",
         |a| {
             a.pattern
                 .iter()
@@ -272,6 +275,7 @@ const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
     ),
     (
         "multiple_of",
+        "MultipleOf",
         |a| a.multiple_of.iter().map(|m| num(&m.value)).collect(),
         same,
     ),
@@ -280,18 +284,21 @@ const RULES: &[(&str, RuleArgs, CheckArgs)] = &[
 /// One use of a rule on a field.
 struct RuleUse {
     module: syn::Ident,
+    variant: syn::Ident,
     args: TokenStream,
     check_args: CheckArgs,
 }
 
-/// Each use of a rule on a field: its module and arguments.
+/// Each use of a rule on a field: its module, variant and arguments.
 fn rule_uses(a: &FieldAttrs) -> Vec<RuleUse> {
     RULES
         .iter()
-        .flat_map(|(module, args, check_args)| {
+        .flat_map(|(module, variant, args, check_args)| {
             let m = syn::Ident::new(module, proc_macro2::Span::call_site());
+            let v = syn::Ident::new(variant, proc_macro2::Span::call_site());
             args(a).into_iter().map(move |args| RuleUse {
                 module: m.clone(),
+                variant: v.clone(),
                 args,
                 check_args: *check_args,
             })

@@ -1,35 +1,25 @@
-//! The entry point of a derived input: its compiled schema, and `from_arguments` with its
-//! three outcomes (the typed path accepts, rejects, or cannot decide).
+//! A derived input's compiled schema and `from_arguments`.
 //!
-//! **Valid path:** serde reads the arguments; `#[derive(ToolInput)]`'s `typed_check` then runs
-//! each field's rules ([`super::rules`]) on the typed value, and counts the keys it knows were
-//! sent against the object's size (unknown keys). `pattern` is matched by the matcher
-//! `jsonschema` builds for it (`rules::pattern`); a field whose schema is a choice among
-//! strings (a unit-variant enum) is looked up among them (`rules::enum_const`). A field a
-//! typed value cannot decide otherwise (a float, a `HashSet`, a nested input, a custom
-//! `Deserialize`), or a rule that asks the engine (a `format` off its common shape), is checked
-//! by `jsonschema` on that field's sub-schema.
-//!
-//! **Invalid path:** `jsonschema`'s `iter_errors` on the whole schema, worded by
-//! `validation::explain`. `jsonschema` is the one engine that reads schemas; the typed path only
-//! decides what serde and the rules prove, and `tests/tests/fast_path_contract.rs` checks that
-//! it agrees with `jsonschema`.
+//! **Valid path:** serde, then the derive's `typed_check`: each field's rules
+//! ([`super::rules`]) on its typed value, then the key count. A field a typed value cannot
+//! decide (a float, a `HashSet`, a nested input, a custom `Deserialize`) is checked by
+//! `jsonschema` on its sub-schema. **Invalid path:** `jsonschema`'s `iter_errors`, worded by
+//! `explain`. `tests/tests/fast_path_contract.rs` checks the typed path agrees with `jsonschema`.
 
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::explain::{SchemaIndex, issues_from_errors, serde_issue};
+use super::explain::{MAX_MESSAGE, SchemaIndex, cut, issues_from_errors};
 use super::path::Path;
 use super::rules::custom::Validate;
-use super::rules::enum_const::{self, Options, only_annotations_and};
+use super::rules::enum_const::{self, Options, distinct, is_only_type, only_annotations_and};
 use super::rules::{Check, Typed};
+use super::spec::ContainerSpec;
 use super::{Issue, IssueKind, ValidationReport};
-/// A JSON object (the crate's [`JsonObject`](crate::JsonObject), named here so that `validation`
-/// does not import `input`, which imports it).
+/// The crate's [`JsonObject`](crate::JsonObject), named here: `input` imports `validation`.
 type JsonObject = serde_json::Map<String, serde_json::Value>;
-use crate::validation::spec::ContainerSpec;
 
 /// A derived input's schema and validator, built once per type.
 pub struct Compiled {
@@ -37,17 +27,9 @@ pub struct Compiled {
     index: SchemaIndex,
     shown: Arc<JsonObject>,
     validator: Result<jsonschema::Validator, String>,
-    /// The typed check's plan; `None` when the schema's root is not exactly the derive's
-    /// fields (the validator then decides every call).
+    /// `None` when the schema's root is not exactly the derive's fields: the validator then
+    /// decides every call.
     plan: Option<Plan>,
-}
-
-impl std::fmt::Debug for Compiled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Compiled")
-            .field("shown", &self.shown)
-            .finish_non_exhaustive()
-    }
 }
 
 fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
@@ -58,10 +40,9 @@ fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Builds a derived input's schema (draft 2020-12), its validator (format validation on) and
-/// the plan of its typed check when the schema allows one.
+/// Builds a derived input's schema, its validator and, when the schema allows one, its plan.
 pub fn compile_derived<T: schemars::JsonSchema>(spec: &ContainerSpec) -> Compiled {
-    let annotated = crate::validation::spec::annotated_root_schema::<T>();
+    let annotated = super::spec::annotated_root_schema::<T>();
     let validator = validator_for(&annotated);
     let plan = validator
         .is_ok()
@@ -81,38 +62,23 @@ impl Compiled {
         Arc::clone(&self.shown)
     }
 
-    /// What the `jsonschema` validator answers for `arguments` (`false` when the schema does
-    /// not compile).
+    /// The `jsonschema` validator's answer (`false` when the schema does not compile).
     pub fn schema_accepts(&self, arguments: &Value) -> bool {
         self.validator.as_ref().is_ok_and(|v| v.is_valid(arguments))
-    }
-
-    fn report(&self, arguments: &Value) -> ValidationReport {
-        match &self.validator {
-            Ok(v) if v.is_valid(arguments) => ValidationReport::default(),
-            _ => self.collect(arguments),
-        }
     }
 
     /// Every structural problem of `arguments` known to be invalid (no `is_valid` first).
     fn collect(&self, arguments: &Value) -> ValidationReport {
         match &self.validator {
             Ok(v) => issues_from_errors(&self.index, v.iter_errors(arguments)),
-            Err(e) => ValidationReport::new(vec![Issue::new(
-                "",
-                IssueKind::Custom {
-                    message: format!(
-                        "The server's input schema does not compile ({e}); report this to the server's author"
-                    ),
-                },
-                None,
-            )]),
+            Err(e) => root_issue(format!(
+                "The server's input schema does not compile ({e}); report this to the server's author"
+            )),
         }
     }
 }
 
-/// The JSON type a field's typed value proves, when its schema holds nothing else than that
-/// type and its rules' keywords.
+/// The JSON type a typed value proves, when the field's schema holds only it and its rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Str,
@@ -131,16 +97,13 @@ struct FieldPlan {
     /// What a typed value of the field decides; `None`: only the engine does.
     kind: Option<Kind>,
     nullable: bool,
-    /// When the field's schema is a choice among strings: its options, which decide the
-    /// value sent.
+    /// When the field's schema is a choice among strings: its options.
     options: Option<Options>,
     /// `jsonschema` on the field's sub-schema.
     engine: jsonschema::Validator,
 }
 
-/// The typed check of a derived input: its fields, in the derive's order.
-///
-/// Public only for the code `#[derive(ToolInput)]` writes; not an API.
+/// The typed check of a derived input, for the code `#[derive(ToolInput)]` writes (not an API).
 #[doc(hidden)]
 pub struct Plan {
     fields: Vec<FieldPlan>,
@@ -186,11 +149,7 @@ fn kind_of(s: &Value) -> (Option<Kind>, bool) {
         },
         _ => return (None, false),
     };
-    let plain_string_items = obj.get("items").is_none_or(|i| {
-        i.as_object().is_some_and(|i| {
-            only_annotations_and(i, &["type"]) && i.get("type") == Some(&Value::from("string"))
-        })
-    });
+    let plain_string_items = obj.get("items").is_none_or(|i| is_only_type(i, "string"));
     let kind = match name {
         "string" => Kind::Str,
         "integer" => Kind::Int,
@@ -202,9 +161,8 @@ fn kind_of(s: &Value) -> (Option<Kind>, bool) {
 }
 
 impl Plan {
-    /// The plan for the input `spec` describes, when the schema's root is exactly that object:
-    /// its properties are the spec's fields, with the same `required`, and
-    /// `additionalProperties` is `false` or absent as the spec says.
+    /// The plan for the input `spec` describes, when the schema's root is exactly that object
+    /// (the same fields, `required` and `additionalProperties`).
     fn new(root: &Value, spec: &ContainerSpec) -> Option<Plan> {
         let obj = root.as_object()?;
         let allowed = [
@@ -262,18 +220,14 @@ impl Plan {
             })
             .collect::<Option<Vec<_>>>()?;
         // Each property was found once: the names are the properties, one to one.
-        let mut names: Vec<&str> = fields.iter().map(|f| f.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        (names.len() == fields.len()).then_some(Plan {
+        distinct(fields.iter().map(|f| f.name).collect()).then_some(Plan {
             fields,
             deny_unknown,
         })
     }
 
-    /// Checks field `i` (the derive's order): `rules` on its typed value when the value
-    /// decides the field, else `jsonschema` on the value sent. `present` counts the keys known
-    /// to be sent.
+    /// Checks field `i`: `rules` on its typed value when the value decides the field, else
+    /// `jsonschema` on the value sent; `present` counts the keys known to be sent.
     #[inline(always)]
     pub fn field(
         &self,
@@ -341,8 +295,7 @@ fn sent<'a>(obj: &'a JsonObject, key: &str) -> Option<&'a Value> {
     }
 }
 
-/// What `#[derive(ToolInput)]` implements besides [`ToolInput`](crate::ToolInput): the
-/// input's compiled schema and its typed check.
+/// What `#[derive(ToolInput)]` implements besides [`ToolInput`](crate::ToolInput).
 pub trait Derived: DeserializeOwned + Validate + schemars::JsonSchema {
     /// The input's schema and validator, built once.
     fn compiled() -> &'static Compiled;
@@ -352,60 +305,50 @@ pub trait Derived: DeserializeOwned + Validate + schemars::JsonSchema {
     fn typed_check(&self, plan: &Plan, obj: &JsonObject) -> bool;
 }
 
-/// `ToolInput::from_arguments` of a derived input.
-///
-/// A valid call takes the typed path: serde, then the rules on the typed fields
-/// ([`Derived::typed_check`]). When a rule says no, `jsonschema` collects every problem at
-/// once; when serde fails (or the input has no typed check), `jsonschema` decides, then serde
-/// reads what it accepted. The custom validators run last, on the typed value.
+/// `ToolInput::from_arguments` of a derived input: the typed path; when a rule says no,
+/// `jsonschema` collects every problem; when serde fails (or there is no typed check),
+/// `jsonschema` decides, then serde reads it. The custom validators run last.
 pub fn from_arguments<T: Derived>(arguments: &Value) -> Result<T, ValidationReport> {
     let compiled = T::compiled();
     let report = match typed::<T>(compiled, arguments) {
-        TypedPath::Accepted(value) => return validated(value, arguments),
+        Some((value, true)) => return validated(value, arguments),
         // serde read the arguments and a rule failed: the schema rejects them too. Should they
         // disagree after all, no problem is collected and serde decides below.
-        TypedPath::Rejected => compiled.collect(arguments),
-        TypedPath::Undecided => compiled.report(arguments),
+        Some((_, false)) => compiled.collect(arguments),
+        None if compiled.schema_accepts(arguments) => ValidationReport::default(),
+        None => compiled.collect(arguments),
     };
     if !report.is_empty() {
         return Err(report);
     }
     match T::deserialize(arguments) {
         Ok(value) => validated(value, arguments),
-        Err(e) => Err(ValidationReport::new(vec![serde_issue(&e)])),
+        // A type whose `Deserialize` is stricter than its schema.
+        Err(e) => Err(root_issue(format!(
+            "The arguments could not be read: {}",
+            cut(&e.to_string(), MAX_MESSAGE)
+        ))),
     }
 }
 
-/// What the typed path found.
-enum TypedPath<T> {
-    /// serde read the arguments and every rule holds: the schema accepts them.
-    Accepted(T),
-    /// serde read the arguments and a rule does not hold: the schema rejects them.
-    Rejected,
-    /// No typed check, arguments that are not an object, or serde failed.
-    Undecided,
+/// The typed path: serde's value, and whether every rule holds (then the schema accepts the
+/// arguments, else it rejects them). `None` when the input has no typed check, the arguments
+/// are not an object, or serde fails.
+fn typed<T: Derived>(compiled: &Compiled, arguments: &Value) -> Option<(T, bool)> {
+    let (plan, obj) = (compiled.plan.as_ref()?, arguments.as_object()?);
+    let value = T::deserialize(arguments).ok()?;
+    let accepted = value.typed_check(plan, obj);
+    Some((value, accepted))
 }
 
-fn typed<T: Derived>(compiled: &Compiled, arguments: &Value) -> TypedPath<T> {
-    let (Some(plan), Some(obj)) = (compiled.plan.as_ref(), arguments.as_object()) else {
-        return TypedPath::Undecided;
-    };
-    match T::deserialize(arguments) {
-        Ok(value) if value.typed_check(plan, obj) => TypedPath::Accepted(value),
-        Ok(_) => TypedPath::Rejected,
-        Err(_) => TypedPath::Undecided,
-    }
-}
-
-/// What the typed path answers for `arguments`: `Some(accepted)` when serde reads them,
-/// `None` when the input has no typed check or serde does not read them. For contract tests:
-/// it must equal [`Compiled::schema_accepts`].
+/// The typed path's answer, for contract tests: `None`, or [`Compiled::schema_accepts`]'s.
 pub fn typed_accepts<T: Derived>(arguments: &Value) -> Option<bool> {
-    match typed::<T>(T::compiled(), arguments) {
-        TypedPath::Accepted(_) => Some(true),
-        TypedPath::Rejected => Some(false),
-        TypedPath::Undecided => None,
-    }
+    typed::<T>(T::compiled(), arguments).map(|(_, accepted)| accepted)
+}
+
+/// A `custom` issue on the arguments object.
+fn root_issue(message: String) -> ValidationReport {
+    ValidationReport::new(vec![Issue::new("", IssueKind::Custom { message }, None)])
 }
 
 /// Runs the custom validators on a value that passed the schema.

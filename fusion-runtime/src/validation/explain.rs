@@ -1,61 +1,51 @@
-//! The invalid path: `jsonschema` errors → [`Issue`]s, in one pass over the arguments, every
-//! problem mapped to its SPEC §4 kind (worded by its rule, [`super::rules`]), with the value
-//! sent at its path and the expected text its schema implies.
+//! The invalid path: `jsonschema` errors → [`Issue`]s of their SPEC §4 kind, with the value
+//! sent and the expected text the schema implies.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 use jsonschema::ValidationError;
-use jsonschema::error::ValidationErrorKind;
+use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use super::rules::{enum_const, types};
+use super::rules::{enum_const, pattern, types};
 use super::{Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 
 /// How deep nested unions are followed before giving up.
 const MAX_DEPTH: usize = 32;
 
-/// Longest message kept from a `jsonschema` error that has no kind of its own.
-const MAX_MESSAGE: usize = 160;
+/// Longest message kept from a `jsonschema` or serde error.
+pub(crate) const MAX_MESSAGE: usize = 160;
 
-/// What the mapping reads from the annotated schema, worked out once per type: one node per
-/// subschema an instance path can reach (through `properties`, `items` and
-/// `additionalProperties`, past `$ref`s and `Option`'s `anyOf: [T, null]`), with its expected
-/// texts, its union's shapes, and its keys' subschemas and declared positions. The mapping
-/// walks this table instead of the JSON schema for every issue.
-#[derive(Debug, Default)]
+/// The annotated schema as the mapping reads it, once per type: one node per subschema an
+/// instance path reaches (through `properties`, `items` and `additionalProperties`, past
+/// `$ref`s and `Option`'s `anyOf: [T, null]`); the root schema is node 0.
 pub struct SchemaIndex {
-    /// The root schema is node 0.
     nodes: Vec<Node>,
 }
 
-#[derive(Debug)]
 struct Node {
-    /// The author's expected text for the field.
+    /// The author's expected text.
     expected: Option<String>,
     /// What the field takes, in words ([`describe`]).
     words: Cow<'static, str>,
-    /// The shapes of its union, in words ([`union_shapes`]).
     shapes: Vec<String>,
-    /// The keys of its object schema (`properties` and the declared order), sorted by name.
+    /// The `properties`, sorted by name.
     keys: Vec<Key>,
-    /// The node of `items`.
     items: Option<usize>,
-    /// The node of an object `additionalProperties`.
+    /// An object `additionalProperties`.
     additional: Option<usize>,
-    /// The keys the object accepts, in declared order ([`known_keys`]).
+    /// The keys the object accepts, in declared order.
     known: Vec<String>,
     /// The options of a union of constants (a documented Rust enum), worded as an enum.
     options: Option<Vec<Value>>,
 }
 
-#[derive(Debug)]
 struct Key {
     name: String,
-    /// The node of `properties.<name>`.
-    node: Option<usize>,
+    node: usize,
     /// The first position of the name in the declared order.
     position: Option<usize>,
 }
@@ -82,72 +72,40 @@ impl SchemaIndex {
                     .iter()
                     .map(|(name, p)| Key {
                         name: name.clone(),
-                        node: Some(id(p)),
+                        node: id(p),
                         position: None,
                     })
                     .collect(),
                 _ => Vec::new(),
             };
+            // The keys in declared order: `x-fusion-keys`, else the properties' order.
+            let mut known: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
             if let Some(Value::Array(declared)) = s.get(KEYS_KEY) {
-                for (i, name) in declared.iter().enumerate() {
-                    let Some(name) = name.as_str() else { continue };
-                    match keys.iter_mut().find(|k| k.name == name) {
-                        Some(k) => {
-                            k.position.get_or_insert(i);
-                        }
-                        None => keys.push(Key {
-                            name: name.to_owned(),
-                            node: None,
-                            position: Some(i),
-                        }),
-                    }
+                known = declared
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect();
+                for k in &mut keys {
+                    k.position = declared.iter().position(|name| *name == *k.name);
                 }
             }
             keys.sort_by(|a, b| a.name.cmp(&b.name));
-            let items = s.get("items").map(&mut id);
-            let additional = s
-                .get("additionalProperties")
-                .filter(|ap| ap.is_object())
-                .map(&mut id);
             nodes.push(Node {
                 expected: expected_override(root, schema),
                 words: describe(root, schema, 0),
                 shapes: union_shapes(root, schema),
                 keys,
-                items,
-                additional,
-                known: known_keys(root, schema),
+                items: s.get("items").map(&mut id),
+                additional: s
+                    .get("additionalProperties")
+                    .filter(|ap| ap.is_object())
+                    .map(&mut id),
+                known,
                 options: const_options(root, schema),
             });
         }
         SchemaIndex { nodes }
-    }
-
-    /// One segment down from the instance of `at`: the declared position of `seg` there and
-    /// the node of the instance at `seg` (a property, else the items for an index, else an
-    /// object `additionalProperties`). `number` is `seg` read as an index.
-    fn step(
-        &self,
-        at: Option<usize>,
-        seg: &str,
-        number: Option<usize>,
-    ) -> (Option<usize>, Option<usize>) {
-        let Some(n) = at.and_then(|id| self.nodes.get(id)) else {
-            return (None, None);
-        };
-        let key = n
-            .keys
-            .binary_search_by(|k| k.name.as_str().cmp(seg))
-            .ok()
-            .and_then(|i| n.keys.get(i));
-        let child = match key.and_then(|k| k.node) {
-            Some(child) => Some(child),
-            None => match n.items {
-                Some(items) if number.is_some() => Some(items),
-                _ => n.additional,
-            },
-        };
-        (key.and_then(|k| k.position), child)
     }
 
     fn node(&self, node: Option<usize>) -> Option<&Node> {
@@ -155,24 +113,16 @@ impl SchemaIndex {
     }
 }
 
-/// Issues found so far, each with its sort key (a range of `keys`), and the problems found
-/// beyond [`MAX_COLLECTED_ISSUES`], counted only.
+/// The issues found, each with its sort key (a range of `keys`), and the problems only counted.
 struct Found {
     keys: Vec<usize>,
     issues: Vec<(usize, usize, Issue)>,
     uncollected: usize,
 }
 
-impl Found {
-    fn full(&self) -> bool {
-        self.issues.len() >= MAX_COLLECTED_ISSUES
-    }
-}
-
-/// Every issue `errors` describe, in the schema's declared key order, as a report. `index` is
-/// built from the annotated schema the validator was built from (it carries the author's
-/// expected texts). At most [`MAX_COLLECTED_ISSUES`] issues are collected, in the validator's
-/// order, then sorted; the problems beyond them are only counted.
+/// Every issue `errors` describe, sorted in the schema's declared key order; `index` is built
+/// from the annotated schema the validator was built from. At most [`MAX_COLLECTED_ISSUES`]
+/// are collected, in the validator's order; the problems beyond them are only counted.
 pub fn issues_from_errors<'i>(
     index: &SchemaIndex,
     errors: impl Iterator<Item = ValidationError<'i>>,
@@ -185,44 +135,26 @@ pub fn issues_from_errors<'i>(
     for e in errors {
         push_error(index, e, 0, &mut found);
     }
-    let Found {
-        keys,
-        mut issues,
-        uncollected,
-    } = found;
     // Stable: issues with equal keys keep the validator's order.
-    issues.sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
-    ValidationReport::new(issues.into_iter().map(|(_, _, i)| i).collect())
-        .with_uncollected(uncollected)
+    let keys = &found.keys;
+    found
+        .issues
+        .sort_by(|a, b| keys[a.0..a.1].cmp(&keys[b.0..b.1]));
+    ValidationReport::new(found.issues.into_iter().map(|(_, _, i)| i).collect())
+        .with_uncollected(found.uncollected)
 }
 
-/// How many problems an error is, when it is only counted.
-fn problems(e: &ValidationError<'_>) -> usize {
-    match e.kind() {
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => unexpected.len(),
-        _ => 1,
-    }
-}
-
-/// Where an error is: its path, the node of the schema there, and its sort key.
+/// Where an error is: its path, the node of the schema there, and its sort key `keys[key..]`.
 struct At {
     path: IssuePath,
     node: Option<usize>,
-    /// The key is `keys[key..]`.
     key: usize,
 }
 
 impl At {
-    fn new(keys: &[usize]) -> At {
-        At {
-            path: IssuePath::root(),
-            node: Some(0),
-            key: keys.len(),
-        }
-    }
-
-    /// Goes one segment down, a key or (`Some`) an index.
+    /// Goes one segment down, a key or (`Some`) an index: to the node of the instance there (a
+    /// property, else the items for an index, else an object `additionalProperties`), sorted
+    /// by the declared position of `seg`, else by the index.
     fn push(
         &mut self,
         index: &SchemaIndex,
@@ -230,33 +162,49 @@ impl At {
         seg: &str,
         number: Option<usize>,
     ) {
-        let (pos, child) = index.step(self.node, seg, number);
-        keys.push(pos.or(number).unwrap_or(usize::MAX));
-        self.node = child;
+        let n = index.node(self.node);
+        let key = n.and_then(|n| {
+            let i = n.keys.binary_search_by(|k| k.name.as_str().cmp(seg)).ok()?;
+            n.keys.get(i)
+        });
+        keys.push(
+            key.and_then(|k| k.position)
+                .or(number)
+                .unwrap_or(usize::MAX),
+        );
+        self.node = match (key, n) {
+            (Some(k), _) => Some(k.node),
+            (None, Some(n)) if number.is_some() && n.items.is_some() => n.items,
+            (None, n) => n.and_then(|n| n.additional),
+        };
         match number {
             Some(i) => self.path.push_index(i),
             None => self.path.push_key(seg),
         }
     }
-
-    /// The sort key, `(start, end)` in `keys`.
-    fn key(&self, keys: &[usize]) -> (usize, usize) {
-        (self.key, keys.len())
-    }
 }
 
 fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: &mut Found) {
-    if found.full() {
-        found.uncollected += problems(&e);
+    if found.issues.len() >= MAX_COLLECTED_ISSUES {
+        found.uncollected += match e.kind() {
+            K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+                unexpected.len()
+            }
+            _ => 1,
+        };
         return;
     }
-    let mut at = At::new(&found.keys);
+    let mut at = At {
+        path: IssuePath::root(),
+        node: Some(0),
+        key: found.keys.len(),
+    };
     // A property segment never reads as an index (`Location::segments` makes those `Index`).
     let mut down = |seg: LocationSegment<'_>| match seg {
         LocationSegment::Property(p) => at.push(index, &mut found.keys, &p, None),
         LocationSegment::Index(i) => {
             let mut digits = String::with_capacity(4);
-            super::sent::push_u64(&mut digits, i as u64);
+            super::sent::push_int(&mut digits, i);
             at.push(index, &mut found.keys, &digits, Some(i));
         }
     };
@@ -274,19 +222,31 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         }
     }
     let node = index.node(at.node);
-    // The error's own text is only used for kinds without a mapping of their own.
-    let message = if has_own_mapping(e.kind()) {
-        String::new()
-    } else {
-        e.to_string()
+    let bound = |upper: bool, measure, limit: f64, inclusive| {
+        if upper {
+            IssueKind::TooBig {
+                measure,
+                limit,
+                inclusive,
+            }
+        } else {
+            IssueKind::TooSmall {
+                measure,
+                limit,
+                inclusive,
+            }
+        }
     };
-    let parts = e.into_parts();
-    let kind = match parts.kind {
-        ValidationErrorKind::Type { kind } => IssueKind::InvalidType {
-            expected: types::expected(&kind),
+    let number = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let shapes = || IssueKind::InvalidUnion {
+        shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
+    };
+    let kind = match e.kind() {
+        K::Type { kind } => IssueKind::InvalidType {
+            expected: types::expected(kind),
         },
-        ValidationErrorKind::Required { property } => {
-            let name = match &property {
+        K::Required { property } => {
+            let name = match property {
                 Value::String(s) => Cow::Borrowed(s.as_str()),
                 other => Cow::Owned(other.to_string()),
             };
@@ -294,82 +254,81 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             let expected = index
                 .node(at.node)
                 .map_or(Cow::Borrowed("a value"), |n| n.words.clone());
-            let (start, end) = at.key(&found.keys);
             let issue = Issue::new(at.path, IssueKind::Missing { expected }, None);
-            found.issues.push((start, end, issue));
+            found.issues.push((at.key, found.keys.len(), issue));
             return;
         }
-        ValidationErrorKind::AdditionalProperties { unexpected }
-        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            let known = node.map_or_else(Vec::new, |n| n.known.clone());
-            let (start, end) = at.key(&found.keys);
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            let known = node.map_or(&[][..], |n| &n.known[..]);
+            let (start, end) = (at.key, found.keys.len());
             for key in unexpected {
-                if found.full() {
+                if found.issues.len() >= MAX_COLLECTED_ISSUES {
                     found.uncollected += 1;
                     continue;
                 }
-                let issue = Issue::new(
-                    at.path.clone(),
-                    IssueKind::UnrecognizedKey {
-                        key,
-                        known: known.clone(),
-                    },
-                    None,
-                );
+                let kind = IssueKind::UnrecognizedKey {
+                    key: key.clone(),
+                    known: known.to_vec(),
+                };
+                let issue = Issue::new(at.path.clone(), kind, None);
                 found.issues.push((start, end, issue));
             }
             return;
         }
-        ValidationErrorKind::Minimum { limit } => bound(false, Measure::Number, &limit, true),
-        ValidationErrorKind::ExclusiveMinimum { limit } => {
-            bound(false, Measure::Number, &limit, false)
+        K::Minimum { limit } => bound(false, Measure::Number, number(limit), true),
+        K::ExclusiveMinimum { limit } => bound(false, Measure::Number, number(limit), false),
+        K::Maximum { limit } => bound(true, Measure::Number, number(limit), true),
+        K::ExclusiveMaximum { limit } => bound(true, Measure::Number, number(limit), false),
+        K::MinLength { limit } => bound(false, Measure::Length, *limit as f64, true),
+        K::MaxLength { limit } => bound(true, Measure::Length, *limit as f64, true),
+        K::MinItems { limit } => bound(false, Measure::Items, *limit as f64, true),
+        K::MaxItems { limit } => bound(true, Measure::Items, *limit as f64, true),
+        K::MinProperties { limit } => bound(false, Measure::Properties, *limit as f64, true),
+        K::MaxProperties { limit } => bound(true, Measure::Properties, *limit as f64, true),
+        K::Format { format } => IssueKind::InvalidFormat {
+            format: Format::from_keyword(format),
+        },
+        K::Pattern { .. } => {
+            let parts = e.into_parts();
+            let K::Pattern { pattern } = parts.kind else {
+                return;
+            };
+            let kind = IssueKind::InvalidFormat {
+                format: Format::Pattern(pattern),
+            };
+            push_issue(found, at, kind, parts.instance.into_owned(), node);
+            return;
         }
-        ValidationErrorKind::Maximum { limit } => bound(true, Measure::Number, &limit, true),
-        ValidationErrorKind::ExclusiveMaximum { limit } => {
-            bound(true, Measure::Number, &limit, false)
-        }
-        ValidationErrorKind::MinLength { limit } => count(false, Measure::Length, limit),
-        ValidationErrorKind::MaxLength { limit } => count(true, Measure::Length, limit),
-        ValidationErrorKind::MinItems { limit } => count(false, Measure::Items, limit),
-        ValidationErrorKind::MaxItems { limit } => count(true, Measure::Items, limit),
-        ValidationErrorKind::MinProperties { limit } => count(false, Measure::Properties, limit),
-        ValidationErrorKind::MaxProperties { limit } => count(true, Measure::Properties, limit),
-        ValidationErrorKind::Format { format } => IssueKind::InvalidFormat {
-            format: Format::from_keyword(&format),
+        K::MultipleOf { multiple_of } => IssueKind::NotMultipleOf {
+            divisor: *multiple_of,
         },
-        ValidationErrorKind::Pattern { pattern } => IssueKind::InvalidFormat {
-            format: Format::Pattern(pattern),
-        },
-        ValidationErrorKind::MultipleOf { multiple_of } => IssueKind::NotMultipleOf {
-            divisor: multiple_of,
-        },
-        ValidationErrorKind::Enum { options } => IssueKind::InvalidValue {
-            options: match &*options {
+        K::Enum { options } => IssueKind::InvalidValue {
+            options: match &**options {
                 Value::Array(items) => items.clone(),
                 other => vec![other.clone()],
             },
         },
-        ValidationErrorKind::Constant { expected_value } => IssueKind::InvalidValue {
-            options: vec![(*expected_value).clone()],
+        K::Constant { expected_value } => IssueKind::InvalidValue {
+            options: vec![(**expected_value).clone()],
         },
         // A union of constants (a documented Rust enum) reads as the enum it is.
-        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. }
-            if node.is_some_and(|n| n.options.is_some()) =>
-        {
+        K::AnyOf { .. } | K::OneOfNotValid { .. } if node.is_some_and(|n| n.options.is_some()) => {
             IssueKind::InvalidValue {
                 options: node.and_then(|n| n.options.clone()).unwrap_or_default(),
             }
         }
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+        K::AnyOf { .. } | K::OneOfNotValid { .. } => {
+            let parts = e.into_parts();
+            let (K::AnyOf { context } | K::OneOfNotValid { context }) = parts.kind else {
+                return;
+            };
             // `Option<T>` is `anyOf: [T, null]`: when something other than null was sent,
             // the one branch that is not a plain type mismatch says what is wrong.
-            let mut informative: Vec<Vec<ValidationError<'static>>> = context
+            let mut informative = context
                 .into_iter()
-                .filter(|errs| !is_type_mismatch_at(errs, &parts.instance_path))
-                .collect();
-            if informative.len() == 1
+                .filter(|errs| !is_type_mismatch_at(errs, &parts.instance_path));
+            if let (Some(errs), None) = (informative.next(), informative.next())
                 && depth < MAX_DEPTH
-                && let Some(errs) = informative.pop()
             {
                 found.keys.truncate(at.key);
                 for inner in errs {
@@ -377,89 +336,35 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
                 }
                 return;
             }
-            IssueKind::InvalidUnion {
-                shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
-            }
+            push_issue(found, at, shapes(), parts.instance.into_owned(), node);
+            return;
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => IssueKind::InvalidUnion {
-            shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
-        },
-        ValidationErrorKind::UniqueItems => IssueKind::Custom {
+        K::OneOfMultipleValid { .. } => shapes(),
+        K::UniqueItems => IssueKind::Custom {
             message: "Items must be unique".into(),
         },
         _ => IssueKind::Custom {
-            message: cut(&message, MAX_MESSAGE),
+            message: cut(&e.to_string(), MAX_MESSAGE),
         },
     };
-    // The value sent, copied only for the issues that show it (not for `required` or
-    // unknown keys, whose instance is the whole object).
-    let (start, end) = at.key(&found.keys);
-    let mut issue = Issue::new(at.path, kind, Some(parts.instance.into_owned()));
-    if let Some(e) = node.and_then(|n| n.expected.as_ref()) {
-        issue = issue.with_expected(e.clone());
-    }
-    found.issues.push((start, end, issue));
+    push_issue(found, at, kind, e.into_parts().instance.into_owned(), node);
 }
 
-/// Whether [`push_error`] maps `kind` without the error's message.
-fn has_own_mapping(kind: &ValidationErrorKind) -> bool {
-    matches!(
-        kind,
-        ValidationErrorKind::Type { .. }
-            | ValidationErrorKind::Required { .. }
-            | ValidationErrorKind::AdditionalProperties { .. }
-            | ValidationErrorKind::UnevaluatedProperties { .. }
-            | ValidationErrorKind::Minimum { .. }
-            | ValidationErrorKind::ExclusiveMinimum { .. }
-            | ValidationErrorKind::Maximum { .. }
-            | ValidationErrorKind::ExclusiveMaximum { .. }
-            | ValidationErrorKind::MinLength { .. }
-            | ValidationErrorKind::MaxLength { .. }
-            | ValidationErrorKind::MinItems { .. }
-            | ValidationErrorKind::MaxItems { .. }
-            | ValidationErrorKind::MinProperties { .. }
-            | ValidationErrorKind::MaxProperties { .. }
-            | ValidationErrorKind::Format { .. }
-            | ValidationErrorKind::Pattern { .. }
-            | ValidationErrorKind::MultipleOf { .. }
-            | ValidationErrorKind::Enum { .. }
-            | ValidationErrorKind::Constant { .. }
-            | ValidationErrorKind::AnyOf { .. }
-            | ValidationErrorKind::OneOfNotValid { .. }
-            | ValidationErrorKind::OneOfMultipleValid { .. }
-            | ValidationErrorKind::UniqueItems
-    )
+/// Adds the issue with the value sent, and the author's expected text of its node.
+fn push_issue(found: &mut Found, at: At, kind: IssueKind, sent: Value, node: Option<&Node>) {
+    let mut issue = Issue::new(at.path, kind, Some(sent));
+    issue.expected = node.and_then(|n| n.expected.clone()).map(Into::into);
+    found.issues.push((at.key, found.keys.len(), issue));
 }
 
 fn is_type_mismatch_at(errs: &[ValidationError<'_>], at: &jsonschema::paths::Location) -> bool {
     !errs.is_empty()
-        && errs.iter().all(|e| {
-            matches!(e.kind(), ValidationErrorKind::Type { .. }) && e.instance_path() == at
-        })
+        && errs
+            .iter()
+            .all(|e| matches!(e.kind(), K::Type { .. }) && e.instance_path() == at)
 }
 
-fn bound(upper: bool, measure: Measure, limit: &Value, inclusive: bool) -> IssueKind {
-    let limit = limit.as_f64().unwrap_or(0.0);
-    if upper {
-        IssueKind::TooBig {
-            measure,
-            limit,
-            inclusive,
-        }
-    } else {
-        IssueKind::TooSmall {
-            measure,
-            limit,
-            inclusive,
-        }
-    }
-}
-
-fn count(upper: bool, measure: Measure, limit: u64) -> IssueKind {
-    bound(upper, measure, &Value::from(limit), true)
-}
-
-fn cut(s: &str, max: usize) -> String {
+pub(crate) fn cut(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         None => s.to_owned(),
         Some((i, _)) => format!("{}...", &s[..i]),
@@ -475,8 +380,7 @@ fn expected_override(root: &Value, schema: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// What a subschema takes, in words: the author's text, a format, a pattern, the options of
-/// an enum, else its type.
+/// What a subschema takes, in words: the author's text, a format, a pattern, an enum, a type.
 fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     if let Some(e) = expected_override(root, schema) {
         return e.into();
@@ -489,19 +393,19 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
     {
         return row.3.into();
     }
+    let mut out = String::new();
     if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-        return Format::Pattern(p.to_owned()).expected();
+        pattern::push_expected(&mut out, p);
+        return out.into();
     }
-    if let Some(Value::Array(options)) = s.get("enum") {
-        let list: Vec<String> = options.iter().map(super::describe_sent).collect();
-        return format!("one of: {}", list.join(", ")).into();
-    }
-    if let Some(c) = s.get("const") {
-        return format!("exactly {}", super::describe_sent(c)).into();
-    }
-    if let Some(options) = const_options(root, schema) {
-        let list: Vec<String> = options.iter().map(super::describe_sent).collect();
-        return format!("one of: {}", list.join(", ")).into();
+    let options = match (s.get("enum"), s.get("const")) {
+        (Some(Value::Array(options)), _) => Some(options.clone()),
+        (_, Some(c)) => Some(vec![c.clone()]),
+        _ => const_options(root, schema),
+    };
+    if let Some(options) = options {
+        enum_const::push_expected(&mut out, &options);
+        return out.into();
     }
     match s.get("type") {
         Some(Value::String(t)) => return types::words(t).into(),
@@ -537,42 +441,22 @@ fn union_shapes(root: &Value, schema: &Value) -> Vec<String> {
     }
 }
 
-/// The keys the object at `schema` accepts, in declared order.
-fn known_keys(root: &Value, schema: &Value) -> Vec<String> {
-    let s = unwrap_nullable(root, schema);
-    if let Some(Value::Array(keys)) = s.get(KEYS_KEY) {
-        return keys
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect();
-    }
-    match s.get("properties") {
-        Some(Value::Object(p)) => p.keys().cloned().collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The options of the union of constants at `schema` (past `Option`'s `anyOf: [T, null]`).
+/// The options of a union of constants at `schema` (past `Option`'s `anyOf: [T, null]`).
 fn const_options(root: &Value, schema: &Value) -> Option<Vec<Value>> {
     let s = unwrap_nullable(root, schema);
-    match s.get("oneOf").or_else(|| s.get("anyOf")) {
-        Some(Value::Array(branches)) => enum_const::union_options(branches, |b| resolve(root, b)),
-        _ => None,
-    }
-}
-
-/// The issue for arguments the schema accepted but serde could not read (a type whose
-/// `Deserialize` is stricter than its schema).
-pub fn serde_issue(error: &serde_json::Error) -> Issue {
-    Issue::new(
-        "",
-        IssueKind::Custom {
-            message: format!(
-                "The arguments could not be read: {}",
-                cut(&error.to_string(), MAX_MESSAGE)
-            ),
-        },
-        None,
-    )
+    let branches = match s.get("oneOf").or_else(|| s.get("anyOf")) {
+        Some(Value::Array(branches)) if branches.len() >= 2 => branches,
+        _ => return None,
+    };
+    branches
+        .iter()
+        .map(|b| {
+            let b = resolve(root, b);
+            match (b.get("const"), b.get("enum")) {
+                (Some(c), None) => Some(c.clone()),
+                (None, Some(Value::Array(one))) if one.len() == 1 => one.first().cloned(),
+                _ => None,
+            }
+        })
+        .collect()
 }

@@ -1,10 +1,6 @@
-//! Validation issues and the `<validation_error>` they become (SPEC §4).
-//!
-//! Each [`Issue`] carries the path of the field (typed segments, [`IssuePath`]), its
-//! [`IssueKind`] (named after Zod's issue codes) and the value the model sent.
-//! [`ValidationReport::render`] writes one `<field>` line per issue — what went wrong,
-//! `You sent: …`, `Expected …` — and the verbatim recovery line. Each kind's words are its
-//! rule's ([`rules`]).
+//! Validation issues and the `<validation_error>` they become (SPEC §4): one `<field>` line
+//! per [`Issue`] — what went wrong (its [`IssueKind`], named after Zod's issue codes, worded
+//! by its rule in [`rules`]), `You sent: …`, `Expected …` — then the verbatim recovery line.
 //!
 //! A derived input is checked by [`derived::from_arguments`]: serde, then the rules on the
 //! typed fields, then the key count; when they say no, `jsonschema` collects every problem and
@@ -20,8 +16,8 @@ pub mod spec;
 pub use path::{IssuePath, Path, Segment};
 pub use rules::format::Format;
 pub use rules::unknown_keys::closest;
+use sent::{cut_at, push_int, push_sent};
 pub use sent::{describe_sent, quote_str};
-use sent::{push_sent, push_u64};
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -37,20 +33,17 @@ pub const RECOVERY: &str =
 /// At most this many `<field>` lines; the rest are counted in one `<omitted>` line.
 pub const MAX_FIELD_LINES: usize = 20;
 
-/// At most this many keys, options or shapes are listed after `Expected`; the rest are
-/// counted (`…, and 12 more`).
+/// At most this many keys, options or shapes are listed after `Expected` (`…, and 12 more`).
 pub const MAX_LISTED: usize = 30;
 
-/// At most this many issues are collected from one call's arguments; the problems found
-/// beyond them are only counted (in the `<omitted>` line), however many keys or items were sent.
+/// At most this many issues are collected from one call's arguments; the rest are only counted.
 pub const MAX_COLLECTED_ISSUES: usize = 200;
 
 /// The longest name or key, in characters, [`closest`] looks for a near match of: edit
 /// distance costs the product of the two lengths, and a longer text is no typo of a name.
 pub const MAX_COMPARED_CHARS: usize = 128;
 
-/// Longest field path shown in a `name` attribute, in characters; each segment of a longer
-/// path is cut to 50 characters first, as a value sent is.
+/// Longest field path shown in a `name` attribute, in characters (its keys cut to 50 first).
 pub const MAX_PATH_CHARS: usize = 200;
 
 /// What a size bound measures.
@@ -133,8 +126,7 @@ pub enum IssueKind {
 }
 
 impl IssueKind {
-    /// The Zod-style name of the kind (`invalid_type`, `too_small`, …; `missing` for a
-    /// missing required field).
+    /// The kind's Zod-style code (`invalid_type`, `too_small`, …; `missing` for a required field).
     pub fn code(&self) -> &'static str {
         match self {
             IssueKind::InvalidType { .. } => "invalid_type",
@@ -158,8 +150,7 @@ pub struct Issue {
     pub path: IssuePath,
     /// What went wrong.
     pub kind: IssueKind,
-    /// The value sent at that path; `None` when nothing specific was sent (a missing field,
-    /// an unrecognized key reported on its parent).
+    /// The value sent there; `None` for a missing field or an unknown key (on its parent).
     pub sent: Option<Value>,
     /// The author's "Expected …" text for this field, replacing the default.
     pub expected: Option<Cow<'static, str>>,
@@ -184,34 +175,26 @@ impl Issue {
 
     /// The `name` attribute: the dotted path, or `(root)`.
     pub fn field_name(&self) -> String {
-        let mut out = String::new();
-        self.write_field_name(&mut out);
-        out
-    }
-
-    fn write_field_name(&self, out: &mut String) {
         if self.path.is_root() {
-            out.push_str("(root)");
-        } else {
-            self.path.write(out, false);
+            return "(root)".into();
         }
+        self.path.to_string()
     }
 
     /// The name as shown: as it is up to [`MAX_PATH_CHARS`] characters, else each key cut to
     /// 50 characters and the whole to [`MAX_PATH_CHARS`] (197 and `...`).
     fn write_shown_name(&self, out: &mut String) {
-        self.write_field_name(out);
-        if out.chars().take(MAX_PATH_CHARS + 1).count() <= MAX_PATH_CHARS {
+        if self.path.is_root() {
+            return out.push_str("(root)");
+        }
+        self.path.write(out, false);
+        if cut_at(out, MAX_PATH_CHARS).is_none() {
             return;
         }
         out.clear();
         self.path.write(out, true);
-        if let Some((end, _)) = out.char_indices().nth(MAX_PATH_CHARS) {
-            let keep = out
-                .char_indices()
-                .nth(MAX_PATH_CHARS - 3)
-                .map_or(end, |(i, _)| i);
-            out.truncate(keep);
+        if let Some(end) = cut_at(out, MAX_PATH_CHARS) {
+            out.truncate(end);
             out.push_str("...");
         }
     }
@@ -251,8 +234,8 @@ impl Issue {
             }
             out.push('.');
         }
-        // The expected text is written in place, then cut off its final periods; nothing is
-        // left of ` Expected ` when it was empty.
+        // The expected text is written in place, then cut off its final periods (not past
+        // the space of ` Expected `); nothing is left of ` Expected ` when it was empty.
         let before = out.len();
         out.push_str(" Expected ");
         let start = out.len();
@@ -260,16 +243,11 @@ impl Issue {
             Some(e) => out.push_str(e),
             None => self.push_default_expected(out),
         }
-        let dots = out.as_bytes()[start..]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'.')
-            .count();
-        let end = out.len() - start - dots;
-        if end == 0 {
+        let end = out.trim_end_matches('.').len();
+        if end == start {
             out.truncate(before);
         } else {
-            out.truncate(start + end);
+            out.truncate(end);
             out.push('.');
         }
     }
@@ -320,13 +298,9 @@ pub(crate) fn push_list<T>(
     if items.len() > MAX_LISTED {
         out.push_str(sep);
         out.push_str("and ");
-        push_u64(out, (items.len() - MAX_LISTED) as u64);
+        push_int(out, items.len() - MAX_LISTED);
         out.push_str(" more");
     }
-}
-
-fn plural(n: f64) -> &'static str {
-    if n == 1.0 { "" } else { "s" }
 }
 
 impl Measure {
@@ -349,7 +323,7 @@ impl Measure {
             _ => return,
         };
         out.push_str(" (");
-        push_u64(out, n as u64);
+        push_int(out, n);
         out.push(' ');
         out.push_str(if n == 1 { unit.0 } else { unit.1 });
         out.push(')');
@@ -393,8 +367,7 @@ impl ValidationReport {
         }
     }
 
-    /// Counts `n` more problems that were found but not collected as issues; the
-    /// `<omitted>` line counts them with the issues not shown.
+    /// Counts `n` problems found but not collected, for the `<omitted>` line.
     pub fn with_uncollected(mut self, n: usize) -> Self {
         self.uncollected = n;
         self
@@ -403,11 +376,6 @@ impl ValidationReport {
     /// The problems found but not collected as issues.
     pub fn uncollected(&self) -> usize {
         self.uncollected
-    }
-
-    /// Adds an issue.
-    pub fn push(&mut self, issue: Issue) {
-        self.issues.push(issue);
     }
 
     /// The issues, in order.
@@ -425,25 +393,31 @@ impl ValidationReport {
         self.render_with_sections(action, &[])
     }
 
-    /// The envelope with further sections (already rendered XML, such as
-    /// `<contract_awareness>`) placed after the recovery line, before `</validation_error>`.
-    /// Each section is indented two spaces, line by line.
-    ///
-    /// The envelope is at most [`MAX_ENVELOPE_BYTES`] long: when the author's texts make it
-    /// longer, each line is cut (with `...`) and the sections that no longer fit are left out.
+    /// The envelope with further sections (rendered XML, such as `<contract_awareness>`) after
+    /// the recovery line, indented two spaces. It is at most [`MAX_ENVELOPE_BYTES`] long: past
+    /// that, each line is cut (with `...`) and the sections that no longer fit are left out.
     pub fn render_with_sections(&self, action: &str, sections: &[&str]) -> String {
-        let out = self.render_within(action, sections, &Limits::NONE);
+        let out = self.render_within(action, sections, None);
         if out.len() <= MAX_ENVELOPE_BYTES {
             return out;
         }
-        self.render_within(action, sections, &Limits::CAPPED)
+        self.render_within(action, sections, Some(CAPPED))
     }
 
-    fn render_within(&self, action: &str, sections: &[&str], limits: &Limits) -> String {
+    /// `capped`: the escaped bytes written of the action, each name and each line.
+    fn render_within(&self, action: &str, sections: &[&str], capped: Option<Caps>) -> String {
+        let text = |out: &mut String, s: &str, max: fn(Caps) -> usize| match capped {
+            Some(c) => xml::push_text_within(out, s, max(c)),
+            None => xml::push_text(out, s),
+        };
+        let attr = |out: &mut String, s: &str, max: fn(Caps) -> usize| match capped {
+            Some(c) => xml::push_attr_within(out, s, max(c)),
+            None => xml::push_attr(out, s),
+        };
         let shown = self.issues.len().min(MAX_FIELD_LINES);
         let mut out = String::with_capacity(64 + action.len() + shown * 128 + RECOVERY.len());
         out.push_str("<validation_error action=\"");
-        limits.attr(&mut out, action, limits.action);
+        attr(&mut out, action, |c| c.0);
         out.push_str("\">");
         let mut line = String::with_capacity(128);
         let mut name = String::with_capacity(32);
@@ -451,11 +425,11 @@ impl ValidationReport {
             out.push_str("\n  <field name=\"");
             name.clear();
             issue.write_shown_name(&mut name);
-            limits.attr(&mut out, &name, limits.name);
+            attr(&mut out, &name, |c| c.1);
             out.push_str("\">");
             line.clear();
             issue.write_line(&mut line);
-            limits.text(&mut out, &line, limits.line);
+            text(&mut out, &line, |c| c.2);
             out.push_str("</field>");
         }
         let hidden = self.issues.len() - shown + self.uncollected;
@@ -463,7 +437,7 @@ impl ValidationReport {
             let _ = write!(
                 out,
                 "\n  <omitted count=\"{hidden}\">{hidden} more problem{} not shown. Fix the fields above first; the next call reports the rest.</omitted>",
-                plural(hidden as f64)
+                if hidden == 1 { "" } else { "s" }
             );
         }
         out.push_str("\n  <recovery>");
@@ -471,11 +445,9 @@ impl ValidationReport {
         out.push_str("</recovery>");
         const CLOSE: &str = "\n</validation_error>";
         for section in sections {
-            if limits.capped {
-                let size: usize = section.lines().map(|l| l.len() + 3).sum();
-                if out.len() + size + CLOSE.len() > MAX_ENVELOPE_BYTES {
-                    continue;
-                }
+            let size = || section.lines().map(|l| l.len() + 3).sum::<usize>();
+            if capped.is_some() && out.len() + size() + CLOSE.len() > MAX_ENVELOPE_BYTES {
+                continue;
             }
             for l in section.lines() {
                 out.push_str("\n  ");
@@ -487,53 +459,11 @@ impl ValidationReport {
     }
 }
 
-/// How much of each part of a `<validation_error>` is written, in escaped bytes.
-struct Limits {
-    capped: bool,
-    action: usize,
-    name: usize,
-    line: usize,
-}
+/// The escaped bytes of the action, of each name and of each line of a capped envelope.
+type Caps = (usize, usize, usize);
 
-impl Limits {
-    const NONE: Limits = Limits {
-        capped: false,
-        action: usize::MAX,
-        name: usize::MAX,
-        line: usize::MAX,
-    };
-
-    /// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB,
-    /// the rest is room for sections.
-    const CAPPED: Limits = Limits {
-        capped: true,
-        action: 128,
-        name: 256,
-        line: 448,
-    };
-
-    fn text(&self, out: &mut String, s: &str, max: usize) {
-        if self.capped {
-            xml::push_text_within(out, s, max);
-        } else {
-            xml::push_text(out, s);
-        }
-    }
-
-    fn attr(&self, out: &mut String, s: &str, max: usize) {
-        if self.capped {
-            xml::push_attr_within(out, s, max);
-        } else {
-            xml::push_attr(out, s);
-        }
-    }
-}
-
-impl From<Vec<Issue>> for ValidationReport {
-    fn from(issues: Vec<Issue>) -> Self {
-        ValidationReport::new(issues)
-    }
-}
+/// Shares of [`MAX_ENVELOPE_BYTES`]: 20 lines and the fixed parts take at most 14.7 KiB.
+const CAPPED: Caps = (128, 256, 448);
 
 impl std::fmt::Display for ValidationReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -550,6 +480,3 @@ impl std::fmt::Display for ValidationReport {
 }
 
 impl std::error::Error for ValidationReport {}
-
-#[cfg(test)]
-mod tests;

@@ -1,12 +1,9 @@
-//! Where an issue is in the arguments, as typed segments (a key or an index) from the first
-//! [`Issue`](super::Issue) to the rendered `<field name="…">`: a key holding a `.` stays one
-//! key, so the value sent there is still found.
-
-use std::fmt;
+//! Where an issue is, as typed segments (a key or an index) up to the rendered
+//! `<field name="…">`: a key holding a `.` stays one key, so the value sent there is found.
 
 use serde_json::Value;
 
-use super::sent::{push_cut, push_u64};
+use super::sent::{push_cut, push_int};
 
 /// One step into the arguments.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -56,9 +53,8 @@ impl IssuePath {
         })
     }
 
-    /// The dotted text (`items.0.sku`), each segment cut to 50 characters when `cut`, and
-    /// then no more than [`MAX_PATH_CHARS`](super::MAX_PATH_CHARS) characters' worth of
-    /// segments.
+    /// The dotted text (`items.0.sku`); when `cut`, each key cut to 50 characters, and no
+    /// more segments than [`MAX_PATH_CHARS`](super::MAX_PATH_CHARS) characters need.
     pub(crate) fn write(&self, out: &mut String, cut: bool) {
         for (i, seg) in self.0.iter().enumerate() {
             if cut && out.len() > super::MAX_PATH_CHARS * 4 {
@@ -70,14 +66,14 @@ impl IssuePath {
             match seg {
                 Segment::Key(k) if cut => push_cut(out, k),
                 Segment::Key(k) => out.push_str(k),
-                Segment::Index(n) => push_u64(out, *n as u64),
+                Segment::Index(n) => push_int(out, *n),
             }
         }
     }
 }
 
-impl fmt::Display for IssuePath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Display for IssuePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut out = String::new();
         self.write(&mut out, false);
         f.write_str(&out)
@@ -107,36 +103,8 @@ impl From<Vec<Segment>> for IssuePath {
     }
 }
 
-impl PartialEq<str> for IssuePath {
-    /// Compares the dotted text.
-    fn eq(&self, other: &str) -> bool {
-        let mut rest = other;
-        for (i, seg) in self.0.iter().enumerate() {
-            if i > 0 {
-                let Some(r) = rest.strip_prefix('.') else {
-                    return false;
-                };
-                rest = r;
-            }
-            let next = match seg {
-                Segment::Key(k) => rest.strip_prefix(k.as_str()),
-                Segment::Index(n) => rest.strip_prefix(n.to_string().as_str()),
-            };
-            let Some(r) = next else { return false };
-            rest = r;
-        }
-        rest.is_empty()
-    }
-}
-
-impl PartialEq<&str> for IssuePath {
-    fn eq(&self, other: &&str) -> bool {
-        *self == **other
-    }
-}
-
-/// Where a value sits while the derive's code walks a typed input, borrowed from the
-/// caller's frame: nothing is allocated unless an issue needs the path.
+/// Where a value sits while the derive's code walks a typed input: borrowed from the caller's
+/// frame, nothing is allocated unless an issue needs the path.
 #[derive(Clone, Copy, Debug)]
 pub enum Path<'a> {
     /// The arguments object.
@@ -150,51 +118,13 @@ pub enum Path<'a> {
 impl Path<'_> {
     /// As an [`IssuePath`].
     pub fn to_issue_path(&self) -> IssuePath {
-        let mut segments = Vec::new();
-        let mut at = self;
-        loop {
-            match at {
-                Path::Root => break,
-                Path::Key(p, k) => {
-                    segments.push(Segment::Key((*k).to_owned()));
-                    at = p;
-                }
-                Path::Index(p, i) => {
-                    segments.push(Segment::Index(*i));
-                    at = p;
-                }
-            }
-        }
-        segments.reverse();
-        IssuePath(segments)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn a_key_with_a_dot_stays_one_key() {
-        let args = json!({"a.b": "hello", "a": {"b": "other"}});
-        let root = Path::Root;
-        let path = Path::Key(&root, "a.b").to_issue_path();
-        assert_eq!(path.segments(), &[Segment::Key("a.b".into())]);
-        assert_eq!(path.value_in(&args), Some(&json!("hello")));
-        assert_eq!(path.to_string(), "a.b");
-    }
-
-    #[test]
-    fn keys_and_indexes_render_dotted() {
-        let root = Path::Root;
-        let items = Path::Key(&root, "items");
-        let first = Path::Index(&items, 0);
-        let path = Path::Key(&first, "sku").to_issue_path();
-        assert_eq!(path, "items.0.sku");
-        let args = json!({"items": [{"sku": "A-1"}]});
-        assert_eq!(path.value_in(&args), Some(&json!("A-1")));
-        assert!(IssuePath::from("").is_root());
+        let (parent, segment) = match *self {
+            Path::Root => return IssuePath::root(),
+            Path::Key(p, k) => (p, Segment::Key(k.to_owned())),
+            Path::Index(p, i) => (p, Segment::Index(i)),
+        };
+        let mut path = parent.to_issue_path();
+        path.0.push(segment);
+        path
     }
 }

@@ -1,3 +1,5 @@
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 /// Longest "You sent" rendering of a string or object, in characters.
@@ -19,27 +21,27 @@ pub(crate) fn push_quoted(out: &mut String, s: &str) {
 
 /// Appends `s` cut to 50 characters (47 and `...`).
 pub(crate) fn push_cut(out: &mut String, s: &str) {
-    // Up to 50 bytes are at most 50 characters: no need to count them.
-    if s.len() <= MAX_SENT {
-        out.push_str(s);
-        return;
-    }
-    match s.char_indices().nth(MAX_SENT) {
+    match cut_at(s, MAX_SENT) {
         None => out.push_str(s),
-        Some(_) => {
-            let end = s
-                .char_indices()
-                .nth(MAX_SENT - 3)
-                .map_or(s.len(), |(i, _)| i);
+        Some(end) => {
             out.push_str(&s[..end]);
             out.push_str("...");
         }
     }
 }
 
-/// How a sent value is shown after `You sent:` (SPEC §4): strings quoted and cut to 50
-/// characters, numbers and booleans as written, `null`, `array(N)`, objects as compact JSON
-/// cut to 50 characters.
+/// Where `s` is cut (after `max - 3` characters) when it has more than `max`.
+pub(crate) fn cut_at(s: &str, max: usize) -> Option<usize> {
+    // Up to `max` bytes are at most `max` characters: no need to count them.
+    if s.len() <= max {
+        return None;
+    }
+    s.char_indices().nth(max)?;
+    s.char_indices().nth(max - 3).map(|(i, _)| i)
+}
+
+/// A sent value as `You sent:` shows it (SPEC §4): strings quoted, objects as compact JSON,
+/// both cut to 50 characters; `array(N)`; anything else as written.
 pub fn describe_sent(value: &Value) -> String {
     let mut out = String::new();
     push_sent(&mut out, value);
@@ -52,12 +54,11 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
         Value::String(s) => push_quoted(out, s),
         Value::Number(n) => {
             if let Some(u) = n.as_u64() {
-                push_u64(out, u);
+                push_int(out, u);
             } else if let Some(i) = n.as_i64().filter(|i| *i != 0) {
                 // (Not 0: with `arbitrary_precision`, `-0` reads as 0 but is written `-0`.)
-                push_i64(out, i);
+                push_int(out, i);
             } else {
-                use std::fmt::Write as _;
                 let _ = write!(out, "{n}");
             }
         }
@@ -66,21 +67,19 @@ pub(crate) fn push_sent(out: &mut String, value: &Value) {
         Value::Null => out.push_str("null"),
         Value::Array(items) => {
             out.push_str("array(");
-            push_u64(out, items.len() as u64);
+            push_int(out, items.len());
             out.push(')');
         }
         Value::Object(_) => push_cut(out, &compact_prefix(value)),
     }
 }
 
-/// Bytes of compact JSON enough to show any value cut to [`MAX_SENT`] characters: a
-/// character is at most 4 bytes, so a prefix longer than this, less a cut character, still
-/// has more than 50 characters.
+/// Bytes of compact JSON enough to show any value cut to [`MAX_SENT`] characters (at most 4
+/// bytes a character, and one maybe cut).
 const SENT_PREFIX: usize = 4 * (MAX_SENT + 1) + 4;
 
-/// The start of `value`'s compact JSON: all of it when it is at most [`SENT_PREFIX`] bytes,
-/// else a longer prefix cut on a character boundary. The writer stops serde_json once it has
-/// enough, so a large or deeply nested value costs no more than its first bytes.
+/// The start of `value`'s compact JSON, cut on a character boundary after [`SENT_PREFIX`]
+/// bytes: the writer stops serde_json then, so a large value costs only its first bytes.
 fn compact_prefix(value: &Value) -> String {
     struct Prefix(Vec<u8>);
     impl std::io::Write for Prefix {
@@ -100,48 +99,21 @@ fn compact_prefix(value: &Value) -> String {
     let mut w = Prefix(Vec::with_capacity(64));
     // An error only says the prefix is full.
     let _ = serde_json::to_writer(&mut w, value);
-    match String::from_utf8(w.0) {
-        Ok(s) => s,
-        Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).unwrap_or_default()
-        }
-    }
+    // Cut on the last whole character.
+    let valid = std::str::from_utf8(&w.0).map_or_else(|e| e.valid_up_to(), str::len);
+    String::from_utf8_lossy(&w.0[..valid]).into_owned()
 }
 
 /// Appends `n` in decimal.
-pub(crate) fn push_u64(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[start..] {
-        out.push(char::from(d));
-    }
-}
-
-/// Appends `n` in decimal.
-pub(crate) fn push_i64(out: &mut String, n: i64) {
-    if n < 0 {
-        out.push('-');
-    }
-    push_u64(out, n.unsigned_abs());
+pub(crate) fn push_int(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// Appends a number as a model reads it: integers without a fraction.
 pub(crate) fn push_number(out: &mut String, n: f64) {
     if n.fract() == 0.0 && n.abs() < 1e16 {
-        push_i64(out, n as i64);
+        push_int(out, n as i64);
     } else {
-        use std::fmt::Write as _;
         let _ = write!(out, "{n}");
     }
 }

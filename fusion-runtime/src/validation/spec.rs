@@ -1,12 +1,10 @@
 //! What `#[derive(ToolInput)]` writes down: each field's [`Rule`]s from its `#[fusion(..)]`
-//! attributes, and the JSON Schema (draft 2020-12) built from them.
-//!
-//! One [`Rule`] list per field feeds both the schema keywords shown to agents and the checks
-//! run on every call (each rule's own file in [`crate::validation::rules`]), so the two cannot
-//! disagree. Reading schemas as data lives in [`crate::schema`].
+//! attributes, and the JSON Schema (draft 2020-12) built from them. One [`Rule`] list per
+//! field feeds both the schema keywords and the typed checks, so the two cannot disagree.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::Format;
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, for_each_schema, strip_rust_formats};
 /// A number written in an attribute.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -25,81 +23,20 @@ impl Num {
             Num::Float(f) => Value::from(f),
         }
     }
-
-    /// As `f64`.
-    pub fn as_f64(self) -> f64 {
-        match self {
-            Num::Int(i) => i as f64,
-            Num::Float(f) => f,
-        }
-    }
-}
-
-/// A string format a field can require.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StringFormat {
-    /// `#[fusion(email)]` → `"format": "email"`.
-    Email,
-    /// `#[fusion(url)]` → `"format": "uri"`.
-    Url,
-    /// `#[fusion(uuid)]` → `"format": "uuid"`.
-    Uuid,
-    /// `#[fusion(date_time)]` → `"format": "date-time"`.
-    DateTime,
-    /// `#[fusion(date)]` → `"format": "date"`.
-    Date,
-    /// `#[fusion(ipv4)]` → `"format": "ipv4"`.
-    Ipv4,
-    /// `#[fusion(ipv6)]` → `"format": "ipv6"`.
-    Ipv6,
-}
-
-impl StringFormat {
-    /// The JSON Schema `format` value.
-    pub fn keyword(self) -> &'static str {
-        match self {
-            StringFormat::Email => "email",
-            StringFormat::Url => "uri",
-            StringFormat::Uuid => "uuid",
-            StringFormat::DateTime => "date-time",
-            StringFormat::Date => "date",
-            StringFormat::Ipv4 => "ipv4",
-            StringFormat::Ipv6 => "ipv6",
-        }
-    }
 }
 
 /// One constraint of a field, as written in `#[fusion(..)]`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Rule {
-    /// `length(min = .., max = ..)`: `minLength` / `maxLength` (characters).
-    Length {
-        /// Fewest characters.
-        min: Option<u64>,
-        /// Most characters.
-        max: Option<u64>,
-    },
+    /// `length(min = .., max = ..)`: `minLength` / `maxLength`, in characters.
+    Length(Option<u64>, Option<u64>),
     /// `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`: `minimum`,
     /// `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
-    Range {
-        /// Inclusive lower bound.
-        min: Option<Num>,
-        /// Inclusive upper bound.
-        max: Option<Num>,
-        /// Exclusive lower bound.
-        exclusive_min: Option<Num>,
-        /// Exclusive upper bound.
-        exclusive_max: Option<Num>,
-    },
+    Range(Option<Num>, Option<Num>, Option<Num>, Option<Num>),
     /// `items(min = .., max = ..)`: `minItems` / `maxItems`.
-    Items {
-        /// Fewest items.
-        min: Option<u64>,
-        /// Most items.
-        max: Option<u64>,
-    },
+    Items(Option<u64>, Option<u64>),
     /// `email`, `url`, …: `format`.
-    Format(StringFormat),
+    Format(Format),
     /// `pattern = ".."`: `pattern`.
     Pattern(&'static str),
     /// `multiple_of = n`: `multipleOf`.
@@ -107,20 +44,14 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// Writes this rule's keywords into a field's schema object (each rule's own, in
-    /// [`crate::validation::rules`]).
+    /// Writes this rule's keywords (its file's `keywords`) into a field's schema object.
     pub fn apply(&self, schema: &mut Map<String, Value>) {
         use crate::validation::rules::{format, items, length, multiple_of, pattern, range};
         match *self {
-            Rule::Length { min, max } => length::keywords(min, max, schema),
-            Rule::Range {
-                min,
-                max,
-                exclusive_min,
-                exclusive_max,
-            } => range::keywords(min, max, exclusive_min, exclusive_max, schema),
-            Rule::Items { min, max } => items::keywords(min, max, schema),
-            Rule::Format(f) => format::keywords(f, schema),
+            Rule::Length(min, max) => length::keywords(min, max, schema),
+            Rule::Range(min, max, emin, emax) => range::keywords(min, max, emin, emax, schema),
+            Rule::Items(min, max) => items::keywords(min, max, schema),
+            Rule::Format(ref f) => format::keywords(f, schema),
             Rule::Pattern(p) => pattern::keywords(p, schema),
             Rule::MultipleOf(n) => multiple_of::keywords(n, schema),
         }
@@ -167,8 +98,7 @@ pub struct ContainerSpec {
     pub allow_unknown_fields: bool,
 }
 
-/// A doc comment as a description: one leading space per line removed, outer blank lines
-/// dropped. `None` when nothing is left.
+/// A doc comment as a description: one leading space a line and the outer blank lines gone.
 pub fn clean_doc(raw: &str) -> Option<String> {
     let lines: Vec<&str> = raw
         .lines()
@@ -179,82 +109,58 @@ pub fn clean_doc(raw: &str) -> Option<String> {
     Some(lines[start..=end].join("\n"))
 }
 
-/// The full range of the integer format `schemars` names.
-fn integer_range(format: &str) -> Option<(Value, Value)> {
-    Some(match format {
-        "int8" => (i8::MIN.into(), i8::MAX.into()),
-        "int16" => (i16::MIN.into(), i16::MAX.into()),
-        "uint8" => (0.into(), u8::MAX.into()),
-        "uint16" => (0.into(), u16::MAX.into()),
-        "int32" => (i32::MIN.into(), i32::MAX.into()),
-        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
-        "uint32" => (0.into(), u32::MAX.into()),
-        "uint64" | "uint" => (0.into(), u64::MAX.into()),
-        _ => return None,
-    })
-}
-
-/// The schema of one field: its type's schema, its rules,
-/// its description and (for the validator's copy) the author's expected text.
-pub fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) -> Value {
-    let mut schema = (field.schema)(generator).to_value();
-    if !schema.is_object() {
+/// A field's schema: its type's, its rules, its description and the author's expected text.
+fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) -> Value {
+    let mut obj = match (field.schema)(generator).to_value() {
+        Value::Object(obj) => obj,
         // `true` schemas (serde_json::Value fields) become `{}` so keywords can be added.
-        schema = json!({});
+        _ => Map::new(),
+    };
+    for rule in field.rules {
+        rule.apply(&mut obj);
     }
-    if let Value::Object(obj) = &mut schema {
-        for rule in field.rules {
-            rule.apply(obj);
-        }
-        if let Some(d) = field.description.and_then(clean_doc) {
-            obj.insert("description".into(), d.into());
-        }
-        if let Some(e) = field.expected {
-            obj.insert(EXPECTED_KEY.into(), e.into());
-        }
+    if let Some(d) = field.description.and_then(clean_doc) {
+        obj.insert("description".into(), d.into());
     }
-    schema
+    if let Some(e) = field.expected {
+        obj.insert(EXPECTED_KEY.into(), e.into());
+    }
+    Value::Object(obj)
 }
 
-/// The range of the Rust integer type named by `format`, on this schema object only
-/// ([`annotated_root_schema`] calls it on every schema of the document).
+/// The range of the Rust integer type `schemars` names in `format`, on this object only.
 fn add_integer_range(obj: &mut Map<String, Value>) {
     let is_integer = match obj.get("type") {
         Some(Value::String(t)) => t == "integer",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
         _ => false,
     };
-    let range = obj
-        .get("format")
-        .and_then(Value::as_str)
-        .and_then(integer_range);
-    if let (true, Some((lo, hi))) = (is_integer, range) {
-        // The type's range, unless the author's bound is tighter: a value the schema accepts
-        // must also fit the Rust type.
-        let as_int = |v: &Value| v.as_i64().map(i128::from).or(v.as_u64().map(i128::from));
-        let tighter = |current: Option<&Value>, bound: &Value, lower: bool| match (
-            current.and_then(as_int),
-            as_int(bound),
-        ) {
-            (Some(c), Some(b)) => {
-                if lower {
-                    c >= b
-                } else {
-                    c <= b
-                }
-            }
-            (None, _) => current.and_then(Value::as_f64).is_some_and(|c| {
-                let b = bound.as_f64().unwrap_or(0.0);
-                if lower { c >= b } else { c <= b }
-            }),
-            _ => true,
-        };
-        if !tighter(obj.get("minimum"), &lo, true) {
-            obj.insert("minimum".into(), lo);
-        }
-        if !tighter(obj.get("maximum"), &hi, false) {
-            obj.insert("maximum".into(), hi);
-        }
+    let (lo, hi): (Value, Value) = match obj.get("format").and_then(Value::as_str) {
+        _ if !is_integer => return,
+        Some("int8") => (i8::MIN.into(), i8::MAX.into()),
+        Some("int16") => (i16::MIN.into(), i16::MAX.into()),
+        Some("uint8") => (0.into(), u8::MAX.into()),
+        Some("uint16") => (0.into(), u16::MAX.into()),
+        Some("int32") => (i32::MIN.into(), i32::MAX.into()),
+        Some("int64" | "int") => (i64::MIN.into(), i64::MAX.into()),
+        Some("uint32") => (0.into(), u32::MAX.into()),
+        Some("uint64" | "uint") => (0.into(), u64::MAX.into()),
+        _ => return,
+    };
+    // The type's range, unless the author's bound is tighter: a value the schema accepts must
+    // also fit the Rust type. (As `f64`, an `i64` bound compares right with the ranges' ends:
+    // rounding keeps the order, and the ends are the extremes.)
+    let tighter = |bound: Option<&Value>, end: &Value, lower: bool| {
+        bound
+            .and_then(Value::as_f64)
+            .zip(end.as_f64())
+            .is_some_and(|(b, e)| if lower { b >= e } else { b <= e })
+    };
+    if !tighter(obj.get("minimum"), &lo, true) {
+        obj.insert("minimum".into(), lo);
+    }
+    if !tighter(obj.get("maximum"), &hi, false) {
+        obj.insert("maximum".into(), hi);
     }
 }
 
@@ -289,10 +195,9 @@ pub fn object_schema(
     schemars::Schema::from(obj)
 }
 
-/// The root schema of `T` with annotations: `$schema` (draft 2020-12), `$defs` for nested
-/// inputs. Every integer schema carries its Rust type's range in `minimum` / `maximum`, and
-/// the Rust number `format`s (`uint32`, `double`, …) are stripped; the validator compiles this
-/// schema and agents see it without its annotations, so both read the same keywords.
+/// The root schema of `T` (draft 2020-12) with annotations, each integer's Rust range in
+/// `minimum` / `maximum`, and the Rust number `format`s (`uint32`, …) stripped: the validator
+/// compiles it, and agents see it without its annotations.
 pub fn annotated_root_schema<T: schemars::JsonSchema>() -> Value {
     let mut root = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
@@ -301,122 +206,4 @@ pub fn annotated_root_schema<T: schemars::JsonSchema>() -> Value {
     for_each_schema(&mut root, &mut add_integer_range);
     strip_rust_formats(&mut root);
     root
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::schema::*;
-
-    #[test]
-    fn clean_doc_strips_one_space_and_blank_edges() {
-        assert_eq!(
-            clean_doc("\n The id.\n  indented\n\n").as_deref(),
-            Some("The id.\n indented")
-        );
-        assert_eq!(clean_doc("  \n"), None);
-    }
-
-    #[test]
-    fn strip_keeps_property_named_like_an_annotation() {
-        let mut v = json!({
-            "x-fusion-keys": ["x-fusion-a"],
-            "properties": {"x-fusion-a": {"type": "string", "x-fusion-expected": "e"}}
-        });
-        strip_annotations(&mut v);
-        assert_eq!(v, json!({"properties": {"x-fusion-a": {"type": "string"}}}));
-    }
-
-    #[test]
-    fn rules_write_their_keywords() {
-        let mut m = Map::new();
-        for r in [
-            Rule::Length {
-                min: Some(1),
-                max: None,
-            },
-            Rule::Range {
-                min: None,
-                max: Some(Num::Float(2.5)),
-                exclusive_min: Some(Num::Int(0)),
-                exclusive_max: None,
-            },
-            Rule::Format(StringFormat::Url),
-            Rule::MultipleOf(Num::Int(5)),
-        ] {
-            r.apply(&mut m);
-        }
-        assert_eq!(
-            Value::Object(m),
-            json!({"minLength": 1, "maximum": 2.5, "exclusiveMinimum": 0, "format": "uri", "multipleOf": 5})
-        );
-    }
-
-    #[test]
-    fn integer_types_get_their_range() {
-        let mut m = json!({"type": ["integer", "null"], "format": "uint32", "minimum": 0});
-        if let Value::Object(m) = &mut m {
-            add_integer_range(m);
-        }
-        assert_eq!(m["maximum"], json!(u32::MAX));
-    }
-
-    #[test]
-    fn the_tighter_bound_wins() {
-        let mut m = json!({"type": "integer", "format": "uint8", "minimum": -5, "maximum": 10});
-        if let Value::Object(m) = &mut m {
-            add_integer_range(m);
-        }
-        assert_eq!((&m["minimum"], &m["maximum"]), (&json!(0), &json!(10)));
-        let mut m = json!({"type": "integer", "format": "int32", "minimum": 2.5});
-        if let Value::Object(m) = &mut m {
-            add_integer_range(m);
-        }
-        assert_eq!(
-            (&m["minimum"], &m["maximum"]),
-            (&json!(2.5), &json!(i32::MAX))
-        );
-    }
-
-    #[test]
-    fn rust_formats_are_stripped_everywhere_and_real_ones_kept() {
-        let mut v = json!({
-            "type": "object",
-            "properties": {
-                "format": {"type": "integer", "format": "uint32", "minimum": 0},
-                "email": {"type": "string", "format": "email"},
-                "ratio": {"anyOf": [{"type": "number", "format": "double"}, {"type": "null"}]},
-                "codes": {"type": "array", "items": {"type": "integer", "format": "uint8"}}
-            },
-            "$defs": {"L": {"type": "number", "format": "float", "default": {"format": "int64"}}},
-            "x-fusion-keys": ["format"]
-        });
-        strip_rust_formats(&mut v);
-        assert_eq!(
-            v,
-            json!({
-                "type": "object",
-                "properties": {
-                    "format": {"type": "integer", "minimum": 0},
-                    "email": {"type": "string", "format": "email"},
-                    "ratio": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-                    "codes": {"type": "array", "items": {"type": "integer"}}
-                },
-                "$defs": {"L": {"type": "number", "default": {"format": "int64"}}},
-                "x-fusion-keys": ["format"]
-            })
-        );
-    }
-
-    #[test]
-    fn nested_integer_schemas_get_their_range_before_the_format_goes() {
-        let mut v =
-            json!({"type": "array", "items": {"type": "integer", "format": "uint8", "minimum": 0}});
-        for_each_schema(&mut v, &mut add_integer_range);
-        strip_rust_formats(&mut v);
-        assert_eq!(
-            v,
-            json!({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 255}})
-        );
-    }
 }

@@ -13,8 +13,7 @@ pub fn push_problem(out: &mut String, message: &str) {
     out.push_str(message.trim_end_matches('.'));
 }
 
-/// Custom validators of a derived input and of the inputs nested in it. `args` is the
-/// arguments object (for "You sent"); `path` where `self` sits in it.
+/// Custom validators of an input and its nested inputs; `path` is where `self` sits in `args`.
 pub trait Validate {
     /// Pushes one `custom` issue per failed validator.
     fn validate(&self, args: &Value, path: &Path<'_>, issues: &mut Vec<Issue>);
@@ -66,8 +65,7 @@ pub trait DiveNone {
 
 impl<T: ?Sized> DiveNone for &Dive<'_, T> {}
 
-/// Runs `#[fusion(validate = f)]` on a field: an `Err(message)` becomes a `custom` issue at
-/// the field's path, with the value sent there and the author's expected text.
+/// Runs `#[fusion(validate = f)]` on a field: an `Err(message)` is a `custom` issue there.
 pub fn run_validator<T: ?Sized, E: Display>(
     value: &T,
     validator: fn(&T) -> Result<(), E>,
@@ -79,16 +77,9 @@ pub fn run_validator<T: ?Sized, E: Display>(
     if let Err(message) = validator(value) {
         let path = path.to_issue_path();
         let sent = path.value_in(args).cloned();
-        let mut issue = Issue::new(
-            path,
-            IssueKind::Custom {
-                message: message.to_string(),
-            },
-            sent,
-        );
-        if let Some(e) = expected {
-            issue = issue.with_expected(e);
-        }
+        let message = message.to_string();
+        let mut issue = Issue::new(path, IssueKind::Custom { message }, sent);
+        issue.expected = expected.map(Into::into);
         issues.push(issue);
     }
 }

@@ -1,39 +1,29 @@
-//! `enum` / `const` (and a `oneOf` of constants, which schemars writes for a Rust enum whose
-//! variants have doc comments): their wording, with a did-you-mean when a string sent is close
-//! to one option, and the typed path's check of a field that is a choice among strings.
+//! `enum` / `const` (and the `oneOf` of constants schemars writes for a Rust enum with
+//! documented variants): their wording, and the typed path's check of a field whose schema is
+//! exactly a choice among strings.
 //!
-//! **Typed path.** A Rust unit-variant enum field has the schema schemars derives for it: a
-//! `$ref` to `{"type": "string", "enum": [..]}`, or to a `oneOf` of string constants when its
-//! variants are documented (inside `anyOf: [.., {"type": "null"}]` for an `Option`). serde
-//! having read the variant does not prove the value sent is one of those strings: a
-//! `#[serde(alias)]`, a `#[serde(other)]` variant, the `{"pro": null}` form serde also reads,
-//! or a hand-written `Deserialize` accept more. So [`Options`] keeps the strings of a field
-//! whose schema is exactly that choice (annotations aside), and [`check`] looks the value
-//! sent up among them: what the schema's `enum` / `oneOf` decides, without a sub-validator.
-//! Any other shape is left to `jsonschema`.
+//! serde having read a variant does not prove the value sent is one of the schema's strings:
+//! `#[serde(alias)]`, `#[serde(other)]`, the `{"pro": null}` form serde also reads, or a
+//! hand-written `Deserialize` accept more. So [`check`] looks the value sent up among the
+//! [`Options`] instead; any other shape is left to `jsonschema`.
 
 use serde_json::{Map, Value};
 
 use super::Check;
-use super::unknown_keys::closest;
+use super::unknown_keys::{closest, push_did_you_mean};
 use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
 use crate::validation::push_list;
-use crate::validation::sent::{push_quoted, push_sent};
+use crate::validation::sent::push_sent;
 
-/// The problem, with the closest option to a string sent: `Invalid option (did you mean
-/// 'open'?)`.
+/// The problem: `Invalid option (did you mean 'open'?)`, or `Invalid value` for a constant.
 pub fn push_problem(out: &mut String, options: &[Value], sent: Option<&Value>) {
     if options.len() == 1 {
         out.push_str("Invalid value");
         return;
     }
     out.push_str("Invalid option");
-    if let Some(Value::String(s)) = sent
-        && let Some(best) = closest(s, options.iter().filter_map(Value::as_str))
-    {
-        out.push_str(" (did you mean ");
-        push_quoted(out, best);
-        out.push_str("?)");
+    if let Some(Value::String(s)) = sent {
+        push_did_you_mean(out, closest(s, options.iter().filter_map(Value::as_str)));
     }
 }
 
@@ -48,40 +38,16 @@ pub fn push_expected(out: &mut String, options: &[Value]) {
     }
 }
 
-/// The options of a union whose every branch is one constant (`const`, or an `enum` of one
-/// value), each branch already resolved by `resolve`; `None` for any other union.
-pub fn union_options<'a>(
-    branches: &'a [Value],
-    resolve: impl Fn(&'a Value) -> &'a Value,
-) -> Option<Vec<Value>> {
-    if branches.len() < 2 {
-        return None;
-    }
-    branches
-        .iter()
-        .map(|b| {
-            let b = resolve(b);
-            match (b.get("const"), b.get("enum")) {
-                (Some(c), None) => Some(c.clone()),
-                (None, Some(Value::Array(one))) if one.len() == 1 => one.first().cloned(),
-                _ => None,
-            }
-        })
-        .collect()
-}
-
-/// What a field whose schema is a choice among strings accepts: one of `strings`, or `null`
-/// when `null` is one of the choices.
+/// What a choice among strings accepts: one of `strings`, and `null` when `null` is set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     strings: Box<[Box<str>]>,
     null: bool,
 }
 
-/// The values a field schema `schema` (in the document `root`) accepts when it is exactly a
-/// choice among strings, besides annotations: `{"type": "string", "enum": [..]}` (the `type`
-/// may be absent), a `oneOf` of string constants, either behind `$ref`s, or one of them in
-/// `anyOf` with `{"type": "null"}`. `None` for any other schema.
+/// The values `schema` accepts when it is exactly a choice among strings (annotations aside):
+/// `{"type": "string", "enum": [..]}` (`type` optional) or a `oneOf` of string constants,
+/// behind `$ref`s, alone or in `anyOf` with `{"type": "null"}`. `None` for any other schema.
 pub fn options(root: &Value, schema: &Value) -> Option<Options> {
     let schema = follow(root, schema)?;
     if let Some(Value::Array(branches)) = schema.get("anyOf") {
@@ -89,12 +55,7 @@ pub fn options(root: &Value, schema: &Value) -> Option<Options> {
         let [a, b] = branches.as_slice() else {
             return None;
         };
-        let is_null = |v: &Value| {
-            v.as_object().is_some_and(|m| {
-                only_annotations_and(m, &["type"]) && m.get("type") == Some(&Value::from("null"))
-            })
-        };
-        let other = match (is_null(a), is_null(b)) {
+        let other = match (is_only_type(a, "null"), is_only_type(b, "null")) {
             (true, false) => b,
             (false, true) => a,
             _ => return None,
@@ -109,8 +70,7 @@ pub fn options(root: &Value, schema: &Value) -> Option<Options> {
     choice(schema)
 }
 
-/// `schema`'s `$ref` chain followed, as long as each step holds nothing besides its `$ref`
-/// and annotations.
+/// `schema`'s `$ref` chain followed while each step holds only its `$ref` and annotations.
 fn follow<'a>(root: &'a Value, mut schema: &'a Value) -> Option<&'a Value> {
     for _ in 0..crate::schema::MAX_REF_HOPS {
         let obj = schema.as_object()?;
@@ -125,8 +85,7 @@ fn follow<'a>(root: &'a Value, mut schema: &'a Value) -> Option<&'a Value> {
     None
 }
 
-/// Whether `obj` holds no keyword besides `allowed` and annotations (the typed path's test of
-/// a schema it can decide alone).
+/// Whether `obj` holds no keyword besides `allowed` and annotations.
 pub(crate) fn only_annotations_and(obj: &Map<String, Value>, allowed: &[&str]) -> bool {
     obj.keys().all(|k| {
         allowed.contains(&k.as_str())
@@ -135,14 +94,26 @@ pub(crate) fn only_annotations_and(obj: &Map<String, Value>, allowed: &[&str]) -
     })
 }
 
+/// Whether `schema` is `{"type": name}`, besides annotations.
+pub(crate) fn is_only_type(schema: &Value, name: &str) -> bool {
+    schema.as_object().is_some_and(|m| {
+        only_annotations_and(m, &["type"]) && m.get("type").and_then(Value::as_str) == Some(name)
+    })
+}
+
+/// Whether `names` holds no name twice.
+pub(crate) fn distinct(mut names: Vec<&str>) -> bool {
+    let n = names.len();
+    names.sort_unstable();
+    names.dedup();
+    names.len() == n
+}
+
 /// The strings of a resolved `{"type": "string", "enum": [..]}` or `oneOf` of string constants.
 fn choice(schema: &Value) -> Option<Options> {
     let obj = schema.as_object()?;
     let strings = if let Some(Value::Array(values)) = obj.get("enum") {
-        let typed = match obj.get("type") {
-            None => true,
-            Some(t) => t == "string",
-        };
+        let typed = obj.get("type").is_none_or(|t| t == "string");
         if !typed || !only_annotations_and(obj, &["type", "enum"]) {
             return None;
         }
@@ -165,13 +136,7 @@ fn choice(schema: &Value) -> Option<Options> {
             })
             .collect::<Option<Vec<Box<str>>>>()?;
         // `oneOf` takes a value that exactly one branch takes: the constants must differ.
-        let mut sorted: Vec<&str> = strings.iter().map(|s| &**s).collect();
-        sorted.sort_unstable();
-        sorted.dedup();
-        if sorted.len() != strings.len() {
-            return None;
-        }
-        strings
+        distinct(strings.iter().map(|s| &**s).collect()).then_some(strings)?
     } else {
         return None;
     };
@@ -189,77 +154,4 @@ pub fn check(sent: &Value, options: &Options) -> Check {
         Value::Null => options.null,
         _ => false,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn opts(root: &Value, schema: &Value) -> Option<(Vec<String>, bool)> {
-        options(root, schema).map(|o| (o.strings.iter().map(|s| s.to_string()).collect(), o.null))
-    }
-
-    #[test]
-    fn the_shapes_schemars_writes_for_an_enum_are_choices() {
-        let root = json!({"$defs": {
-            "Plan": {"type": "string", "enum": ["free", "pro"], "description": "A plan."},
-            "Status": {"oneOf": [
-                {"type": "string", "const": "open", "description": "Open."},
-                {"const": "paid"}
-            ]},
-            "Alias": {"$ref": "#/$defs/Plan"},
-        }});
-        let plan = Some((vec!["free".to_owned(), "pro".to_owned()], false));
-        assert_eq!(
-            opts(&root, &json!({"$ref": "#/$defs/Plan", "description": "d"})),
-            plan
-        );
-        assert_eq!(opts(&root, &json!({"$ref": "#/$defs/Alias"})), plan);
-        assert_eq!(
-            opts(
-                &root,
-                &json!({"anyOf": [{"type": "null"}, {"$ref": "#/$defs/Status"}]})
-            ),
-            Some((vec!["open".to_owned(), "paid".to_owned()], true))
-        );
-    }
-
-    #[test]
-    fn anything_else_is_left_to_the_engine() {
-        let root = json!({"$defs": {
-            "Plan": {"type": "string", "enum": ["free", "pro"]},
-            "Num": {"enum": [1, 2]},
-            "Twice": {"oneOf": [{"const": "a"}, {"const": "a"}]},
-            "Mixed": {"oneOf": [{"const": "a"}, {"type": "integer"}]},
-        }});
-        for schema in [
-            json!({"$ref": "#/$defs/Plan", "minLength": 4}),
-            json!({"$ref": "#/$defs/Num"}),
-            json!({"$ref": "#/$defs/Twice"}),
-            json!({"$ref": "#/$defs/Mixed"}),
-            json!({"$ref": "#/$defs/Nowhere"}),
-            json!({"type": "integer", "enum": ["a"]}),
-            json!({"type": "string", "enum": ["a"], "pattern": "b"}),
-            json!({"anyOf": [{"type": "null"}, {"type": "null"}]}),
-            json!({"anyOf": [{"$ref": "#/$defs/Plan"}, {"type": "null"}], "maxLength": 1}),
-            json!({"type": "string"}),
-        ] {
-            assert_eq!(opts(&root, &schema), None, "{schema}");
-        }
-    }
-
-    #[test]
-    fn the_check_looks_the_value_sent_up() {
-        let root = json!({"type": "string", "enum": ["free", "pro"]});
-        let plain = options(&root, &root).expect("a choice");
-        assert_eq!(check(&json!("pro"), &plain), Check::Pass);
-        for bad in [json!("Pro"), json!(null), json!({"pro": null}), json!(1)] {
-            assert_eq!(check(&bad, &plain), Check::Fail, "{bad}");
-        }
-        let optional = options(&root, &json!({"anyOf": [root.clone(), {"type": "null"}]}))
-            .expect("a choice or null");
-        assert_eq!(check(&json!(null), &optional), Check::Pass);
-    }
 }

@@ -3,12 +3,6 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::spec::Rule;
-
-/// The rule `items(min, max)` writes.
-pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {
-    Rule::Items { min, max }
-}
 
 /// Its keywords.
 pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {
@@ -38,16 +32,3 @@ pub const PROBLEMS: (&str, &str) = ("Too few items", "Too many items");
 
 /// The unit of its count.
 pub const UNIT: (&str, &str) = ("item", "items");
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_items_of_arrays_only() {
-        assert_eq!(check(Typed::Strs(0), Some(1), None), Check::Fail);
-        assert_eq!(check(Typed::Strs(3), Some(1), Some(3)), Check::Pass);
-        assert_eq!(check(Typed::Strs(4), None, Some(3)), Check::Fail);
-        assert_eq!(check(Typed::Str("abc"), Some(5), None), Check::Pass);
-    }
-}

@@ -3,12 +3,6 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::spec::Rule;
-
-/// The rule `length(min, max)` writes.
-pub const fn rule(min: Option<u64>, max: Option<u64>) -> Rule {
-    Rule::Length { min, max }
-}
 
 /// Its keywords.
 pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {
@@ -20,8 +14,7 @@ pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Val
     }
 }
 
-/// A string's length in characters, within the bounds (`minLength` / `maxLength` apply to
-/// strings only).
+/// A string's length in characters within the bounds (which apply to strings only).
 #[inline]
 pub fn check(value: Typed<'_>, min: Option<u64>, max: Option<u64>) -> Check {
     match value {
@@ -50,18 +43,3 @@ pub const PROBLEMS: (&str, &str) = ("Too short", "Too long");
 
 /// The unit of its count.
 pub const UNIT: (&str, &str) = ("character", "characters");
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_characters_not_bytes() {
-        assert_eq!(check(Typed::Str("héé"), Some(3), Some(3)), Check::Pass);
-        assert_eq!(check(Typed::Str("ab"), Some(3), None), Check::Fail);
-        assert_eq!(check(Typed::Str("abcd"), None, Some(3)), Check::Fail);
-        assert_eq!(check(Typed::Str("😀😀"), None, Some(2)), Check::Pass);
-        assert_eq!(check(Typed::Int(5), Some(3), None), Check::Pass);
-        assert_eq!(check(Typed::Opaque, Some(3), None), Check::Engine);
-    }
-}

@@ -2,39 +2,27 @@
 //! typed value serde has read, and its SPEC §4 wording (the text of its `<field>` line).
 //!
 //! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
-//! has, in its file:
-//! - `const fn rule(args) -> Rule`: the [`Rule`] its attribute becomes; [`Rule::apply`] calls
-//!   the file's `keywords` to write it into the field's schema;
-//! - `fn check(value: Typed<'_>, args) -> Check`: its verdict on the typed value, with the same
-//!   `args`. [`Check::Engine`] says "a typed value cannot decide this": the field's value sent
-//!   is then checked by `jsonschema` on the field's sub-schema;
-//! - the wording of the issues its keywords produce, called from [`Issue`]'s line.
-//!
-//! The other rules (`required`, `unknown_keys`, `types`, `enum_const`, `union`, `custom`,
-//! `properties`) have no attribute: serde, the key count or `jsonschema` decide them (the
-//! typed path looks a string sent up among an enum field's options, `enum_const::check`), and
-//! their file holds their wording.
+//! has `fn keywords(args, schema)`, which [`Rule::apply`] calls for `Rule::<Name>(args)`, and
+//! `fn check(value: Typed<'_>, args) -> Check`, whose [`Check::Engine`] says a typed value
+//! cannot decide: `jsonschema` then checks the value sent on the field's sub-schema. The other
+//! rules have no attribute: serde, the key count or `jsonschema` decide them (the typed path
+//! looks a string sent up among an enum field's options, `enum_const::check`).
 //!
 //! # How to add a rule
 //!
-//! 1. One file here, `rules/<name>.rs`, with `rule`, `keywords`, `check` and the wording of
-//!    its issue (a new [`IssueKind`] variant when no existing one says it), and its `mod`
-//!    line below; its [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
-//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table: the attribute read into
-//!    `args` (plus its parsing in `attr.rs` and, when it only fits some types, a line in
-//!    `check.rs`). The derive then writes `rules::<name>::rule(args)` into the field's spec
-//!    and `rules::<name>::check(value, args)` into its typed check. A check that needs state
-//!    built once (the pattern's compiled matcher) gets it through the row's `check_args`: the
-//!    derive passes a `static` of the file's type, written at the call site.
+//! 1. `rules/<name>.rs`, with `keywords`, `check` and the wording of its issue (a new
+//!    [`IssueKind`] variant when no existing one says it), and its `mod` line below; its
+//!    [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
+//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table (plus the attribute's
+//!    parsing in `attr.rs`, and a line in `check.rs` if it fits some types only): the derive
+//!    writes `Rule::<Name>(args)` and `rules::<name>::check(value, args)`. State built once
+//!    (the pattern's matcher) comes through the row's `check_args`, as a `static`.
 //!
-//! A new `format` is one [`StringFormat`](crate::validation::spec::StringFormat) variant, its row in
+//! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
 //! [`format::FORMATS`] and its attribute in the macro's format table.
-//!
-//! `tests/tests/fast_path_contract.rs` checks that the typed checks and `jsonschema` agree.
 //!
 //! [`Rule`]: crate::validation::spec::Rule
 //! [`Rule::apply`]: crate::validation::spec::Rule::apply
-//! [`Issue`]: super::Issue
 //! [`IssueKind`]: super::IssueKind
 
 pub mod custom;
@@ -127,24 +115,12 @@ macro_rules! trusted_int {
     ($($t:ty),*) => {$(
         impl Trusted for $t {
             fn typed(&self) -> Typed<'_> {
-                Typed::Int(i128::from(*self))
+                i128::try_from(*self).map_or(Typed::Opaque, Typed::Int)
             }
         }
     )*};
 }
-trusted_int!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-impl Trusted for isize {
-    fn typed(&self) -> Typed<'_> {
-        i64::try_from(*self).map_or(Typed::Opaque, |v| Typed::Int(i128::from(v)))
-    }
-}
-
-impl Trusted for usize {
-    fn typed(&self) -> Typed<'_> {
-        u64::try_from(*self).map_or(Typed::Opaque, |v| Typed::Int(i128::from(v)))
-    }
-}
+trusted_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
 impl Trusted for Vec<String> {
     fn typed(&self) -> Typed<'_> {

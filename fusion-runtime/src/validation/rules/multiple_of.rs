@@ -4,20 +4,14 @@ use serde_json::{Map, Value};
 
 use super::{Check, Typed};
 use crate::validation::sent::push_number;
-use crate::validation::spec::{Num, Rule};
-
-/// The rule `multiple_of = n` writes.
-pub const fn rule(divisor: Num) -> Rule {
-    Rule::MultipleOf(divisor)
-}
+use crate::validation::spec::Num;
 
 /// Its keyword.
 pub fn keywords(divisor: Num, schema: &mut Map<String, Value>) {
     schema.insert("multipleOf".into(), divisor.to_json());
 }
 
-/// An integer divided by an integer divisor exactly; a fractional divisor (or a float sent)
-/// is the engine's, whose float arithmetic decides.
+/// An integer by an integer divisor, exactly; a fraction (divisor or sent) is the engine's.
 #[inline]
 pub fn check(value: Typed<'_>, divisor: Num) -> Check {
     match (value, divisor) {
@@ -37,17 +31,4 @@ pub fn push_problem(out: &mut String, divisor: f64) {
 pub fn push_expected(out: &mut String, divisor: f64) {
     out.push_str("a multiple of ");
     push_number(out, divisor);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_divisors_decide_and_fractions_ask_the_engine() {
-        assert_eq!(check(Typed::Int(15), Num::Int(5)), Check::Pass);
-        assert_eq!(check(Typed::Int(-12), Num::Int(5)), Check::Fail);
-        assert_eq!(check(Typed::Int(3), Num::Float(1.5)), Check::Engine);
-        assert_eq!(check(Typed::Str("x"), Num::Int(5)), Check::Pass);
-    }
 }

@@ -1,50 +1,25 @@
-//! `pattern = ".."`: `pattern`, an ECMA-262 regex. The macro compiles it with `jsonschema`;
-//! the typed check matches the string with the matcher `jsonschema` builds for it, so one
-//! dialect and one engine decide.
-//!
-//! [`Pattern`] builds, from the same public pieces and at the same versions (one of each in
-//! `Cargo.lock`), what `jsonschema`'s `pattern` keyword builds with its default options
-//! (`fancy-regex`, no limits; `jsonschema/src/keywords/pattern.rs`):
-//! 1. a literal form [`jsonschema_regex::analyze_pattern`] recognizes (`^abc`, `^abc$`,
-//!    `^(a|b)$`, `^\S*$`), compared as `jsonschema` compares it;
-//! 2. else the ECMA-262 translation ([`jsonschema_regex::to_rust_regex`]): an anchored
-//!    sequence ([`jsonschema_regex::Sequence`] compiles it) is decided by the `regex` crate's
-//!    engine on the translation, which `jsonschema` falls back on and its sequence matcher
-//!    reproduces: a dense DFA of `regex-automata` (the engine inside `regex`), built once and
-//!    walked byte by byte without a search's setup, or `regex` itself when the DFA would be
-//!    larger than [`MAX_DFA_BYTES`];
-//! 3. leading look-aheads, which `jsonschema` splits into parts: the engine decides;
-//! 4. else `fancy-regex` on the translation, or on its [`jsonschema_regex::search_form`]
-//!    (a counted class, or edge counts collapsed).
-//!
-//! A match the engine could not finish (a `fancy-regex` error, a panic in `regex`) is left to
-//! `jsonschema`, which has its own answer for it. `tests/tests/pattern_engine.rs` checks that
-//! [`Pattern::is_match`] and `jsonschema` agree on random strings for every pattern of the
-//! test fixtures.
+//! `pattern = ".."`: `pattern`, an ECMA-262 regex. [`Pattern`] rebuilds what `jsonschema`'s
+//! `pattern` keyword runs (`keywords/pattern.rs`) from the same public pieces of
+//! `jsonschema_regex` (one version in `Cargo.lock`), so one dialect and one engine decide; a
+//! match it cannot finish is left to `jsonschema`. `tests/tests/pattern_engine.rs` checks the
+//! two agree.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
-use jsonschema_regex::{PatternAnalysis, RepeatedClass, Search};
+use jsonschema_regex::{PatternAnalysis, RepeatedClass, Search, Sequence};
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::util::{primitives::StateID, start};
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
-use crate::validation::spec::Rule;
-
-/// The rule `pattern = ".."` writes.
-pub const fn rule(pattern: &'static str) -> Rule {
-    Rule::Pattern(pattern)
-}
 
 /// Its keyword.
 pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {
     schema.insert("pattern".into(), pattern.into());
 }
 
-/// A string is matched by the compiled pattern; anything else the pattern does not constrain.
-/// [`Check::Engine`] when the matcher cannot answer (see [`Pattern::is_match`]).
+/// A string matched by the compiled pattern ([`Check::Engine`] when it cannot answer).
 #[inline]
 pub fn check(value: Typed<'_>, pattern: &'static Pattern) -> Check {
     match value {
@@ -54,17 +29,11 @@ pub fn check(value: Typed<'_>, pattern: &'static Pattern) -> Check {
     }
 }
 
-/// A field's `pattern`, compiled on its first use. The derive writes one `static` per
-/// `pattern` attribute for the typed check.
+/// A field's `pattern`, compiled on first use (the derive writes one `static` per attribute).
+#[derive(Debug)]
 pub struct Pattern {
     source: &'static str,
     matcher: OnceLock<Matcher>,
-}
-
-impl std::fmt::Debug for Pattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Pattern").field(&self.source).finish()
-    }
 }
 
 impl Pattern {
@@ -74,11 +43,6 @@ impl Pattern {
             source,
             matcher: OnceLock::new(),
         }
-    }
-
-    /// The pattern as written.
-    pub const fn source(&self) -> &'static str {
-        self.source
     }
 
     /// Whether `text` matches, as `jsonschema` decides it; `None` when only `jsonschema` can
@@ -96,6 +60,7 @@ impl Pattern {
 // One per `pattern` attribute, in a `static`: its size costs nothing, a `Box` around the DFA
 // would cost a load on every call.
 #[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
 enum Matcher {
     /// `^abc`.
     Prefix(String),
@@ -107,6 +72,10 @@ enum Matcher {
     NoWhitespace,
     /// `^X{m,n}$` over one class: the characters counted.
     Counted(RepeatedClass),
+    /// `^abcX{m,n}$`: the prefix, then the characters after it counted (by `jsonschema`'s
+    /// sequence matcher when they are ASCII). Each character is checked alone, where a DFA's
+    /// steps are a chain of dependent loads.
+    PrefixCounted(Box<str>, Option<Sequence>, RepeatedClass),
     /// The DFA of the translation (anchored sequences).
     Dfa(Dfa),
     /// The `regex` crate on the translation (anchored sequences whose DFA is too large).
@@ -131,6 +100,9 @@ impl Matcher {
             return Matcher::Engine;
         };
         if jsonschema_regex::Sequence::compile(&translated).is_some() {
+            if let Some(split) = split_prefix(&translated) {
+                return split;
+            }
             if let Some(dfa) = Dfa::new(&translated) {
                 return Matcher::Dfa(dfa);
             }
@@ -155,6 +127,14 @@ impl Matcher {
             Matcher::Alternation(a) => Some(a.iter().any(|a| a == text)),
             Matcher::NoWhitespace => Some(!jsonschema_regex::contains_ecma_whitespace(text)),
             Matcher::Counted(class) => Some(class.is_match(text)),
+            Matcher::PrefixCounted(prefix, ascii, rest) => {
+                Some(text.strip_prefix(&**prefix).is_some_and(|after| {
+                    ascii
+                        .as_ref()
+                        .and_then(|a| a.is_match(after.as_bytes()))
+                        .unwrap_or_else(|| rest.is_match(after))
+                }))
+            }
             Matcher::Dfa(dfa) => dfa.is_match(text),
             // `regex-automata` 0.4 can panic on some patterns (rust-lang/regex#1344), as
             // `jsonschema` notes where it catches it: the engine answers instead.
@@ -170,11 +150,27 @@ impl Matcher {
 /// The largest DFA built for a pattern, in bytes of transitions (`regex` decides beyond it).
 pub const MAX_DFA_BYTES: usize = 1 << 16;
 
-/// A dense DFA of a translated pattern, unanchored as `regex`'s `is_match` searches, and its
-/// start state at the start of a text.
+/// A pattern's dense DFA, unanchored as `regex`'s `is_match` searches, and its start state.
+#[derive(Debug)]
 struct Dfa {
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
+}
+
+/// `^abcX{m,n}$` as its literal prefix (the letters, digits and `_` after the `^`, the last
+/// one left to the rest when a quantifier follows it) and `^X{m,n}$` counted.
+fn split_prefix(translated: &str) -> Option<Matcher> {
+    let body = translated.strip_prefix('^')?;
+    let mut end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    if body[end..].starts_with(['*', '+', '?', '{']) {
+        end = end.checked_sub(1)?;
+    }
+    let rest = format!("^{}", &body[end..]);
+    let counted = RepeatedClass::from_translated(&rest)?;
+    let prefix = Box::from(&body[..end]);
+    (end > 0).then(|| Matcher::PrefixCounted(prefix, Sequence::compile(&rest), counted))
 }
 
 impl Dfa {
@@ -236,29 +232,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_form_is_built_and_decides() {
-        let cases: &[(&str, &str, Option<bool>)] = &[
-            ("^abc", "abcd", Some(true)),
-            ("^abc$", "abcd", Some(false)),
-            ("^(a|b)$", "b", Some(true)),
-            ("^\\S*$", "a\u{a0}b", Some(false)),
-            ("^[a-z]{2,4}$", "abcde", Some(false)),
-            ("^acc_[a-z0-9]{6,12}$", "acc_7f3k9q2m", Some(true)),
-            ("^acc_[a-z0-9]{6,12}$", "acc_7f3k9q2m_", Some(false)),
-            ("^SKU-\\d{1,3}$", "SKU-\u{661}", Some(false)),
-            ("^(ab)+$", "abab", Some(true)),
-            ("^(ab)+$", "aba", Some(false)),
-            ("^(?=.*[0-9]).+$", "a1", None),
-            ("^(\\w)\\1$", "aa", Some(true)),
-            ("^(\\w)\\1$", "ab", Some(false)),
-        ];
-        for (pattern, text, expected) in cases {
-            let p = Pattern {
-                source: pattern,
-                matcher: OnceLock::new(),
-            };
-            assert_eq!(p.is_match(text), *expected, "{pattern} on {text:?}");
-        }
+    fn a_literal_prefix_then_a_counted_class_is_split() {
+        let split = |p| matches!(Matcher::new(p), Matcher::PrefixCounted(..));
+        assert!(split("^acc_[a-z0-9]{6,12}$"));
+        assert!(!split("^ab*[0-9]{1,2}$"), "a quantified last letter");
+        assert!(!split("^ab[0-9]{1,2}x$"), "more after the class");
     }
 
     #[test]
@@ -270,14 +248,5 @@ mod tests {
         assert!(!matches!(m, Matcher::Dfa(_)));
         assert_eq!(m.is_match(&"é".repeat(900)), Some(true));
         assert_eq!(m.is_match(&"é".repeat(901)), Some(false));
-    }
-
-    #[test]
-    fn the_check_asks_the_matcher_for_strings_only() {
-        static P: Pattern = Pattern::new("^a$");
-        assert_eq!(check(Typed::Str("a"), &P), Check::Pass);
-        assert_eq!(check(Typed::Str("b"), &P), Check::Fail);
-        assert_eq!(check(Typed::Int(1), &P), Check::Pass);
-        assert_eq!(check(Typed::Opaque, &P), Check::Engine);
     }
 }

@@ -1,26 +1,10 @@
-//! `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`: `minimum`, `maximum`,
-//! `exclusiveMinimum`, `exclusiveMaximum`.
+//! `range(..)`: `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
 
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
 use crate::validation::sent::push_number;
-use crate::validation::spec::{Num, Rule};
-
-/// The rule `range(..)` writes.
-pub const fn rule(
-    min: Option<Num>,
-    max: Option<Num>,
-    exclusive_min: Option<Num>,
-    exclusive_max: Option<Num>,
-) -> Rule {
-    Rule::Range {
-        min,
-        max,
-        exclusive_min,
-        exclusive_max,
-    }
-}
+use crate::validation::spec::Num;
 
 /// Its keywords.
 pub fn keywords(
@@ -98,29 +82,4 @@ pub fn push_expected(out: &mut String, limit: f64, inclusive: bool, upper: bool)
         (true, false) => "a number < ",
     });
     push_number(out, limit);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integers_against_integer_and_float_bounds() {
-        let r = |x, min, max| check(Typed::Int(x), min, max, None, None);
-        assert_eq!(r(1, Some(Num::Int(1)), Some(Num::Int(100))), Check::Pass);
-        assert_eq!(r(0, Some(Num::Int(1)), None), Check::Fail);
-        assert_eq!(r(1, Some(Num::Float(0.5)), None), Check::Pass);
-        assert_eq!(r(0, Some(Num::Float(0.5)), None), Check::Fail);
-        assert_eq!(r(2, None, Some(Num::Float(2.5))), Check::Pass);
-        assert_eq!(r(3, None, Some(Num::Float(2.5))), Check::Fail);
-        let ex = |x, lo, hi| check(Typed::Int(x), None, None, lo, hi);
-        assert_eq!(ex(0, Some(Num::Int(0)), None), Check::Fail);
-        assert_eq!(ex(1, Some(Num::Float(0.0)), None), Check::Pass);
-        assert_eq!(ex(5, None, Some(Num::Float(5.0))), Check::Fail);
-        assert_eq!(ex(4, None, Some(Num::Float(4.5))), Check::Pass);
-        assert_eq!(
-            check(Typed::Str("x"), Some(Num::Int(1)), None, None, None),
-            Check::Pass
-        );
-    }
 }

@@ -23,37 +23,22 @@ pub fn words(name: &str) -> &'static str {
     }
 }
 
-fn json_type_name(t: JsonType) -> &'static str {
-    match t {
-        JsonType::Null => "null",
-        JsonType::Boolean => "boolean",
-        JsonType::Integer => "integer",
-        JsonType::Number => "number",
-        JsonType::String => "string",
-        JsonType::Array => "array",
-        JsonType::Object => "object",
-    }
-}
-
 /// Several types in words, `null` last: "a string or null" reads as the optional field it is.
 pub fn words_of<'a>(names: impl Iterator<Item = &'a str>) -> Cow<'static, str> {
     let mut names: Vec<&str> = names.collect();
     names.sort_by_key(|t| *t == "null");
-    match names.as_slice() {
-        [one] => words(one).into(),
-        _ => names
-            .into_iter()
-            .map(words)
-            .collect::<Vec<_>>()
-            .join(" or ")
-            .into(),
-    }
+    names
+        .into_iter()
+        .map(words)
+        .collect::<Vec<_>>()
+        .join(" or ")
+        .into()
 }
 
 /// The expected text of a `jsonschema` type error.
 pub fn expected(kind: &TypeKind) -> Cow<'static, str> {
     match kind {
-        TypeKind::Single(t) => words(json_type_name(*t)).into(),
-        TypeKind::Multiple(set) => words_of(set.iter().map(json_type_name)),
+        TypeKind::Single(t) => words(t.as_str()).into(),
+        TypeKind::Multiple(set) => words_of(set.iter().map(JsonType::as_str)),
     }
 }

@@ -1,12 +1,10 @@
-//! `additionalProperties: false` (unless `#[fusion(allow_unknown_fields)]`): on the valid
-//! path, the keys counted while the fields are checked must be all the object's keys; its
-//! wording names the closest known key.
+//! `additionalProperties: false` (unless `#[fusion(allow_unknown_fields)]`): the keys counted
+//! while the fields are checked must be all the object's keys.
 
 use crate::validation::sent::push_quoted;
 use crate::validation::{MAX_COMPARED_CHARS, push_list};
 
-/// Whether the object holds no key besides the `present` fields counted, when unknown keys
-/// are denied.
+/// Whether the object holds no key besides the `present` fields, when unknown keys are denied.
 #[inline(always)]
 pub fn check(deny_unknown: bool, present: usize, len: usize) -> bool {
     !deny_unknown || present == len
@@ -16,7 +14,12 @@ pub fn check(deny_unknown: bool, present: usize, len: usize) -> bool {
 pub fn push_problem(out: &mut String, key: &str, known: &[String]) {
     out.push_str("Unrecognized key ");
     push_quoted(out, key);
-    if let Some(best) = closest(key, known.iter().map(String::as_str)) {
+    push_did_you_mean(out, closest(key, known.iter().map(String::as_str)));
+}
+
+/// ` (did you mean 'email'?)`, when there is a closest candidate.
+pub(crate) fn push_did_you_mean(out: &mut String, best: Option<&str>) {
+    if let Some(best) = best {
         out.push_str(" (did you mean ");
         push_quoted(out, best);
         out.push_str("?)");
@@ -33,11 +36,9 @@ pub fn push_expected(out: &mut String, known: &[String]) {
     }
 }
 
-/// The candidate closest to `key` by edit distance, when it is close enough to be a typo.
-///
-/// A `key` longer than [`MAX_COMPARED_CHARS`] characters has none, and a candidate is compared
-/// only when the lengths differ by no more than the distance allowed: the cost stays bounded
-/// by the candidates' lengths, whatever the length of `key`.
+/// The candidate closest to `key` by edit distance, when it is close enough to be a typo. A
+/// `key` longer than [`MAX_COMPARED_CHARS`] characters has none, and a candidate is compared
+/// only when the lengths differ by no more than the distance allowed: the cost stays bounded.
 pub fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let key_len = key.chars().take(MAX_COMPARED_CHARS + 1).count();
     if key_len > MAX_COMPARED_CHARS {
