@@ -26,47 +26,55 @@ pub fn check(value: Typed<'_>, format: Format) -> Check {
 /// An address every email check accepts: `local@domain`, the local part dot-separated atoms of
 /// letters, digits and `_+-` (at most 64 bytes), the domain at least two dot-separated ASCII
 /// labels of letters, digits and inner single hyphens (at most 63 bytes each, 253 in all), the
-/// last one two letters or more. `false` says nothing: the engine decides.
+/// last one letters only. `false` says nothing: the engine decides. `fast_path_contract.rs`
+/// checks that the engine accepts whatever this accepts.
 ///
-/// Each byte is checked against the one before it (a table of the pairs allowed), so no step
-/// waits on the one before, as a state machine's steps would.
+/// One table step per byte; the lengths need checking only past 64 bytes.
 pub fn is_plain_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else {
-        return false;
-    };
-    let Some((_, last)) = domain.rsplit_once('.') else {
-        return false;
-    };
-    last.len() >= 2
-        && last.bytes().all(|c| c.is_ascii_alphabetic())
-        && pairs_allowed(local.as_bytes(), LOCAL)
-        && pairs_allowed(domain.as_bytes(), DOMAIN)
-        && (s.len() <= 64
-            || (local.len() <= 64
-                && domain.len() <= 253
-                && domain.split('.').all(|l| l.len() <= 63)))
-}
-
-/// Whether each byte's class may follow the one before it, the part's edges being [`EDGE`]:
-/// bit `8 * before + class` of `allowed`.
-#[inline]
-fn pairs_allowed(part: &[u8], allowed: u64) -> bool {
-    let (mut ok, mut prev) = (1, 8 * EDGE);
-    for &c in part {
-        let class = u32::from(EMAIL_CLASS[usize::from(c)]);
-        ok &= allowed >> (prev | class);
-        prev = 8 * class;
+    let b = s.as_bytes();
+    let mut state = L0;
+    for &c in b {
+        state = EMAIL_NEXT[usize::from(state & 15)][usize::from(EMAIL_CLASS[usize::from(c)] & 7)];
     }
-    ok & allowed >> (prev | EDGE) & 1 == 1
+    state == A2 && (b.len() <= 64 || lengths_fit(b))
 }
 
-/// The byte classes: anything else (0), a letter (1), a digit (2), `_` or `+` (3), `-` (4),
-/// `.` (5), `@` (6); 7 is the edge of a part.
+/// The local part at most 64 bytes, the domain 253, each label 63.
+fn lengths_fit(b: &[u8]) -> bool {
+    match b.iter().position(|&c| c == b'@') {
+        Some(at) => {
+            let domain = &b[at + 1..];
+            at <= 64 && domain.len() <= 253 && domain.split(|&c| c == b'.').all(|l| l.len() <= 63)
+        }
+        None => false,
+    }
+}
+
+// The states of [`is_plain_email`]: in the local part, at an atom's start (`L0`) or inside
+// one (`L1`); in the domain before its first dot, at its start (`D0`), in a label (`N`) or
+// after a hyphen (`NH`); after a dot, at a label's start (`S`), after one or more letters
+// (`A1`, `A2`), in a label with a digit or hyphen (`M`), after a hyphen (`H`). `A2` accepts;
+// `R` rejects, for good.
+const R: u8 = 0;
+const L0: u8 = 1;
+const L1: u8 = 2;
+const D0: u8 = 3;
+const N: u8 = 4;
+const NH: u8 = 5;
+const S: u8 = 6;
+const A1: u8 = 7;
+const A2: u8 = 8;
+const M: u8 = 9;
+const H: u8 = 10;
+
+/// The byte classes of [`EMAIL_NEXT`]'s columns: anything else (0), a letter (1), a digit
+/// (2), `_` or `+` (3), `-` (4), `.` (5), `@` (6).
 const EMAIL_CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
     while i < 256 {
-        t[i] = match i as u8 {
+        let c = i as u8;
+        t[i] = match c {
             b'a'..=b'z' | b'A'..=b'Z' => 1,
             b'0'..=b'9' => 2,
             b'_' | b'+' => 3,
@@ -79,16 +87,24 @@ const EMAIL_CLASS: [u8; 256] = {
     }
     t
 };
-const EDGE: u32 = 7;
 
-/// By class (a byte each), the classes that may follow it (a bit each) in the local part:
-/// atoms of letters, digits and `_+-`, one dot between two.
+/// The next state, by state and byte class.
 #[rustfmt::skip]
-const LOCAL: u64 = u64::from_le_bytes([0, 0b1011_1110, 0b1011_1110, 0b1011_1110, 0b1011_1110, 0b0001_1110, 0, 0b0001_1110]);
-/// The same in the domain: labels of letters and digits, one hyphen between two, one dot
-/// between two labels.
-#[rustfmt::skip]
-const DOMAIN: u64 = u64::from_le_bytes([0, 0b1011_0110, 0b1011_0110, 0, 0b0000_0110, 0b0000_0110, 0, 0b0000_0110]);
+const EMAIL_NEXT: [[u8; 8]; 16] = {
+    let mut t = [[R; 8]; 16];
+    //        other letter digit _+  -   .   @
+    t[L0 as usize] = [R, L1, L1, L1, L1, R,  R,  R];
+    t[L1 as usize] = [R, L1, L1, L1, L1, L0, D0, R];
+    t[D0 as usize] = [R, N,  N,  R,  R,  R,  R,  R];
+    t[N as usize]  = [R, N,  N,  R,  NH, S,  R,  R];
+    t[NH as usize] = [R, N,  N,  R,  R,  R,  R,  R];
+    t[S as usize]  = [R, A1, M,  R,  R,  R,  R,  R];
+    t[A1 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
+    t[A2 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
+    t[M as usize]  = [R, M,  M,  R,  H,  S,  R,  R];
+    t[H as usize]  = [R, M,  M,  R,  R,  R,  R,  R];
+    t
+};
 
 /// A string format, as issues name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
