@@ -29,12 +29,19 @@ pub fn check(value: Typed<'_>, format: Format) -> Check {
 /// last one letters only. `false` says nothing: the engine decides. `fast_path_contract.rs`
 /// checks that the engine accepts whatever this accepts.
 ///
-/// One table step per byte; the lengths need checking only past 64 bytes.
+/// One table step per two bytes (each step waits for the one before: half as many steps is
+/// half the wait); the lengths need checking only past 64 bytes.
 pub fn is_plain_email(s: &str) -> bool {
     let b = s.as_bytes();
+    let class = |c: u8| usize::from(EMAIL_CLASS[usize::from(c)] & 7);
     let mut state = L0;
-    for &c in b {
-        state = EMAIL_NEXT[usize::from(state & 15)][usize::from(EMAIL_CLASS[usize::from(c)] & 7)];
+    let mut pairs = b.chunks_exact(2);
+    for pair in &mut pairs {
+        let column = class(pair[0]) << 3 | class(pair[1]);
+        state = EMAIL_NEXT2[usize::from(state & 15)][column];
+    }
+    if let [c] = pairs.remainder() {
+        state = EMAIL_NEXT[usize::from(state & 15)][class(*c)];
     }
     state == A2 && (b.len() <= 64 || lengths_fit(b))
 }
@@ -103,6 +110,22 @@ const EMAIL_NEXT: [[u8; 8]; 16] = {
     t[A2 as usize] = [R, A2, M,  R,  H,  S,  R,  R];
     t[M as usize]  = [R, M,  M,  R,  H,  S,  R,  R];
     t[H as usize]  = [R, M,  M,  R,  R,  R,  R,  R];
+    t
+};
+
+/// Two steps of [`EMAIL_NEXT`] at once, by state and the two bytes' classes (`first << 3 | second`).
+const EMAIL_NEXT2: [[u8; 64]; 16] = {
+    let mut t = [[R; 64]; 16];
+    let mut state = 0;
+    while state < 16 {
+        let mut column = 0;
+        while column < 64 {
+            let half = EMAIL_NEXT[state][column >> 3];
+            t[state][column] = EMAIL_NEXT[half as usize][column & 7];
+            column += 1;
+        }
+        state += 1;
+    }
     t
 };
 
