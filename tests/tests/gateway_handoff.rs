@@ -62,6 +62,55 @@ async fn call(
     (text, r.is_error.unwrap_or(false))
 }
 
+/// The session's way through the finance domain: handed off by `triage_escalate` (the
+/// domain's tools listed, `tools/list_changed` sent), a triage tool called from inside it, a
+/// delegated call carrying the carry-over state, and the return (the triage tools again).
+/// Returns the answer to the wrong-domain call.
+async fn hand_off_and_return(
+    client: &RunningService<RoleClient, ListWatcher>,
+    changed: &mut mpsc::UnboundedReceiver<()>,
+) -> String {
+    let (handed, is_error) = call(
+        client,
+        "triage_escalate",
+        json!({"invoice": "inv_2026_0001"}),
+    )
+    .await;
+    assert!(!is_error, "{handed}");
+    assert!(handed.starts_with("Handed off to finance"), "{handed}");
+    tokio::time::timeout(LIMIT, changed.recv())
+        .await
+        .expect("list_changed in time")
+        .expect("list_changed");
+    assert_eq!(
+        names(client).await,
+        ["finance_billing_lookup", "gateway_return_to_triage"]
+    );
+
+    let (wrong, is_error) = call(client, "triage_escalate", json!({"invoice": "x"})).await;
+    assert!(is_error, "{wrong}");
+
+    let (looked_up, is_error) = call(
+        client,
+        "finance_billing_lookup",
+        json!({"invoice": "inv_1"}),
+    )
+    .await;
+    assert!(!is_error, "{looked_up}");
+    let got: serde_json::Value = serde_json::from_str(&looked_up).expect("JSON");
+    assert_eq!(got["carry"], json!({"invoice": "inv_2026_0001"}));
+    assert_eq!(got["issuer"], "triage");
+
+    let (back, is_error) = call(client, "gateway_return_to_triage", json!({})).await;
+    assert!(!is_error, "{back}");
+    tokio::time::timeout(LIMIT, changed.recv())
+        .await
+        .expect("list_changed in time")
+        .expect("list_changed");
+    assert_eq!(names(client).await, ["triage_escalate"]);
+    wrong
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_session_hands_off_to_finance_and_returns() {
     let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
@@ -102,47 +151,11 @@ async fn a_2025_session_hands_off_to_finance_and_returns() {
     assert!(is_error);
     insta::assert_snapshot!("mismatch_before_handoff", wrong);
 
-    let (handed, is_error) = call(
-        &client,
-        "triage_escalate",
-        json!({"invoice": "inv_2026_0001"}),
-    )
-    .await;
-    assert!(!is_error, "{handed}");
-    tokio::time::timeout(LIMIT, changed.recv())
-        .await
-        .expect("list_changed in time")
-        .expect("list_changed");
-    assert_eq!(
-        names(&client).await,
-        ["finance_billing_lookup", "gateway_return_to_triage"]
-    );
-
-    let (wrong, is_error) = call(&client, "triage_escalate", json!({"invoice": "x"})).await;
-    assert!(is_error);
+    let wrong = hand_off_and_return(&client, &mut changed).await;
     insta::assert_snapshot!("mismatch_in_finance", wrong);
     assert!(
         matches!(parse_envelope(&wrong), Ok(Envelope::Tool(e)) if e.code().as_str() == "HANDOFF_NAMESPACE_MISMATCH")
     );
-
-    let (looked_up, is_error) = call(
-        &client,
-        "finance_billing_lookup",
-        json!({"invoice": "inv_1"}),
-    )
-    .await;
-    assert!(!is_error, "{looked_up}");
-    let got: serde_json::Value = serde_json::from_str(&looked_up).expect("JSON");
-    assert_eq!(got["carry"], json!({"invoice": "inv_2026_0001"}));
-    assert_eq!(got["issuer"], "triage");
-
-    let (back, is_error) = call(&client, "gateway_return_to_triage", json!({})).await;
-    assert!(!is_error, "{back}");
-    tokio::time::timeout(LIMIT, changed.recv())
-        .await
-        .expect("list_changed in time")
-        .expect("list_changed");
-    assert_eq!(names(&client).await, ["triage_escalate"]);
     let _ = client.cancel().await;
     let _ = http.shutdown().await;
 }
@@ -172,24 +185,7 @@ async fn a_2025_stdio_session_hands_off_to_finance_and_returns() {
         .expect("a 2025 stdio session");
 
     assert_eq!(names(&client).await, ["triage_escalate"]);
-    let (handed, is_error) = call(
-        &client,
-        "triage_escalate",
-        json!({"invoice": "inv_2026_0001"}),
-    )
-    .await;
-    assert!(!is_error, "{handed}");
-    assert!(handed.starts_with("Handed off to finance"), "{handed}");
-    tokio::time::timeout(LIMIT, changed.recv())
-        .await
-        .expect("list_changed in time")
-        .expect("list_changed");
-    assert_eq!(
-        names(&client).await,
-        ["finance_billing_lookup", "gateway_return_to_triage"]
-    );
-    let (wrong, is_error) = call(&client, "triage_escalate", json!({"invoice": "x"})).await;
-    assert!(is_error);
+    let wrong = hand_off_and_return(&client, &mut changed).await;
     assert_eq!(
         wrong,
         include_str!("snapshots/gateway_handoff__mismatch_in_finance.snap")
@@ -199,25 +195,6 @@ async fn a_2025_stdio_session_hands_off_to_finance_and_returns() {
             .trim_end(),
         "the same answer as over HTTP"
     );
-
-    let (looked_up, is_error) = call(
-        &client,
-        "finance_billing_lookup",
-        json!({"invoice": "inv_1"}),
-    )
-    .await;
-    assert!(!is_error, "{looked_up}");
-    let got: serde_json::Value = serde_json::from_str(&looked_up).expect("JSON");
-    assert_eq!(got["carry"], json!({"invoice": "inv_2026_0001"}));
-    assert_eq!(got["issuer"], "triage");
-
-    let (back, is_error) = call(&client, "gateway_return_to_triage", json!({})).await;
-    assert!(!is_error, "{back}");
-    tokio::time::timeout(LIMIT, changed.recv())
-        .await
-        .expect("list_changed in time")
-        .expect("list_changed");
-    assert_eq!(names(&client).await, ["triage_escalate"]);
     let _ = client.cancel().await;
 }
 
