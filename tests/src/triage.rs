@@ -22,3 +22,26 @@ pub async fn escalate(input: Escalate, cx: Context) -> Result<ToolResponse, Tool
         json!({"invoice": input.invoice}),
     ))
 }
+
+/// The triage gateway of the handoff tests and the `handoff-gateway` bin: `triage.escalate`
+/// hands the session to the `finance` domain, `upstream` (a `delegated-server serve`), mounted
+/// for handoff only behind delegation (issuer `triage`, audience `billing`).
+pub fn gateway(
+    upstream: tokio::process::Command,
+    key: fusion_runtime::auth::DelegationKey,
+) -> Result<fusion_runtime::Server, fusion_runtime::server::BuildError> {
+    use fusion_runtime::gateway::{MountDelegation, MountOptions, Upstream};
+    fusion_runtime::Server::builder()
+        .name("triage")
+        .action::<EscalateAction>()
+        .mount_with(
+            "finance",
+            Upstream::stdio(upstream),
+            MountOptions {
+                handoff_only: true,
+                delegation: Some(MountDelegation::new(key, "triage", "billing")),
+                ..MountOptions::default()
+            },
+        )
+        .build()
+}

@@ -9,13 +9,12 @@ use std::time::Duration;
 use fusion_runtime::Server;
 use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, parse_envelope};
-use fusion_runtime::gateway::{MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::rmcp::model::{CallToolRequestParams, CallToolResult};
 use fusion_runtime::rmcp::service::{NotificationContext, RunningService};
 use fusion_runtime::rmcp::transport::StreamableHttpClientTransport;
 use fusion_runtime::rmcp::{ClientHandler, RoleClient, ServiceExt};
-use fusion_tests::triage::EscalateAction;
+use fusion_tests::triage;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -119,20 +118,7 @@ async fn a_2025_session_hands_off_to_finance_and_returns() {
         .env("RUST_LOG", "off")
         .env("FUSION_DELEGATION_KEY", SECRET);
     let key = DelegationKey::new(SECRET).expect("key");
-    let gateway = Server::builder()
-        .name("triage")
-        .action::<EscalateAction>()
-        .mount_with(
-            "finance",
-            Upstream::stdio(upstream),
-            MountOptions {
-                handoff_only: true,
-                delegation: Some(MountDelegation::new(key, "triage", "billing")),
-                ..MountOptions::default()
-            },
-        )
-        .build()
-        .expect("builds");
+    let gateway = triage::gateway(upstream, key).expect("builds");
     let http = spawn_http(
         gateway,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -209,20 +195,7 @@ async fn a_stateless_2025_client_is_handed_a_handle() {
         .env("RUST_LOG", "off")
         .env("FUSION_DELEGATION_KEY", SECRET);
     let key = DelegationKey::new(SECRET).expect("key");
-    let gateway = Server::builder()
-        .name("triage")
-        .action::<EscalateAction>()
-        .mount_with(
-            "finance",
-            Upstream::stdio(upstream),
-            MountOptions {
-                handoff_only: true,
-                delegation: Some(MountDelegation::new(key, "triage", "billing")),
-                ..MountOptions::default()
-            },
-        )
-        .build()
-        .expect("builds");
+    let gateway = triage::gateway(upstream, key).expect("builds");
     let http = spawn_http(
         gateway,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -352,20 +325,7 @@ async fn a_2026_handoff_answers_a_handle_the_domains_tools_take() {
         .env("RUST_LOG", "off")
         .env("FUSION_DELEGATION_KEY", SECRET);
     let key = DelegationKey::new(SECRET).expect("key");
-    let gateway = Server::builder()
-        .name("triage")
-        .action::<EscalateAction>()
-        .mount_with(
-            "finance",
-            Upstream::stdio(upstream),
-            MountOptions {
-                handoff_only: true,
-                delegation: Some(MountDelegation::new(key, "triage", "billing")),
-                ..MountOptions::default()
-            },
-        )
-        .build()
-        .expect("builds");
+    let gateway = triage::gateway(upstream, key).expect("builds");
     let mut raw = Raw::connect(gateway);
 
     // One list for everyone: the domain's tools are there, taking the handle.

@@ -6,10 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fusion_runtime::Server;
 use fusion_runtime::auth::DelegationKey;
-use fusion_runtime::gateway::{MountDelegation, MountOptions, Upstream};
-use fusion_tests::triage::EscalateAction;
 
 /// The environment variable holding the shared key.
 const KEY_ENV: &str = "FUSION_DELEGATION_KEY";
@@ -34,19 +31,7 @@ async fn main() -> ExitCode {
     };
     let mut upstream = tokio::process::Command::new(upstream_program());
     upstream.arg("serve").env("RUST_LOG", "off");
-    let server = Server::builder()
-        .name("triage")
-        .action::<EscalateAction>()
-        .mount_with(
-            "finance",
-            Upstream::stdio(upstream),
-            MountOptions {
-                handoff_only: true,
-                delegation: Some(MountDelegation::new(key, "triage", "billing")),
-                ..MountOptions::default()
-            },
-        )
-        .build();
+    let server = fusion_tests::triage::gateway(upstream, key);
     match server {
         Ok(server) => fusion_runtime::cli::run(server).await,
         Err(e) => {
