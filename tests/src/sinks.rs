@@ -35,3 +35,39 @@ pub fn recording_scope() -> (RequestScope, mpsc::UnboundedReceiver<String>) {
     scope.sink = Some(Arc::new(Recorder(tx)));
     (scope, rx)
 }
+
+/// A call running in its own task, past its first progress report (so it runs at its
+/// destination, an upstream for a mounted tool).
+pub struct Running {
+    /// The call's answer, once it ends.
+    pub answer: tokio::task::JoinHandle<fusion_runtime::envelope::ToolResponse>,
+    /// Cancels the call (its scope's token).
+    pub cancel: fusion_runtime::context::CancellationToken,
+    /// The first progress message it reported.
+    pub first_progress: String,
+}
+
+/// Calls `tool` on `server` with no arguments, in a task, with a recording scope that
+/// [`Running::cancel`] cancels, and waits (at most `limit`) for its first progress report.
+pub async fn running_call(
+    server: &fusion_runtime::Server,
+    tool: &str,
+    limit: std::time::Duration,
+) -> Running {
+    let (scope, mut progress) = recording_scope();
+    let cancel = fusion_runtime::context::CancellationToken::new();
+    let scope = scope.with_cancellation(cancel.clone());
+    let answer = {
+        let (server, tool) = (server.clone(), tool.to_owned());
+        tokio::spawn(async move { server.call(&tool, None, scope).await })
+    };
+    let first_progress = tokio::time::timeout(limit, progress.recv())
+        .await
+        .expect("the call reported progress in time")
+        .expect("the call reported progress");
+    Running {
+        answer,
+        cancel,
+        first_progress,
+    }
+}

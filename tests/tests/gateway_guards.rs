@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use fusion_runtime::auth::Principal;
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::context::{CancellationToken, RequestScope};
+use fusion_runtime::context::RequestScope;
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{MountOptions, Upstream};
 use fusion_runtime::guard::{ConcurrencyLimit, RateLimit};
 use fusion_runtime::server::{CallRequest, Next, middleware_fn};
 use fusion_runtime::{Context, Server, ToolError, ToolInput, codes, error, tool_action};
-use fusion_tests::{code_of, sinks::recording_scope, text_of};
+use fusion_tests::{code_of, sinks::running_call, text_of};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::process::Command;
@@ -103,23 +103,13 @@ async fn the_servers_concurrency_limit_reaches_a_mounted_tool() {
         .concurrency("plain_slow", ConcurrencyLimit::new(1, 0))
         .build()
         .expect("builds");
-    let (scope, mut progress) = recording_scope();
-    let cancel = CancellationToken::new();
-    let scope = scope.with_cancellation(cancel.clone());
-    let running = {
-        let gateway = gateway.clone();
-        tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })
-    };
     // The upstream reports progress once the call runs there: the slot is taken.
-    tokio::time::timeout(LIMIT, progress.recv())
-        .await
-        .expect("progress in time")
-        .expect("progress");
+    let running = running_call(&gateway, "plain_slow", LIMIT).await;
     let busy = gateway.call_json("plain_slow", json!({})).await;
     assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text_of(&busy));
     assert!(text_of(&busy).contains("plain_slow is busy: 1 call running and 0 waiting"));
-    cancel.cancel();
-    let first = tokio::time::timeout(LIMIT, running)
+    running.cancel.cancel();
+    let first = tokio::time::timeout(LIMIT, running.answer)
         .await
         .expect("in time")
         .expect("joins");

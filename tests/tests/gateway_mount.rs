@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, FusionClient, parse_envelope, parse_tool_error};
-use fusion_runtime::context::{CancellationToken, RequestScope};
+use fusion_runtime::context::RequestScope;
 use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{Backoff, MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::{Server, codes};
-use fusion_tests::{clients::billing_command, code_of, sinks::recording_scope, text_of};
+use fusion_tests::{clients::billing_command, code_of, sinks::running_call, text_of};
 use serde_json::json;
 use tokio::process::Command;
 use tokio::sync::mpsc;
@@ -155,16 +155,9 @@ async fn a_killed_upstream_is_unavailable_then_connecting_then_working() {
         .mount_with("plain", Upstream::stdio(plain()), quick(400))
         .build()
         .expect("builds");
-    let (scope, mut progress) = recording_scope();
-    let call = {
-        let gateway = gateway.clone();
-        tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })
-    };
-    let said = tokio::time::timeout(LIMIT, progress.recv())
-        .await
-        .expect("progress relayed in time")
-        .expect("progress relayed");
-    let pid = said
+    let running = running_call(&gateway, "plain_slow", LIMIT).await;
+    let pid = running
+        .first_progress
         .strip_prefix("pid ")
         .expect("the upstream's pid")
         .to_owned();
@@ -173,7 +166,7 @@ async fn a_killed_upstream_is_unavailable_then_connecting_then_working() {
         .status()
         .expect("kill runs");
     assert!(killed.success());
-    let died = tokio::time::timeout(LIMIT, call)
+    let died = tokio::time::timeout(LIMIT, running.answer)
         .await
         .expect("answered in time")
         .expect("no panic");
@@ -236,18 +229,9 @@ async fn a_cancelled_call_is_cancelled_upstream() {
         .mount("plain", Upstream::stdio(command))
         .build()
         .expect("builds");
-    let (scope, mut progress) = recording_scope();
-    let token = CancellationToken::new();
-    let scope = scope.with_cancellation(token.clone());
-    let call = {
-        let gateway = gateway.clone();
-        tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })
-    };
-    tokio::time::timeout(LIMIT, progress.recv())
-        .await
-        .expect("progress in time");
-    token.cancel();
-    let answered = tokio::time::timeout(LIMIT, call)
+    let running = running_call(&gateway, "plain_slow", LIMIT).await;
+    running.cancel.cancel();
+    let answered = tokio::time::timeout(LIMIT, running.answer)
         .await
         .expect("in time")
         .expect("no panic");
@@ -472,18 +456,11 @@ async fn every_mount_bound_holds_past_it() {
         )
         .build()
         .expect("builds");
-    let (scope, mut progress) = recording_scope();
-    let slow = {
-        let gateway = gateway.clone();
-        tokio::spawn(async move { gateway.call("plain_slow", None, scope).await })
-    };
-    tokio::time::timeout(LIMIT, progress.recv())
-        .await
-        .expect("progress in time");
+    let slow = running_call(&gateway, "plain_slow", LIMIT).await;
     let busy = gateway.call_json("plain_echo", json!({"text": "x"})).await;
     assert_eq!(code_of(&busy), "SERVER_BUSY", "{}", text_of(&busy));
     // The slow call outlives the call timeout: the upstream counts as down.
-    let timed_out = tokio::time::timeout(LIMIT, slow)
+    let timed_out = tokio::time::timeout(LIMIT, slow.answer)
         .await
         .expect("in time")
         .expect("no panic");
