@@ -308,17 +308,7 @@ impl CallContext {
         states: Arc<States>,
         scope: RequestScope,
     ) -> Self {
-        CallContext {
-            inner: Arc::new(CallInner {
-                action,
-                mounted: false,
-                tool,
-                states,
-                scope,
-                delegation: OnceLock::new(),
-                never_cancelled: OnceLock::new(),
-            }),
-        }
+        Self::made(action, false, tool, states, scope)
     }
 
     /// The context of a call forwarded to the [`ToolSource`](crate::server::ToolSource)
@@ -329,10 +319,20 @@ impl CallContext {
         states: Arc<States>,
         scope: RequestScope,
     ) -> Self {
+        Self::made(source, true, tool, states, scope)
+    }
+
+    fn made(
+        action: &'static str,
+        mounted: bool,
+        tool: Arc<str>,
+        states: Arc<States>,
+        scope: RequestScope,
+    ) -> Self {
         CallContext {
             inner: Arc::new(CallInner {
-                action: source,
-                mounted: true,
+                action,
+                mounted,
                 tool,
                 states,
                 scope,
