@@ -50,8 +50,9 @@
 //! server → {contract, action → context} → {validation, guard, schema, envelope}` — and no
 //! module imports one that imports it back, directly or around a circle; nor do two files of
 //! one module. `tests/tests/module_graph.rs` reads the sources and holds the crate to this
-//! table's last column, to `rmcp` / `axum` only in `mcp` (and `rmcp` in `client` and `cli`,
-//! which speak MCP as a client), and to module names that differ by more than a letter.
+//! table (a row per module, its last column exactly what the module imports), to `rmcp` /
+//! `axum` only in `mcp` (and `rmcp` in `client` and `cli`, which speak MCP as a client), and
+//! to module names that differ by more than a letter.
 //!
 //! | module | owns | may import |
 //! |---|---|---|
@@ -60,15 +61,19 @@
 //! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
 //! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
 //! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope` |
-//! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`]) | `envelope` |
-//! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema` |
+//! | [`auth`] | who is calling: [`Principal`], [`TokenVerifier`](auth::TokenVerifier) and the JWT verifier (`auth-jwt`), scopes, Protected Resource Metadata, `seal` (the HMAC that signs `requestState` and gateway handles), delegation tokens | `envelope` |
+//! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`]) | `auth`, `envelope`, `input` |
+//! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema`, `validation` |
+//! | [`completion`] | `completion/complete` for prompt arguments and resource-template parameters: a string enum's values, or the completer a prompt or template names | `context`, `input`, `schema` |
+//! | [`prompt`](mod@prompt) | what `#[prompt]` registers: name, description, typed arguments, the handler returning messages | `action`, `completion`, `context`, `envelope`, `input`, `resource` |
+//! | [`resource`](mod@resource) | what `#[resource]` registers: a URI or a URI template with typed, validated parameters, the handler returning contents | `action`, `completion`, `context`, `envelope`, `input`, `validation` |
 //! | [`contract`] | tool contracts, the lockfile, the table-driven diff (`diff/`: `walk`, `keywords`, `metadata`), `<contract_awareness>` | `action`, `envelope`, `schema`, `validation` |
-//! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `context`, `contract`, `envelope`, `guard`, `input`, `validation` |
-//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation, the gateway's upstream connections | `action`, `context`, `envelope`, `gateway`, `server` |
-//! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `server` |
+//! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `auth`, `completion`, `context`, `contract`, `envelope`, `guard`, `input`, `prompt`, `resource`, `schema`, `validation` |
+//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation, the gateway's upstream connections | `action`, `auth`, `completion`, `context`, `envelope`, `gateway`, `input`, `prompt`, `server` |
+//! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `server`, `validation` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
-//! | [`cli`] | `serve \| tools \| call \| lock` for every server | `contract`, `mcp`, `server` |
-//! | `__private` | what the macros' expansions call | `action`, `envelope`, `guard`, `input`, `schema`, `server`, `validation` |
+//! | [`cli`] | `serve \| tools \| call \| lock` for every server | `auth`, `contract`, `guard`, `mcp`, `server` |
+//! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

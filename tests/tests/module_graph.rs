@@ -8,7 +8,9 @@
 //! - only `mcp/` names `rmcp` or `axum`; the typed client (`client/`) and the CLI (`cli.rs`)
 //!   may name `rmcp` (they speak MCP as a client), and `lib.rs` re-exports it
 //!   (`pub use rmcp;`) and nothing else of it;
-//! - no two modules whose names differ by one letter (`guard` / `guards`).
+//! - no two modules whose names differ by one letter (`guard` / `guards`);
+//! - the module table in `lib.rs`'s docs names every top-level module, and its "may import"
+//!   column is what each one imports.
 //!
 //! Test code (`#[cfg(test)]` and what follows it in a file, and `tests.rs` files) is not
 //! read.
@@ -231,6 +233,92 @@ fn no_two_top_level_modules_import_each_other() {
     if let Some(cycle) = find_cycle(&edges) {
         panic!("top-level modules import each other: {}", cycle.join(" → "));
     }
+}
+
+/// Each top-level module's `crate::` imports (other top-level modules), from the sources.
+fn top_level_edges(files: &[File]) -> BTreeMap<String, BTreeSet<String>> {
+    let top: BTreeSet<String> = files
+        .iter()
+        .filter_map(|f| f.module.first().cloned())
+        .collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let Some(from) = f.module.first() else {
+            continue;
+        };
+        let entry = edges.entry(from.clone()).or_default();
+        for p in named_paths(f) {
+            if let Some(to) = p.first()
+                && to != from
+                && top.contains(to)
+            {
+                entry.insert(to.clone());
+            }
+        }
+    }
+    edges
+}
+
+/// The rows of `lib.rs`'s module table: module → the modules its last column names
+/// (`nothing of the crate` is none).
+fn module_table() -> BTreeMap<String, BTreeSet<String>> {
+    let lib = std::fs::read_to_string(format!("{SRC}/lib.rs")).unwrap_or_else(|e| panic!("{e}"));
+    let mut rows = BTreeMap::new();
+    let mut in_table = false;
+    for line in lib.lines() {
+        let Some(row) = line.strip_prefix("//! |") else {
+            in_table = false;
+            continue;
+        };
+        if row.starts_with(" module | owns | may import |") {
+            in_table = true;
+            continue;
+        }
+        if !in_table || row.starts_with("---") {
+            continue;
+        }
+        let cells: Vec<&str> = row.trim_end_matches('|').split(" | ").collect();
+        let (Some(first), Some(last)) = (cells.first(), cells.last()) else {
+            continue;
+        };
+        // The first cell's first `code` span: [`server`], [`prompt`](mod@prompt), `__private`.
+        let Some(name) = first.split('`').nth(1) else {
+            continue;
+        };
+        let name = name.to_owned();
+        let imports = last
+            .split(',')
+            .map(|m| m.trim().trim_matches('`').to_owned())
+            .filter(|m| !m.is_empty() && m != "nothing of the crate")
+            .collect();
+        rows.insert(name, imports);
+    }
+    rows
+}
+
+#[test]
+fn the_module_table_says_what_each_module_imports() {
+    let table = module_table();
+    assert!(table.contains_key("server"), "the table is read: {table:?}");
+    let edges = top_level_edges(&files());
+    let mut wrong = Vec::new();
+    for (module, imports) in &edges {
+        match table.get(module) {
+            None => wrong.push(format!("no row for `{module}` (it imports {imports:?})")),
+            Some(row) if row != imports => wrong.push(format!(
+                "`{module}` imports {imports:?}, its row says {row:?}"
+            )),
+            Some(_) => {}
+        }
+    }
+    for module in table.keys().filter(|m| !edges.contains_key(*m)) {
+        wrong.push(format!("the row `{module}` is no module"));
+    }
+    assert!(
+        wrong.is_empty(),
+        "lib.rs's module table:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
