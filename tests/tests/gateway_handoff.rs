@@ -29,6 +29,17 @@ impl ClientHandler for ListWatcher {
     }
 }
 
+/// The triage gateway in front of a real `delegated-server` over stdio, sharing its key.
+fn triage_gateway() -> Server {
+    let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
+    upstream
+        .arg("serve")
+        .env("RUST_LOG", "off")
+        .env("FUSION_DELEGATION_KEY", SECRET);
+    let key = DelegationKey::new(SECRET).expect("key");
+    triage::gateway(upstream, key).expect("builds")
+}
+
 async fn names(client: &RunningService<RoleClient, ListWatcher>) -> Vec<String> {
     let mut names: Vec<String> = client
         .list_all_tools()
@@ -112,13 +123,7 @@ async fn hand_off_and_return(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_session_hands_off_to_finance_and_returns() {
-    let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
-    upstream
-        .arg("serve")
-        .env("RUST_LOG", "off")
-        .env("FUSION_DELEGATION_KEY", SECRET);
-    let key = DelegationKey::new(SECRET).expect("key");
-    let gateway = triage::gateway(upstream, key).expect("builds");
+    let gateway = triage_gateway();
     let http = spawn_http(
         gateway,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -189,13 +194,7 @@ async fn a_2025_stdio_session_hands_off_to_finance_and_returns() {
 /// list for everyone, the domain's tools taking the handle the handoff answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_2025_client_is_handed_a_handle() {
-    let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
-    upstream
-        .arg("serve")
-        .env("RUST_LOG", "off")
-        .env("FUSION_DELEGATION_KEY", SECRET);
-    let key = DelegationKey::new(SECRET).expect("key");
-    let gateway = triage::gateway(upstream, key).expect("builds");
+    let gateway = triage_gateway();
     let http = spawn_http(
         gateway,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -319,13 +318,7 @@ impl Raw {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_handoff_answers_a_handle_the_domains_tools_take() {
-    let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
-    upstream
-        .arg("serve")
-        .env("RUST_LOG", "off")
-        .env("FUSION_DELEGATION_KEY", SECRET);
-    let key = DelegationKey::new(SECRET).expect("key");
-    let gateway = triage::gateway(upstream, key).expect("builds");
+    let gateway = triage_gateway();
     let mut raw = Raw::connect(gateway);
 
     // One list for everyone: the domain's tools are there, taking the handle.
