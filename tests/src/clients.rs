@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use fusion_runtime::Server;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
-use rmcp::service::RunningService;
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use tokio::sync::mpsc;
 
 /// An rmcp client with no handler of its own.
 pub type Client = RunningService<RoleClient, ()>;
@@ -49,13 +50,37 @@ pub async fn over_stdio(command: tokio::process::Command) -> Client {
 
 /// `server` on a free loopback port with `options`, and a client of it past the handshake.
 pub async fn over_http(server: Server, options: HttpOptions) -> (Client, HttpServer) {
+    over_http_with(server, options, ()).await
+}
+
+/// [`over_http`] with a client that handles what the server sends with `handler`.
+pub async fn over_http_with<H: ClientHandler>(
+    server: Server,
+    options: HttpOptions,
+    handler: H,
+) -> (RunningService<RoleClient, H>, HttpServer) {
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let running = spawn_http(server, addr, options)
         .await
         .unwrap_or_else(|e| panic!("bind: {e}"));
     let transport = StreamableHttpClientTransport::from_uri(running.url.clone());
-    let client = bounded("http handshake", HANDSHAKE, ().serve(transport))
+    let client = bounded("http handshake", HANDSHAKE, handler.serve(transport))
         .await
         .unwrap_or_else(|e| panic!("http handshake: {e}"));
     (client, running)
+}
+
+/// A client handler that reports each `notifications/tools/list_changed` on a channel.
+pub struct ListWatcher(mpsc::UnboundedSender<()>);
+
+impl ClientHandler for ListWatcher {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.0.send(());
+    }
+}
+
+/// A [`ListWatcher`] and the channel its notifications arrive on.
+pub fn list_watcher() -> (ListWatcher, mpsc::UnboundedReceiver<()>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (ListWatcher(tx), rx)
 }

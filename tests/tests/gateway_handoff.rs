@@ -3,31 +3,22 @@
 //! sent, a tool of the wrong domain is answered `HANDOFF_NAMESPACE_MISMATCH`, the carry-over
 //! state reaches the upstream in the delegation token, and returning restores the tools.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use fusion_runtime::Server;
 use fusion_runtime::auth::DelegationKey;
 use fusion_runtime::client::{Envelope, parse_envelope};
-use fusion_runtime::mcp::{HttpOptions, spawn_http};
+use fusion_runtime::mcp::HttpOptions;
 use fusion_runtime::rmcp::model::{CallToolRequestParams, CallToolResult};
-use fusion_runtime::rmcp::service::{NotificationContext, RunningService};
-use fusion_runtime::rmcp::transport::StreamableHttpClientTransport;
-use fusion_runtime::rmcp::{ClientHandler, RoleClient, ServiceExt};
+use fusion_runtime::rmcp::service::RunningService;
+use fusion_runtime::rmcp::{RoleClient, ServiceExt};
+use fusion_tests::clients::{ListWatcher, list_watcher, over_http_with};
 use fusion_tests::triage;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(30);
 const SECRET: &str = "gateway-handoff-key-0123456789-abcdefghijklm";
-
-struct ListWatcher(mpsc::UnboundedSender<()>);
-
-impl ClientHandler for ListWatcher {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.0.send(());
-    }
-}
 
 /// The triage gateway in front of a real `delegated-server` over stdio, sharing its key.
 fn triage_gateway() -> Server {
@@ -123,19 +114,8 @@ async fn hand_off_and_return(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2025_session_hands_off_to_finance_and_returns() {
-    let gateway = triage_gateway();
-    let http = spawn_http(
-        gateway,
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        HttpOptions::default(),
-    )
-    .await
-    .expect("serves");
-    let (tx, mut changed) = mpsc::unbounded_channel();
-    let client = ListWatcher(tx)
-        .serve(StreamableHttpClientTransport::from_uri(http.url.clone()))
-        .await
-        .expect("a 2025 session");
+    let (watcher, mut changed) = list_watcher();
+    let (client, http) = over_http_with(triage_gateway(), HttpOptions::default(), watcher).await;
 
     assert_eq!(names(&client).await, ["triage_escalate"]);
     let (wrong, is_error) = call(&client, "finance_billing_lookup", json!({"invoice": "x"})).await;
@@ -169,8 +149,8 @@ async fn a_2025_stdio_session_hands_off_to_finance_and_returns() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("the gateway spawns");
-    let (tx, mut changed) = mpsc::unbounded_channel();
-    let client = tokio::time::timeout(LIMIT, ListWatcher(tx).serve(transport))
+    let (watcher, mut changed) = list_watcher();
+    let client = tokio::time::timeout(LIMIT, watcher.serve(transport))
         .await
         .expect("in time")
         .expect("a 2025 stdio session");
@@ -194,19 +174,9 @@ async fn a_2025_stdio_session_hands_off_to_finance_and_returns() {
 /// list for everyone, the domain's tools taking the handle the handoff answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateless_2025_client_is_handed_a_handle() {
-    let gateway = triage_gateway();
-    let http = spawn_http(
-        gateway,
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        HttpOptions::default().stateless(true),
-    )
-    .await
-    .expect("serves");
-    let (tx, _changed) = mpsc::unbounded_channel();
-    let client = ListWatcher(tx)
-        .serve(StreamableHttpClientTransport::from_uri(http.url.clone()))
-        .await
-        .expect("a 2025 client, no session");
+    let (watcher, _changed) = list_watcher();
+    let stateless = HttpOptions::default().stateless(true);
+    let (client, http) = over_http_with(triage_gateway(), stateless, watcher).await;
     assert_eq!(
         names(&client).await,
         ["finance_billing_lookup", "triage_escalate"]

@@ -12,10 +12,10 @@ use fusion_runtime::envelope::ToolResponse;
 use fusion_runtime::gateway::{Backoff, MountDelegation, MountOptions, Upstream};
 use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::{Server, codes};
-use fusion_tests::{clients::billing_command, code_of, sinks::running_call, text_of};
+use fusion_tests::clients::{billing_command, list_watcher, over_http_with};
+use fusion_tests::{code_of, sinks::running_call, text_of};
 use serde_json::json;
 use tokio::process::Command;
-use tokio::sync::mpsc;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -351,42 +351,16 @@ async fn each_forwarded_call_carries_a_fresh_delegation_token() {
     );
 }
 
-/// A downstream MCP client that reports `notifications/tools/list_changed`.
-struct ListWatcher(mpsc::UnboundedSender<()>);
-
-impl fusion_runtime::rmcp::ClientHandler for ListWatcher {
-    async fn on_tool_list_changed(
-        &self,
-        _context: fusion_runtime::rmcp::service::NotificationContext<
-            fusion_runtime::rmcp::RoleClient,
-        >,
-    ) {
-        let _ = self.0.send(());
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstreams_list_changed_reaches_a_2025_session() {
-    use fusion_runtime::rmcp::ServiceExt;
     use fusion_runtime::rmcp::model::CallToolRequestParams;
-    use fusion_runtime::rmcp::transport::StreamableHttpClientTransport;
 
     let gateway = Server::builder()
         .mount("plain", Upstream::stdio(plain()))
         .build()
         .expect("builds");
-    let http = spawn_http(
-        gateway,
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-        HttpOptions::default(),
-    )
-    .await
-    .expect("serves");
-    let (tx, mut changed) = mpsc::unbounded_channel();
-    let client = ListWatcher(tx)
-        .serve(StreamableHttpClientTransport::from_uri(http.url.clone()))
-        .await
-        .expect("a 2025 session");
+    let (watcher, mut changed) = list_watcher();
+    let (client, http) = over_http_with(gateway, HttpOptions::default(), watcher).await;
     let before = client.list_all_tools().await.expect("tools/list");
     assert!(!before.iter().any(|t| t.name == "plain_extra"));
     let grown = client

@@ -202,25 +202,7 @@ fn find_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 
 #[test]
 fn no_two_top_level_modules_import_each_other() {
-    let files = files();
-    let top: BTreeSet<String> = files
-        .iter()
-        .filter_map(|f| f.module.first().cloned())
-        .collect();
-    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for f in &files {
-        let Some(from) = f.module.first() else {
-            continue;
-        };
-        for p in named_paths(f) {
-            if let Some(to) = p.first()
-                && to != from
-                && top.contains(to)
-            {
-                edges.entry(from.clone()).or_default().insert(to.clone());
-            }
-        }
-    }
+    let edges = top_level_edges(&files());
     assert!(
         edges.get("envelope").is_none_or(BTreeSet::is_empty),
         "envelope imports nothing of the crate: {:?}",
