@@ -61,6 +61,7 @@
 //! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
 //! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
 //! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope` |
+//! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis | `guard` |
 //! | [`auth`] | who is calling: [`Principal`], [`TokenVerifier`](auth::TokenVerifier) and the JWT verifier (`auth-jwt`), scopes, Protected Resource Metadata, `seal` (the HMAC that signs `requestState` and gateway handles), delegation tokens | `envelope` |
 //! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`]) | `auth`, `envelope`, `input` |
 //! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema`, `validation` |
@@ -87,6 +88,7 @@ pub mod envelope;
 pub mod gateway;
 pub mod guard;
 pub mod input;
+pub mod store;
 
 pub use envelope::{
     Content, ErrorCode, RetryAfter, Severity, ToolError, ToolResponse, codes, error,

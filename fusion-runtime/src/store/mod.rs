@@ -1,0 +1,21 @@
+//! What outlives a request and must agree across instances, each behind a trait with an
+//! in-process default and a Redis implementation (feature `redis`) that several instances
+//! share:
+//!
+//! - one-time ids ([`OnceStore`]): a 2026-07-28 confirmation (`requestState`) answered once
+//!   is never run again, and a delegation token's `jti` is accepted once — on this instance
+//!   and, with [`RedisOnce`], on every instance that shares the Redis.
+//!
+//! Rate-limit buckets, which also live in Redis when asked, are [`guard`](crate::guard)'s.
+//! Every entry is keyed by a digest of what it guards (never the raw id a client sent) and
+//! expires with the thing it guards: nothing here grows without a bound.
+
+mod once;
+#[cfg(feature = "redis")]
+mod redis_once;
+
+pub use crate::guard::StoreError;
+pub use once::{DEFAULT_ONCE_CAPACITY, MemoryOnce, OnceStore};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis_once::RedisOnce;

@@ -1,0 +1,112 @@
+//! The Redis [`OnceStore`]: `SET key 1 NX PX ttl` — Redis decides atomically which of
+//! several instances presenting one id is first, and forgets the id when its lifetime ends.
+
+use std::fmt;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::StoreError;
+use super::once::{OnceStore, digest};
+use crate::guard::DEFAULT_REDIS_TIMEOUT;
+
+/// One-time ids in Redis, shared by every instance pointed at it.
+///
+/// Each check is one `SET NX PX` on one multiplexed connection that reconnects by itself,
+/// bounded by [`RedisOnce::timeout`]: past it, or while Redis is down, the check fails and
+/// the caller refuses (fail closed) — a confirmation is never run unchecked.
+#[derive(Clone)]
+pub struct RedisOnce {
+    connection: ConnectionManager,
+    prefix: String,
+    timeout: Duration,
+}
+
+impl fmt::Debug for RedisOnce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisOnce")
+            .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisOnce {
+    /// A store at `url` (`redis://127.0.0.1:6379/0`). Does not connect yet: a server starts
+    /// while Redis is down, and its one-time checks fail (closed) until Redis answers.
+    pub fn new(url: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
+        let timeout = DEFAULT_REDIS_TIMEOUT;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_secs(1));
+        let connection = ConnectionManager::new_lazy_with_config(client, config)
+            .map_err(|e| StoreError(e.to_string()))?;
+        Ok(RedisOnce {
+            connection,
+            prefix: "fusion".into(),
+            timeout,
+        })
+    }
+
+    /// The prefix of every key (`fusion`, so keys are `fusion:once:<kind>:<digest>`): one
+    /// per server when servers share a Redis.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The bound on one check, connecting included (500 ms by default).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The Redis key of `id` of `kind`.
+    pub fn key(&self, kind: &str, id: &[u8]) -> String {
+        let hex: String = digest(kind, id)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{}:once:{kind}:{hex}", self.prefix)
+    }
+
+    async fn set_nx(&self, kind: &str, id: &[u8], ttl: Duration) -> Result<bool, StoreError> {
+        let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        let mut connection = self.connection.clone();
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.key(kind, id))
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(ms);
+        let run = cmd.query_async::<Option<String>>(&mut connection);
+        match tokio::time::timeout(self.timeout, run).await {
+            Err(_) => Err(StoreError(format!(
+                "no answer from Redis within {} ms",
+                self.timeout.as_millis()
+            ))),
+            Ok(Err(e)) => Err(StoreError(e.to_string())),
+            Ok(Ok(set)) => Ok(set.is_some()),
+        }
+    }
+}
+
+impl OnceStore for RedisOnce {
+    fn first_use<'a>(
+        &'a self,
+        kind: &'a str,
+        id: &'a [u8],
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.set_nx(kind, id, ttl))
+    }
+
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+}
