@@ -83,6 +83,7 @@ use serde_json::Value;
 
 use super::seal::{Seal, SealError};
 use crate::envelope::{ToolError, codes, error};
+use crate::store::OnceStore;
 
 /// The request `_meta` key that carries the delegation token of a `tools/call`.
 pub const DELEGATION_META_KEY: &str = "dev.fusion/delegation";
@@ -145,6 +146,10 @@ pub enum DelegationError {
     /// The replay store is full of live ids: refused rather than forgotten.
     #[error("the replay store is full")]
     ReplayStoreFull,
+    /// The shared replay store ([`DelegationVerifier::replay_store`]) could not say whether
+    /// the id was used (Redis down or slow): refused rather than run unchecked.
+    #[error("the shared replay store did not answer")]
+    ReplayStoreUnavailable,
     /// The key is shorter than [`MIN_KEY_BYTES`] (or its variable is unset).
     #[error("the delegation key must be at least {MIN_KEY_BYTES} bytes")]
     KeyTooShort,
@@ -201,6 +206,15 @@ impl DelegationError {
                     "This server is receiving more delegated calls than it can keep track of",
                 )
                 .suggest("Wait for the time below, then call the tool again through the gateway");
+            }
+            DelegationError::ReplayStoreUnavailable => {
+                return error(
+                    codes::SERVER_BUSY,
+                    "The delegation token of this call could not be checked just now (the shared replay store did not answer); the call was not run",
+                )
+                .suggest("Wait for the time below, then call the tool again through the gateway")
+                .detail("replayStore", "unreachable")
+                .retry_after(Duration::from_secs(5));
             }
             DelegationError::KeyTooShort | DelegationError::NoRandomness => {
                 ("The delegation of this call could not be checked", OPERATOR)
@@ -369,6 +383,7 @@ pub struct DelegationVerifier {
     leeway: Duration,
     capacity: usize,
     seen: Arc<Mutex<ReplayStore>>,
+    shared: Option<Arc<dyn OnceStore>>,
 }
 
 impl fmt::Debug for DelegationVerifier {
@@ -397,6 +412,7 @@ impl DelegationVerifier {
             leeway: DEFAULT_LEEWAY,
             capacity: DEFAULT_REPLAY_CAPACITY,
             seen: Arc::default(),
+            shared: None,
         }
     }
 
@@ -432,6 +448,21 @@ impl DelegationVerifier {
         self
     }
 
+    /// Keeps the one-time ids in `store` (e.g. [`RedisOnce`](crate::store::RedisOnce)),
+    /// shared by every instance using it, so a token accepted by one instance is refused by
+    /// all. Its [`middleware`](Self::middleware) then checks there; when the store cannot
+    /// answer, the call is refused (`SERVER_BUSY`, retry in 5 s), never run unchecked.
+    /// [`verify`](Self::verify) stays in process.
+    pub fn replay_store(mut self, store: Arc<dyn OnceStore>) -> Self {
+        self.shared = Some(store);
+        self
+    }
+
+    /// Whether one-time ids are kept in a shared store ([`replay_store`](Self::replay_store)).
+    pub fn shares_replays(&self) -> bool {
+        self.shared.is_some()
+    }
+
     /// The audience this verifier accepts.
     pub fn audience(&self) -> &str {
         &self.audience
@@ -444,6 +475,39 @@ impl DelegationVerifier {
 
     /// [`DelegationVerifier::verify`] with the clock at `now` (unix seconds).
     pub fn verify_at(&self, token: &str, now: u64) -> Result<Delegation, DelegationError> {
+        let (d, id, forget_at) = self.check_at(token, now)?;
+        self.seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admit(id, forget_at, now, self.capacity)?;
+        Ok(d)
+    }
+
+    /// [`DelegationVerifier::verify_at`], the one-time id recorded in the shared store when
+    /// one is set ([`replay_store`](Self::replay_store)), else in process.
+    pub async fn verify_shared_at(
+        &self,
+        token: &str,
+        now: u64,
+    ) -> Result<Delegation, DelegationError> {
+        let Some(store) = &self.shared else {
+            return self.verify_at(token, now);
+        };
+        let (d, id, forget_at) = self.check_at(token, now)?;
+        let ttl = Duration::from_secs(forget_at.saturating_sub(now).max(1));
+        match store.first_use("dg", &id, ttl).await {
+            Ok(true) => Ok(d),
+            Ok(false) => Err(DelegationError::Replayed),
+            Err(e) => {
+                tracing::warn!(store = store.name(), error = %e, "a delegation token could not be checked");
+                Err(DelegationError::ReplayStoreUnavailable)
+            }
+        }
+    }
+
+    /// Every check but the one-time id: what the token says, its id, and when the id may be
+    /// forgotten.
+    fn check_at(&self, token: &str, now: u64) -> Result<(Delegation, Id, u64), DelegationError> {
         let mut opened = TOKEN.open(&self.key.secret, token);
         for key in &self.previous {
             if opened != Err(SealError::BadSignature) {
@@ -458,6 +522,15 @@ impl DelegationVerifier {
         })?;
         let claims: Claims =
             serde_json::from_slice(&payload).map_err(|_| DelegationError::Malformed)?;
+        // The bounds the minting side holds, held again: a token signed by anyone with the
+        // key is only as small as its signer made it.
+        if [&claims.iss, &claims.sub, &claims.aud]
+            .iter()
+            .any(|n| n.len() > MAX_NAME_BYTES)
+            || carry_too_large(&claims.carry)
+        {
+            return Err(DelegationError::TooLarge);
+        }
         let d = Delegation {
             issuer: claims.iss,
             subject: claims.sub,
@@ -488,11 +561,7 @@ impl DelegationVerifier {
         if d.expires_at - d.issued_at > self.max_ttl.as_secs() {
             return Err(DelegationError::LifetimeTooLong);
         }
-        self.seen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .admit(id, forget_at, now, self.capacity)?;
-        Ok(d)
+        Ok((d, id, forget_at))
     }
 
     /// How long until the replay store frees a place (its first id expires), from `now`;

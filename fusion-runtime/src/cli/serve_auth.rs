@@ -14,6 +14,8 @@ use crate::auth::{Auth, AuthMode, JwtVerifier};
 use crate::guard::{OnStoreFailure, RedisStore, SharedLimits};
 #[cfg(feature = "redis")]
 use crate::server::Server;
+#[cfg(feature = "redis")]
+use crate::store::RedisOnce;
 
 #[cfg(feature = "auth-jwt")]
 /// `serve --http` authentication: any key flag turns it on. Each flag also reads the
@@ -122,8 +124,9 @@ fn read_pem(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
 /// `serve` with a shared rate-limit store.
 #[derive(Debug, Default, clap::Args)]
 pub struct StoreArgs {
-    /// Keep rate limits in this Redis (`redis://127.0.0.1:6379/0`), shared by every instance
-    /// pointed at it. Concurrency limits stay per instance.
+    /// Keep rate limits and one-time ids (answered confirmations) in this Redis
+    /// (`redis://127.0.0.1:6379/0`), shared by every instance pointed at it. Concurrency
+    /// limits stay per instance.
     #[arg(long, value_name = "URL", env = "FUSION_REDIS_URL")]
     pub redis_url: Option<String>,
     /// When Redis cannot answer: `closed` (default: refuse with `RATE_LIMITED`, retry in
@@ -168,7 +171,22 @@ impl StoreArgs {
         {
             anyhow::bail!("--redis-url: the server already has a rate-limit store");
         }
-        tracing::info!(?on_failure, "rate limits are kept in Redis");
+        // One-time ids (answered confirmations) always fail closed: `--redis-on-failure`
+        // is the rate limits' alone.
+        let mut once = RedisOnce::new(url)?;
+        if let Some(t) = self.redis_timeout {
+            once = once.timeout(t);
+        }
+        if let Some(p) = &self.redis_prefix {
+            once = once.prefix(p.clone());
+        }
+        if server.set_once_store(Arc::new(once)).is_err() {
+            anyhow::bail!("--redis-url: the server already has a one-time store");
+        }
+        tracing::info!(
+            ?on_failure,
+            "rate limits and one-time ids are kept in Redis"
+        );
         Ok(())
     }
 }

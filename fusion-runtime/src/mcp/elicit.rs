@@ -24,6 +24,7 @@ use tokio::sync::Notify;
 
 use crate::auth::Seal;
 use crate::context::{ElicitAnswer, ElicitFailure, ElicitRequest, Elicitor};
+use crate::store::OnceStore;
 
 /// At most this many forms per call (rounds of a 2026-07-28 call).
 pub const MAX_ELICITATION_ROUNDS: usize = 8;
@@ -31,6 +32,9 @@ pub const MAX_ELICITATION_ROUNDS: usize = 8;
 pub const MAX_REQUEST_STATE_BYTES: usize = 16 * 1024;
 /// How long a `requestState` stays valid.
 pub const REQUEST_STATE_TTL: Duration = Duration::from_secs(600);
+/// How far in the future a `requestState`'s issue time may lie (clock skew between
+/// instances); beyond, it is refused.
+pub const REQUEST_STATE_SKEW: Duration = Duration::from_secs(5);
 /// The environment variable holding the key `requestState` is signed with (at least 32
 /// bytes). Without it each process draws its own, so a retry must reach the same process:
 /// set it on every instance of a stateless deployment.
@@ -276,11 +280,16 @@ impl ModernElicitor {
             "params": needed.params,
         }))
         .map_err(|e| e.to_string())?;
+        let mut nonce = [0u8; 16];
+        getrandom::fill(&mut nonce)
+            .map_err(|_| "no randomness for the requestState's one-time id")?;
         let state = seal(
             &State {
-                v: 1,
+                v: STATE_VERSION,
                 iat: now_secs(),
                 bind: binding.0.clone(),
+                n: BASE64_URL_SAFE_NO_PAD.encode(nonce),
+                ask: needed.key.clone(),
                 answers: self.answers.clone(),
             },
             binding
@@ -351,14 +360,19 @@ impl Elicitor for Arc<ModernElicitor> {
     }
 }
 
-/// What a `requestState` is bound to: the tool and its arguments, so it cannot be replayed
-/// on another call; and the key it is signed with.
+/// What a `requestState` is bound to: the tool, its arguments and who called (the
+/// principal's subject, else the client's key), so it cannot be replayed on another call or
+/// by another caller; and the key it is signed with.
 pub(crate) struct Binding(String, Option<Arc<[u8]>>);
 
 impl Binding {
-    pub(crate) fn of(tool: &str, arguments: Option<&serde_json::Map<String, Value>>) -> Self {
+    pub(crate) fn of(
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+        owner: &str,
+    ) -> Self {
         let canonical = arguments.map(canonical_json).unwrap_or_default();
-        let digest = Sha256::digest(format!("{tool}\n{canonical}").as_bytes());
+        let digest = Sha256::digest(format!("{tool}\n{canonical}\n{owner}").as_bytes());
         Binding(BASE64_URL_SAFE_NO_PAD.encode(digest), None)
     }
 
@@ -392,42 +406,84 @@ fn canonical_json(map: &serde_json::Map<String, Value>) -> String {
     sorted(&Value::Object(map.clone())).to_string()
 }
 
+/// The version of [`State`] written and read.
+const STATE_VERSION: u8 = 2;
+
 #[derive(Serialize, Deserialize)]
 struct State {
     v: u8,
     iat: u64,
     bind: String,
+    /// The one-time id: a state that brings answers is taken once ([`OnceStore`]).
+    n: String,
+    /// The key of the question this state waits for: the only answer a retry may add.
+    ask: String,
     answers: BTreeMap<String, Value>,
 }
 
-/// The answers of a retried request: the sealed ones plus the retry's `inputResponses`.
-/// `Err` (`-32602`) for a state that fails verification, expired, or belongs to another call.
-pub(crate) fn answers(
+/// Why a retry's answers were not taken.
+pub(crate) enum Refused {
+    /// The state fails verification, expired, lies in the future, or belongs to another
+    /// call or caller: `-32602`.
+    Invalid(ErrorData),
+    /// The one-time store could not say whether the state was used: nothing runs (fail
+    /// closed); the same retry may be sent again later.
+    Unchecked(String),
+}
+
+/// The answers of a retried request: the sealed ones plus the retry's answer to the question
+/// the state waits for — nothing else of `inputResponses` (a first call's, or answers to keys
+/// the server never asked, are dropped). A state that brings answers is used once: presented
+/// again, its answers are dropped and the handler asks afresh.
+pub(crate) async fn answers(
     state: Option<&str>,
     responses: Option<&BTreeMap<String, Value>>,
     binding: &Binding,
-) -> Result<BTreeMap<String, Value>, ErrorData> {
-    let mut answers = match state {
-        None => BTreeMap::new(),
-        Some(sealed) => {
-            let state = binding
-                .key()
-                .and_then(|key| open(sealed, key))
-                .ok_or_else(bad_state)?;
-            let fresh = now_secs().saturating_sub(state.iat) <= REQUEST_STATE_TTL.as_secs();
-            if state.v != 1 || !fresh || state.bind != binding.0 {
-                return Err(bad_state());
-            }
-            state.answers
-        }
+    once: &dyn OnceStore,
+) -> Result<BTreeMap<String, Value>, Refused> {
+    let Some(sealed) = state else {
+        return Ok(BTreeMap::new());
     };
-    for (key, value) in responses.into_iter().flatten() {
-        if answers.len() >= MAX_ELICITATION_ROUNDS {
-            break;
-        }
-        answers.entry(key.clone()).or_insert_with(|| value.clone());
+    let state = binding
+        .key()
+        .and_then(|key| open(sealed, key))
+        .ok_or_else(|| Refused::Invalid(bad_state()))?;
+    let now = now_secs();
+    let fresh = state.iat <= now.saturating_add(REQUEST_STATE_SKEW.as_secs())
+        && now.saturating_sub(state.iat) <= REQUEST_STATE_TTL.as_secs();
+    if state.v != STATE_VERSION || !fresh || state.bind != binding.0 {
+        return Err(Refused::Invalid(bad_state()));
     }
-    Ok(answers)
+    let mut answers = state.answers;
+    if answers.len() < MAX_ELICITATION_ROUNDS
+        && let Some(answer) = responses.and_then(|r| r.get(&state.ask))
+    {
+        answers.entry(state.ask).or_insert_with(|| answer.clone());
+    }
+    if answers.is_empty() {
+        return Ok(answers);
+    }
+    let lives = (state.iat + REQUEST_STATE_TTL.as_secs() + REQUEST_STATE_SKEW.as_secs())
+        .saturating_sub(now)
+        .max(1);
+    match once
+        .first_use("rs", state.n.as_bytes(), Duration::from_secs(lives))
+        .await
+    {
+        Ok(true) => Ok(answers),
+        Ok(false) => {
+            tracing::info!("a requestState was presented again: its answers are not taken");
+            Ok(BTreeMap::new())
+        }
+        Err(e) => {
+            tracing::warn!(store = once.name(), error = %e, "a requestState could not be checked");
+            Err(Refused::Unchecked(format!(
+                "The confirmation could not be checked ({} store: {e}); nothing was run. Send \
+                 the same request again in a few seconds",
+                once.name()
+            )))
+        }
+    }
 }
 
 fn bad_state() -> ErrorData {
@@ -483,17 +539,36 @@ fn key() -> Option<&'static [u8]> {
 mod tests {
     use super::*;
 
+    use crate::store::MemoryOnce;
+
     fn binding() -> Binding {
-        Binding::of("billing_refund", Some(&serde_json::Map::new()))
+        Binding::of("billing_refund", Some(&serde_json::Map::new()), "sub:alice")
     }
 
     fn state(iat: u64, bind: &str) -> State {
         State {
-            v: 1,
+            v: STATE_VERSION,
             iat,
             bind: bind.to_owned(),
+            n: format!("n{iat}{bind}"),
+            ask: "e1".to_owned(),
             answers: BTreeMap::from([("e0".to_owned(), json!({"action": "decline"}))]),
         }
+    }
+
+    /// The answers of a retry, or the refusal's JSON-RPC code (`0` for an unchecked one).
+    async fn taken(
+        sealed: Option<&str>,
+        responses: Option<&BTreeMap<String, Value>>,
+        binding: &Binding,
+        once: &MemoryOnce,
+    ) -> Result<BTreeMap<String, Value>, i32> {
+        answers(sealed, responses, binding, once)
+            .await
+            .map_err(|r| match r {
+                Refused::Invalid(e) => e.code.0,
+                Refused::Unchecked(_) => 0,
+            })
     }
 
     /// rmcp parses the request into its typed schema on the way out: every SEP-1330 enum form
@@ -533,60 +608,88 @@ mod tests {
         assert!(input.is_ok(), "{input:?}");
     }
 
-    #[test]
-    fn a_sealed_state_opens_only_untampered_fresh_and_for_its_own_call() {
+    #[tokio::test]
+    async fn a_sealed_state_opens_only_untampered_fresh_and_for_its_own_call_and_caller() {
+        let once = MemoryOnce::default();
         let b = binding();
-        let sealed = seal(&state(now_secs(), &b.0), key().expect("a key")).unwrap_or_default();
-        let opened = answers(Some(&sealed), None, &b).map_err(|e| e.message.to_string());
+        let k = key().expect("a key");
+        let sealed = seal(&state(now_secs(), &b.0), k).unwrap_or_default();
+        let opened = taken(Some(&sealed), None, &b, &once).await;
         assert_eq!(opened.map(|a| a.len()), Ok(1));
 
         // Tampered: one character of the payload changed.
         let mut tampered = sealed.clone().into_bytes();
         tampered[SEALED_STATE.prefix().len() + 3] ^= 1;
         let tampered = String::from_utf8(tampered).unwrap_or_default();
-        let err = answers(Some(&tampered), None, &b).err().map(|e| e.code.0);
-        assert_eq!(err, Some(-32602));
+        assert_eq!(taken(Some(&tampered), None, &b, &once).await, Err(-32602));
 
-        // Expired.
+        // Expired, and issued in the future (past the skew).
         let old = seal(
             &state(now_secs() - REQUEST_STATE_TTL.as_secs() - 5, &b.0),
-            key().expect("a key"),
-        )
-        .unwrap_or_default();
-        assert!(answers(Some(&old), None, &b).is_err());
+            k,
+        );
+        let old = old.unwrap_or_default();
+        assert_eq!(taken(Some(&old), None, &b, &once).await, Err(-32602));
+        let ahead = seal(&state(now_secs() + 60, &b.0), k).unwrap_or_default();
+        assert_eq!(taken(Some(&ahead), None, &b, &once).await, Err(-32602));
 
-        // Another call's (other arguments).
+        // Another call's (other arguments), another caller's.
         let mut args = serde_json::Map::new();
         args.insert("invoice_id".into(), json!("inv_2026_0002"));
-        let other = Binding::of("billing_refund", Some(&args));
-        assert!(answers(Some(&sealed), None, &other).is_err());
+        let other = Binding::of("billing_refund", Some(&args), "sub:alice");
+        assert_eq!(taken(Some(&sealed), None, &other, &once).await, Err(-32602));
+        let bob = Binding::of("billing_refund", Some(&serde_json::Map::new()), "sub:bob");
+        assert_eq!(taken(Some(&sealed), None, &bob, &once).await, Err(-32602));
 
         // Signed with another key (the builder's): refused; opened with that key: fine.
         let own: Arc<[u8]> = Arc::from(&[7u8; 32][..]);
-        let keyed = Binding::of("billing_refund", Some(&serde_json::Map::new()))
-            .signed_with(Some(own.clone()));
-        assert!(answers(Some(&sealed), None, &keyed).is_err());
-        let sealed_own = seal(&state(now_secs(), &keyed.0), &own).unwrap_or_default();
-        assert!(answers(Some(&sealed_own), None, &keyed).is_ok());
-        assert!(answers(Some(&sealed_own), None, &b).is_err());
+        let keyed = binding().signed_with(Some(own.clone()));
+        assert!(taken(Some(&sealed), None, &keyed, &once).await.is_err());
+        let mut fresh = state(now_secs(), &keyed.0);
+        fresh.n = "another".into();
+        let sealed_own = seal(&fresh, &own).unwrap_or_default();
+        assert!(taken(Some(&sealed_own), None, &keyed, &once).await.is_ok());
 
         // Oversized.
         let huge = format!("rs1.{}", "a".repeat(MAX_REQUEST_STATE_BYTES));
-        assert!(answers(Some(&huge), None, &b).is_err());
+        assert_eq!(taken(Some(&huge), None, &b, &once).await, Err(-32602));
     }
 
-    #[test]
-    fn input_responses_are_bounded_and_do_not_overwrite_sealed_answers() {
+    #[tokio::test]
+    async fn only_the_asked_key_is_answered_and_a_state_with_answers_is_taken_once() {
+        let once = MemoryOnce::default();
         let b = binding();
         let sealed = seal(&state(now_secs(), &b.0), key().expect("a key")).unwrap_or_default();
         let mut responses = BTreeMap::new();
         responses.insert("e0".to_owned(), json!({"action": "accept", "content": {}}));
-        for i in 1..100 {
+        responses.insert("e1".to_owned(), json!({"action": "accept", "content": {}}));
+        for i in 2..100 {
             responses.insert(format!("e{i}"), json!({"action": "cancel"}));
         }
-        let merged = answers(Some(&sealed), Some(&responses), &b).unwrap_or_default();
-        assert_eq!(merged.len(), MAX_ELICITATION_ROUNDS);
-        assert_eq!(merged["e0"], json!({"action": "decline"}));
+        let merged = taken(Some(&sealed), Some(&responses), &b, &once).await;
+        let merged = merged.unwrap_or_default();
+        assert_eq!(
+            merged.len(),
+            2,
+            "the sealed e0 and the asked e1: {merged:?}"
+        );
+        assert_eq!(
+            merged["e0"],
+            json!({"action": "decline"}),
+            "sealed answers stay"
+        );
+        // Presented again: nothing is taken, the handler asks afresh.
+        let again = taken(Some(&sealed), Some(&responses), &b, &once).await;
+        assert_eq!(again, Ok(BTreeMap::new()));
+        // A first call (no state) answers nothing, whatever it sends.
+        let first = taken(None, Some(&responses), &b, &once).await;
+        assert_eq!(first, Ok(BTreeMap::new()));
+        // A store that cannot decide: refused, unchecked.
+        let full = MemoryOnce::new(0);
+        let mut other = state(now_secs(), &b.0);
+        other.n = "other".into();
+        let other = seal(&other, key().expect("a key")).unwrap_or_default();
+        assert_eq!(taken(Some(&other), None, &b, &full).await, Err(0));
     }
 
     #[test]
@@ -595,7 +698,9 @@ mod tests {
             serde_json::from_str(r#"{"a":1,"b":{"y":2,"x":3}}"#).unwrap_or_default();
         let b: serde_json::Map<String, Value> =
             serde_json::from_str(r#"{"b":{"x":3,"y":2},"a":1}"#).unwrap_or_default();
-        assert_eq!(Binding::of("t", Some(&a)).0, Binding::of("t", Some(&b)).0);
-        assert_ne!(Binding::of("t", Some(&a)).0, Binding::of("u", Some(&a)).0);
+        let of = |tool, args, owner| Binding::of(tool, Some(args), owner).0;
+        assert_eq!(of("t", &a, "o"), of("t", &b, "o"));
+        assert_ne!(of("t", &a, "o"), of("u", &a, "o"));
+        assert_ne!(of("t", &a, "o"), of("t", &a, "p"));
     }
 }

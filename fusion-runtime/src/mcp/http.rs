@@ -255,13 +255,16 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     }
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.session_idle_timeout);
-    let sessions =
-        CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
+    let sessions = Arc::new(CappedSessions::new(
+        local,
+        options.max_sessions,
+        options.max_sessions_per_client,
+    ));
     let steps = Steps(Arc::new(StepsInner {
         guard: Guard {
             identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
             body_timeout: options.body_timeout,
-            stateless: options.stateless,
+            sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
         },
         check: super::http_jsonrpc::Guard {
             server: server.clone(),
@@ -277,7 +280,7 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
             let handler = McpHandler::new(server.clone()).sessionless(stateless);
             Ok(handler.closing(closing.clone()))
         },
-        Arc::new(sessions),
+        sessions,
         config,
     )));
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
@@ -409,12 +412,16 @@ where
 struct Guard {
     identity: Identity,
     body_timeout: Duration,
-    /// No sessions, so none to admit.
-    stateless: bool,
+    /// The live sessions and their owners; `None` when stateless (none to admit).
+    sessions: Option<Arc<CappedSessions>>,
 }
 
-/// Names the client, bounds the body's time, admits new sessions and answers a session
-/// `DELETE` with `200`; `next` is the rest of the endpoint.
+/// Names the client, holds a session to its owner, bounds the body's time, admits new
+/// sessions and answers a session `DELETE` with `200`; `next` is the rest of the endpoint.
+///
+/// A request naming a session another client opened (another principal, or without a token
+/// the address) is sent on as one naming no live session: rmcp answers it exactly as an
+/// unknown id (`404`), so the answer tells nothing of whether the id exists.
 async fn guard_request<F, Fut>(guard: &Guard, mut request: Request, next: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
@@ -430,18 +437,28 @@ where
         request.extensions_mut().insert(key);
     }
     let is_delete = request.method() == Method::DELETE;
-    // Only a POST without a session id can make rmcp create a session.
-    let admission = (!guard.stateless
-        && request.method() == Method::POST
-        && !request.headers().contains_key(&SESSION_HEADER))
-    .then(|| {
+    let mut admission = None;
+    if let Some(sessions) = &guard.sessions {
         let client = request
             .extensions()
             .get::<ClientKey>()
-            .map(|k| k.0.clone())
-            .unwrap_or_default();
-        Admission::new(client)
-    });
+            .map_or("", |k| k.0.as_str());
+        match request.headers().get(&SESSION_HEADER) {
+            Some(id) => {
+                if sessions.owned_by_another(id.as_bytes(), client) {
+                    tracing::warn!(client, "a request named a session another client owns");
+                    request
+                        .headers_mut()
+                        .insert(&SESSION_HEADER, HeaderValue::from_static(NO_SESSION));
+                }
+            }
+            // Only a POST without a session id can make rmcp create a session.
+            None if request.method() == Method::POST => {
+                admission = Some(Admission::new(client.to_owned()));
+            }
+            None => {}
+        }
+    }
     let timed_out = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| {
         Body::new(DeadlineBody {
@@ -467,6 +484,10 @@ where
     }
     response
 }
+
+/// The session id a request on another client's session is sent on with: rmcp never makes
+/// it (its ids are UUIDs), so it is unknown.
+const NO_SESSION: &str = "not-a-live-session";
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = Response::new(Body::from(text));
@@ -803,7 +824,7 @@ mod tests {
             guard: Guard {
                 identity: Identity::new(&[], ForwardedHeader::default()),
                 body_timeout: Duration::from_secs(1),
-                stateless: true,
+                sessions: None,
             },
             check: super::super::http_jsonrpc::Guard {
                 server: server.clone(),

@@ -267,12 +267,14 @@ enum Shape {
     NotObject,
 }
 
-/// `params`: for an object, its `name` and `arguments`.
+/// `params`: for an object, its `name` and `arguments`, and what is wrong with a retry's
+/// `requestState` / `inputResponses` (MRTR), if anything.
 #[derive(Debug)]
 enum Params<'a> {
     Object {
         name: Option<Sniff<'a>>,
         arguments: Option<Sniff<'a>>,
+        bad_retry: Option<&'static str>,
     },
     Null,
     Other,
@@ -359,7 +361,13 @@ impl<'a> Probe<'a> {
             Some(Params::Other) => {
                 return invalid("Invalid Request: params must be an object");
             }
-            Some(Params::Object { name, arguments }) => (name.as_ref(), arguments.as_ref()),
+            Some(Params::Object {
+                bad_retry: Some(why),
+                ..
+            }) => return Some(Reply::error(id?, INVALID_PARAMS, *why)),
+            Some(Params::Object {
+                name, arguments, ..
+            }) => (name.as_ref(), arguments.as_ref()),
         };
         if method != "tools/call" {
             return None;
@@ -484,6 +492,8 @@ enum Key {
     ResultOrError,
     Name,
     Arguments,
+    RequestState,
+    InputResponses,
     Other,
 }
 
@@ -504,6 +514,8 @@ impl<'de> Deserialize<'de> for Key {
                     "result" | "error" => Key::ResultOrError,
                     "name" => Key::Name,
                     "arguments" => Key::Arguments,
+                    "requestState" => Key::RequestState,
+                    "inputResponses" => Key::InputResponses,
                     _ => Key::Other,
                 })
             }
@@ -590,17 +602,31 @@ impl<'de, K: Skipper> Visitor<'de> for ParamsSeed<K> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
         let sniff = || SniffSeed::<K>(PhantomData);
-        let (mut name, mut arguments) = (None, None);
+        let (mut name, mut arguments, mut bad_retry) = (None, None, None);
         while let Some(key) = map.next_key::<Key>()? {
             match key {
                 Key::Name => name = Some(map.next_value_seed(sniff())?),
                 Key::Arguments => arguments = Some(map.next_value_seed(sniff())?),
+                Key::RequestState => {
+                    if !matches!(map.next_value_seed(sniff())?, Sniff::Str(_) | Sniff::Null) {
+                        bad_retry = Some("Invalid params: requestState must be a string");
+                    }
+                }
+                Key::InputResponses => {
+                    if !matches!(map.next_value_seed(sniff())?, Sniff::Object | Sniff::Null) {
+                        bad_retry = Some("Invalid params: inputResponses must be an object");
+                    }
+                }
                 _ => {
                     map.next_value::<K>()?;
                 }
             }
         }
-        Ok(Params::Object { name, arguments })
+        Ok(Params::Object {
+            name,
+            arguments,
+            bad_retry,
+        })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Params<'de>, A::Error> {
         SniffVisitor::<K>(PhantomData).visit_seq(seq)?;
@@ -649,7 +675,8 @@ mod tests {
             p.params,
             Some(Params::Object {
                 name: Some(Sniff::Str(_)),
-                arguments: Some(Sniff::Object)
+                arguments: Some(Sniff::Object),
+                bad_retry: None,
             })
         ));
         assert_eq!(

@@ -260,18 +260,34 @@ impl McpHandler {
             return Ok(to_call_tool_result(response).into());
         }
         // 2026-07-28: the handler may end the call with `input_required` (MRTR).
-        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref())
-            .signed_with(self.server.request_state_key());
-        let answers = elicit::answers(
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-            &binding,
-        )?;
-        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
         let mut scope = scope::request_scope_in_session(&context, threshold);
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
+        let owner = crate::context::ClientKey::of(&scope);
+        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)
+            .signed_with(self.server.request_state_key());
+        let answers = match elicit::answers(
+            request.request_state.as_deref(),
+            request.input_responses.as_ref(),
+            &binding,
+            self.server.once_store().as_ref(),
+        )
+        .await
+        {
+            Ok(answers) => answers,
+            Err(elicit::Refused::Invalid(e)) => return Err(e),
+            Err(elicit::Refused::Unchecked(why)) => {
+                let refusal = crate::envelope::error(crate::envelope::ErrorCode::ServerBusy, why)
+                    .suggest("Wait for the time below, then send the same request again.")
+                    .detail("oneTimeStore", "unreachable")
+                    .retry_after(crate::guard::STORE_RETRY_AFTER);
+                let mut result = to_call_tool_result(ToolResponse::from(refusal));
+                era.stamp(&mut result.meta, &self.server);
+                return Ok(result.into());
+            }
+        };
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
         if !self.server.tool_sources().is_empty() {
             scope.handoff = Some(std::sync::Arc::new(crate::context::HandoffSlot::stateless()));
         }
@@ -572,9 +588,17 @@ impl McpHandler {
             scope.elicitor = Some(std::sync::Arc::new(elicit::LegacyElicitor::new(context)));
             return Ok(Asked::Done(work(scope).await));
         }
-        let binding = elicit::Binding::of(retry.bound_to.0, retry.bound_to.1)
+        let owner = crate::context::ClientKey::of(&scope);
+        let binding = elicit::Binding::of(retry.bound_to.0, retry.bound_to.1, &owner.0)
             .signed_with(self.server.request_state_key());
-        let answers = elicit::answers(retry.state, retry.responses, &binding)?;
+        let once = self.server.once_store().as_ref();
+        let answers = match elicit::answers(retry.state, retry.responses, &binding, once).await {
+            Ok(answers) => answers,
+            Err(elicit::Refused::Invalid(e)) => return Err(e),
+            Err(elicit::Refused::Unchecked(why)) => {
+                return Err(ErrorData::internal_error(why, None));
+            }
+        };
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, context));
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         tokio::select! {

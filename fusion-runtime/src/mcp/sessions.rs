@@ -114,6 +114,18 @@ impl CappedSessions {
         }
     }
 
+    /// Whether session `id` is live and was opened by a client other than `client`.
+    pub(crate) fn owned_by_another(&self, id: &[u8], client: &str) -> bool {
+        let Ok(id) = std::str::from_utf8(id) else {
+            return false;
+        };
+        let owners = self.owners();
+        owners
+            .by_session
+            .get(id)
+            .is_some_and(|owner| owner != client)
+    }
+
     fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
         self.owners.lock().unwrap_or_else(PoisonError::into_inner)
     }

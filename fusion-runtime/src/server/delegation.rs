@@ -12,7 +12,7 @@ use crate::envelope::ToolResponse;
 /// The middleware of [`DelegationVerifier::middleware`].
 #[derive(Clone, Debug)]
 pub struct DelegationMiddleware {
-    verifier: DelegationVerifier,
+    verifier: std::sync::Arc<DelegationVerifier>,
 }
 
 impl DelegationVerifier {
@@ -34,7 +34,9 @@ impl DelegationVerifier {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn middleware(self) -> DelegationMiddleware {
-        DelegationMiddleware { verifier: self }
+        DelegationMiddleware {
+            verifier: std::sync::Arc::new(self),
+        }
     }
 }
 
@@ -54,30 +56,37 @@ impl Middleware for DelegationMiddleware {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let verdict = match req
+        let token = match req
             .context()
             .meta()
             .and_then(|m| m.get(DELEGATION_META_KEY))
         {
             None | Some(Value::Null) => Err(DelegationError::Missing),
-            Some(Value::String(token)) => self.verifier.verify_at(token, now),
+            Some(Value::String(token)) => Ok(token.clone()),
             Some(_) => Err(DelegationError::Malformed),
         };
-        match verdict {
-            Ok(delegation) => {
-                req.context().set_delegation(delegation);
-                Box::pin(async move { Ok(next.run(req).await) })
-            }
-            Err(e) => {
-                tracing::info!(action = req.action(), reason = %e, "call refused: delegation");
-                let mut refusal = e.to_tool_error();
-                if e == DelegationError::ReplayStoreFull
-                    && let Some(wait) = self.verifier.replay_store_frees_in(now)
-                {
-                    refusal = refusal.retry_after(wait);
+        let verifier = std::sync::Arc::clone(&self.verifier);
+        Box::pin(async move {
+            let verdict = match token {
+                Ok(token) => verifier.verify_shared_at(&token, now).await,
+                Err(e) => Err(e),
+            };
+            match verdict {
+                Ok(delegation) => {
+                    req.context().set_delegation(delegation);
+                    Ok(next.run(req).await)
                 }
-                Box::pin(std::future::ready(Err(HandlerFailure::Tool(refusal))))
+                Err(e) => {
+                    tracing::info!(action = req.action(), reason = %e, "call refused: delegation");
+                    let mut refusal = e.to_tool_error();
+                    if e == DelegationError::ReplayStoreFull
+                        && let Some(wait) = verifier.replay_store_frees_in(now)
+                    {
+                        refusal = refusal.retry_after(wait);
+                    }
+                    Err(HandlerFailure::Tool(refusal))
+                }
             }
-        }
+        })
     }
 }

@@ -55,6 +55,7 @@ use crate::guard::{
     ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
 };
 use crate::input::JsonObject;
+use crate::store::OnceStore;
 use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
 use registry::{Erased, Inner, Registered};
@@ -111,6 +112,7 @@ pub struct ServerBuilder {
     sources: Vec<Arc<dyn ToolSource>>,
     changes: (usize, ListenLimits),
     request_state_key: Option<Arc<[u8]>>,
+    once: Option<Arc<dyn OnceStore>>,
     read_cache: ReadCache,
 }
 
@@ -203,6 +205,7 @@ impl Default for ServerBuilder {
                 ListenLimits::default(),
             ),
             request_state_key: None,
+            once: None,
             read_cache: ReadCache::default(),
             sources: Vec::new(),
         }
@@ -466,6 +469,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps the one-time ids — answered 2026-07-28 confirmations (`requestState`) — in
+    /// `store` (e.g. [`RedisOnce`](crate::store::RedisOnce)), shared by every instance using
+    /// it, instead of this process's memory ([`MemoryOnce`](crate::store::MemoryOnce)). When
+    /// the store cannot answer, a confirmation is refused (fail closed) and may be retried.
+    pub fn once_store(mut self, store: impl OnceStore) -> Self {
+        self.once = Some(Arc::new(store));
+        self
+    }
+
     /// Adds tools served by `source` (what [`ServerBuilder::mount`] adds for an upstream
     /// MCP server): calls of a name no action has go to the source that owns it, and
     /// `tools/list` shows its tools after the actions'.
@@ -627,6 +639,10 @@ impl ServerBuilder {
                 shared,
                 list_cache: self.list_cache,
                 request_state_key: self.request_state_key,
+                once: Arc::new(match self.once {
+                    Some(store) => std::sync::OnceLock::from(store),
+                    None => std::sync::OnceLock::new(),
+                }),
                 read_cache: self.read_cache,
                 sources: self.sources,
             }),
@@ -959,6 +975,21 @@ impl Server {
     /// `Err` (with the store given back) when one is already set.
     pub fn set_rate_limit_store(&self, store: Arc<SharedLimits>) -> Result<(), Arc<SharedLimits>> {
         self.inner.shared.set(store)
+    }
+
+    /// Keeps one-time ids in `store` from now on (the `serve --redis-url` flag): for a server
+    /// built without [`ServerBuilder::once_store`], before it serves (or takes a first
+    /// confirmation). `Err` (with the store given back) when one is already set.
+    pub fn set_once_store(&self, store: Arc<dyn OnceStore>) -> Result<(), Arc<dyn OnceStore>> {
+        self.inner.once.set(store)
+    }
+
+    /// Where one-time ids are kept: the store set on the builder or with
+    /// [`Server::set_once_store`], else this process's memory.
+    pub fn once_store(&self) -> &Arc<dyn OnceStore> {
+        self.inner
+            .once
+            .get_or_init(|| Arc::new(crate::store::MemoryOnce::default()))
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure

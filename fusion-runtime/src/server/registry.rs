@@ -182,6 +182,8 @@ pub(super) struct Inner {
     pub(super) shared: super::limits::SharedStore,
     pub(super) list_cache: crate::server::ListCache,
     pub(super) request_state_key: Option<Arc<[u8]>>,
+    /// One-time ids (see [`Server::once_store`](super::Server::once_store)).
+    pub(super) once: Arc<std::sync::OnceLock<Arc<dyn crate::store::OnceStore>>>,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
 }
