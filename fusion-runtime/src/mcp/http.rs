@@ -444,6 +444,11 @@ where
             .get::<ClientKey>()
             .map_or("", |k| k.0.as_str());
         match request.headers().get(&SESSION_HEADER) {
+            // rmcp answers a `DELETE` of any id `202`; an id that is not a live session of
+            // this client gets the unknown session's `404` instead.
+            Some(id) if is_delete && !sessions.owned_by(id.as_bytes(), client) => {
+                return plain_status(StatusCode::NOT_FOUND, SESSION_NOT_FOUND);
+            }
             Some(id) => {
                 if sessions.owned_by_another(id.as_bytes(), client) {
                     tracing::warn!(client, "a request named a session another client owns");
@@ -488,6 +493,16 @@ where
 /// The session id a request on another client's session is sent on with: rmcp never makes
 /// it (its ids are UUIDs), so it is unknown.
 const NO_SESSION: &str = "not-a-live-session";
+
+/// rmcp's answer to a request on an unknown session (its body, as rmcp writes it).
+const SESSION_NOT_FOUND: &str = "Not Found: Session not found";
+
+/// `status` with `text`, as rmcp writes its own refusals (no content type).
+fn plain_status(status: StatusCode, text: &'static str) -> Response {
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = status;
+    response
+}
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
     let mut response = Response::new(Body::from(text));

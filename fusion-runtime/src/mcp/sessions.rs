@@ -126,6 +126,17 @@ impl CappedSessions {
             .is_some_and(|owner| owner != client)
     }
 
+    /// Whether session `id` is live and was opened by `client`.
+    pub(crate) fn owned_by(&self, id: &[u8], client: &str) -> bool {
+        let Ok(id) = std::str::from_utf8(id) else {
+            return false;
+        };
+        self.owners()
+            .by_session
+            .get(id)
+            .is_some_and(|owner| owner == client)
+    }
+
     fn owners(&self) -> std::sync::MutexGuard<'_, Owners> {
         self.owners.lock().unwrap_or_else(PoisonError::into_inner)
     }

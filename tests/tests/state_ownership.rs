@@ -1,0 +1,468 @@
+//! State that outlives a request, held to its owner and used once (issue 29), over real
+//! HTTP with real tokens against the billing example, money counted before and after:
+//!
+//! - 2026-07-28: an answered `requestState` is taken once (a replay is asked afresh and moves
+//!   no money); answers count only for the question the state asked; a state is bound to the
+//!   principal it was minted for; a state issued in the future is refused; a non-string
+//!   state is `-32602`.
+//! - 2025 sessions: a session answers only to the client that opened it — another
+//!   principal, no token, or (without auth) another address gets exactly the `404` of an
+//!   unknown session, for a call, an answer to the server's question, and a `DELETE`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier, Seal};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_tests::raw_http::{self, RawResponse};
+use fusion_tests::services::{mint, now};
+use jsonwebtoken::{Algorithm, EncodingKey};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const SECRET: &str = "state-secret-of-at-least-32-bytes-hs256";
+const ISSUER: &str = "https://auth.example.com";
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+const STATE_KEY: &[u8] = b"the request-state key, 32 bytes or more";
+
+fn token(sub: &str) -> String {
+    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    mint(
+        Algorithm::HS256,
+        &key,
+        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
+    )
+}
+
+/// The billing example over HTTP, optional bearer auth.
+async fn serve(options: HttpOptions) -> HttpServer {
+    let server = examples::billing::builder()
+        .request_state_key(STATE_KEY)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let verifier = JwtVerifier::new(RESOURCE)
+        .issuer(ISSUER)
+        .hs256_secret(SECRET.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let auth = Auth::new(verifier, RESOURCE)
+        .authorization_server(ISSUER)
+        .mode(AuthMode::Optional);
+    spawn_http(
+        server,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        options.auth(auth),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("spawn: {e}"))
+}
+
+/// A POST of `body` with the bearer `token`, the 2026-07-28 headers when `modern`, and the
+/// session id when given.
+async fn post(
+    addr: SocketAddr,
+    token: Option<&str>,
+    session: Option<&str>,
+    modern: bool,
+    body: &Value,
+) -> RawResponse {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        (
+            "mcp-protocol-version",
+            if modern { "2026-07-28" } else { "2025-11-25" },
+        ),
+    ];
+    let method = body["method"].as_str().unwrap_or_default().to_owned();
+    let name = body["params"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    if modern {
+        headers.push(("mcp-method", &method));
+        if !name.is_empty() {
+            headers.push(("mcp-name", &name));
+        }
+    }
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b));
+    }
+    if let Some(s) = session {
+        headers.push(("mcp-session-id", s));
+    }
+    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("POST: {e}"))
+}
+
+fn modern_call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {
+            "name": tool, "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+    })
+}
+
+fn refund() -> Value {
+    json!({"invoice_id": "inv_2026_0002", "amount_cents": 500})
+}
+
+fn accept() -> Value {
+    json!({"e0": {"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "fraud"}}})
+}
+
+/// What inv_2026_0002's payer has paid, in cents, as the server says.
+async fn paid(addr: SocketAddr, token: Option<&str>) -> u64 {
+    let call = modern_call(90, "billing_get_invoice", json!({"id": "inv_2026_0002"}));
+    let r = post(addr, token, None, true, &call).await;
+    let m = r.message();
+    m["result"]["structuredContent"]["paid_cents"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no paid_cents: {m}"))
+}
+
+/// The first round of a modern refund: its `requestState`.
+async fn first_round(addr: SocketAddr, token: Option<&str>) -> String {
+    let r = post(
+        addr,
+        token,
+        None,
+        true,
+        &modern_call(1, "billing_refund", refund()),
+    )
+    .await;
+    let m = r.message();
+    assert_eq!(m["result"]["resultType"], "input_required", "{m}");
+    m["result"]["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no requestState: {m}"))
+        .to_owned()
+}
+
+fn retry(state: Value, responses: Value) -> Value {
+    let mut call = modern_call(2, "billing_refund", refund());
+    call["params"]["requestState"] = state;
+    call["params"]["inputResponses"] = responses;
+    call
+}
+
+#[tokio::test]
+async fn an_answered_confirmation_moves_money_once_however_often_it_is_replayed() {
+    let server = serve(HttpOptions::default().stateless(true)).await;
+    let addr = server.local_addr;
+    let alice = token("alice");
+    let before = paid(addr, Some(&alice)).await;
+    let state = first_round(addr, Some(&alice)).await;
+    let again = retry(json!(state), accept());
+    let done = post(addr, Some(&alice), None, true, &again).await.message();
+    assert_eq!(
+        done["result"]["structuredContent"]["amount_cents"], 500,
+        "{done}"
+    );
+    assert_eq!(paid(addr, Some(&alice)).await, before - 500);
+    // The same retry, three more times (a client retrying after a timeout, a proxy
+    // re-sending): each is asked afresh, none moves money.
+    for _ in 0..3 {
+        let replay = post(addr, Some(&alice), None, true, &again).await.message();
+        assert_eq!(replay["result"]["resultType"], "input_required", "{replay}");
+        assert_ne!(
+            replay["result"]["requestState"],
+            json!(state),
+            "a new state"
+        );
+    }
+    assert_eq!(paid(addr, Some(&alice)).await, before - 500, "one refund");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn answers_count_only_for_the_question_asked_of_the_principal_asked_and_never_early() {
+    let server = serve(HttpOptions::default().stateless(true)).await;
+    let addr = server.local_addr;
+    let (alice, bob) = (token("alice"), token("bob"));
+    let before = paid(addr, Some(&alice)).await;
+
+    // An answer to a question never asked: a first call carrying `inputResponses`.
+    let mut early = modern_call(3, "billing_refund", refund());
+    early["params"]["inputResponses"] = accept();
+    let m = post(addr, Some(&alice), None, true, &early).await.message();
+    assert_eq!(
+        m["result"]["resultType"], "input_required",
+        "the form is shown: {m}"
+    );
+
+    // Alice's state, presented by bob, or with no token: refused.
+    let state = first_round(addr, Some(&alice)).await;
+    for who in [Some(bob.as_str()), None] {
+        let m = post(addr, who, None, true, &retry(json!(state), accept()))
+            .await
+            .message();
+        assert_eq!(m["error"]["code"], -32602, "{m}");
+    }
+    // An answer under a key the state did not ask: not taken, the form comes back.
+    let wrong_key = json!({"e5": accept()["e0"].clone()});
+    let m = post(
+        addr,
+        Some(&alice),
+        None,
+        true,
+        &retry(json!(state), wrong_key),
+    )
+    .await
+    .message();
+    assert_eq!(m["result"]["resultType"], "input_required", "{m}");
+
+    // A state issued a minute in the future (re-sealed with the server's key): refused.
+    let seal = Seal::new("rs1.", 16 * 1024);
+    let opened = seal
+        .open(STATE_KEY, &state)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut inner: Value = serde_json::from_slice(&opened).unwrap_or_else(|e| panic!("{e}"));
+    inner["iat"] = json!(now() + 60);
+    let ahead = seal
+        .seal(STATE_KEY, inner.to_string().as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let m = post(
+        addr,
+        Some(&alice),
+        None,
+        true,
+        &retry(json!(ahead), accept()),
+    )
+    .await
+    .message();
+    assert_eq!(m["error"]["code"], -32602, "{m}");
+
+    // Not a string: invalid params, not "method not found".
+    let r = post(
+        addr,
+        Some(&alice),
+        None,
+        true,
+        &retry(json!(12345), accept()),
+    )
+    .await;
+    assert_eq!(r.message()["error"]["code"], -32602, "{r:?}");
+    let r = post(
+        addr,
+        Some(&alice),
+        None,
+        true,
+        &retry(json!(state), json!([1])),
+    )
+    .await;
+    assert_eq!(r.message()["error"]["code"], -32602, "{r:?}");
+
+    assert_eq!(paid(addr, Some(&alice)).await, before, "no money moved");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A 2025 session: `initialize` then `notifications/initialized`; its id.
+async fn open_session(addr: SocketAddr, token: Option<&str>, xff: Option<&str>) -> String {
+    let init = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                   "clientInfo": {"name": "raw", "version": "1"}},
+    });
+    let r = send(addr, "POST", token, None, xff, &init.to_string()).await;
+    let session = r
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {r:?}"))
+        .to_owned();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let r = send(addr, "POST", token, Some(&session), xff, &note.to_string()).await;
+    assert_eq!(r.status, 202, "{r:?}");
+    session
+}
+
+async fn send(
+    addr: SocketAddr,
+    method: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    xff: Option<&str>,
+    body: &str,
+) -> RawResponse {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b));
+    }
+    if let Some(s) = session {
+        headers.push(("mcp-session-id", s));
+    }
+    if let Some(x) = xff {
+        headers.push(("x-forwarded-for", x));
+    }
+    raw_http::request(addr, method, "/mcp", &headers, body)
+        .await
+        .unwrap_or_else(|e| panic!("{method}: {e}"))
+}
+
+/// A call whose SSE answer is read as it comes.
+struct Open(BufReader<tokio::net::TcpStream>);
+
+impl Open {
+    async fn call(addr: SocketAddr, token: &str, session: &str, body: &Value) -> Open {
+        let body = body.to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
+             authorization: Bearer {token}\r\nmcp-session-id: {session}\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        stream
+            .write_all(head.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        Open(BufReader::new(stream))
+    }
+
+    /// The next JSON-RPC message on the stream (10 s at most).
+    async fn next(&mut self) -> Value {
+        let read = async {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                if self.0.read_line(&mut line).await.unwrap_or(0) == 0 {
+                    return Value::Null;
+                }
+                if let Some(data) = line.trim().strip_prefix("data:")
+                    && let Ok(v) = serde_json::from_str::<Value>(data.trim())
+                {
+                    return v;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .unwrap_or(Value::Null)
+    }
+}
+
+#[tokio::test]
+async fn a_session_answers_only_to_its_owner() {
+    let server = serve(HttpOptions::default()).await;
+    let addr = server.local_addr;
+    let (alice, bob) = (token("alice"), token("bob"));
+    let before = paid(addr, Some(&alice)).await;
+    let session = open_session(addr, Some(&alice), None).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string();
+    let unknown = send(addr, "POST", Some(&bob), Some("0f0f-unknown"), None, &ping).await;
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+    let unknown_delete = send(addr, "DELETE", Some(&bob), Some("0f0f-unknown"), None, "").await;
+    assert_eq!(unknown_delete.status, 404, "{unknown_delete:?}");
+
+    // Alice's refund waits for her answer.
+    let call = json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "billing_refund", "arguments": refund()},
+    });
+    let mut open = Open::call(addr, &alice, &session, &call).await;
+    let asked = open.next().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"].clone(),
+        "result": {"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "fraud"}}});
+
+    // Bob, or nobody, on alice's session: the unknown session's answer, byte for byte.
+    for (who, body) in [
+        (Some(bob.as_str()), answer.to_string()),
+        (None, answer.to_string()),
+        (Some(bob.as_str()), ping.clone()),
+    ] {
+        let r = send(addr, "POST", who, Some(&session), None, &body).await;
+        let unknown = send(addr, "POST", who, Some("0f0f-unknown"), None, &body).await;
+        assert_eq!((r.status, &r.body), (404, &unknown.body), "{r:?}");
+    }
+    let r = send(addr, "DELETE", Some(&bob), Some(&session), None, "").await;
+    assert_eq!((r.status, &r.body), (404, &unknown_delete.body), "{r:?}");
+
+    // Alice's session is whole: she declines, and no money moved.
+    let r = send(
+        addr,
+        "POST",
+        Some(&alice),
+        Some(&session),
+        None,
+        &json!({
+        "jsonrpc": "2.0", "id": asked["id"].clone(), "result": {"action": "decline"}})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(r.status, 202, "{r:?}");
+    let result = open.next().await;
+    assert!(
+        result.to_string().contains("REFUND_NOT_CONFIRMED"),
+        "{result}"
+    );
+    assert_eq!(paid(addr, Some(&alice)).await, before);
+    let r = send(addr, "DELETE", Some(&alice), Some(&session), None, "").await;
+    assert_eq!(r.status, 200, "{r:?}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn without_auth_a_session_is_its_addresss() {
+    let options =
+        HttpOptions::default().trust_proxy("127.0.0.1".parse().unwrap_or_else(|e| panic!("{e}")));
+    let server = serve(options).await;
+    let addr = server.local_addr;
+    let session = open_session(addr, None, Some("203.0.113.1")).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string();
+    let own = send(
+        addr,
+        "POST",
+        None,
+        Some(&session),
+        Some("203.0.113.1"),
+        &ping,
+    )
+    .await;
+    assert_eq!(own.status, 200, "{own:?}");
+    let other = send(
+        addr,
+        "POST",
+        None,
+        Some(&session),
+        Some("203.0.113.2"),
+        &ping,
+    )
+    .await;
+    assert_eq!(other.status, 404, "{other:?}");
+    let r = send(
+        addr,
+        "DELETE",
+        None,
+        Some(&session),
+        Some("203.0.113.2"),
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 404, "{r:?}");
+    let own = send(
+        addr,
+        "POST",
+        None,
+        Some(&session),
+        Some("203.0.113.1"),
+        &ping,
+    )
+    .await;
+    assert_eq!(own.status, 200, "still hers: {own:?}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
