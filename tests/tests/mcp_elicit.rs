@@ -226,27 +226,36 @@ async fn a_2026_client_gets_input_required_and_the_retry_runs_the_handler_with_t
         json!({"refunded": "inv_1", "reason": "duplicate", "note": null, "moved": 1})
     );
 
-    // Decline on the retry.
+    // The same retry again: its state was answered, so nothing is taken and the form comes
+    // back with a new state (a replay never runs the handler twice).
+    let (_, again) = ask(&mut raw, 3, "tools/call", retry.clone(), &Value::Null).await;
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    assert_eq!(ledger.0.load(Ordering::SeqCst), 1, "{again}");
+
+    // Decline, on the new state.
     let mut decline = first.clone();
     decline["inputResponses"] = json!({"e0": {"action": "decline"}});
-    decline["requestState"] = json!(state);
-    let (_, response) = ask(&mut raw, 3, "tools/call", decline, &Value::Null).await;
+    decline["requestState"] = again["result"]["requestState"].clone();
+    let (_, response) = ask(&mut raw, 4, "tools/call", decline, &Value::Null).await;
     assert_eq!(output(&response), json!({"declined": true}));
 
-    // A fresh server instance (another process sharing nothing but the key) takes the
-    // retry too: the state carries everything. Same process here, so the same key.
+    // A fresh server instance (another process sharing nothing but the key) takes a retry
+    // too: the state carries everything. Same process here, so the same key.
+    let (_, round) = ask(&mut raw, 5, "tools/call", first.clone(), &Value::Null).await;
+    let mut elsewhere = retry.clone();
+    elsewhere["requestState"] = round["result"]["requestState"].clone();
     let mut other = RawStdio::serve(server(ledger.clone()));
-    let (_, response) = ask(&mut other, 4, "tools/call", retry.clone(), &Value::Null).await;
+    let (_, response) = ask(&mut other, 6, "tools/call", elsewhere, &Value::Null).await;
     assert_eq!(output(&response)["moved"], 2, "{response}");
 
     // Tampered, or replayed on other arguments: -32602.
     let mut tampered = retry.clone();
     tampered["requestState"] = json!(format!("{state}x"));
-    let (_, response) = ask(&mut raw, 5, "tools/call", tampered, &Value::Null).await;
+    let (_, response) = ask(&mut raw, 7, "tools/call", tampered, &Value::Null).await;
     assert_eq!(response["error"]["code"], -32602, "{response}");
     let mut foreign = retry.clone();
     foreign["arguments"]["invoice"] = json!("inv_2");
-    let (_, response) = ask(&mut raw, 6, "tools/call", foreign, &Value::Null).await;
+    let (_, response) = ask(&mut raw, 8, "tools/call", foreign, &Value::Null).await;
     assert_eq!(response["error"]["code"], -32602, "{response}");
     assert!(
         response["error"]["message"]
@@ -333,7 +342,12 @@ async fn billing_refund_moves_money_only_after_confirmation_on_2026() {
         output(&response).to_string().contains("CONFLICT"),
         "another ID: {response}"
     );
+    // The state was answered (with the wrong ID): the same state again is asked afresh, and
+    // the new state takes the right answer.
     retry["inputResponses"]["e0"]["content"]["invoice_id"] = json!("inv_2026_0002");
+    let (_, again) = ask(&mut raw, 6, "tools/call", retry.clone(), &Value::Null).await;
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    retry["requestState"] = again["result"]["requestState"].clone();
     let (_, response) = ask(&mut raw, 4, "tools/call", retry, &Value::Null).await;
     assert_eq!(
         response["result"]["structuredContent"]["reason"], "fraud",
