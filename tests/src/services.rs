@@ -151,6 +151,67 @@ pub fn wait_for_port(addr: SocketAddr, limit: Duration) {
     }
 }
 
+/// A server process (`billing-server serve --http 127.0.0.1:0 …`), killed on drop.
+#[derive(Debug)]
+pub struct Instance {
+    /// The process.
+    pub child: Child,
+    /// Where it listens (read from its `serving MCP over streamable HTTP at` line).
+    pub addr: SocketAddr,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Instance {
+    /// Runs `binary` with `args` and `env` (`RUST_LOG=warn` unless given) and waits (30 s at
+    /// most) until it says where it serves HTTP.
+    pub fn spawn(binary: &str, args: &[&str], env: &[(&str, &str)]) -> Instance {
+        use std::io::BufRead;
+        let mut command = Command::new(binary);
+        command.args(args).env("RUST_LOG", "warn");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {binary}: {e}"));
+        let stderr = child.stderr.take();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let Some(stderr) = stderr else { return };
+            let mut sent = false;
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if !sent
+                    && let Some(rest) =
+                        line.strip_prefix("fusion: serving MCP over streamable HTTP at http://")
+                {
+                    let addr = rest.split('/').next().unwrap_or_default().to_owned();
+                    let _ = tx.send(addr);
+                    sent = true;
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|e| panic!("{binary} did not say where it listens: {e}"));
+        let addr: SocketAddr = addr
+            .parse()
+            .unwrap_or_else(|e| panic!("address {addr}: {e}"));
+        Instance { child, addr }
+    }
+}
+
 /// An nginx in front of `upstreams`, round robin, on a loopback port (stopped on drop).
 #[derive(Debug)]
 pub struct Nginx {

@@ -2,16 +2,14 @@
 //! starts), its failure modes, and three `billing serve --http --stateless` processes behind
 //! a real nginx (round robin) sharing one Redis.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fusion_runtime::guard::{OnStoreFailure, RateLimit, RedisStore, Verdict};
 use fusion_runtime::server::RequestScope;
 use fusion_runtime::{Principal, Server};
 use fusion_tests::raw_http;
-use fusion_tests::services::{Nginx, Redis, free_port, mint, now};
+use fusion_tests::services::{Instance, Nginx, Redis, free_port, mint, now};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 
@@ -145,22 +143,10 @@ async fn a_redis_that_never_answers_is_cut_off_at_the_timeout() {
     }
 }
 
-/// One `billing serve --http --stateless` process.
-struct Instance {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn spawn_billing(redis_url: &str, resource: &str) -> Instance {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_billing-server"))
-        .args([
+    Instance::spawn(
+        env!("CARGO_BIN_EXE_billing-server"),
+        &[
             "serve",
             "--http",
             "127.0.0.1:0",
@@ -175,37 +161,9 @@ fn spawn_billing(redis_url: &str, resource: &str) -> Instance {
             resource,
             "--auth-issuer",
             ISSUER,
-        ])
-        .env("FUSION_AUTH_HS256_SECRET", SECRET)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn billing-server: {e}"));
-    let stderr = child.stderr.take();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let Some(stderr) = stderr else { return };
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent
-                && let Some(rest) =
-                    line.strip_prefix("fusion: serving MCP over streamable HTTP at http://")
-            {
-                let addr = rest.split('/').next().unwrap_or_default().to_owned();
-                let _ = tx.send(addr);
-                sent = true;
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|e| panic!("billing-server did not say where it listens: {e}"));
-    let addr: SocketAddr = addr
-        .parse()
-        .unwrap_or_else(|e| panic!("address {addr}: {e}"));
-    Instance { child, addr }
+        ],
+        &[("FUSION_AUTH_HS256_SECRET", SECRET)],
+    )
 }
 
 struct Client {

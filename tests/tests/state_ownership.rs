@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier, Seal};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_tests::mrtr::{accept, first_round, modern_call, paid, post, refund, retry};
 use fusion_tests::raw_http::{self, RawResponse};
 use fusion_tests::services::{mint, now};
 use jsonwebtoken::{Algorithm, EncodingKey};
@@ -54,103 +55,6 @@ async fn serve(options: HttpOptions) -> HttpServer {
     )
     .await
     .unwrap_or_else(|e| panic!("spawn: {e}"))
-}
-
-/// A POST of `body` with the bearer `token`, the 2026-07-28 headers when `modern`, and the
-/// session id when given.
-async fn post(
-    addr: SocketAddr,
-    token: Option<&str>,
-    session: Option<&str>,
-    modern: bool,
-    body: &Value,
-) -> RawResponse {
-    let bearer = token.map(|t| format!("Bearer {t}"));
-    let mut headers = vec![
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        (
-            "mcp-protocol-version",
-            if modern { "2026-07-28" } else { "2025-11-25" },
-        ),
-    ];
-    let method = body["method"].as_str().unwrap_or_default().to_owned();
-    let name = body["params"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-    if modern {
-        headers.push(("mcp-method", &method));
-        if !name.is_empty() {
-            headers.push(("mcp-name", &name));
-        }
-    }
-    if let Some(b) = &bearer {
-        headers.push(("authorization", b));
-    }
-    if let Some(s) = session {
-        headers.push(("mcp-session-id", s));
-    }
-    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("POST: {e}"))
-}
-
-fn modern_call(id: u64, tool: &str, arguments: Value) -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "tools/call",
-        "params": {
-            "name": tool, "arguments": arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-                "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
-    })
-}
-
-fn refund() -> Value {
-    json!({"invoice_id": "inv_2026_0002", "amount_cents": 500})
-}
-
-fn accept() -> Value {
-    json!({"e0": {"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "fraud"}}})
-}
-
-/// What inv_2026_0002's payer has paid, in cents, as the server says.
-async fn paid(addr: SocketAddr, token: Option<&str>) -> u64 {
-    let call = modern_call(90, "billing_get_invoice", json!({"id": "inv_2026_0002"}));
-    let r = post(addr, token, None, true, &call).await;
-    let m = r.message();
-    m["result"]["structuredContent"]["paid_cents"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no paid_cents: {m}"))
-}
-
-/// The first round of a modern refund: its `requestState`.
-async fn first_round(addr: SocketAddr, token: Option<&str>) -> String {
-    let r = post(
-        addr,
-        token,
-        None,
-        true,
-        &modern_call(1, "billing_refund", refund()),
-    )
-    .await;
-    let m = r.message();
-    assert_eq!(m["result"]["resultType"], "input_required", "{m}");
-    m["result"]["requestState"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no requestState: {m}"))
-        .to_owned()
-}
-
-fn retry(state: Value, responses: Value) -> Value {
-    let mut call = modern_call(2, "billing_refund", refund());
-    call["params"]["requestState"] = state;
-    call["params"]["inputResponses"] = responses;
-    call
 }
 
 #[tokio::test]

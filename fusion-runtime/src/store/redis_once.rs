@@ -75,17 +75,28 @@ impl RedisOnce {
         format!("{}:once:{kind}:{hex}", self.prefix)
     }
 
+    /// `SET NX PX`, tried a second time when the first fails on the connection (a Redis that
+    /// restarted leaves a broken one, which the manager replaces). A retry whose first try
+    /// did reach Redis answers "used": the call is asked again, never run twice.
     async fn set_nx(&self, kind: &str, id: &[u8], ttl: Duration) -> Result<bool, StoreError> {
         let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let mut connection = self.connection.clone();
         let mut cmd = redis::cmd("SET");
         cmd.arg(self.key(kind, id))
             .arg(1)
             .arg("NX")
             .arg("PX")
             .arg(ms);
-        let run = cmd.query_async::<Option<String>>(&mut connection);
-        match tokio::time::timeout(self.timeout, run).await {
+        let attempts = async {
+            let mut connection = self.connection.clone();
+            match cmd.query_async::<Option<String>>(&mut connection).await {
+                Err(e) if e.is_io_error() || e.is_connection_dropped() => {
+                    let mut connection = self.connection.clone();
+                    cmd.query_async::<Option<String>>(&mut connection).await
+                }
+                other => other,
+            }
+        };
+        match tokio::time::timeout(self.timeout, attempts).await {
             Err(_) => Err(StoreError(format!(
                 "no answer from Redis within {} ms",
                 self.timeout.as_millis()
