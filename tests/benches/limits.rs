@@ -3,12 +3,17 @@
 //! here; one GCRA script per check over the multiplexed connection). Criterion gives the
 //! mean; a plain latency loop after it gives p50 and p99 of each, interleaved in rounds so
 //! both see the same machine.
+//!
+//! Issue 29: the one-time check an answered confirmation (or a delegation id) pays, beside
+//! it — `MemoryOnce` in process against `RedisOnce` (one `SET NX PX`), each id new, as every
+//! answered confirmation's is.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use fusion_runtime::guard::{RateLimit, RateLimiterGuard, RedisStore, Verdict};
+use fusion_runtime::store::{MemoryOnce, OnceStore, RedisOnce};
 use fusion_tests::services::Redis;
 
 const CLIENTS: usize = 1000;
@@ -62,6 +67,48 @@ fn limits(c: &mut Criterion) {
         })
     });
     g.finish();
+
+    // One-time ids: each check a new id, kept 1 s (the live set stays bounded while the bench
+    // runs millions of checks).
+    let ttl = Duration::from_secs(1);
+    let memory = MemoryOnce::new(usize::MAX);
+    let once = rt.block_on(async {
+        RedisOnce::new(&redis.url)
+            .unwrap_or_else(|e| panic!("redis once: {e}"))
+            .prefix("bench")
+    });
+    let mut n = 0u64;
+    let mut g = c.benchmark_group("one_time_check");
+    g.bench_function("in_process", |b| {
+        b.iter(|| {
+            n += 1;
+            black_box(memory.take("rs", &n.to_le_bytes(), ttl))
+        })
+    });
+    g.bench_function("redis", |b| {
+        b.iter(|| {
+            n += 1;
+            black_box(rt.block_on(once.first_use("rs", &n.to_le_bytes(), ttl)))
+        })
+    });
+    g.finish();
+    let (mut c1, mut c2) = (Vec::new(), Vec::new());
+    for _ in 0..20_000 {
+        n += 1;
+        let t = Instant::now();
+        black_box(memory.take("rs", &n.to_le_bytes(), ttl).is_ok());
+        c1.push(t.elapsed().as_nanos() as u64);
+        let t = Instant::now();
+        black_box(rt.block_on(once.first_use("rs", &n.to_le_bytes(), ttl)).is_ok());
+        c2.push(t.elapsed().as_nanos() as u64);
+    }
+    let (c50, c99) = percentiles(c1);
+    let (d50, d99) = percentiles(c2);
+    println!(
+        "FIGURE one-time check latency (20,000 new ids each, µs): in-process p50 {c50:.2} p99 {c99:.2} | redis p50 {d50:.1} p99 {d99:.1} | ratio p50 {:.0}x p99 {:.0}x",
+        d50 / c50.max(0.001),
+        d99 / c99.max(0.001)
+    );
 
     // Latency percentiles, one call timed at a time, the two interleaved in rounds.
     let (mut a, mut b) = (Vec::new(), Vec::new());
