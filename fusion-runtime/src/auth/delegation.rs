@@ -46,14 +46,17 @@
 //!   that could be replayed. It holds about `capacity / lifetime` calls per second: 65 536
 //!   ids with 60-second tokens is over 1 000 delegated calls a second.
 //!
-//! # The replay store is per process
+//! # The replay store: per process, or shared
 //!
-//! It lives in the verifier's memory. Behind several upstream instances sharing one key, a
-//! token accepted by one instance is unknown to the others, so it could be replayed once on
-//! each of them within its lifetime. Where that matters, keep tokens short (the gateway mints
-//! one per forwarded call, so a lifetime of seconds is enough), route a gateway's calls to
-//! one instance, or give each instance its own audience (and key). A restart forgets the
-//! store too: tokens issued before it could be replayed until they expire.
+//! By default it lives in the verifier's memory. Behind several upstream instances sharing
+//! one key, a token accepted by one instance would be unknown to the others, and could be
+//! replayed once on each of them within its lifetime; a restart forgets the store too.
+//! [`DelegationVerifier::replay_store`] keeps the ids in a store every instance shares
+//! ([`RedisOnce`](crate::store::RedisOnce): one `SET NX PX` per call, kept as long as the
+//! token could be accepted): a token is then accepted once by the whole cluster, and while
+//! the store cannot answer, calls are refused with `SERVER_BUSY` (retry in 5 s) rather than
+//! run unchecked. The [`middleware`](DelegationVerifier::middleware) uses it;
+//! [`verify`](DelegationVerifier::verify) stays in process.
 //!
 //! # On the wire
 //!
