@@ -449,14 +449,13 @@ where
             Some(id) if is_delete && !sessions.owned_by(id.as_bytes(), client) => {
                 return plain_status(StatusCode::NOT_FOUND, SESSION_NOT_FOUND);
             }
-            Some(id) => {
-                if sessions.owned_by_another(id.as_bytes(), client) {
-                    tracing::warn!(client, "a request named a session another client owns");
-                    request
-                        .headers_mut()
-                        .insert(&SESSION_HEADER, HeaderValue::from_static(NO_SESSION));
-                }
+            Some(id) if sessions.owned_by_another(id.as_bytes(), client) => {
+                tracing::warn!(client, "a request named a session another client owns");
+                request
+                    .headers_mut()
+                    .insert(&SESSION_HEADER, HeaderValue::from_static(NO_SESSION));
             }
+            Some(_) => {}
             // Only a POST without a session id can make rmcp create a session.
             None if request.method() == Method::POST => {
                 admission = Some(Admission::new(client.to_owned()));
