@@ -99,7 +99,10 @@ fn limits(c: &mut Criterion) {
         black_box(memory.take("rs", &n.to_le_bytes(), ttl).is_ok());
         c1.push(t.elapsed().as_nanos() as u64);
         let t = Instant::now();
-        black_box(rt.block_on(once.first_use("rs", &n.to_le_bytes(), ttl)).is_ok());
+        black_box(
+            rt.block_on(once.first_use("rs", &n.to_le_bytes(), ttl))
+                .is_ok(),
+        );
         c2.push(t.elapsed().as_nanos() as u64);
     }
     let (c50, c99) = percentiles(c1);

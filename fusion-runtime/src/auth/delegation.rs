@@ -654,6 +654,33 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// A token signed with the key but larger inside than `mint` writes (another signer's):
+    /// refused on verify, and it takes no place in the replay store.
+    #[test]
+    fn carry_and_names_are_bounded_on_verify_too() {
+        let verifier = DelegationVerifier::new(key(), "billing");
+        let now = now_secs();
+        let sealed = |carry: Value, sub: &str| {
+            let claims = json!({"v": VERSION, "iss": "triage", "sub": sub, "aud": "billing",
+                "iat": now, "exp": now + 30, "jti": "q1Xo3cUe0mJb9vQy6Tg2Zw", "carry": carry});
+            TOKEN
+                .seal(SECRET.as_bytes(), claims.to_string().as_bytes())
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let big = json!({"blob": "x".repeat(MAX_CARRY_BYTES)});
+        assert_eq!(
+            verifier.verify(&sealed(big, "user-1")),
+            Err(DelegationError::TooLarge)
+        );
+        let long = "u".repeat(MAX_NAME_BYTES + 1);
+        assert_eq!(
+            verifier.verify(&sealed(json!({}), &long)),
+            Err(DelegationError::TooLarge)
+        );
+        assert_eq!(verifier.replay_store_len(), 0);
+        assert!(verifier.verify(&sealed(json!({}), "user-1")).is_ok());
+    }
+
     #[test]
     fn keys_are_at_least_32_bytes() {
         assert_eq!(

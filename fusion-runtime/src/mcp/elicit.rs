@@ -477,11 +477,11 @@ pub(crate) async fn answers(
         }
         Err(e) => {
             tracing::warn!(store = once.name(), error = %e, "a requestState could not be checked");
-            Err(Refused::Unchecked(format!(
-                "The confirmation could not be checked ({} store: {e}); nothing was run. Send \
-                 the same request again in a few seconds",
-                once.name()
-            )))
+            Err(Refused::Unchecked(
+                "The answers of this request could not be checked just now (the one-time \
+                 store did not answer); nothing was run"
+                    .to_owned(),
+            ))
         }
     }
 }
