@@ -24,7 +24,7 @@ const NOT_FOUND = [
   '  <message>No invoice with that ID</message>',
   '  <recovery>List invoices first, then retry with a real ID</recovery>',
   '  <available_actions>',
-  '    <action>billing.list_invoices</action>',
+  '    <action>billing_list_invoices</action>',
   '  </available_actions>',
   '  <details>',
   '    <detail key="requestedId">inv_2026_9999</detail>',
@@ -78,7 +78,7 @@ async function everyPath(client) {
     arguments: { invoice_id: 'inv_2026_0001', email: 'not-an-email', days_overdue: 0 },
   });
   assert.equal(bad.isError, true);
-  assert.match(texts(bad)[0], /^<validation_error action="billing\.send_reminder">/);
+  assert.match(texts(bad)[0], /^<validation_error action="billing_send_reminder">/);
   assert.match(texts(bad)[0], /<field name="email">Invalid email format\. You sent: 'not-an-email'\./);
   assert.match(texts(bad)[0], /<field name="days_overdue">Too small\. You sent: 0\. Expected a number >= 1\.<\/field>/);
 

@@ -449,15 +449,19 @@ impl CallContext {
             Elicited::Accept(content) => match T::from_arguments(&content) {
                 Ok(value) => Elicited::Accept(value),
                 Err(report) => {
-                    let action = format!("{}.elicit", self.action());
+                    // The server answers the call with the report's own `<validation_error>`
+                    // (the form's fields as its `<field>` lines), named as the call was.
+                    let fields: Vec<String> =
+                        report.issues().iter().map(|i| i.field_name()).collect();
                     return Err(ToolError::new(
                         codes::VALIDATION_ERROR,
                         format!(
-                            "The user's answer did not validate:\n{}",
-                            report.render(&action)
+                            "The user's answer to the form did not validate (fields: {})",
+                            fields.join(", ")
                         ),
                     )
-                    .suggest("Call the tool again so the user is asked again"));
+                    .suggest("Call the tool again so the user is asked again")
+                    .attach(Arc::new(report)));
                 }
             },
             Elicited::Decline => Elicited::Decline,

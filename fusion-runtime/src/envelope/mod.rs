@@ -117,6 +117,9 @@ struct Inner {
     retry_after: Option<Duration>,
     severity: Severity,
     rendered: OnceLock<String>,
+    /// What a server renders instead of this envelope, when set: the `<validation_error>`
+    /// of a user's form answer (the report travels with the error, opaque to this module).
+    attachment: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Starts a [`ToolError`] from a code and a message.
@@ -137,6 +140,7 @@ impl ToolError {
                 retry_after: None,
                 severity: Severity::Error,
                 rendered: OnceLock::new(),
+                attachment: None,
             }),
         }
     }
@@ -164,6 +168,31 @@ impl ToolError {
     /// One action the model can call instead.
     pub fn action(self, action: impl Into<String>) -> Self {
         self.edit(|e| e.actions.push(action.into()))
+    }
+
+    /// Renames each available action to what `rename` returns, dropping those it answers
+    /// `None` for: what a server does so that every name an envelope shows is one its
+    /// clients can call.
+    pub fn map_actions(self, mut rename: impl FnMut(&str) -> Option<String>) -> Self {
+        self.edit(|e| {
+            let actions = std::mem::take(&mut e.actions);
+            e.actions = actions.iter().filter_map(|a| rename(a)).collect();
+        })
+    }
+
+    /// The same error with `message` instead of its own.
+    pub(crate) fn with_message(self, message: String) -> Self {
+        self.edit(|e| e.message = message)
+    }
+
+    /// Carries `value` for the server to render instead (see [`ToolError::attachment`]).
+    pub(crate) fn attach(self, value: std::sync::Arc<dyn std::any::Any + Send + Sync>) -> Self {
+        self.edit(|e| e.attachment = Some(value))
+    }
+
+    /// What the server renders instead of this envelope, if anything.
+    pub(crate) fn attachment(&self) -> Option<&(dyn std::any::Any + Send + Sync)> {
+        self.inner.attachment.as_deref()
     }
 
     /// Key/value details, kept in insertion order; appended to any already set.

@@ -584,6 +584,10 @@ impl ServerBuilder {
             .zip(guards.actions)
             .map(|(((info, p), handler), guards)| ActionDescriptor {
                 routed_tool: Arc::from(p.tool.as_str()),
+                callable: match &p.discriminator {
+                    Some(d) => Arc::from(format!("{}.{d}", p.tool)),
+                    None => Arc::from(p.tool.as_str()),
+                },
                 info,
                 tool: p.tool,
                 discriminator: p.discriminator,
@@ -613,6 +617,7 @@ impl ServerBuilder {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources),
             _ => (None, None),
         };
+        let names = Arc::new(registry::Names::new(&entries, &self.sources));
         Ok(Server {
             inner: Arc::new(Inner {
                 contracts,
@@ -639,6 +644,7 @@ impl ServerBuilder {
                 shared,
                 list_cache: self.list_cache,
                 request_state_key: self.request_state_key,
+                names,
                 once: Arc::new(match self.once {
                     Some(store) => std::sync::OnceLock::from(store),
                     None => std::sync::OnceLock::new(),

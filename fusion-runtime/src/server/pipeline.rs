@@ -32,10 +32,10 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::failure::InternalErrors;
 use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
-use super::registry::{ActionDescriptor, Inner, Started};
+use super::registry::{ActionDescriptor, Inner, Names, Started};
 use super::routing::{self, Route};
 use super::source;
-use crate::action::{ActionInfo, ActionOutput, HandlerOutcome};
+use crate::action::{ActionInfo, ActionOutput, HandlerFailure, HandlerOutcome};
 use crate::context::{CallContext, HandoffSlot, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard;
@@ -231,7 +231,24 @@ fn route(
             })?;
             Ok((i, arguments))
         }
-        None => Err(routing::unknown_tool(tool, &inner.known_tool_names())),
+        None => match inner.names.action_of(tool).and_then(|c| {
+            inner
+                .entries
+                .iter()
+                .position(|e| e.info.name == tool || *e.callable == **c)
+        }) {
+            // An action's own name (`billing.list_invoices` in flat exposure), or a grouped
+            // action's `tool.action` spelling: the action it names, without a discriminator.
+            Some(i) => {
+                if let Some(d) = &inner.entries[i].discriminator
+                    && arguments.get(&inner.discriminator).and_then(Value::as_str) == Some(d)
+                {
+                    arguments.remove(&inner.discriminator);
+                }
+                Ok((i, arguments))
+            }
+            None => Err(routing::unknown_tool(tool, &inner.known_tool_names())),
+        },
     }
 }
 
@@ -320,15 +337,20 @@ async fn run_action(
     match entry.handler.start(&arguments, &cx, chained) {
         Started::Running(handler) => {
             drop(arguments);
-            let done = move |outcome| respond(info, outcome, internal);
+            let names = &*inner.names;
+            let done = move |outcome| respond(info, &entry.callable, names, outcome, internal);
             finish(info.name, guards.timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
             let handler = Arc::clone(&entry.handler);
+            let (names, callable) = (Arc::clone(&inner.names), Arc::clone(&entry.callable));
             let endpoint = Box::new(
                 move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
                     let fut = invocation(req.context());
-                    Box::pin(async move { respond(handler.info(), fut.await, internal) })
+                    let (names, callable) = (Arc::clone(&names), Arc::clone(&callable));
+                    Box::pin(async move {
+                        respond(handler.info(), &callable, &names, fut.await, internal)
+                    })
                 },
             );
             let next = Next::new(inner.middleware.clone(), internal, endpoint);
@@ -340,7 +362,7 @@ async fn run_action(
             let run = next.run(request);
             finish(info.name, guards.timeout, internal, &cx, run, |r| r).await
         }
-        Started::Invalid(report) => Some(invalid(inner, info, &report)),
+        Started::Invalid(report) => Some(invalid(inner, entry, &report)),
         Started::ValidationPanicked => {
             tracing::error!(action = info.name, "input validation panicked");
             Some(ToolResponse::error(internal.panic_envelope(info.name)))
@@ -417,13 +439,14 @@ fn handler_panicked(action: &str, internal: InternalErrors) -> ToolResponse {
     ToolResponse::error(internal.panic_envelope(action))
 }
 
-/// Stage 3's answer for arguments that failed validation.
-fn invalid(inner: &Inner, info: &ActionInfo, report: &ValidationReport) -> ToolResponse {
+/// Stage 3's answer for arguments that failed validation, naming the action as the client
+/// calls it.
+fn invalid(inner: &Inner, entry: &ActionDescriptor, report: &ValidationReport) -> ToolResponse {
     let section = inner
         .awareness
         .as_ref()
-        .and_then(|a| a.section_for(info.name));
-    validation_response(info.name, report, section)
+        .and_then(|a| a.section_for(entry.info.name));
+    validation_response(&entry.callable, report, section)
 }
 
 fn validation_response(
@@ -442,8 +465,35 @@ fn validation_response(
     }
 }
 
-/// Stage 5: the outcome written for the model.
-fn respond(info: &ActionInfo, outcome: HandlerOutcome, internal: InternalErrors) -> ToolResponse {
+/// Stage 5: the outcome written for the model, every envelope as it reaches the wire
+/// ([`for_the_wire`]); a user's form answer that failed validation is its own
+/// `<validation_error>`.
+fn respond(
+    info: &ActionInfo,
+    callable: &str,
+    names: &Names,
+    outcome: HandlerOutcome,
+    internal: InternalErrors,
+) -> ToolResponse {
+    let outcome = match outcome {
+        Err(HandlerFailure::Tool(e)) => {
+            if let Some(report) = e
+                .attachment()
+                .and_then(|a| a.downcast_ref::<ValidationReport>())
+            {
+                return validation_response(callable, report, None);
+            }
+            Err(HandlerFailure::Tool(for_the_wire(names, e)))
+        }
+        Ok(ActionOutput::Value { value, warnings }) => Ok(ActionOutput::Value {
+            value,
+            warnings: warnings
+                .into_iter()
+                .map(|w| for_the_wire(names, w))
+                .collect(),
+        }),
+        other => other,
+    };
     let mut response = match outcome {
         Ok(ActionOutput::Value { value, warnings }) => {
             let mut r = ToolResponse::json(value);
@@ -473,6 +523,31 @@ fn respond(info: &ActionInfo, outcome: HandlerOutcome, internal: InternalErrors)
         );
     }
     response
+}
+
+/// A handler's or middleware's envelope as it reaches the wire: each available action named
+/// as clients call it (one that names no action or mounted tool is left out), and an empty
+/// message replaced by the code's default text — `ToolError::render` writes what it is given
+/// (SPEC's vectors), the server never sends an empty `<message>`.
+fn for_the_wire(names: &Names, e: ToolError) -> ToolError {
+    let e = if e.available_actions().is_empty() {
+        e
+    } else {
+        e.map_actions(|a| names.callable(a))
+    };
+    if e.message().trim().is_empty() {
+        let text = default_message(e.code().as_str(), e.is_error());
+        return e.with_message(text);
+    }
+    e
+}
+
+/// The text an envelope without a message gets on the wire.
+fn default_message(code: &str, is_error: bool) -> String {
+    match is_error {
+        true => format!("The call failed with {code}; the server gave no further detail"),
+        false => format!("The call succeeded with a {code} warning"),
+    }
 }
 
 /// The answer for a `tools/call` whose `arguments` member is not an object.
