@@ -76,7 +76,7 @@ async fn every_envelope_kind(client: FusionClient) {
         e.recovery.as_deref(),
         Some("List invoices first, then retry with a real ID")
     );
-    assert_eq!(e.available_actions, ["billing.list_invoices"]);
+    assert_eq!(e.available_actions, ["billing_list_invoices"]);
     assert_eq!(
         e.details,
         [("requestedId".to_owned(), "inv_2026_9999".to_owned())]

@@ -111,7 +111,7 @@ async fn old_shape_gets_contract_awareness_over_mcp() {
     let Some(Envelope::Validation(v)) = &err.envelope else {
         panic!("expected a validation error, got {:?}", err.envelope);
     };
-    assert_eq!(v.action, "billing.get_invoice");
+    assert_eq!(v.action, "billing_get_invoice");
     assert!(
         v.fields
             .iter()

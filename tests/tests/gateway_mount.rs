@@ -108,7 +108,7 @@ async fn billing_over_stdio_is_listed_under_the_prefix_and_its_envelopes_pass_in
             .collect();
         // Intact, but for the upstream's tool names, written as the gateway exposes them.
         let expected = text_of(&upstream).replace(
-            "<action>billing.list_invoices</action>",
+            "<action>billing_list_invoices</action>",
             "<action>finance_billing_list_invoices</action>",
         );
         assert_eq!(wire.join("\n"), expected, "passed through intact");

@@ -170,7 +170,7 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
     assert_eq!(
         text_of(&via),
         text_of(&upstream).replace(
-            "<action>billing.list_invoices</action>",
+            "<action>billing_list_invoices</action>",
             "<action>finance_billing_list_invoices</action>"
         )
     );
@@ -207,7 +207,7 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
                 "call finance_billing_get_invoice to show it"
             )
             .replace(
-                "<action>billing.get_invoice</action>",
+                "<action>billing_get_invoice</action>",
                 "<action>finance_billing_get_invoice</action>"
             )
     );

@@ -48,7 +48,7 @@ fn tool_error(r: &CallToolResult, i: usize) -> ToolError {
     parse_tool_error(text).unwrap_or_else(|e| panic!("not a tool_error ({e}): {text}"))
 }
 
-const NOT_FOUND: &str = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>No invoice with that ID</message>\n  <recovery>List invoices first, then retry with a real ID</recovery>\n  <available_actions>\n    <action>billing.list_invoices</action>\n  </available_actions>\n  <details>\n    <detail key=\"requestedId\">inv_2026_9999</detail>\n  </details>\n</tool_error>";
+const NOT_FOUND: &str = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>No invoice with that ID</message>\n  <recovery>List invoices first, then retry with a real ID</recovery>\n  <available_actions>\n    <action>billing_list_invoices</action>\n  </available_actions>\n  <details>\n    <detail key=\"requestedId\">inv_2026_9999</detail>\n  </details>\n</tool_error>";
 
 /// Every path of the pipeline, through whatever transport `client` uses.
 async fn every_path(client: &Client) {
@@ -127,7 +127,7 @@ async fn every_path(client: &Client) {
     assert!(is_error(&bad));
     match parse_envelope(&texts(&bad)[0]) {
         Ok(Envelope::Validation(v)) => {
-            assert_eq!(v.action, "billing.send_reminder");
+            assert_eq!(v.action, "billing_send_reminder");
             let names: Vec<&str> = v.fields.iter().map(|f| f.name.as_str()).collect();
             assert_eq!(names, ["email", "days_overdue"]);
         }
@@ -300,7 +300,7 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     assert_eq!(e.available_actions().len(), 10);
 
     let invalid = call(&client, "billing", json!({"action": "send_reminder", "invoice_id": "inv_2026_0001", "email": "x", "days_overdue": 3})).await;
-    assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing.send_reminder\">"));
+    assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing_send_reminder\">"));
 
     let _ = client.cancel().await;
     bounded("shutdown", running.shutdown())
@@ -317,7 +317,7 @@ async fn the_demo_shows_every_envelope_over_a_real_connection() {
         .unwrap_or_else(|e| panic!("demo: {e:#}"));
     assert!(transcript.contains(NOT_FOUND), "{transcript}");
     for needle in [
-        "<validation_error action=\"billing.send_reminder\">",
+        "<validation_error action=\"billing_send_reminder\">",
         "<tool_error code=\"CONFLICT\" severity=\"warning\">",
         "<tool_error code=\"AMOUNT_EXCEEDS_BALANCE\" severity=\"error\">",
         "<tool_error code=\"DEPRECATED\" severity=\"warning\">",

@@ -163,13 +163,24 @@ async fn a_2025_client_is_asked_with_elicitation_create_and_its_answer_is_typed(
         assert_eq!(output(&response), expected);
     }
 
-    // An answer that breaks the form's rules: the same wording as bad tool arguments.
-    let bad = json!({"action": "accept", "content": {"reason": "boredom"}});
+    // An answer that breaks the form's rules: a `<validation_error>` of its own, the form's
+    // fields as its lines, named as the call was (not an envelope escaped in a message).
+    let bad = json!({"action": "accept", "content": {"reason": "boredom", "note": "x".repeat(30)}});
     let (_, response) = ask(&mut raw, 4, "tools/call", call(), &bad).await;
     assert_eq!(response["result"]["isError"], true, "{response}");
-    let text = output(&response).to_string();
-    assert!(text.contains("VALIDATION_ERROR"), "{text}");
-    assert!(text.contains("reason"), "{text}");
+    let text = response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("<validation_error action=\"billing_refund\">\n  <field name=\"reason\">"),
+        "{text}"
+    );
+    assert!(text.contains("<field name=\"note\">Too long."), "{text}");
+    assert!(!text.contains("&lt;"), "{text}");
+    assert!(
+        fusion_runtime::client::parse_envelope(text).is_ok(),
+        "{text}"
+    );
     assert_eq!(ledger.0.load(Ordering::SeqCst), 1, "money moved once");
 }
 

@@ -76,7 +76,7 @@ async fn get_item(input: IdInput, store: Context<Store>) -> Result<Item, ToolErr
     } else {
         Err(error(NOT_FOUND, "No item with that ID")
             .suggest("List items first")
-            .actions(["shop.list_items"])
+            .actions(["shop.find_item"])
             .detail("requestedId", &input.id))
     }
 }
@@ -180,7 +180,7 @@ async fn a_returned_tool_error_passes_intact() {
         .call_json("shop_get_item", json!({"id": "it_9"}))
         .await;
     assert!(r.is_error);
-    let expected = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>No item with that ID</message>\n  <recovery>List items first</recovery>\n  <available_actions>\n    <action>shop.list_items</action>\n  </available_actions>\n  <details>\n    <detail key=\"requestedId\">it_9</detail>\n  </details>\n</tool_error>";
+    let expected = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>No item with that ID</message>\n  <recovery>List items first</recovery>\n  <available_actions>\n    <action>shop_find_item</action>\n  </available_actions>\n  <details>\n    <detail key=\"requestedId\">it_9</detail>\n  </details>\n</tool_error>";
     assert_eq!(text(&r, 0), expected);
 }
 
@@ -248,14 +248,14 @@ async fn validation_errors_name_the_action() {
     assert!(r.is_error);
     match parse_envelope(text(&r, 0)) {
         Ok(Envelope::Validation(v)) => {
-            assert_eq!(v.action, "shop.get_item");
+            assert_eq!(v.action, "shop_get_item");
             assert_eq!(v.fields[0].name, "id");
             assert!(v.fields[0].text.contains("You sent: 42"));
         }
         other => panic!("{other:?}"),
     }
     let missing = server().call_json("shop_get_item", json!({})).await;
-    assert!(text(&missing, 0).starts_with("<validation_error action=\"shop.get_item\">"));
+    assert!(text(&missing, 0).starts_with("<validation_error action=\"shop_get_item\">"));
     let not_object = server().call_json("shop_get_item", json!([1])).await;
     assert!(not_object.is_error);
     assert!(text(&not_object, 0).contains("Invalid type"));
@@ -370,7 +370,7 @@ async fn grouped_exposure_routes_by_discriminator() {
     let invalid = s
         .call_json("shop", json!({"action": "get_item", "id": 1}))
         .await;
-    assert!(text(&invalid, 0).starts_with("<validation_error action=\"shop.get_item\">"));
+    assert!(text(&invalid, 0).starts_with("<validation_error action=\"shop_get_item\">"));
 }
 
 #[tokio::test]

@@ -526,14 +526,19 @@ fn respond(
 }
 
 /// A handler's or middleware's envelope as it reaches the wire: each available action named
-/// as clients call it (one that names no action or mounted tool is left out), and an empty
+/// as clients call it, once (one that names no action or mounted tool is left out), and an empty
 /// message replaced by the code's default text — `ToolError::render` writes what it is given
 /// (SPEC's vectors), the server never sends an empty `<message>`.
 fn for_the_wire(names: &Names, e: ToolError) -> ToolError {
     let e = if e.available_actions().is_empty() {
         e
     } else {
-        e.map_actions(|a| names.callable(a))
+        let mut seen: Vec<String> = Vec::new();
+        e.map_actions(|a| {
+            let c = names.callable(a).filter(|c| !seen.contains(c))?;
+            seen.push(c.clone());
+            Some(c)
+        })
     };
     if e.message().trim().is_empty() {
         let text = default_message(e.code().as_str(), e.is_error());
