@@ -77,14 +77,14 @@ test('tools/call on a missing invoice reads the NOT_FOUND envelope', async () =>
   const t = text(result);
   assert.match(t, /^<tool_error code="NOT_FOUND" severity="error">/);
   assert.match(t, /<recovery>List invoices first, then retry with a real ID<\/recovery>/);
-  assert.match(t, /<action>billing\.list_invoices<\/action>/);
+  assert.match(t, /<action>billing_list_invoices<\/action>/);
   assert.match(t, /<detail key="requestedId">inv_2026_9999<\/detail>/);
 });
 
 test('tools/call with a malformed ID reads a validation error', async () => {
   const result = await call('billing_get_invoice', 'id=invoice-9');
   assert.equal(result.isError, true);
-  assert.match(text(result), /^<validation_error action="billing\.get_invoice">/);
+  assert.match(text(result), /^<validation_error action="billing_get_invoice">/);
   assert.match(text(result), /<field name="id">[^<]*You sent: 'invoice-9'/);
 });
 
