@@ -24,6 +24,8 @@ mod redis;
 mod store;
 
 #[cfg(feature = "redis")]
+pub(crate) use redis::managed_connection;
+#[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{DEFAULT_REDIS_TIMEOUT, RedisStore};
 pub use store::{

@@ -11,6 +11,19 @@ pub mod sinks;
 pub mod triage;
 
 use fusion_runtime::envelope::ToolResponse;
+
+/// SPEC §1's `<tool_error>` example, byte for byte.
+pub const SEED_NOT_FOUND: &str = r#"<tool_error code="NOT_FOUND" severity="error">
+  <message>No invoice with that ID</message>
+  <recovery>List invoices first, then retry with a real ID</recovery>
+  <available_actions>
+    <action>billing.list_invoices</action>
+  </available_actions>
+  <details>
+    <detail key="requestedId">inv_2026_9999</detail>
+  </details>
+  <retry_after>30 seconds</retry_after>
+</tool_error>"#;
 use proptest::test_runner::{Config, FailurePersistence, FileFailurePersistence, PersistedSeed};
 
 /// The property tests' configuration: `cases` cases, and failures persisted as the

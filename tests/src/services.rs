@@ -212,6 +212,38 @@ impl Instance {
     }
 }
 
+/// `binary serve --http --stateless` behind a proxy on 127.0.0.1, its rate limits and
+/// one-time ids in the Redis at `redis_url`, bearer tokens for `resource` from `issuer` (the
+/// secret and anything else in `env`): one of the instances the multi-instance tests run.
+pub fn stateless_instance(
+    binary: &str,
+    redis_url: &str,
+    resource: &str,
+    issuer: &str,
+    env: &[(&str, &str)],
+) -> Instance {
+    Instance::spawn(
+        binary,
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--trust-proxy",
+            "127.0.0.1",
+            "--redis-url",
+            redis_url,
+            "--redis-timeout",
+            "300ms",
+            "--auth-resource",
+            resource,
+            "--auth-issuer",
+            issuer,
+        ],
+        env,
+    )
+}
+
 /// An nginx in front of `upstreams`, round robin, on a loopback port (stopped on drop).
 #[derive(Debug)]
 pub struct Nginx {

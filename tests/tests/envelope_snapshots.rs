@@ -13,18 +13,7 @@ fn seed() -> ToolError {
 
 #[test]
 fn spec_example_byte_for_byte() {
-    let expected = r#"<tool_error code="NOT_FOUND" severity="error">
-  <message>No invoice with that ID</message>
-  <recovery>List invoices first, then retry with a real ID</recovery>
-  <available_actions>
-    <action>billing.list_invoices</action>
-  </available_actions>
-  <details>
-    <detail key="requestedId">inv_2026_9999</detail>
-  </details>
-  <retry_after>30 seconds</retry_after>
-</tool_error>"#;
-    assert_eq!(seed().render(), expected);
+    assert_eq!(seed().render(), fusion_tests::SEED_NOT_FOUND);
     insta::assert_snapshot!("spec_example", seed().render());
 }
 

@@ -9,22 +9,9 @@ use fusion_runtime::{
     codes::{NOT_FOUND, RATE_LIMITED},
     error, tool_action,
 };
-use fusion_tests::text_of;
+use fusion_tests::{SEED_NOT_FOUND, text_of};
 use serde::Deserialize;
 use serde_json::json;
-
-/// SPEC §1's example, byte for byte.
-const SEED_NOT_FOUND: &str = r#"<tool_error code="NOT_FOUND" severity="error">
-  <message>No invoice with that ID</message>
-  <recovery>List invoices first, then retry with a real ID</recovery>
-  <available_actions>
-    <action>billing.list_invoices</action>
-  </available_actions>
-  <details>
-    <detail key="requestedId">inv_2026_9999</detail>
-  </details>
-  <retry_after>30 seconds</retry_after>
-</tool_error>"#;
 
 /// Which invoice.
 #[derive(Deserialize, ToolInput)]

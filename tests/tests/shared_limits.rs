@@ -9,7 +9,7 @@ use fusion_runtime::guard::{OnStoreFailure, RateLimit, RedisStore, Verdict};
 use fusion_runtime::server::RequestScope;
 use fusion_runtime::{Principal, Server};
 use fusion_tests::raw_http;
-use fusion_tests::services::{Instance, Nginx, Redis, free_port, mint, now};
+use fusion_tests::services::{Instance, Nginx, Redis, free_port, mint, now, stateless_instance};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 
@@ -144,24 +144,11 @@ async fn a_redis_that_never_answers_is_cut_off_at_the_timeout() {
 }
 
 fn spawn_billing(redis_url: &str, resource: &str) -> Instance {
-    Instance::spawn(
+    stateless_instance(
         env!("CARGO_BIN_EXE_billing-server"),
-        &[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--trust-proxy",
-            "127.0.0.1",
-            "--redis-url",
-            redis_url,
-            "--redis-timeout",
-            "300ms",
-            "--auth-resource",
-            resource,
-            "--auth-issuer",
-            ISSUER,
-        ],
+        redis_url,
+        resource,
+        ISSUER,
         &[("FUSION_AUTH_HS256_SECRET", SECRET)],
     )
 }

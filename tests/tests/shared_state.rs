@@ -15,7 +15,7 @@ use fusion_runtime::mcp::{HttpOptions, spawn_http};
 use fusion_runtime::store::RedisOnce;
 use fusion_tests::mrtr::{accept, first_round, paid, post, retry};
 use fusion_tests::raw_http;
-use fusion_tests::services::{Instance, Nginx, Redis, free_port, mint, now};
+use fusion_tests::services::{Instance, Nginx, Redis, free_port, mint, now, stateless_instance};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
 
@@ -24,24 +24,11 @@ const ISSUER: &str = "https://auth.example.com";
 const STATE_KEY: &str = "one request-state key for every instance, 32+ bytes";
 
 fn spawn_billing(redis_url: &str, resource: &str) -> Instance {
-    Instance::spawn(
+    stateless_instance(
         env!("CARGO_BIN_EXE_billing-server"),
-        &[
-            "serve",
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--trust-proxy",
-            "127.0.0.1",
-            "--redis-url",
-            redis_url,
-            "--redis-timeout",
-            "300ms",
-            "--auth-resource",
-            resource,
-            "--auth-issuer",
-            ISSUER,
-        ],
+        redis_url,
+        resource,
+        ISSUER,
         &[
             ("FUSION_AUTH_HS256_SECRET", SECRET),
             ("FUSION_REQUEST_STATE_KEY", STATE_KEY),

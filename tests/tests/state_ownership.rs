@@ -328,45 +328,14 @@ async fn without_auth_a_session_is_its_addresss() {
     let addr = server.local_addr;
     let session = open_session(addr, None, Some("203.0.113.1")).await;
     let ping = json!({"jsonrpc": "2.0", "id": 8, "method": "ping"}).to_string();
-    let own = send(
-        addr,
-        "POST",
-        None,
-        Some(&session),
-        Some("203.0.113.1"),
-        &ping,
-    )
-    .await;
-    assert_eq!(own.status, 200, "{own:?}");
-    let other = send(
-        addr,
-        "POST",
-        None,
-        Some(&session),
-        Some("203.0.113.2"),
-        &ping,
-    )
-    .await;
-    assert_eq!(other.status, 404, "{other:?}");
-    let r = send(
-        addr,
-        "DELETE",
-        None,
-        Some(&session),
-        Some("203.0.113.2"),
-        "",
-    )
-    .await;
-    assert_eq!(r.status, 404, "{r:?}");
-    let own = send(
-        addr,
-        "POST",
-        None,
-        Some(&session),
-        Some("203.0.113.1"),
-        &ping,
-    )
-    .await;
-    assert_eq!(own.status, 200, "still hers: {own:?}");
+    for (xff, method, body, status) in [
+        ("203.0.113.1", "POST", ping.as_str(), 200),
+        ("203.0.113.2", "POST", &ping, 404),
+        ("203.0.113.2", "DELETE", "", 404),
+        ("203.0.113.1", "POST", &ping, 200),
+    ] {
+        let r = send(addr, method, None, Some(&session), Some(xff), body).await;
+        assert_eq!(r.status, status, "{xff} {method}: {r:?}");
+    }
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -43,6 +43,21 @@ return {1, 0}
 /// Client keys longer than this are hashed into the Redis key (subjects can be long).
 const MAX_KEY_PART: usize = 128;
 
+/// The connection every Redis store of this crate uses: one multiplexed connection to `url`,
+/// made on first use (a server starts while Redis is down), reconnecting by itself, each try
+/// bounded by [`DEFAULT_REDIS_TIMEOUT`].
+pub(crate) fn managed_connection(url: &str) -> Result<ConnectionManager, StoreError> {
+    let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
+    let timeout = DEFAULT_REDIS_TIMEOUT;
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout))
+        .set_number_of_retries(1)
+        .set_min_delay(Duration::from_millis(50))
+        .set_max_delay(Duration::from_secs(1));
+    ConnectionManager::new_lazy_with_config(client, config).map_err(|e| StoreError(e.to_string()))
+}
+
 /// A [`RateLimitStore`] in Redis.
 #[derive(Clone)]
 pub struct RedisStore {
@@ -68,21 +83,11 @@ impl RedisStore {
     /// A store at `url` (`redis://127.0.0.1:6379/0`). Does not connect yet: a server starts
     /// while Redis is down, and its checks fail (as configured) until Redis answers.
     pub fn new(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
-        let timeout = DEFAULT_REDIS_TIMEOUT;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_secs(1));
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| StoreError(e.to_string()))?;
         Ok(RedisStore {
-            connection,
+            connection: managed_connection(url)?,
             script: redis::Script::new(GCRA),
             prefix: "fusion:rl".into(),
-            timeout,
+            timeout: DEFAULT_REDIS_TIMEOUT,
         })
     }
 

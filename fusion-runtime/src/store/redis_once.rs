@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 
 use super::StoreError;
 use super::once::{OnceStore, digest};
@@ -36,20 +36,10 @@ impl RedisOnce {
     /// A store at `url` (`redis://127.0.0.1:6379/0`). Does not connect yet: a server starts
     /// while Redis is down, and its one-time checks fail (closed) until Redis answers.
     pub fn new(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
-        let timeout = DEFAULT_REDIS_TIMEOUT;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_secs(1));
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| StoreError(e.to_string()))?;
         Ok(RedisOnce {
-            connection,
+            connection: crate::guard::managed_connection(url)?,
             prefix: "fusion".into(),
-            timeout,
+            timeout: DEFAULT_REDIS_TIMEOUT,
         })
     }
 
