@@ -228,7 +228,8 @@ impl HttpOptions {
     }
 
     /// Authenticates requests with `auth` (bearer tokens, `401`, Protected Resource
-    /// Metadata), instead of the server's own.
+    /// Metadata), instead of the server's own. [`spawn_http`] refuses to start when it
+    /// requires tokens but names no issuer ([`Auth::check`]).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = Some(Arc::new(auth));
         self
@@ -241,7 +242,18 @@ impl HttpOptions {
 /// clients are told apart by address, or put a [`ClientKey`] in each request's extensions
 /// from a layer around it (an authentication layer that knows the principal). The connection
 /// bounds (count, header timeout) are [`spawn_http`]'s; the rest apply here.
+///
+/// It cannot fail: authentication in [`HttpOptions::auth`] that [`Auth::check`] refuses is
+/// logged as an error here, where [`spawn_http`] refuses to start.
 pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
+    if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
+        tracing::error!("{e}");
+    }
+    router(server, options)
+}
+
+/// [`http_router`] once its options are checked.
+fn router(server: Server, options: &HttpOptions) -> axum::Router {
     let auth_server = server.clone();
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
@@ -598,15 +610,19 @@ fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationT
 }
 
 /// Binds `addr` and serves `server` over streamable HTTP in a background task, within the
-/// bounds of `options`.
+/// bounds of `options`. Fails before binding when [`HttpOptions::auth`] does not pass
+/// [`Auth::check`].
 pub async fn spawn_http(
     server: Server,
     addr: SocketAddr,
     options: HttpOptions,
 ) -> anyhow::Result<HttpServer> {
+    if let Some(auth) = &options.auth {
+        auth.check()?;
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
-    let router = http_router(server, &options);
+    let router = router(server, &options);
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
     let task = tokio::spawn(accept_loop(listener, router, options));
