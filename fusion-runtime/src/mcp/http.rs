@@ -4,11 +4,10 @@
 //!
 //! The bounds and their defaults are documented on [`HttpOptions`].
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,6 +25,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+mod forwarded;
+
 use super::McpHandler;
 use super::auth::AuthLayer;
 use super::cancel::SESSION_HEADER;
@@ -41,7 +42,7 @@ use crate::server::Server;
 /// | bound | default | [`HttpOptions`] | `serve --http` flag |
 /// |---|---|---|---|
 /// | open connections; beyond: `503` and closed at once | 512 | [`max_connections`](HttpOptions::max_connections) | `--max-connections` |
-/// | open connections from one IP address (an IPv6 /64; trusted proxies exempt) | 256 | [`max_connections_per_ip`](HttpOptions::max_connections_per_ip) | `--max-connections-per-ip` |
+/// | open connections from one IP address (an IPv6 /64); through a trusted proxy, requests in flight (SSE streams until they end) per forwarded address; beyond: `503` | 256 | [`max_connections_per_ip`](HttpOptions::max_connections_per_ip) | `--max-connections-per-ip` |
 /// | waiting for a request's headers, idle keep-alive included | 10 s | [`header_timeout`](HttpOptions::header_timeout) | `--header-timeout` |
 /// | reading a request's body; beyond: `408` | 30 s | [`body_timeout`](HttpOptions::body_timeout) | `--body-timeout` |
 /// | request body size; beyond: `413` | 1 MiB | [`max_body_bytes`](HttpOptions::max_body_bytes) | `--max-body-bytes` |
@@ -78,7 +79,9 @@ pub struct HttpOptions {
     pub forwarded_header: ForwardedHeader,
     /// Open connections at most.
     pub max_connections: usize,
-    /// Open connections from one IP address (an IPv6 /64) at most; trusted proxies are exempt.
+    /// Open connections from one IP address (an IPv6 /64) at most. A trusted proxy's
+    /// connections are exempt: its clients are held to as many requests in flight each, by
+    /// forwarded address.
     pub max_connections_per_ip: usize,
     /// How long a connection may take to send a request's headers, counted from when it
     /// starts waiting for one: also how long an idle keep-alive connection stays open.
@@ -269,9 +272,11 @@ fn router(server: Server, options: &HttpOptions) -> axum::Router {
     local.session_config.keep_alive = Some(options.session_idle_timeout);
     let sessions =
         CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
+    let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let steps = Steps(Arc::new(StepsInner {
+        forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
-            identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
+            identity,
             body_timeout: options.body_timeout,
             stateless: options.stateless,
         },
@@ -350,6 +355,8 @@ struct Steps(Arc<StepsInner>);
 
 /// What the steps need, made once.
 struct StepsInner {
+    /// Requests through a trusted proxy, capped per forwarded client.
+    forwarded: forwarded::Forwarded,
     guard: Guard,
     check: super::http_jsonrpc::Guard,
     calls: Arc<super::cancel::Calls>,
@@ -378,7 +385,11 @@ impl StepsInner {
     where
         S: tower_service::Service<Request, Response = Response, Error = std::convert::Infallible>,
     {
-        guard_request(&self.guard, request, move |request| {
+        let slot = match self.forwarded.admit(&request) {
+            Ok(slot) => slot,
+            Err(busy) => return busy,
+        };
+        let response = guard_request(&self.guard, request, move |request| {
             super::http_jsonrpc::guard(&self.check, request, move |request| {
                 super::cancel::layer(&self.calls, request, move |request| async move {
                     match inner.call(request).await {
@@ -388,7 +399,8 @@ impl StepsInner {
                 })
             })
         })
-        .await
+        .await;
+        forwarded::hold(slot, response)
     }
 }
 
@@ -638,50 +650,6 @@ pub async fn spawn_http(
     })
 }
 
-/// Open connections by client address.
-struct PerIp {
-    open: Mutex<HashMap<String, usize>>,
-    max: usize,
-}
-
-impl PerIp {
-    fn take(this: &Arc<PerIp>, ip: IpAddr) -> Option<IpSlot> {
-        let key = ip_key(ip).0;
-        let mut open = this.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = open.entry(key.clone()).or_insert(0);
-        if *n >= this.max {
-            return None;
-        }
-        *n += 1;
-        Some(IpSlot {
-            per_ip: Arc::clone(this),
-            key,
-        })
-    }
-}
-
-/// One open connection of an address; dropping it gives the place back.
-struct IpSlot {
-    per_ip: Arc<PerIp>,
-    key: String,
-}
-
-impl Drop for IpSlot {
-    fn drop(&mut self) {
-        let mut open = self
-            .per_ip
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = open.get_mut(&self.key) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                open.remove(&self.key);
-            }
-        }
-    }
-}
-
 /// Refused connections get this, written without waiting, then are closed.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
 content-length: 43\r\nretry-after: 5\r\nconnection: close\r\n\r\n\
@@ -729,10 +697,7 @@ async fn accept_loop(
         .max_header_size(MAX_HEADER_BYTES);
     let service = TowerToHyperService::new(router);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
-    let per_ip = Arc::new(PerIp {
-        open: Mutex::new(HashMap::new()),
-        max: options.max_connections_per_ip.max(1),
-    });
+    let per_ip = forwarded::PerClient::new(options.max_connections_per_ip);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -757,7 +722,7 @@ async fn accept_loop(
         let ip_slot = if identity.trusts(peer.ip()) {
             None
         } else {
-            match PerIp::take(&per_ip, peer.ip()) {
+            match forwarded::PerClient::take(&per_ip, ip_key(peer.ip()).0) {
                 Some(s) => Some(s),
                 None => {
                     tracing::warn!(%peer, max = per_ip.max, "refused a connection: too many open from its address");
@@ -816,6 +781,7 @@ mod tests {
         let server = crate::Server::builder().build()?;
         let sessions = CappedSessions::new(LocalSessionManager::default(), 1, 1);
         let steps = StepsInner {
+            forwarded: forwarded::Forwarded::new(Identity::new(&[], ForwardedHeader::default()), 1),
             guard: Guard {
                 identity: Identity::new(&[], ForwardedHeader::default()),
                 body_timeout: Duration::from_secs(1),
