@@ -280,7 +280,13 @@ impl Drop for Process {
 
 #[test]
 fn serve_with_required_auth_and_no_issuer_names_the_flags() {
-    let mut p = Process::start(&["serve", "--http", "127.0.0.1:0", "--auth-resource", RESOURCE]);
+    let mut p = Process::start(&[
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--auth-resource",
+        RESOURCE,
+    ]);
     let status = p.exit();
     assert!(
         status.is_some_and(|s| !s.success()),
@@ -372,9 +378,9 @@ async fn a_trusted_proxys_clients_are_capped_per_forwarded_address() {
 
     let held: Vec<_> = (0..2)
         .map(|i| {
-            tokio::spawn(async move {
-                call(proxy, "id_hold", json!({"progressToken": i}), &a).await
-            })
+            tokio::spawn(
+                async move { call(proxy, "id_hold", json!({"progressToken": i}), &a).await },
+            )
         })
         .collect();
     let start = Instant::now();

@@ -224,7 +224,13 @@ impl JwtVerifier {
         for key in candidates {
             match decode::<Map<String, Value>>(token, &key.key, &self.validation(key.algorithm)) {
                 Ok(data) => {
-                    if data.claims.get("sub").and_then(Value::as_str).map(str::trim) == Some("") {
+                    if data
+                        .claims
+                        .get("sub")
+                        .and_then(Value::as_str)
+                        .map(str::trim)
+                        == Some("")
+                    {
                         return refuse("the token's subject (`sub`) is empty");
                     }
                     return Principal::from_claims(data.claims).ok_or_else(|| {

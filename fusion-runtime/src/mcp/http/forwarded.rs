@@ -136,9 +136,7 @@ pub(crate) fn hold(slot: Option<Slot>, response: Response) -> Response {
 /// The connection cap's answer (`BUSY` in `http`), to one request: the proxy's connection
 /// stays open for its other clients.
 fn busy() -> Response {
-    let mut response = Response::new(Body::from(
-        "Service Unavailable: too many connections\r\n",
-    ));
+    let mut response = Response::new(Body::from("Service Unavailable: too many connections\r\n"));
     *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
@@ -183,7 +181,10 @@ mod tests {
         let a2 = PerClient::take(&per, "ip:a".into());
         assert!(a1.is_some() && a2.is_some());
         assert!(PerClient::take(&per, "ip:a".into()).is_none());
-        assert!(PerClient::take(&per, "ip:b".into()).is_some(), "another key");
+        assert!(
+            PerClient::take(&per, "ip:b".into()).is_some(),
+            "another key"
+        );
         drop(a1);
         assert!(PerClient::take(&per, "ip:a".into()).is_some());
     }
