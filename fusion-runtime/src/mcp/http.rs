@@ -387,7 +387,7 @@ impl StepsInner {
     {
         let slot = match self.forwarded.admit(&request) {
             Ok(slot) => slot,
-            Err(busy) => return busy,
+            Err(busy) => return busy.response(),
         };
         let response = guard_request(&self.guard, request, move |request| {
             super::http_jsonrpc::guard(&self.check, request, move |request| {

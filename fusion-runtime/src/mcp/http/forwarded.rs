@@ -91,8 +91,8 @@ impl Forwarded {
     }
 
     /// Admits `request`: its forwarded client's place when its peer is a trusted proxy
-    /// (`None` for any other peer, which the connection cap counts), or the `503` to answer.
-    pub(crate) fn admit(&self, request: &Request) -> Result<Option<Slot>, Response> {
+    /// (`None` for any other peer, which the connection cap counts), or [`Busy`].
+    pub(crate) fn admit(&self, request: &Request) -> Result<Option<Slot>, Busy> {
         let Some(peer) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
             return Ok(None);
         };
@@ -105,7 +105,7 @@ impl Forwarded {
             Some(slot) => Ok(Some(slot)),
             None => {
                 tracing::warn!(proxy = %peer.0, max = self.in_flight.max, "refused a request: too many in flight from its forwarded address");
-                Err(busy())
+                Err(Busy)
             }
         }
     }
@@ -119,7 +119,7 @@ impl Forwarded {
         }
         tracing::warn!(
             %peer,
-            "a request carries X-Forwarded-For or Forwarded, but its peer {} is not a trusted proxy: the header is ignored, so behind a proxy every client is one identity (one rate bucket, one connection cap); trust the proxy with `--trust-proxy IP` (`HttpOptions::trust_proxy`). Logged once",
+            "a request carries X-Forwarded-For or Forwarded, but its peer {} is not a trusted proxy: the header is ignored, so behind a proxy every client is one identity (one rate bucket, one connection cap); trust the proxy with `--trust-proxy IP` (`HttpOptions::trust_proxy`); said once",
             peer.ip()
         );
     }
@@ -133,15 +133,21 @@ pub(crate) fn hold(slot: Option<Slot>, response: Response) -> Response {
     }
 }
 
-/// The connection cap's answer (`BUSY` in `http`), to one request: the proxy's connection
-/// stays open for its other clients.
-fn busy() -> Response {
-    let mut response = Response::new(Body::from("Service Unavailable: too many connections\r\n"));
-    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-    response
+/// A forwarded client holds its maximum of requests in flight.
+pub(crate) struct Busy;
+
+impl Busy {
+    /// The connection cap's answer (`BUSY` in `http`), to one request: the proxy's
+    /// connection stays open for its other clients.
+    pub(crate) fn response(self) -> Response {
+        let mut response =
+            Response::new(Body::from("Service Unavailable: too many connections\r\n"));
+        *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        response
+    }
 }
 
 /// A response body and the place its request holds.
