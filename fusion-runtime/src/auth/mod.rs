@@ -9,7 +9,11 @@
 //!   issuer, audience (this server, RFC 8707), expiry with a small leeway;
 //! - a missing token where the endpoint requires one, or any invalid token, is answered
 //!   `401` with `WWW-Authenticate: Bearer resource_metadata="…"` (and
-//!   `error="invalid_token"` when a token was sent);
+//!   `error="invalid_token"` when a token was sent; a token with a blank `sub` is invalid);
+//!   another scheme (`Authorization: Basic …`) counts as no token (RFC 6750 §3.1), a
+//!   malformed `Bearer` header is `error="invalid_request"`;
+//! - a required endpoint names who issues its tokens — the verifier's issuer or an
+//!   authorization server in the metadata — or does not start ([`Auth::check`]);
 //! - the Protected Resource Metadata (RFC 9728) is served at
 //!   `/.well-known/oauth-protected-resource` and at the same path followed by the endpoint's
 //!   path (`/.well-known/oauth-protected-resource/mcp`).
