@@ -150,7 +150,8 @@ pub struct HttpLimits {
     /// Open connections at most.
     #[arg(long, value_name = "N", requires = "http")]
     pub max_connections: Option<usize>,
-    /// Open connections from one IP address at most (trusted proxies exempt).
+    /// Open connections from one IP address at most; through a trusted proxy, requests in
+    /// flight per forwarded address.
     #[arg(long, value_name = "N", requires = "http")]
     pub max_connections_per_ip: Option<usize>,
     /// Time to send a request's headers; also the idle keep-alive timeout.

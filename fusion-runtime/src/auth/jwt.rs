@@ -49,7 +49,7 @@ struct Key {
 /// ES256 public keys in PEM, or the keys of a local JWKS file), then the claims: `aud` must
 /// name this server (RFC 8707), `iss` the configured issuer, `exp` must be in the future and
 /// `nbf` (when present) in the past, both with a small leeway (30 s by default); `sub` must
-/// be present.
+/// be present and not blank (tokens with an empty subject would all be one client).
 ///
 /// ```
 /// use fusion_runtime::auth::JwtVerifier;
@@ -199,6 +199,11 @@ impl JwtVerifier {
         &self.audience
     }
 
+    /// The issuer tokens must name, when one was set ([`JwtVerifier::issuer`]).
+    pub fn pinned_issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+
     /// Checks `token` and returns its principal.
     pub fn verify_token(&self, token: &str) -> Result<Principal, JwtError> {
         let refuse = |why: &str| Err(JwtError::Refused(why.to_owned()));
@@ -219,6 +224,15 @@ impl JwtVerifier {
         for key in candidates {
             match decode::<Map<String, Value>>(token, &key.key, &self.validation(key.algorithm)) {
                 Ok(data) => {
+                    if data
+                        .claims
+                        .get("sub")
+                        .and_then(Value::as_str)
+                        .map(str::trim)
+                        == Some("")
+                    {
+                        return refuse("the token's subject (`sub`) is empty");
+                    }
                     return Principal::from_claims(data.claims).ok_or_else(|| {
                         JwtError::Refused("the token has no subject (`sub`)".into())
                     });

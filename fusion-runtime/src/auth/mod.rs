@@ -9,7 +9,11 @@
 //!   issuer, audience (this server, RFC 8707), expiry with a small leeway;
 //! - a missing token where the endpoint requires one, or any invalid token, is answered
 //!   `401` with `WWW-Authenticate: Bearer resource_metadata="…"` (and
-//!   `error="invalid_token"` when a token was sent);
+//!   `error="invalid_token"` when a token was sent; a token with a blank `sub` is invalid);
+//!   another scheme (`Authorization: Basic …`) counts as no token (RFC 6750 §3.1), a
+//!   malformed `Bearer` header is `error="invalid_request"`;
+//! - a required endpoint names who issues its tokens — the verifier's issuer or an
+//!   authorization server in the metadata — or does not start ([`Auth::check`]);
 //! - the Protected Resource Metadata (RFC 9728) is served at
 //!   `/.well-known/oauth-protected-resource` and at the same path followed by the endpoint's
 //!   path (`/.well-known/oauth-protected-resource/mcp`).
@@ -87,9 +91,14 @@ impl Principal {
 
     /// The principal of a token's claims: `sub` (required), the scopes from `scope` (a
     /// space-separated string, RFC 9068) or `scp` (a string or an array), the client from
-    /// `client_id` or `azp`. `None` without a string `sub`.
+    /// `client_id` or `azp`. `None` without a string `sub`, or with a blank one (every such
+    /// token would be one client to rate limits and sessions).
     pub fn from_claims(claims: Map<String, Value>) -> Option<Self> {
-        let subject = claims.get("sub")?.as_str()?.to_owned();
+        let subject = claims.get("sub")?.as_str()?;
+        if subject.trim().is_empty() {
+            return None;
+        }
+        let subject = subject.to_owned();
         let mut scopes: Vec<String> = Vec::new();
         for key in ["scope", "scp"] {
             match claims.get(key) {
@@ -178,6 +187,12 @@ pub struct InvalidToken(pub String);
 pub trait TokenVerifier: Send + Sync + 'static {
     /// The principal of `token`, or why it is refused.
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>>;
+
+    /// The one issuer whose tokens this verifier accepts, if it is pinned to one. `None` (the
+    /// default) says nothing is known: [`Auth::check`] then wants an authorization server.
+    fn pinned_issuer(&self) -> Option<&str> {
+        None
+    }
 }
 
 #[cfg(feature = "auth-jwt")]
@@ -188,6 +203,25 @@ impl TokenVerifier for JwtVerifier {
             .map_err(|e| InvalidToken(e.to_string()));
         Box::pin(std::future::ready(verdict))
     }
+
+    fn pinned_issuer(&self) -> Option<&str> {
+        JwtVerifier::pinned_issuer(self)
+    }
+}
+
+/// Why an [`Auth`] cannot be served.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthConfigError {
+    /// Every request needs a token, yet nothing says who issues them: the verifier is pinned
+    /// to no issuer and no authorization server is named. Tokens of any issuer the keys
+    /// verify would pass, and the metadata would send clients nowhere to get one.
+    #[error(
+        "authentication is required but names no issuer: pin the verifier to the issuer tokens \
+         must name (`JwtVerifier::issuer`, `serve --auth-issuer URL`) or name the authorization \
+         server clients get tokens from (`Auth::authorization_server`, `serve --auth-server URL`)"
+    )]
+    NoIssuer,
 }
 
 /// Whether the endpoint needs a token for every request, or only scoped actions need a
@@ -292,6 +326,27 @@ impl Auth {
         self.mode
     }
 
+    /// Checks that this can be served: in [`AuthMode::Required`], the verifier must be pinned
+    /// to an issuer ([`TokenVerifier::pinned_issuer`]) or an authorization server be named
+    /// ([`AuthConfigError::NoIssuer`] otherwise). [`AuthMode::Optional`] without either is
+    /// served, with a warning logged. [`ServerBuilder::build`](crate::ServerBuilder::build) and
+    /// [`spawn_http`](crate::mcp::spawn_http) call it.
+    pub fn check(&self) -> Result<(), AuthConfigError> {
+        if !self.authorization_servers.is_empty() || self.verifier.pinned_issuer().is_some() {
+            return Ok(());
+        }
+        match self.mode {
+            AuthMode::Required => Err(AuthConfigError::NoIssuer),
+            AuthMode::Optional => {
+                tracing::warn!(
+                    resource = %self.resource,
+                    "optional authentication names no issuer and no authorization server: tokens of any issuer are accepted (set `JwtVerifier::issuer` / `--auth-issuer`, or `Auth::authorization_server` / `--auth-server`)"
+                );
+                Ok(())
+            }
+        }
+    }
+
     /// The URL of the metadata document, as `WWW-Authenticate` names it: the well-known path
     /// inserted between the resource's origin and its path (RFC 9728 §3.1).
     pub fn metadata_url(&self) -> String {
@@ -383,6 +438,33 @@ mod tests {
         );
     }
 
+    /// Pinned to one issuer.
+    struct Pinned;
+
+    impl TokenVerifier for Pinned {
+        fn verify<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
+            Box::pin(std::future::ready(Err(InvalidToken("refused".to_owned()))))
+        }
+
+        fn pinned_issuer(&self) -> Option<&str> {
+            Some("https://auth.example")
+        }
+    }
+
+    #[test]
+    fn required_auth_needs_an_issuer_or_an_authorization_server() {
+        let r = "https://a.example/mcp";
+        assert_eq!(
+            Auth::new(RefuseAll, r).check(),
+            Err(AuthConfigError::NoIssuer)
+        );
+        assert_eq!(Auth::new(Pinned, r).check(), Ok(()));
+        let with_server = Auth::new(RefuseAll, r).authorization_server("https://auth.example");
+        assert_eq!(with_server.check(), Ok(()));
+        let optional = Auth::new(RefuseAll, r).mode(AuthMode::Optional);
+        assert_eq!(optional.check(), Ok(()), "served, with a warning");
+    }
+
     #[test]
     fn principal_reads_scope_and_scp_and_client() {
         let claims = serde_json::json!({
@@ -398,5 +480,12 @@ mod tests {
         assert!(p.has_scope("b:write") && !p.has_scope("b"));
         assert_eq!(p.client_key(), "sub:user-1");
         assert!(Principal::from_claims(Map::new()).is_none());
+        for blank in ["", "  \t"] {
+            let claims = serde_json::json!({ "sub": blank }).as_object().cloned();
+            assert!(
+                Principal::from_claims(claims.unwrap_or_default()).is_none(),
+                "sub {blank:?}"
+            );
+        }
     }
 }

@@ -26,7 +26,8 @@ pub struct AuthArgs {
     /// tokens must name, and the `resource` of the metadata. Required with a key.
     #[arg(long, value_name = "URL", env = "FUSION_AUTH_RESOURCE")]
     pub auth_resource: Option<String>,
-    /// The issuer tokens must name (`iss`).
+    /// The issuer tokens must name (`iss`). Required authentication needs it or
+    /// `--auth-server`.
     #[arg(long, value_name = "URL", env = "FUSION_AUTH_ISSUER")]
     pub auth_issuer: Option<String>,
     /// An authorization server for the metadata (repeatable; default: the issuer).
@@ -77,6 +78,12 @@ impl AuthArgs {
                 "authentication needs --auth-resource URL: this endpoint's public URL, the audience tokens must name"
             );
         };
+        if !self.auth_optional && self.auth_issuer.is_none() && self.auth_server.is_empty() {
+            // `Auth::check` refuses it too; this names the flags.
+            anyhow::bail!(
+                "authentication is required but names no issuer: give --auth-issuer URL (the `iss` tokens must name) or --auth-server URL (the authorization server clients get tokens from), or --auth-optional"
+            );
+        }
         let mut verifier = JwtVerifier::new(resource.clone());
         if let Some(iss) = &self.auth_issuer {
             verifier = verifier.issuer(iss.clone());

@@ -56,10 +56,13 @@ fn quoted(text: &str) -> String {
 
 /// What the `Authorization` header holds.
 enum Credentials<'a> {
+    /// No header, or another authentication scheme (`Basic …`): RFC 6750 §3.1 answers a
+    /// request that uses a method this server does not support as one without credentials.
     None,
     Bearer(&'a str),
-    /// A header that is not a usable bearer token (another scheme, not text, empty).
-    Unusable,
+    /// A header that is not a usable bearer token: a `Bearer` without a token or with more
+    /// than one, two `Authorization` headers, an empty or non-text value.
+    Malformed,
 }
 
 fn credentials(headers: &HeaderMap) -> Credentials<'_> {
@@ -68,19 +71,23 @@ fn credentials(headers: &HeaderMap) -> Credentials<'_> {
         return Credentials::None;
     };
     if values.next().is_some() {
-        return Credentials::Unusable;
+        return Credentials::Malformed;
     }
     let Ok(text) = value.to_str() else {
-        return Credentials::Unusable;
+        return Credentials::Malformed;
     };
-    let mut parts = text.trim().splitn(2, ' ');
-    let scheme = parts.next().unwrap_or("");
-    let token = parts.next().unwrap_or("").trim();
-    if !scheme.eq_ignore_ascii_case("bearer") {
-        return Credentials::Unusable;
+    let text = text.trim();
+    let (scheme, token) = text
+        .split_once(char::is_whitespace)
+        .map_or((text, ""), |(scheme, token)| (scheme, token.trim()));
+    if scheme.is_empty() {
+        return Credentials::Malformed;
     }
-    if token.is_empty() {
-        return Credentials::Unusable;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Credentials::None;
+    }
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        return Credentials::Malformed;
     }
     Credentials::Bearer(token)
 }
@@ -101,7 +108,7 @@ pub(crate) async fn authenticate(
             next.run(request).await
         }
         Credentials::None => unauthorized(&layer, None),
-        Credentials::Unusable => unauthorized(
+        Credentials::Malformed => unauthorized(
             &layer,
             Some((
                 "invalid_request",
@@ -109,6 +116,11 @@ pub(crate) async fn authenticate(
             )),
         ),
         Credentials::Bearer(token) => match layer.auth.verifier().verify(token).await {
+            // Whatever the verifier: a blank subject would make its tokens one client.
+            Ok(principal) if principal.subject().trim().is_empty() => unauthorized(
+                &layer,
+                Some(("invalid_token", "the token's subject (`sub`) is empty")),
+            ),
             Ok(principal) => {
                 tracing::debug!(subject = principal.subject(), "authenticated");
                 request
@@ -154,7 +166,7 @@ fn metadata(layer: &AuthLayer, method: &Method) -> Response {
 }
 
 /// `401` with the challenge; `error` is the RFC 6750 code and description when a token (or
-/// an unusable header) was sent.
+/// a malformed header) was sent.
 fn unauthorized(layer: &AuthLayer, error: Option<(&str, &str)>) -> Response {
     let mut challenge = layer.challenge.clone();
     let body = match error {
@@ -205,15 +217,18 @@ mod tests {
             match credentials(&h) {
                 Credentials::None => "none".to_owned(),
                 Credentials::Bearer(t) => format!("bearer {t}"),
-                Credentials::Unusable => "unusable".to_owned(),
+                Credentials::Malformed => "malformed".to_owned(),
             }
         };
         assert_eq!(read(&[]), "none");
         assert_eq!(read(&["Bearer abc"]), "bearer abc");
         assert_eq!(read(&["bearer  abc "]), "bearer abc");
-        assert_eq!(read(&["Basic dXNlcjpwYXNz"]), "unusable");
-        assert_eq!(read(&["Bearer"]), "unusable");
-        assert_eq!(read(&["Bearer a", "Bearer b"]), "unusable");
+        assert_eq!(read(&["Basic dXNlcjpwYXNz"]), "none", "another scheme");
+        assert_eq!(read(&["Negotiate"]), "none", "another scheme");
+        assert_eq!(read(&["Bearer"]), "malformed");
+        assert_eq!(read(&["Bearer a b"]), "malformed", "two tokens");
+        assert_eq!(read(&[""]), "malformed");
+        assert_eq!(read(&["Bearer a", "Bearer b"]), "malformed");
     }
 
     #[test]

@@ -4,11 +4,10 @@
 //!
 //! The bounds and their defaults are documented on [`HttpOptions`].
 
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,6 +25,8 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+mod forwarded;
+
 use super::McpHandler;
 use super::auth::AuthLayer;
 use super::cancel::SESSION_HEADER;
@@ -41,7 +42,7 @@ use crate::server::Server;
 /// | bound | default | [`HttpOptions`] | `serve --http` flag |
 /// |---|---|---|---|
 /// | open connections; beyond: `503` and closed at once | 512 | [`max_connections`](HttpOptions::max_connections) | `--max-connections` |
-/// | open connections from one IP address (an IPv6 /64; trusted proxies exempt) | 256 | [`max_connections_per_ip`](HttpOptions::max_connections_per_ip) | `--max-connections-per-ip` |
+/// | open connections from one IP address (an IPv6 /64); through a trusted proxy, requests in flight (SSE streams until they end) per forwarded address; beyond: `503` | 256 | [`max_connections_per_ip`](HttpOptions::max_connections_per_ip) | `--max-connections-per-ip` |
 /// | waiting for a request's headers, idle keep-alive included | 10 s | [`header_timeout`](HttpOptions::header_timeout) | `--header-timeout` |
 /// | reading a request's body; beyond: `408` | 30 s | [`body_timeout`](HttpOptions::body_timeout) | `--body-timeout` |
 /// | request body size; beyond: `413` | 1 MiB | [`max_body_bytes`](HttpOptions::max_body_bytes) | `--max-body-bytes` |
@@ -78,7 +79,9 @@ pub struct HttpOptions {
     pub forwarded_header: ForwardedHeader,
     /// Open connections at most.
     pub max_connections: usize,
-    /// Open connections from one IP address (an IPv6 /64) at most; trusted proxies are exempt.
+    /// Open connections from one IP address (an IPv6 /64) at most. A trusted proxy's
+    /// connections are exempt: its clients are held to as many requests in flight each, by
+    /// forwarded address.
     pub max_connections_per_ip: usize,
     /// How long a connection may take to send a request's headers, counted from when it
     /// starts waiting for one: also how long an idle keep-alive connection stays open.
@@ -228,7 +231,8 @@ impl HttpOptions {
     }
 
     /// Authenticates requests with `auth` (bearer tokens, `401`, Protected Resource
-    /// Metadata), instead of the server's own.
+    /// Metadata), instead of the server's own. [`spawn_http`] refuses to start when it
+    /// requires tokens but names no issuer ([`Auth::check`]).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = Some(Arc::new(auth));
         self
@@ -241,7 +245,18 @@ impl HttpOptions {
 /// clients are told apart by address, or put a [`ClientKey`] in each request's extensions
 /// from a layer around it (an authentication layer that knows the principal). The connection
 /// bounds (count, header timeout) are [`spawn_http`]'s; the rest apply here.
+///
+/// It cannot fail: authentication in [`HttpOptions::auth`] that [`Auth::check`] refuses is
+/// logged as an error here, where [`spawn_http`] refuses to start.
 pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
+    if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
+        tracing::error!("{e}");
+    }
+    router(server, options)
+}
+
+/// [`http_router`] once its options are checked.
+fn router(server: Server, options: &HttpOptions) -> axum::Router {
     let auth_server = server.clone();
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
@@ -260,9 +275,11 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
         options.max_sessions,
         options.max_sessions_per_client,
     ));
+    let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let steps = Steps(Arc::new(StepsInner {
+        forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
-            identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
+            identity,
             body_timeout: options.body_timeout,
             sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
         },
@@ -341,6 +358,8 @@ struct Steps(Arc<StepsInner>);
 
 /// What the steps need, made once.
 struct StepsInner {
+    /// Requests through a trusted proxy, capped per forwarded client.
+    forwarded: forwarded::Forwarded,
     guard: Guard,
     check: super::http_jsonrpc::Guard,
     calls: Arc<super::cancel::Calls>,
@@ -369,7 +388,11 @@ impl StepsInner {
     where
         S: tower_service::Service<Request, Response = Response, Error = std::convert::Infallible>,
     {
-        guard_request(&self.guard, request, move |request| {
+        let slot = match self.forwarded.admit(&request) {
+            Ok(slot) => slot,
+            Err(busy) => return busy.response(),
+        };
+        let response = guard_request(&self.guard, request, move |request| {
             super::http_jsonrpc::guard(&self.check, request, move |request| {
                 super::cancel::layer(&self.calls, request, move |request| async move {
                     match inner.call(request).await {
@@ -379,7 +402,8 @@ impl StepsInner {
                 })
             })
         })
-        .await
+        .await;
+        forwarded::hold(slot, response)
     }
 }
 
@@ -633,15 +657,19 @@ fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationT
 }
 
 /// Binds `addr` and serves `server` over streamable HTTP in a background task, within the
-/// bounds of `options`.
+/// bounds of `options`. Fails before binding when [`HttpOptions::auth`] does not pass
+/// [`Auth::check`].
 pub async fn spawn_http(
     server: Server,
     addr: SocketAddr,
     options: HttpOptions,
 ) -> anyhow::Result<HttpServer> {
+    if let Some(auth) = &options.auth {
+        auth.check()?;
+    }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
-    let router = http_router(server, &options);
+    let router = router(server, &options);
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
     let task = tokio::spawn(accept_loop(listener, router, options));
@@ -655,50 +683,6 @@ pub async fn spawn_http(
         shutdown,
         task,
     })
-}
-
-/// Open connections by client address.
-struct PerIp {
-    open: Mutex<HashMap<String, usize>>,
-    max: usize,
-}
-
-impl PerIp {
-    fn take(this: &Arc<PerIp>, ip: IpAddr) -> Option<IpSlot> {
-        let key = ip_key(ip).0;
-        let mut open = this.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = open.entry(key.clone()).or_insert(0);
-        if *n >= this.max {
-            return None;
-        }
-        *n += 1;
-        Some(IpSlot {
-            per_ip: Arc::clone(this),
-            key,
-        })
-    }
-}
-
-/// One open connection of an address; dropping it gives the place back.
-struct IpSlot {
-    per_ip: Arc<PerIp>,
-    key: String,
-}
-
-impl Drop for IpSlot {
-    fn drop(&mut self) {
-        let mut open = self
-            .per_ip
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = open.get_mut(&self.key) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                open.remove(&self.key);
-            }
-        }
-    }
 }
 
 /// Refused connections get this, written without waiting, then are closed.
@@ -748,10 +732,7 @@ async fn accept_loop(
         .max_header_size(MAX_HEADER_BYTES);
     let service = TowerToHyperService::new(router);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
-    let per_ip = Arc::new(PerIp {
-        open: Mutex::new(HashMap::new()),
-        max: options.max_connections_per_ip.max(1),
-    });
+    let per_ip = forwarded::PerClient::new(options.max_connections_per_ip);
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -776,7 +757,7 @@ async fn accept_loop(
         let ip_slot = if identity.trusts(peer.ip()) {
             None
         } else {
-            match PerIp::take(&per_ip, peer.ip()) {
+            match forwarded::PerClient::take(&per_ip, ip_key(peer.ip()).0) {
                 Some(s) => Some(s),
                 None => {
                     tracing::warn!(%peer, max = per_ip.max, "refused a connection: too many open from its address");
@@ -835,6 +816,7 @@ mod tests {
         let server = crate::Server::builder().build()?;
         let sessions = CappedSessions::new(LocalSessionManager::default(), 1, 1);
         let steps = StepsInner {
+            forwarded: forwarded::Forwarded::new(Identity::new(&[], ForwardedHeader::default()), 1),
             guard: Guard {
                 identity: Identity::new(&[], ForwardedHeader::default()),
                 body_timeout: Duration::from_secs(1),

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::action::{ActionInfo, ToolAction};
-use crate::auth::Auth;
+use crate::auth::{Auth, AuthConfigError};
 use crate::context::States;
 use crate::contract::{ContractAwareness, ToolContract};
 use crate::envelope::ToolResponse;
@@ -91,6 +91,9 @@ pub enum BuildError {
     /// The `requestState` signing key is too short.
     #[error("the requestState signing key has {0} bytes; it needs at least 32")]
     RequestStateKey(usize),
+    /// The authentication cannot be served (see [`Auth::check`]).
+    #[error(transparent)]
+    Auth(#[from] AuthConfigError),
 }
 
 /// Builds a [`Server`].
@@ -435,7 +438,8 @@ impl ServerBuilder {
 
     /// Authenticates HTTP requests with `auth` (bearer tokens, `401`, Protected Resource
     /// Metadata): see [`auth`](crate::auth). [`HttpOptions::auth`](crate::mcp::HttpOptions::auth)
-    /// overrides it per endpoint.
+    /// overrides it per endpoint. [`build`](Self::build) fails with [`BuildError::Auth`] when
+    /// it requires tokens but names no issuer ([`Auth::check`]).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth.auth = Some(Arc::new(auth));
         self
@@ -493,6 +497,9 @@ impl ServerBuilder {
             && key.len() < 32
         {
             return Err(BuildError::RequestStateKey(key.len()));
+        }
+        if let Some(auth) = &self.auth.auth {
+            auth.check()?;
         }
         let mut infos: Vec<ActionInfo> = self.actions.iter().map(|a| a.info().clone()).collect();
         let mut seen = HashMap::new();
