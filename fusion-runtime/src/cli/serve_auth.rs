@@ -168,6 +168,13 @@ impl StoreArgs {
         {
             anyhow::bail!("--redis-url: the server already has a rate-limit store");
         }
+        let bus = crate::store::RedisChangeBus::new(url)?
+            .prefix(self.redis_prefix.as_deref().unwrap_or("fusion"));
+        let bus = bus.timeout(
+            self.redis_timeout
+                .unwrap_or(crate::guard::DEFAULT_REDIS_TIMEOUT),
+        );
+        let _ = server.set_change_bus(Arc::new(bus)); // one set by the builder stays
         tracing::info!(?on_failure, "rate limits are kept in Redis");
         Ok(())
     }

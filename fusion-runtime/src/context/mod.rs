@@ -15,6 +15,7 @@ mod elicit;
 mod handoff;
 mod log;
 
+pub(crate) use changes::WeakNotifier;
 pub use changes::{
     Change, Changes, DEFAULT_CHANGE_CAPACITY, DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT,
     ListenLimits, ListenRefused, Notifier, Received,

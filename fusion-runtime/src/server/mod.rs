@@ -55,6 +55,7 @@ use crate::guard::{
     ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
 };
 use crate::input::JsonObject;
+use crate::store::ChangeBus;
 use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
 use registry::{Erased, Inner, Registered};
@@ -112,6 +113,7 @@ pub struct ServerBuilder {
     changes: (usize, ListenLimits),
     request_state_key: Option<Arc<[u8]>>,
     read_cache: ReadCache,
+    change_bus: Option<Arc<dyn ChangeBus>>,
 }
 
 /// The `ttlMs` / `cacheScope` of 2026-07-28 `resources/read` results: per resource, else the
@@ -204,6 +206,7 @@ impl Default for ServerBuilder {
             ),
             request_state_key: None,
             read_cache: ReadCache::default(),
+            change_bus: None,
             sources: Vec::new(),
         }
     }
@@ -245,6 +248,16 @@ impl ServerBuilder {
     /// answered with an error naming the limit.
     pub fn listen_limits(mut self, per_client: usize, total: usize) -> Self {
         self.changes.1 = ListenLimits { per_client, total };
+        self
+    }
+
+    /// Shares change notifications with the other instances through `bus` (e.g.
+    /// [`RedisChangeBus`](crate::store::RedisChangeBus)): a change sent here reaches their
+    /// listeners too, and theirs reach this instance's. Without it (the default) changes stay
+    /// in this process. See [`store::ChangeBus`](crate::store::ChangeBus) for what is lost
+    /// while the bus is down.
+    pub fn change_bus(mut self, bus: impl ChangeBus) -> Self {
+        self.change_bus = Some(Arc::new(bus));
         self
     }
 
@@ -601,6 +614,10 @@ impl ServerBuilder {
             (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources),
             _ => (None, None),
         };
+        if let Some(bus) = self.change_bus.take() {
+            // A fresh notifier has no bus: this cannot be refused.
+            let _ = crate::store::attach(&self.states.changes, bus);
+        }
         Ok(Server {
             inner: Arc::new(Inner {
                 contracts,
@@ -959,6 +976,13 @@ impl Server {
     /// `Err` (with the store given back) when one is already set.
     pub fn set_rate_limit_store(&self, store: Arc<SharedLimits>) -> Result<(), Arc<SharedLimits>> {
         self.inner.shared.set(store)
+    }
+
+    /// Shares change notifications through `bus` from now on (the `serve --redis-url` flag):
+    /// for a server built without [`ServerBuilder::change_bus`], before it serves. `Err`
+    /// (with the bus given back) when one is already set.
+    pub fn set_change_bus(&self, bus: Arc<dyn ChangeBus>) -> Result<(), Arc<dyn ChangeBus>> {
+        crate::store::attach(self.notifier(), bus)
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure
