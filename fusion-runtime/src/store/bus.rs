@@ -45,6 +45,21 @@ pub enum Remote {
 /// Fans changes out to the other instances of a server (e.g.
 /// [`RedisChangeBus`](super::RedisChangeBus)). An implementation skips its own changes when
 /// they come back: [`subscribe`](ChangeBus::subscribe) yields only the other instances'.
+///
+/// Joined to a [`Notifier`] ([`attach`], or
+/// [`ServerBuilder::change_bus`](crate::server::ServerBuilder::change_bus)), a change sent on
+/// this instance reaches its own listeners at once, as without a bus, and goes into a
+/// bounded queue ([`PUBLISH_QUEUE`]) that one task publishes from: the notifier's methods
+/// never wait for the bus, and a full queue drops the change for the other instances and
+/// counts it ([`Notifier::unpublished`]). Another task delivers what the bus yields to this
+/// instance's listeners only, so each change reaches every listener of every instance once.
+///
+/// While the bus is cut off, changes still reach this instance's listeners; those sent on
+/// this instance do not reach the others, and theirs do not reach this one (pub/sub keeps
+/// nothing). When it is back ([`Remote::Resumed`]), this instance's listeners are told that
+/// the tools, prompts and resources lists changed, so their clients read them again; a
+/// `notifications/resources/updated` missed meanwhile is not sent again — a client that must
+/// not miss one reads its resources again after a list change.
 pub trait ChangeBus: Send + Sync + 'static {
     /// Publishes `change` to the other instances.
     fn publish<'a>(&'a self, change: &'a Change) -> BoxFuture<'a, Result<(), StoreError>>;
@@ -57,7 +72,7 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 }
 
-/// Joins `bus` to `notifier` (see the [module](self)): from now on its changes are published
+/// Joins `bus` to `notifier` (see [`ChangeBus`]): from now on its changes are published
 /// and the other instances' delivered here. The two tasks run on the current Tokio runtime,
 /// or on a thread of their own when there is none, and end with the notifier (when the
 /// server is dropped). `Err` with `bus` when the notifier already has one.
@@ -298,6 +313,30 @@ mod tests {
             (extra as u64 - 1..=extra as u64).contains(&dropped),
             "{dropped}"
         );
+    }
+
+    #[test]
+    fn without_a_runtime_the_bus_runs_on_a_thread_of_its_own_until_the_notifier_is_gone() {
+        let notifier = Notifier::default();
+        let (bus, published, remote) = loopback(None);
+        assert!(attach(&notifier, bus).is_ok());
+        notifier.tools_list_changed();
+        let published = || published.lock().map(|p| p.clone()).unwrap_or_default();
+        for _ in 0..200 {
+            if !published().is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(published(), [Change::ToolsListChanged]);
+        drop(notifier);
+        for _ in 0..200 {
+            if remote.is_closed() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the bus's thread outlived its notifier");
     }
 
     #[tokio::test]

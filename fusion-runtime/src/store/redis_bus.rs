@@ -28,7 +28,10 @@ use super::bus::{ChangeBus, Remote};
 use crate::context::Change;
 use crate::guard::DEFAULT_REDIS_TIMEOUT;
 
-/// Messages longer than this are dropped unread (a change is a few hundred bytes).
+/// Messages longer than this are dropped unparsed (a change is a few hundred bytes). The
+/// `redis` crate reads a message whole before this check; what bounds that read is Redis's
+/// own limit on a subscriber's output buffer (`client-output-buffer-limit pubsub`, 32 MB
+/// by default), past which Redis drops the subscription and this instance subscribes again.
 pub const MAX_MESSAGE_BYTES: usize = 8 * 1024;
 
 /// URIs longer than this are dropped (no subscription can name one: the server takes
@@ -44,7 +47,18 @@ const PING_EVERY: Duration = Duration::from_secs(10);
 /// Remote changes waiting to be delivered before the subscription waits for the reader.
 const INBOUND: usize = 256;
 
-/// Changes shared through Redis pub/sub by every instance pointed at it.
+/// Changes shared through Redis pub/sub by every instance pointed at it: `PUBLISH` on
+/// [`channel`](RedisChangeBus::channel) (`<prefix>:changes`) on one multiplexed connection
+/// that reconnects by itself, and a `SUBSCRIBE` connection per instance that reconnects
+/// with a bounded, jittered backoff (100 ms doubling to 2 s), pinged every 10 s, logging a
+/// warning when it is lost and when it is back.
+///
+/// A message is `{"from": "<instance id>", "change": {"kind": "resource_updated", "uri":
+/// "…"}}` (kinds `resource_updated`, `resources_list_changed`, `tools_list_changed`,
+/// `prompts_list_changed`). Anyone who can publish on the channel can send anything: a
+/// message over [`MAX_MESSAGE_BYTES`], one that is not that JSON, a URI over
+/// [`MAX_URI_BYTES`] or an unknown kind is dropped with a debug line, never delivered.
+/// What is lost while Redis is down: see [`ChangeBus`].
 #[derive(Clone)]
 pub struct RedisChangeBus {
     client: redis::Client,
