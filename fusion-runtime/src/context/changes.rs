@@ -12,7 +12,7 @@
 //! per client and overall ([`ListenLimits`]).
 //!
 //! Several instances behind a load balancer share their changes through a change bus
-//! (`store::ChangeBus`, e.g. Redis pub/sub): each change is delivered here at once and
+//! ([`ChangeBus`](crate::store::ChangeBus), e.g. Redis pub/sub): each change is delivered here at once and
 //! also handed, without waiting, to a bounded queue the bus publishes from; what other
 //! instances publish is delivered here as if sent here. Without a bus nothing leaves the
 //! process.
@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use tokio::sync::{broadcast, mpsc};
 
 use super::ClientKey;
+use crate::store::Change;
 
 /// How many changes a listener may fall behind before it loses the oldest ones.
 pub const DEFAULT_CHANGE_CAPACITY: usize = 256;
@@ -34,21 +35,6 @@ pub const DEFAULT_MAX_LISTENS_PER_CLIENT: usize = 16;
 
 /// At most this many `subscriptions/listen` streams open, all clients together, by default.
 pub const DEFAULT_MAX_LISTENS: usize = 4096;
-
-/// One change the server tells its clients about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Change {
-    /// The resource at this URI changed: `notifications/resources/updated`, to the clients
-    /// that subscribed to it.
-    ResourceUpdated(Arc<str>),
-    /// `notifications/resources/list_changed`.
-    ResourcesListChanged,
-    /// `notifications/tools/list_changed`.
-    ToolsListChanged,
-    /// `notifications/prompts/list_changed`.
-    PromptsListChanged,
-}
 
 /// Bounds on open `subscriptions/listen` streams (see
 /// [`ServerBuilder::listen_limits`](crate::server::ServerBuilder::listen_limits)).

@@ -616,7 +616,7 @@ impl ServerBuilder {
         };
         if let Some(bus) = self.change_bus.take() {
             // A fresh notifier has no bus: this cannot be refused.
-            let _ = crate::store::attach(&self.states.changes, bus);
+            let _ = self.states.changes.attach_bus(bus);
         }
         Ok(Server {
             inner: Arc::new(Inner {
@@ -982,7 +982,7 @@ impl Server {
     /// for a server built without [`ServerBuilder::change_bus`], before it serves. `Err`
     /// (with the bus given back) when one is already set.
     pub fn set_change_bus(&self, bus: Arc<dyn ChangeBus>) -> Result<(), Arc<dyn ChangeBus>> {
-        crate::store::attach(self.notifier(), bus)
+        self.notifier().attach_bus(bus)
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure

@@ -1,34 +1,33 @@
-//! The change bus: every instance's [`Notifier`] changes, fanned out to the other instances.
-//!
-//! A [`ChangeBus`] publishes a [`Change`] and yields what the other instances published
-//! ([`Remote`]). [`attach`] joins one to a notifier: a change sent on this instance reaches
-//! its own listeners at once (as without a bus) and goes into a bounded queue
-//! ([`PUBLISH_QUEUE`]) that one task publishes from — `Notifier::resource_updated` never
-//! waits for the bus, and a full queue drops the change for the other instances and counts
-//! it ([`Notifier::unpublished`]). Another task delivers what the bus yields to this
-//! instance's listeners only, so each change reaches every listener of every instance once.
-//!
-//! Without a bus (the default) nothing of this runs: a change stays in its process.
+//! The change bus: the changes a server tells its clients about, fanned out to the other
+//! instances. What a change is ([`Change`]) lives here, below the
+//! [`Notifier`](crate::Notifier) that sends it, so that a bus needs nothing of the context.
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
-use futures::StreamExt as _;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::StoreError;
-use crate::context::{Change, Notifier, WeakNotifier};
 
 /// How many changes may wait to be published before new ones are dropped (for the other
 /// instances only).
 pub const PUBLISH_QUEUE: usize = 1024;
 
-/// The bound on one publish, past which the change is given up for the other instances.
-const PUBLISH_WITHIN: Duration = Duration::from_secs(2);
+/// One change the server tells its clients about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Change {
+    /// The resource at this URI changed: `notifications/resources/updated`, to the clients
+    /// that subscribed to it.
+    ResourceUpdated(Arc<str>),
+    /// `notifications/resources/list_changed`.
+    ResourcesListChanged,
+    /// `notifications/tools/list_changed`.
+    ToolsListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptsListChanged,
+}
 
 /// What a bus yields.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,8 +36,8 @@ pub enum Remote {
     /// Another instance sent this change.
     Change(Change),
     /// The bus was cut off and is back: what the other instances sent meanwhile is lost.
-    /// [`attach`] tells this instance's listeners that every list changed, so that clients
-    /// read their lists again.
+    /// The notifier tells its listeners that every list changed, so that clients read their
+    /// lists again.
     Resumed,
 }
 
@@ -46,13 +45,15 @@ pub enum Remote {
 /// [`RedisChangeBus`](super::RedisChangeBus)). An implementation skips its own changes when
 /// they come back: [`subscribe`](ChangeBus::subscribe) yields only the other instances'.
 ///
-/// Joined to a [`Notifier`] ([`attach`], or
-/// [`ServerBuilder::change_bus`](crate::server::ServerBuilder::change_bus)), a change sent on
-/// this instance reaches its own listeners at once, as without a bus, and goes into a
+/// Joined to a [`Notifier`](crate::Notifier) ([`Notifier::attach_bus`](crate::Notifier::attach_bus),
+/// or [`ServerBuilder::change_bus`](crate::server::ServerBuilder::change_bus)), a change sent
+/// on this instance reaches its own listeners at once, as without a bus, and goes into a
 /// bounded queue ([`PUBLISH_QUEUE`]) that one task publishes from: the notifier's methods
 /// never wait for the bus, and a full queue drops the change for the other instances and
-/// counts it ([`Notifier::unpublished`]). Another task delivers what the bus yields to this
-/// instance's listeners only, so each change reaches every listener of every instance once.
+/// counts it ([`Notifier::unpublished`](crate::Notifier::unpublished)). Another task
+/// delivers what the bus yields to this instance's listeners only, so each change reaches
+/// every listener of every instance once. Without a bus (the default) none of this runs: a
+/// change stays in its process.
 ///
 /// While the bus is cut off, changes still reach this instance's listeners; those sent on
 /// this instance do not reach the others, and theirs do not reach this one (pub/sub keeps
@@ -72,279 +73,8 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 }
 
-/// Joins `bus` to `notifier` (see [`ChangeBus`]): from now on its changes are published
-/// and the other instances' delivered here. The two tasks run on the current Tokio runtime,
-/// or on a thread of their own when there is none, and end with the notifier (when the
-/// server is dropped). `Err` with `bus` when the notifier already has one.
-pub fn attach(notifier: &Notifier, bus: Arc<dyn ChangeBus>) -> Result<(), Arc<dyn ChangeBus>> {
-    let (queue, outgoing) = mpsc::channel(PUBLISH_QUEUE);
-    if notifier.set_outbound(queue).is_err() {
-        return Err(bus);
-    }
-    let run = run(bus, outgoing, notifier.downgrade());
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => {
-            runtime.spawn(run);
-        }
-        Err(_) => {
-            let spawned = std::thread::Builder::new()
-                .name("fusion-change-bus".into())
-                .spawn(move || {
-                    match tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()
-                    {
-                        Ok(runtime) => runtime.block_on(run),
-                        Err(e) => tracing::warn!(error = %e, "no runtime for the change bus: changes stay on this instance"),
-                    }
-                });
-            if let Err(e) = spawned {
-                tracing::warn!(error = %e, "no thread for the change bus: changes stay on this instance");
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Publishes what the notifier queues and delivers what the bus yields, until the notifier
-/// is gone.
-async fn run(
-    bus: Arc<dyn ChangeBus>,
-    mut outgoing: mpsc::Receiver<Change>,
-    notifier: WeakNotifier,
-) {
-    let gone = CancellationToken::new();
-    let inbound = tokio::spawn(deliver(bus.subscribe(), notifier, gone.clone()));
-    let mut failing = false;
-    // `None` once every clone of the notifier (the queue's sender with it) is dropped.
-    while let Some(change) = outgoing.recv().await {
-        let sent = tokio::time::timeout(PUBLISH_WITHIN, bus.publish(&change)).await;
-        match sent {
-            Ok(Ok(())) => {
-                if failing {
-                    tracing::warn!(bus = bus.name(), "change bus: publishing again");
-                    failing = false;
-                }
-            }
-            Ok(Err(e)) if !failing => {
-                tracing::warn!(bus = bus.name(), error = %e, "change bus: cannot publish; the other instances miss this instance's changes until it can");
-                failing = true;
-            }
-            Err(_) if !failing => {
-                tracing::warn!(
-                    bus = bus.name(),
-                    "change bus: a publish took over {PUBLISH_WITHIN:?}; the other instances miss this instance's changes until it can"
-                );
-                failing = true;
-            }
-            Ok(Err(_)) | Err(_) => {}
-        }
-    }
-    gone.cancel();
-    let _ = inbound.await;
-}
-
-/// Delivers the other instances' changes to this instance's listeners.
-async fn deliver(
-    mut inbound: BoxStream<'static, Remote>,
-    notifier: WeakNotifier,
-    gone: CancellationToken,
-) {
-    loop {
-        let remote = tokio::select! {
-            () = gone.cancelled() => return,
-            remote = inbound.next() => remote,
-        };
-        let (Some(remote), Some(notifier)) = (remote, notifier.upgrade()) else {
-            return;
-        };
-        match remote {
-            Remote::Change(change) => {
-                notifier.deliver(change);
-            }
-            Remote::Resumed => {
-                for change in [
-                    Change::ToolsListChanged,
-                    Change::PromptsListChanged,
-                    Change::ResourcesListChanged,
-                ] {
-                    notifier.deliver(change);
-                }
-            }
-        }
-    }
-}
-
 impl fmt::Debug for dyn ChangeBus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ChangeBus({})", self.name())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use super::*;
-    use crate::context::{ListenLimits, Received};
-
-    /// A bus in memory: records what is published, yields what the test pushes.
-    struct Loopback {
-        published: Arc<Mutex<Vec<Change>>>,
-        inbound: Mutex<Option<mpsc::UnboundedReceiver<Remote>>>,
-        hold: Option<Arc<tokio::sync::Notify>>,
-    }
-
-    impl ChangeBus for Loopback {
-        fn publish<'a>(&'a self, change: &'a Change) -> BoxFuture<'a, Result<(), StoreError>> {
-            Box::pin(async move {
-                if let Some(hold) = &self.hold {
-                    hold.notified().await;
-                }
-                self.published
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(change.clone());
-                Ok(())
-            })
-        }
-
-        fn subscribe(&self) -> BoxStream<'static, Remote> {
-            let rx = self
-                .inbound
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            match rx {
-                Some(rx) => {
-                    futures::stream::unfold(
-                        rx,
-                        |mut rx| async move { rx.recv().await.map(|r| (r, rx)) },
-                    )
-                    .boxed()
-                }
-                None => futures::stream::pending().boxed(),
-            }
-        }
-
-        fn name(&self) -> &'static str {
-            "loopback"
-        }
-    }
-
-    fn loopback(
-        hold: Option<Arc<tokio::sync::Notify>>,
-    ) -> (
-        Arc<Loopback>,
-        Arc<Mutex<Vec<Change>>>,
-        mpsc::UnboundedSender<Remote>,
-    ) {
-        let published = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = mpsc::unbounded_channel();
-        let bus = Arc::new(Loopback {
-            published: published.clone(),
-            inbound: Mutex::new(Some(rx)),
-            hold,
-        });
-        (bus, published, tx)
-    }
-
-    async fn eventually(mut check: impl FnMut() -> bool) {
-        for _ in 0..200 {
-            if check() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("never happened");
-    }
-
-    #[tokio::test]
-    async fn local_changes_are_delivered_at_once_and_published_remote_ones_delivered_only() {
-        let notifier = Notifier::default();
-        let (bus, published, remote) = loopback(None);
-        assert!(attach(&notifier, bus.clone()).is_ok());
-        assert!(attach(&notifier, bus).is_err(), "one bus per notifier");
-        let mut listener = notifier.watch();
-        assert_eq!(notifier.resource_updated("x://1"), 1);
-        assert_eq!(
-            listener.recv().await,
-            Some(Received::Change(Change::ResourceUpdated("x://1".into())))
-        );
-        eventually(|| published.lock().map(|p| p.len() == 1).unwrap_or(false)).await;
-        remote
-            .send(Remote::Change(Change::ResourceUpdated("x://2".into())))
-            .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            listener.recv().await,
-            Some(Received::Change(Change::ResourceUpdated("x://2".into())))
-        );
-        remote
-            .send(Remote::Resumed)
-            .unwrap_or_else(|e| panic!("{e}"));
-        for change in [
-            Change::ToolsListChanged,
-            Change::PromptsListChanged,
-            Change::ResourcesListChanged,
-        ] {
-            assert_eq!(listener.recv().await, Some(Received::Change(change)));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        assert_eq!(
-            published.lock().map(|p| p.clone()).unwrap_or_default(),
-            [Change::ResourceUpdated("x://1".into())],
-            "what came from the bus is not published again"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_stuck_bus_never_blocks_the_sender_and_the_overflow_is_counted() {
-        let notifier = Notifier::new(8, ListenLimits::default());
-        let hold = Arc::new(tokio::sync::Notify::new());
-        let (bus, _published, _remote) = loopback(Some(hold));
-        assert!(attach(&notifier, bus).is_ok());
-        let extra = 10;
-        for i in 0..PUBLISH_QUEUE + extra {
-            notifier.resource_updated(format!("x://{i}"));
-        }
-        // One may be in the stuck publish rather than in the queue.
-        let dropped = notifier.unpublished();
-        assert!(
-            (extra as u64 - 1..=extra as u64).contains(&dropped),
-            "{dropped}"
-        );
-    }
-
-    #[test]
-    fn without_a_runtime_the_bus_runs_on_a_thread_of_its_own_until_the_notifier_is_gone() {
-        let notifier = Notifier::default();
-        let (bus, published, remote) = loopback(None);
-        assert!(attach(&notifier, bus).is_ok());
-        notifier.tools_list_changed();
-        let published = || published.lock().map(|p| p.clone()).unwrap_or_default();
-        for _ in 0..200 {
-            if !published().is_empty() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert_eq!(published(), [Change::ToolsListChanged]);
-        drop(notifier);
-        for _ in 0..200 {
-            if remote.is_closed() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("the bus's thread outlived its notifier");
-    }
-
-    #[tokio::test]
-    async fn the_tasks_end_with_the_notifier() {
-        let notifier = Notifier::default();
-        let (bus, _published, remote) = loopback(None);
-        assert!(attach(&notifier, bus).is_ok());
-        drop(notifier);
-        eventually(|| remote.is_closed()).await;
     }
 }

@@ -21,7 +21,7 @@ mod redis_bus;
 mod redis_once;
 
 pub use crate::guard::StoreError;
-pub use bus::{ChangeBus, PUBLISH_QUEUE, Remote, attach};
+pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
 pub use once::{DEFAULT_ONCE_CAPACITY, MemoryOnce, OnceStore};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]

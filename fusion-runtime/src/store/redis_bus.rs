@@ -24,8 +24,7 @@ use serde::Deserialize;
 use tokio::sync::mpsc;
 
 use super::StoreError;
-use super::bus::{ChangeBus, Remote};
-use crate::context::Change;
+use super::bus::{Change, ChangeBus, Remote};
 use crate::guard::DEFAULT_REDIS_TIMEOUT;
 
 /// Messages longer than this are dropped unparsed (a change is a few hundred bytes). The
