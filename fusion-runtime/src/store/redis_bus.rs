@@ -19,7 +19,7 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
@@ -82,15 +82,8 @@ impl RedisChangeBus {
     /// while Redis is down and joins the others once it is up.
     pub fn new(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
+        let connection = crate::guard::managed_connection(url)?;
         let timeout = DEFAULT_REDIS_TIMEOUT;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(50))
-            .set_max_delay(Duration::from_secs(1));
-        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
-            .map_err(|e| StoreError(e.to_string()))?;
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|e| StoreError(format!("no instance id: {e}")))?;
         Ok(RedisChangeBus {
