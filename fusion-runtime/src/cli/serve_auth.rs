@@ -190,9 +190,18 @@ impl StoreArgs {
         if server.set_once_store(Arc::new(once)).is_err() {
             anyhow::bail!("--redis-url: the server already has a one-time store");
         }
+        // Change notifications: every instance's listeners hear every instance's changes.
+        let mut bus = crate::store::RedisChangeBus::new(url)?;
+        if let Some(t) = self.redis_timeout {
+            bus = bus.timeout(t);
+        }
+        if let Some(p) = &self.redis_prefix {
+            bus = bus.prefix(p);
+        }
+        let _ = server.set_change_bus(Arc::new(bus)); // one set by the builder stays
         tracing::info!(
             ?on_failure,
-            "rate limits and one-time ids are kept in Redis"
+            "rate limits and one-time ids are kept in Redis, change notifications go through it"
         );
         Ok(())
     }

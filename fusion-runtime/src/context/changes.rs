@@ -10,14 +10,22 @@
 //!
 //! The number of listeners a client can open (`subscriptions/listen` streams) is bounded
 //! per client and overall ([`ListenLimits`]).
+//!
+//! Several instances behind a load balancer share their changes through a change bus
+//! ([`ChangeBus`](crate::store::ChangeBus), e.g. Redis pub/sub): each change is delivered here at once and
+//! also handed, without waiting, to a bounded queue the bus publishes from; what other
+//! instances publish is delivered here as if sent here. Without a bus nothing leaves the
+//! process.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 use super::ClientKey;
+use crate::store::Change;
 
 /// How many changes a listener may fall behind before it loses the oldest ones.
 pub const DEFAULT_CHANGE_CAPACITY: usize = 256;
@@ -27,21 +35,6 @@ pub const DEFAULT_MAX_LISTENS_PER_CLIENT: usize = 16;
 
 /// At most this many `subscriptions/listen` streams open, all clients together, by default.
 pub const DEFAULT_MAX_LISTENS: usize = 4096;
-
-/// One change the server tells its clients about.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Change {
-    /// The resource at this URI changed: `notifications/resources/updated`, to the clients
-    /// that subscribed to it.
-    ResourceUpdated(Arc<str>),
-    /// `notifications/resources/list_changed`.
-    ResourcesListChanged,
-    /// `notifications/tools/list_changed`.
-    ToolsListChanged,
-    /// `notifications/prompts/list_changed`.
-    PromptsListChanged,
-}
 
 /// Bounds on open `subscriptions/listen` streams (see
 /// [`ServerBuilder::listen_limits`](crate::server::ServerBuilder::listen_limits)).
@@ -97,6 +90,10 @@ struct Inner {
     capacity: usize,
     limits: ListenLimits,
     slots: Mutex<Slots>,
+    /// The change bus's queue, once one is attached.
+    outbound: OnceLock<mpsc::Sender<Change>>,
+    /// Changes the bus's full queue could not take.
+    unpublished: AtomicU64,
 }
 
 /// Tells connected clients what changed: a cheap handle to clone and keep anywhere (a
@@ -144,13 +141,54 @@ impl Notifier {
                 capacity,
                 limits,
                 slots: Mutex::new(Slots::default()),
+                outbound: OnceLock::new(),
+                unpublished: AtomicU64::new(0),
             }),
         }
     }
 
-    /// Sends `change` to every listener; returns how many there are.
+    /// Sends `change` to every listener; returns how many there are (here: the listeners of
+    /// other instances are not counted). With a change bus attached, the change is also
+    /// queued for the other instances, never waiting: a full queue drops it and counts it
+    /// ([`unpublished`](Notifier::unpublished)).
     pub fn send(&self, change: Change) -> usize {
+        if let Some(queue) = self.inner.outbound.get()
+            && let Err(mpsc::error::TrySendError::Full(_)) = queue.try_send(change.clone())
+        {
+            self.inner.unpublished.fetch_add(1, Ordering::Relaxed);
+        }
+        self.deliver(change)
+    }
+
+    /// Sends `change` to this instance's listeners only: what another instance published.
+    pub(crate) fn deliver(&self, change: Change) -> usize {
         self.inner.sender.send(change).unwrap_or(0)
+    }
+
+    /// Hands every change sent from now on to `queue` as well (the change bus's);
+    /// `Err` with `queue` when one is already set.
+    pub(crate) fn set_outbound(
+        &self,
+        queue: mpsc::Sender<Change>,
+    ) -> Result<(), mpsc::Sender<Change>> {
+        self.inner.outbound.set(queue)
+    }
+
+    /// Whether a change bus is attached.
+    pub fn has_bus(&self) -> bool {
+        self.inner.outbound.get().is_some()
+    }
+
+    /// How many changes were not handed to the change bus because its queue was full (they
+    /// reached this instance's listeners, not the other instances').
+    pub fn unpublished(&self) -> u64 {
+        self.inner.unpublished.load(Ordering::Relaxed)
+    }
+
+    /// A handle that does not keep the notifier alive (held by the change bus's tasks, which
+    /// end when the server is gone).
+    pub(crate) fn downgrade(&self) -> WeakNotifier {
+        WeakNotifier(Arc::downgrade(&self.inner))
     }
 
     /// The resource at `uri` changed: `notifications/resources/updated` to every client
@@ -245,6 +283,17 @@ impl Notifier {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
         lock(&self.inner)
+    }
+}
+
+/// A [`Notifier`] that may be gone.
+#[derive(Clone)]
+pub(crate) struct WeakNotifier(Weak<Inner>);
+
+impl WeakNotifier {
+    /// The notifier, while its server is alive.
+    pub(crate) fn upgrade(&self) -> Option<Notifier> {
+        self.0.upgrade().map(|inner| Notifier { inner })
     }
 }
 

@@ -10,13 +10,15 @@
 //! None of this is an error for the handler: each method returns whether a notification went
 //! out.
 
+mod bus;
 mod changes;
 mod elicit;
 mod handoff;
 mod log;
 
+pub use crate::store::Change;
 pub use changes::{
-    Change, Changes, DEFAULT_CHANGE_CAPACITY, DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT,
+    Changes, DEFAULT_CHANGE_CAPACITY, DEFAULT_MAX_LISTENS, DEFAULT_MAX_LISTENS_PER_CLIENT,
     ListenLimits, ListenRefused, Notifier, Received,
 };
 

@@ -55,7 +55,7 @@ use crate::guard::{
     ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
 };
 use crate::input::JsonObject;
-use crate::store::OnceStore;
+use crate::store::{ChangeBus, OnceStore};
 use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
 use registry::{Erased, Inner, Registered};
@@ -117,6 +117,7 @@ pub struct ServerBuilder {
     request_state_key: Option<Arc<[u8]>>,
     once: Option<Arc<dyn OnceStore>>,
     read_cache: ReadCache,
+    change_bus: Option<Arc<dyn ChangeBus>>,
 }
 
 /// The `ttlMs` / `cacheScope` of 2026-07-28 `resources/read` results: per resource, else the
@@ -210,6 +211,7 @@ impl Default for ServerBuilder {
             request_state_key: None,
             once: None,
             read_cache: ReadCache::default(),
+            change_bus: None,
             sources: Vec::new(),
         }
     }
@@ -251,6 +253,16 @@ impl ServerBuilder {
     /// answered with an error naming the limit.
     pub fn listen_limits(mut self, per_client: usize, total: usize) -> Self {
         self.changes.1 = ListenLimits { per_client, total };
+        self
+    }
+
+    /// Shares change notifications with the other instances through `bus` (e.g.
+    /// [`RedisChangeBus`](crate::store::RedisChangeBus)): a change sent here reaches their
+    /// listeners too, and theirs reach this instance's. Without it (the default) changes stay
+    /// in this process. See [`store::ChangeBus`](crate::store::ChangeBus) for what is lost
+    /// while the bus is down.
+    pub fn change_bus(mut self, bus: impl ChangeBus) -> Self {
+        self.change_bus = Some(Arc::new(bus));
         self
     }
 
@@ -625,6 +637,10 @@ impl ServerBuilder {
             _ => (None, None),
         };
         let names = Arc::new(registry::Names::new(&entries, &self.sources));
+        if let Some(bus) = self.change_bus.take() {
+            // A fresh notifier has no bus: this cannot be refused.
+            let _ = self.states.changes.attach_bus(bus);
+        }
         Ok(Server {
             inner: Arc::new(Inner {
                 contracts,
@@ -1003,6 +1019,13 @@ impl Server {
         self.inner
             .once
             .get_or_init(|| Arc::new(crate::store::MemoryOnce::default()))
+    }
+
+    /// Shares change notifications through `bus` from now on (the `serve --redis-url` flag):
+    /// for a server built without [`ServerBuilder::change_bus`], before it serves. `Err`
+    /// (with the bus given back) when one is already set.
+    pub fn set_change_bus(&self, bus: Arc<dyn ChangeBus>) -> Result<(), Arc<dyn ChangeBus>> {
+        self.notifier().attach_bus(bus)
     }
 
     /// Runs one call through the whole pipeline. Never fails and never panics: every failure

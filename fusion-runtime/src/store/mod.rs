@@ -5,17 +5,27 @@
 //! - one-time ids ([`OnceStore`]): a 2026-07-28 confirmation (`requestState`) answered once
 //!   is never run again, and a delegation token's `jti` is accepted once — on this instance
 //!   and, with [`RedisOnce`], on every instance that shares the Redis.
+//! - change notifications ([`ChangeBus`]): a `resources/updated` or list change sent on one
+//!   instance reaches the listeners of every instance — with [`RedisChangeBus`], through
+//!   Redis pub/sub; without a bus (the default), the listeners of its own process only.
 //!
 //! Rate-limit buckets, which also live in Redis when asked, are [`guard`](crate::guard)'s.
 //! Every entry is keyed by a digest of what it guards (never the raw id a client sent) and
 //! expires with the thing it guards: nothing here grows without a bound.
 
+mod bus;
 mod once;
+#[cfg(feature = "redis")]
+mod redis_bus;
 #[cfg(feature = "redis")]
 mod redis_once;
 
 pub use crate::guard::StoreError;
+pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
 pub use once::{DEFAULT_ONCE_CAPACITY, MemoryOnce, OnceStore};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis_bus::{MAX_MESSAGE_BYTES, MAX_URI_BYTES, RedisChangeBus};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_once::RedisOnce;
