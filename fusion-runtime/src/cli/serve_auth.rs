@@ -132,8 +132,8 @@ fn read_pem(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
 #[derive(Debug, Default, clap::Args)]
 pub struct StoreArgs {
     /// Keep rate limits and one-time ids (answered confirmations) in this Redis
-    /// (`redis://127.0.0.1:6379/0`), shared by every instance pointed at it. Concurrency
-    /// limits stay per instance.
+    /// (`redis://127.0.0.1:6379/0`), and fan change notifications out through it, shared by
+    /// every instance pointed at it. Concurrency limits and sessions stay per instance.
     #[arg(long, value_name = "URL", env = "FUSION_REDIS_URL")]
     pub redis_url: Option<String>,
     /// When Redis cannot answer: `closed` (default: refuse with `RATE_LIMITED`, retry in
