@@ -156,6 +156,14 @@ pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
     let lower = expected.to_ascii_lowercase();
     if let Some((_, rest)) = expected.split_once("one of: ") {
         let options = quoted(rest);
+        if options.is_empty() {
+            // Shapes, not values ("an object; null"): the first one the sent value converts to.
+            return rest
+                .split("; ")
+                .filter(|shape| !shape.trim().starts_with("null"))
+                .find_map(|shape| synthesize(shape.trim(), current))
+                .or(Some(Value::Null));
+        }
         let sent = current.map(|c| match c {
             Value::String(s) => s.clone(),
             other => other.to_string(),
