@@ -153,7 +153,10 @@ fn the_reader_turns_the_spec_examples_into_values() {
             "(root)",
             "Unrecognized key 'emial' (did you mean 'email'?). Unrecognized key 'extra'. Expected only: 'invoice_id', 'email', 'name', 'seats', 'channel', 'version', 'site', 'id', 'when', 'n', 'items', 'ref', 'days'.",
         ),
-        ("invoice_id", "Invalid type. You sent: 42. Expected a string."),
+        (
+            "invoice_id",
+            "Invalid type. You sent: 42. Expected a string.",
+        ),
         (
             "name",
             "Too short. You sent: 'ab' (2 characters). Expected at least 3 characters.",
@@ -163,7 +166,10 @@ fn the_reader_turns_the_spec_examples_into_values() {
             "channel",
             "Invalid option. You sent: 'fax'. Expected one of: 'email', 'sms', 'push'.",
         ),
-        ("version", "Invalid value. You sent: 'v1'. Expected exactly 'v2'."),
+        (
+            "version",
+            "Invalid value. You sent: 'v1'. Expected exactly 'v2'.",
+        ),
         (
             "site",
             "Invalid url format. You sent: 'x'. Expected a valid URL (e.g. https://example.com).",
@@ -176,7 +182,10 @@ fn the_reader_turns_the_spec_examples_into_values() {
             "when",
             "Invalid date-time format. You sent: 'z'. Expected an ISO 8601 date-time (e.g. 2026-01-15T10:30:00Z).",
         ),
-        ("n", "Not a multiple of 5. You sent: 12. Expected a multiple of 5."),
+        (
+            "n",
+            "Not a multiple of 5. You sent: 12. Expected a multiple of 5.",
+        ),
         (
             "items",
             "Too few items. You sent: array(0). Expected at least 1 item.",
@@ -185,7 +194,10 @@ fn the_reader_turns_the_spec_examples_into_values() {
             "ref",
             "Invalid format. You sent: 'inv-1'. Expected a string matching ^inv_[0-9]{4}_[0-9]{4}$.",
         ),
-        ("days", "Required field is missing. Expected a number <= 30."),
+        (
+            "days",
+            "Required field is missing. Expected a number <= 30.",
+        ),
     ]);
     let fixed = repair(&sent, &text).unwrap_or_else(|| panic!("no repair of {text}"));
     assert_eq!(
@@ -209,7 +221,10 @@ fn the_reader_takes_the_closest_listed_action() {
     let text = "<tool_error code=\"UNKNOWN_ACTION\" severity=\"error\">\n  <message>The billing tool has no action 'get_invoce'</message>\n  <available_actions>\n    <action>list_invoices</action>\n    <action>get_invoice</action>\n  </available_actions>\n  <details>\n    <detail key=\"requested\">get_invoce</detail>\n  </details>\n</tool_error>";
     let fixed = repair(&sent, text).unwrap_or_else(|| panic!("no repair"));
     assert_eq!(fixed.tool, "billing");
-    assert_eq!(fixed.args, json!({"action": "get_invoice", "id": "inv_2026_0001"}));
+    assert_eq!(
+        fixed.args,
+        json!({"action": "get_invoice", "id": "inv_2026_0001"})
+    );
     // Text that says nothing to act on gives no repair (not the same call again).
     assert_eq!(repair(&sent, "something went wrong"), None);
 }

@@ -97,7 +97,11 @@ fn report(label: &str, run: &Run, all_cases: bool) {
             o.case.kind.name(),
             o.case.call.tool,
             o.case.what,
-            if o.first.refused { "refused" } else { "NOT REFUSED" },
+            if o.first.refused {
+                "refused"
+            } else {
+                "NOT REFUSED"
+            },
             o.healed_in,
             o.case.call.args,
             healing::first_line(&o.first.text),
@@ -118,7 +122,10 @@ async fn bench() -> anyhow::Result<()> {
         ("Fusion: billing (flat)", fresh(billing)),
         ("Fusion: billing (grouped)", fresh(billing_grouped)),
         ("Fusion: conformance", fresh(conformance)),
-        ("Fusion: accounts_register (benches)", fresh(common::fusion_server)),
+        (
+            "Fusion: accounts_register (benches)",
+            fresh(common::fusion_server),
+        ),
     ] {
         let run = healing::run(endpoint, 8).await?;
         report(label, &run, all_cases);

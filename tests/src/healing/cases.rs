@@ -108,8 +108,8 @@ pub fn resolve(node: &Value, root: &Value) -> Value {
         if let Some(r) = node.get("$ref").and_then(Value::as_str) {
             let target = r
                 .strip_prefix("#/")
-                .map(|p| p.split('/').fold(Some(root), |at, seg| at?.get(seg)))
-                .and_then(|t| t.cloned());
+                .and_then(|p| p.split('/').try_fold(root, |at, seg| at.get(seg)))
+                .cloned();
             match target {
                 Some(mut t) => {
                     if let (Some(Value::Object(extra)), Value::Object(obj)) =
@@ -362,7 +362,11 @@ fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
                 out.push((Kind::TooLong, json!(long), format!("{} chars", max + 1.0)));
             }
             if let Some(p) = node.get("pattern").and_then(Value::as_str) {
-                out.push((Kind::Pattern, json!(off_pattern(s, p)), "off pattern".into()));
+                out.push((
+                    Kind::Pattern,
+                    json!(off_pattern(s, p)),
+                    "off pattern".into(),
+                ));
             }
             if let Some(f) = node.get("format").and_then(Value::as_str) {
                 out.push((Kind::Format, json!(off_format(f)), format!("not a {f}")));
@@ -416,10 +420,18 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
             let Some(s) = value.as_str() else { continue };
             let mut args = obj.clone();
             args.insert(key.clone(), json!(one_edit(s, &avoid)));
-            out.push(case(Kind::WrongAction, base(args), format!("{key} misspelt")));
+            out.push(case(
+                Kind::WrongAction,
+                base(args),
+                format!("{key} misspelt"),
+            ));
             let mut args = obj.clone();
             args.remove(key);
-            out.push(case(Kind::MissingAction, base(args), format!("{key} left out")));
+            out.push(case(
+                Kind::MissingAction,
+                base(args),
+                format!("{key} left out"),
+            ));
             continue;
         }
         let Some(node) = props.get(key) else { continue };
@@ -427,7 +439,11 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
         if required.contains(&key.as_str()) {
             let mut args = obj.clone();
             args.remove(key);
-            out.push(case(Kind::MissingRequired, base(args), format!("{key} left out")));
+            out.push(case(
+                Kind::MissingRequired,
+                base(args),
+                format!("{key} left out"),
+            ));
         }
         if key.chars().count() >= 2 {
             let typo = one_edit(key, &names);
@@ -435,7 +451,11 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
             for (k, v) in obj {
                 args.insert(if k == key { typo.clone() } else { k.clone() }, v.clone());
             }
-            out.push(case(Kind::UnknownKey, base(args), format!("{key} as {typo}")));
+            out.push(case(
+                Kind::UnknownKey,
+                base(args),
+                format!("{key} as {typo}"),
+            ));
         }
         for (kind, bad, note) in field_mutations(&node, value) {
             let mut args = obj.clone();
@@ -448,7 +468,9 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
             (value, node.get("properties"))
         {
             for (k, v) in inner {
-                let Some(n) = inner_props.get(k) else { continue };
+                let Some(n) = inner_props.get(k) else {
+                    continue;
+                };
                 for (kind, bad, note) in field_mutations(&resolve(n, root), v) {
                     let mut args = obj.clone();
                     let mut nested = inner.clone();

@@ -94,7 +94,10 @@ pub fn refuses(is_error: bool, text: &str) -> bool {
         Ok(Envelope::Validation(_)) => true,
         Ok(Envelope::Tool(e)) => matches!(
             e.code().as_str(),
-            "UNKNOWN_ACTION" | "MISSING_DISCRIMINATOR" | "VALIDATION_ERROR" | "MISSING_REQUIRED_FIELD"
+            "UNKNOWN_ACTION"
+                | "MISSING_DISCRIMINATOR"
+                | "VALIDATION_ERROR"
+                | "MISSING_REQUIRED_FIELD"
         ),
         Err(_) => true,
     }
@@ -160,7 +163,9 @@ async fn send(addr: SocketAddr, call: &Call) -> Answer {
 }
 
 /// A live address for `endpoint`, and the server to shut down after (for `Fresh`).
-async fn open(endpoint: &Endpoint) -> anyhow::Result<(SocketAddr, Option<fusion_runtime::mcp::HttpServer>)> {
+async fn open(
+    endpoint: &Endpoint,
+) -> anyhow::Result<(SocketAddr, Option<fusion_runtime::mcp::HttpServer>)> {
     match endpoint {
         Endpoint::At(addr) => Ok((*addr, None)),
         Endpoint::Fresh(make) => {
@@ -306,7 +311,10 @@ pub async fn run(endpoint: Endpoint, parallel: usize) -> anyhow::Result<Run> {
             if answer.refused {
                 run.no_baseline.push(NoBaseline {
                     tool: format!("{} {}", variant.name, valid),
-                    why: format!("the valid baseline was refused: {}", first_line(&answer.text)),
+                    why: format!(
+                        "the valid baseline was refused: {}",
+                        first_line(&answer.text)
+                    ),
                 });
                 continue;
             }

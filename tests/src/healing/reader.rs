@@ -178,7 +178,9 @@ pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
         return best.map(Value::String);
     }
     if let Some((_, rest)) = expected.split_once("exactly '") {
-        return rest.split_once('\'').map(|(v, _)| Value::String(v.to_owned()));
+        return rest
+            .split_once('\'')
+            .map(|(v, _)| Value::String(v.to_owned()));
     }
     if let Some((_, re)) = expected.split_once("matching ") {
         return pattern::sample(re.trim()).map(Value::String);
@@ -341,7 +343,11 @@ fn convert(lower: &str, current: Option<&Value>) -> Option<Value> {
         }));
     }
     if lower.starts_with("an integer") || lower.starts_with("a whole number") {
-        let n = inner.as_f64().unwrap_or(if inner.as_bool() == Some(true) { 1.0 } else { 0.0 });
+        let n = inner.as_f64().unwrap_or(if inner.as_bool() == Some(true) {
+            1.0
+        } else {
+            0.0
+        });
         return Some(Value::from(n.round() as i64));
     }
     if lower.starts_with("a number") {
@@ -431,9 +437,8 @@ fn set_in(at: &mut Value, segs: &[&str], value: Value) {
 pub fn read_plain(call: &Call, text: &str) -> Option<Call> {
     let mut args = call.args.clone();
     let text = text.trim();
-    let backquoted = |s: &str| -> Vec<String> {
-        s.split('`').skip(1).step_by(2).map(str::to_owned).collect()
-    };
+    let backquoted =
+        |s: &str| -> Vec<String> { s.split('`').skip(1).step_by(2).map(str::to_owned).collect() };
     if let Some(rest) = text.strip_prefix("unknown variant ") {
         let sent = backquoted(rest).into_iter().next()?;
         let options = backquoted(rest.split_once("expected")?.1);
