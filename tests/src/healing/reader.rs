@@ -475,7 +475,8 @@ pub fn read_plain(call: &Call, text: &str) -> Option<Call> {
         replace_value(&mut args, &sent_value, fixed)?;
     } else if let Some((field, rest)) = text.split_once(": ") {
         let current = args.get(field)?.clone();
-        let value = synthesize(rest, Some(&current))?;
+        let rest = rest.replace("does not match ", "a string matching ");
+        let value = synthesize(&rest, Some(&current))?;
         args.as_object_mut()?.insert(field.to_owned(), value);
     } else {
         return None;
