@@ -191,7 +191,7 @@ pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
     if let Some(v) = format_value(&lower) {
         return Some(Value::String(v.to_owned()));
     }
-    if let Some(v) = bound(&lower, current) {
+    if let Some(v) = bound(&lower) {
         return Some(v);
     }
     if let Some(n) = number_after(&lower, "multiple of ") {
@@ -265,11 +265,10 @@ fn number(n: f64) -> Value {
 }
 
 /// "a number >= N" (and `>`, `<=`, `<`): the bound, or the next whole number past it.
-fn bound(lower: &str, current: Option<&Value>) -> Option<Value> {
+fn bound(lower: &str) -> Option<Value> {
     if !lower.contains("number") && !lower.contains("integer") {
         return None;
     }
-    let _ = current;
     for (marker, step) in [(">= ", 0.0), ("<= ", 0.0), ("> ", 1.0), ("< ", -1.0)] {
         if let Some(n) = number_after(lower, marker) {
             let v = if step == 0.0 {
