@@ -377,7 +377,7 @@ async fn sampling(input: SamplingPrompt, cx: Context) -> Result<ToolResponse, To
     Ok(ToolResponse::text(format!("LLM response: {text}")))
 }
 
-fn server() -> Result<Server, fusion_runtime::server::BuildError> {
+pub fn server() -> Result<Server, fusion_runtime::server::BuildError> {
     Server::builder()
         .name("fusion-conformance")
         .action::<SimpleTextAction>()

@@ -1,0 +1,519 @@
+//! The wrong calls: for each tool of a `tools/list`, a valid baseline built from its input
+//! schema, then one wrong call per (field, issue kind) the schema allows. The generator reads
+//! the schema; the reader never does.
+
+use serde_json::{Map, Value, json};
+
+use super::pattern;
+use super::reader::Call;
+
+/// An issue kind of the benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// A value of another type (a string for a number, a one-item array for a string, …).
+    WrongType,
+    /// A required key left out.
+    MissingRequired,
+    /// A key spelled one edit away from a real one.
+    UnknownKey,
+    /// An enum value one edit away from a real one.
+    EnumValue,
+    /// A number just past a bound.
+    OutOfRange,
+    /// A string or array one shorter than its minimum.
+    TooShort,
+    /// A string or array one longer than its maximum.
+    TooLong,
+    /// A string that misses its pattern.
+    Pattern,
+    /// A string that is not of its format (email, URL, …).
+    Format,
+    /// The tool's name one edit away.
+    WrongTool,
+    /// A grouped tool's action one edit away.
+    WrongAction,
+    /// Two or three of the above in one call.
+    Several,
+    /// A key that is near no real one (not in the issue's list; reported beside it).
+    ExtraKey,
+    /// A grouped tool called without its action (not in the issue's list).
+    MissingAction,
+}
+
+impl Kind {
+    /// Every kind, in table order.
+    pub const ALL: [Kind; 14] = [
+        Kind::WrongType,
+        Kind::MissingRequired,
+        Kind::UnknownKey,
+        Kind::EnumValue,
+        Kind::OutOfRange,
+        Kind::TooShort,
+        Kind::TooLong,
+        Kind::Pattern,
+        Kind::Format,
+        Kind::WrongTool,
+        Kind::WrongAction,
+        Kind::Several,
+        Kind::ExtraKey,
+        Kind::MissingAction,
+    ];
+
+    /// The kind's name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::WrongType => "wrong type",
+            Kind::MissingRequired => "missing required",
+            Kind::UnknownKey => "unknown key (1 edit)",
+            Kind::EnumValue => "enum value (1 edit)",
+            Kind::OutOfRange => "out of range",
+            Kind::TooShort => "too short",
+            Kind::TooLong => "too long",
+            Kind::Pattern => "pattern",
+            Kind::Format => "format",
+            Kind::WrongTool => "wrong tool name",
+            Kind::WrongAction => "wrong action in a group",
+            Kind::Several => "several at once",
+            Kind::ExtraKey => "extra key (no near match)",
+            Kind::MissingAction => "action missing in a group",
+        }
+    }
+}
+
+/// One wrong call.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Its kind.
+    pub kind: Kind,
+    /// The call sent.
+    pub call: Call,
+    /// What was changed, for the report.
+    pub what: String,
+}
+
+/// A tool as `tools/list` shows it.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    /// Its name.
+    pub name: String,
+    /// Its `inputSchema`.
+    pub schema: Value,
+}
+
+/// `node` with `$ref` (to `#/$defs/…`) followed and a nullable `anyOf`/`oneOf`/type list
+/// reduced to its non-null part.
+pub fn resolve(node: &Value, root: &Value) -> Value {
+    let mut node = node.clone();
+    for _ in 0..8 {
+        if let Some(r) = node.get("$ref").and_then(Value::as_str) {
+            let target = r
+                .strip_prefix("#/")
+                .and_then(|p| p.split('/').try_fold(root, |at, seg| at.get(seg)))
+                .cloned();
+            match target {
+                Some(mut t) => {
+                    if let (Some(Value::Object(extra)), Value::Object(obj)) =
+                        (node.as_object().cloned().map(Value::Object), &mut t)
+                    {
+                        for (k, v) in extra {
+                            if k != "$ref" {
+                                obj.entry(k).or_insert(v);
+                            }
+                        }
+                    }
+                    node = t;
+                    continue;
+                }
+                None => return node,
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(options)) = node.get(key) {
+                let non_null: Vec<&Value> = options
+                    .iter()
+                    .filter(|o| o.get("type").and_then(Value::as_str) != Some("null"))
+                    .collect();
+                if non_null.len() == 1 && options.len() == 2 {
+                    let mut merged = non_null[0].clone();
+                    if let (Value::Object(m), Value::Object(outer)) = (&mut merged, &node) {
+                        for (k, v) in outer {
+                            if k != key {
+                                m.entry(k.clone()).or_insert(v.clone());
+                            }
+                        }
+                    }
+                    node = merged;
+                }
+            }
+        }
+        for key in ["oneOf", "anyOf"] {
+            let consts: Option<Vec<Value>> = node
+                .get(key)
+                .and_then(Value::as_array)
+                .and_then(|o| o.iter().map(|c| c.get("const").cloned()).collect());
+            if let (Some(consts), Value::Object(m)) = (consts, &mut node) {
+                m.remove(key);
+                m.insert("type".into(), json!("string"));
+                m.insert("enum".into(), Value::Array(consts));
+            }
+        }
+        if node.get("$ref").is_none() {
+            break;
+        }
+    }
+    if let Some(Value::Array(types)) = node.get("type").cloned() {
+        let non_null: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+        if non_null.len() == 1
+            && let Value::Object(m) = &mut node
+        {
+            m.insert("type".into(), non_null[0].clone());
+        }
+    }
+    node
+}
+
+fn type_of(node: &Value) -> &str {
+    match node.get("type").and_then(Value::as_str) {
+        Some(t) => t,
+        None if node.get("enum").is_some() || node.get("const").is_some() => "string",
+        None if node.get("properties").is_some() => "object",
+        None => "",
+    }
+}
+
+/// A valid value for `node`, or `None` when none can be built from what it says.
+pub fn baseline(node: &Value, root: &Value) -> Option<Value> {
+    let node = resolve(node, root);
+    if let Some(v) = node
+        .get("examples")
+        .and_then(|e| e.get(0))
+        .or_else(|| node.get("default"))
+        .or_else(|| node.get("const"))
+        .or_else(|| node.get("enum").and_then(|e| e.get(0)))
+    {
+        return Some(v.clone());
+    }
+    let num = |k: &str| node.get(k).and_then(Value::as_f64);
+    match type_of(&node) {
+        "string" => {
+            if let Some(p) = node.get("pattern").and_then(Value::as_str) {
+                return pattern::sample(p).map(Value::String);
+            }
+            if let Some(f) = node.get("format").and_then(Value::as_str) {
+                return format_sample(f).map(|s| Value::String(s.into()));
+            }
+            let min = num("minLength").unwrap_or(0.0) as usize;
+            let max = num("maxLength").map_or(usize::MAX, |m| m as usize);
+            let mut s = "sample".to_owned();
+            while s.len() < min {
+                s.push('x');
+            }
+            s.truncate(max.max(min));
+            Some(Value::String(s))
+        }
+        t @ ("integer" | "number") => {
+            let lo = num("minimum").or(num("exclusiveMinimum").map(|m| m + 1.0));
+            let hi = num("maximum").or(num("exclusiveMaximum").map(|m| m - 1.0));
+            let v = lo.unwrap_or(1.0).min(hi.unwrap_or(f64::MAX));
+            Some(if t == "integer" {
+                json!(v as i64)
+            } else {
+                json!(v)
+            })
+        }
+        "boolean" => Some(Value::Bool(true)),
+        "array" => {
+            let item = baseline(node.get("items").unwrap_or(&json!({})), root)?;
+            let n = num("minItems").unwrap_or(1.0).max(1.0) as usize;
+            let n = n.min(num("maxItems").map_or(n, |m| m as usize));
+            Some(Value::Array(vec![item; n]))
+        }
+        "object" => {
+            let mut out = Map::new();
+            if let Some(Value::Object(props)) = node.get("properties") {
+                for (k, p) in props {
+                    out.insert(k.clone(), baseline(p, root)?);
+                }
+            }
+            Some(Value::Object(out))
+        }
+        "" => Some(Value::String("sample".into())),
+        _ => None,
+    }
+}
+
+fn format_sample(format: &str) -> Option<&'static str> {
+    Some(match format {
+        "email" | "idn-email" => "ada@example.com",
+        "uri" | "url" | "iri" | "uri-reference" => "https://example.com/a",
+        "uuid" => "123e4567-e89b-12d3-a456-426614174000",
+        "date-time" => "2026-01-15T10:30:00Z",
+        "date" => "2026-01-15",
+        "time" => "10:30:00Z",
+        "ipv4" => "192.0.2.7",
+        "ipv6" => "2001:db8::7",
+        "hostname" => "example.com",
+        _ => return None,
+    })
+}
+
+/// One edit: two neighbouring characters swapped in the middle (or, for a short word, its
+/// last character doubled), never equal to any of `avoid`.
+pub fn one_edit(word: &str, avoid: &[&str]) -> String {
+    let chars: Vec<char> = word.chars().collect();
+    let mut tries = Vec::new();
+    if chars.len() >= 3 {
+        let mid = chars.len() / 2;
+        for i in [mid, mid.saturating_sub(1), 1] {
+            if i + 1 < chars.len() && chars[i] != chars[i + 1] {
+                let mut c = chars.clone();
+                c.swap(i, i + 1);
+                tries.push(c.into_iter().collect::<String>());
+            }
+        }
+        let mut dropped = chars.clone();
+        dropped.remove(mid);
+        tries.push(dropped.into_iter().collect());
+    }
+    tries.push(format!("{word}{}", chars.last().copied().unwrap_or('x')));
+    tries
+        .into_iter()
+        .find(|t| t != word && !avoid.contains(&t.as_str()))
+        .unwrap_or_else(|| format!("{word}_x"))
+}
+
+/// The same value as another type, keeping what it says: a number or boolean as a string, a
+/// string as a one-item array, an array as its first item, an object as a JSON string.
+fn wrong_type(v: &Value) -> Value {
+    match v {
+        Value::String(s) => json!([s]),
+        Value::Number(_) | Value::Bool(_) => Value::String(v.to_string()),
+        Value::Array(a) => a.first().cloned().unwrap_or(json!("x")),
+        Value::Object(_) => Value::String(v.to_string()),
+        Value::Null => json!(0),
+    }
+}
+
+/// A string that misses the `pattern` its valid value `v` meets: the same text upper-cased
+/// with `_` as `-` (an ID written the way a person would), else prefixed with `?`.
+fn off_pattern(v: &str, pattern: &str) -> String {
+    let shouted = v.to_uppercase().replace('_', "-");
+    let re = regex::Regex::new(pattern).ok();
+    if shouted != v && re.as_ref().is_none_or(|re| !re.is_match(&shouted)) {
+        shouted
+    } else {
+        format!("?{v}")
+    }
+}
+
+fn off_format(format: &str) -> String {
+    match format {
+        "email" | "idn-email" => "ada.example.com".into(),
+        "uri" | "url" | "iri" | "uri-reference" => "example dot com".into(),
+        "uuid" => "123e4567-e89b-12d3".into(),
+        "date-time" => "2026-01-15 10:30".into(),
+        "date" => "15/01/2026".into(),
+        other => format!("not a {other}"),
+    }
+}
+
+/// One field's single mutations (kind, new value, note), from its schema and valid value.
+fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
+    let mut out = vec![(
+        Kind::WrongType,
+        wrong_type(valid),
+        "another type".to_owned(),
+    )];
+    let num = |k: &str| node.get(k).and_then(Value::as_f64);
+    if let (Some(Value::Array(options)), Value::String(s)) = (node.get("enum"), valid) {
+        let avoid: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
+        out.push((
+            Kind::EnumValue,
+            Value::String(one_edit(s, &avoid)),
+            "a near option".into(),
+        ));
+    }
+    let integer = type_of(node) == "integer";
+    let step = if integer { 1.0 } else { 0.5 };
+    let as_num = |n: f64| if integer { json!(n as i64) } else { json!(n) };
+    if let Some(lo) = num("minimum") {
+        out.push((Kind::OutOfRange, as_num(lo - step), format!("below {lo}")));
+    }
+    if let Some(lo) = num("exclusiveMinimum") {
+        out.push((Kind::OutOfRange, as_num(lo), format!("at exclusive {lo}")));
+    }
+    if let Some(hi) = num("maximum").filter(|h| *h < 9.0e15) {
+        out.push((Kind::OutOfRange, as_num(hi + step), format!("above {hi}")));
+    }
+    if let Some(hi) = num("exclusiveMaximum") {
+        out.push((Kind::OutOfRange, as_num(hi), format!("at exclusive {hi}")));
+    }
+    match valid {
+        Value::String(s) => {
+            if let Some(min) = num("minLength").filter(|m| *m >= 1.0) {
+                let short: String = s.chars().take(min as usize - 1).collect();
+                out.push((Kind::TooShort, json!(short), format!("{} chars", min - 1.0)));
+            }
+            if let Some(max) = num("maxLength") {
+                let mut long = s.clone();
+                while long.chars().count() <= max as usize {
+                    long.push('x');
+                }
+                out.push((Kind::TooLong, json!(long), format!("{} chars", max + 1.0)));
+            }
+            if let Some(p) = node.get("pattern").and_then(Value::as_str) {
+                out.push((
+                    Kind::Pattern,
+                    json!(off_pattern(s, p)),
+                    "off pattern".into(),
+                ));
+            }
+            if let Some(f) = node.get("format").and_then(Value::as_str) {
+                out.push((Kind::Format, json!(off_format(f)), format!("not a {f}")));
+            }
+        }
+        Value::Array(a) => {
+            if let Some(min) = num("minItems").filter(|m| *m >= 1.0) {
+                let short: Vec<Value> = a.iter().take(min as usize - 1).cloned().collect();
+                out.push((Kind::TooShort, json!(short), format!("{} items", min - 1.0)));
+            }
+            if let Some(max) = num("maxItems") {
+                let fill = a.first().cloned().unwrap_or(json!("x"));
+                let long = vec![fill; max as usize + 1];
+                out.push((Kind::TooLong, json!(long), format!("{} items", max + 1.0)));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The wrong calls of one tool whose valid arguments are `valid` (an object). `known` are all
+/// tool names (a wrong name must be none of them). With `action_key` (a grouped tool's
+/// discriminator), its value is mutated as a routing name, not as a field.
+pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str>) -> Vec<Case> {
+    let root = &tool.schema;
+    let mut out = Vec::new();
+    let case = |kind: Kind, call: Call, what: String| Case { kind, call, what };
+    let mut singles: Vec<(String, Kind, Value, String)> = Vec::new();
+    let props = root
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let required: Vec<&str> = root
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = props.keys().map(String::as_str).collect();
+    let Some(obj) = valid.as_object() else {
+        return out;
+    };
+    let base = |args: Map<String, Value>| Call {
+        tool: tool.name.clone(),
+        args: Value::Object(args),
+    };
+    for (key, value) in obj {
+        if Some(key.as_str()) == action_key {
+            let avoid: Vec<&str> = Vec::new();
+            let Some(s) = value.as_str() else { continue };
+            let mut args = obj.clone();
+            args.insert(key.clone(), json!(one_edit(s, &avoid)));
+            out.push(case(
+                Kind::WrongAction,
+                base(args),
+                format!("{key} misspelt"),
+            ));
+            let mut args = obj.clone();
+            args.remove(key);
+            out.push(case(
+                Kind::MissingAction,
+                base(args),
+                format!("{key} left out"),
+            ));
+            continue;
+        }
+        let Some(node) = props.get(key) else { continue };
+        let node = resolve(node, root);
+        if required.contains(&key.as_str()) {
+            let mut args = obj.clone();
+            args.remove(key);
+            out.push(case(
+                Kind::MissingRequired,
+                base(args),
+                format!("{key} left out"),
+            ));
+        }
+        if key.chars().count() >= 2 {
+            let typo = one_edit(key, &names);
+            let mut args = Map::new();
+            for (k, v) in obj {
+                args.insert(if k == key { typo.clone() } else { k.clone() }, v.clone());
+            }
+            out.push(case(
+                Kind::UnknownKey,
+                base(args),
+                format!("{key} as {typo}"),
+            ));
+        }
+        for (kind, bad, note) in field_mutations(&node, value) {
+            let mut args = obj.clone();
+            args.insert(key.clone(), bad.clone());
+            out.push(case(kind, base(args), format!("{key}: {note}")));
+            singles.push((key.clone(), kind, bad, note));
+        }
+        // One level down: the fields of an object-valued field.
+        if let (Value::Object(inner), Some(Value::Object(inner_props))) =
+            (value, node.get("properties"))
+        {
+            for (k, v) in inner {
+                let Some(n) = inner_props.get(k) else {
+                    continue;
+                };
+                for (kind, bad, note) in field_mutations(&resolve(n, root), v) {
+                    let mut args = obj.clone();
+                    let mut nested = inner.clone();
+                    nested.insert(k.clone(), bad);
+                    args.insert(key.clone(), Value::Object(nested));
+                    out.push(case(kind, base(args), format!("{key}.{k}: {note}")));
+                }
+            }
+        }
+    }
+    let mut args = obj.clone();
+    args.insert("zzz_note".into(), json!("from the benchmark"));
+    out.push(case(Kind::ExtraKey, base(args), "zzz_note added".into()));
+    out.push(case(
+        Kind::WrongTool,
+        Call {
+            tool: one_edit(&tool.name, known),
+            args: valid.clone(),
+        },
+        "tool name misspelt".into(),
+    ));
+    // Several at once: per field its most telling mutation (not a type change when the field
+    // has a constraint to miss), over two or three fields.
+    let mut picked: Vec<(String, Value, String)> = Vec::new();
+    for key in obj.keys() {
+        let best = singles
+            .iter()
+            .filter(|(k, ..)| k == key)
+            .max_by_key(|(_, kind, ..)| *kind != Kind::WrongType);
+        if let Some((k, _, bad, note)) = best
+            && picked.len() < 3
+        {
+            picked.push((k.clone(), bad.clone(), note.clone()));
+        }
+    }
+    if picked.len() >= 2 {
+        let mut args = obj.clone();
+        let mut what = Vec::new();
+        for (k, bad, note) in &picked {
+            args.insert(k.clone(), bad.clone());
+            what.push(format!("{k}: {note}"));
+        }
+        out.push(case(Kind::Several, base(args), what.join("; ")));
+    }
+    out
+}
