@@ -362,7 +362,13 @@ async fn run_action(
             let run = next.run(request);
             finish(info.name, guards.timeout, internal, &cx, run, |r| r).await
         }
-        Started::Invalid(report) => Some(invalid(inner, entry, &report)),
+        Started::Invalid(report) => {
+            let report = match &entry.discriminator {
+                Some(_) => report.accepting_at_root(&inner.discriminator),
+                None => report,
+            };
+            Some(invalid(inner, entry, &report))
+        }
         Started::ValidationPanicked => {
             tracing::error!(action = info.name, "input validation panicked");
             Some(ToolResponse::error(internal.panic_envelope(info.name)))

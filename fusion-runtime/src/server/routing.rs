@@ -5,6 +5,7 @@
 //! (`billing.get_invoice` → `billing_get_invoice`). Grouped exposure makes one tool per
 //! prefix (`billing`) whose `action` discriminator names the action (`get_invoice`).
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -372,23 +373,33 @@ fn guess_from_arguments<'g, 'a>(
     if arguments.is_empty() {
         return None;
     }
+    // Best: a member that takes every key sent and gets every key it requires; then the most
+    // keys it knows, the fewest it does not, the fewest required keys missing.
     group
         .members
         .iter()
         .map(|(v, i)| {
-            let props = info_of(*i)
-                .input_schema
-                .get("properties")
-                .and_then(Value::as_object);
+            let schema = &info_of(*i).input_schema;
+            let props = schema.get("properties").and_then(Value::as_object);
             let hits = props.map_or(0, |p| {
                 p.keys().filter(|k| arguments.contains_key(*k)).count()
             });
             let misses = arguments.len() - hits;
-            (hits, misses, v.as_str())
+            let unmet = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map_or(0, |r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .filter(|k| !arguments.contains_key(*k))
+                        .count()
+                });
+            let fits = misses == 0 && unmet == 0;
+            ((fits, hits, Reverse(misses), Reverse(unmet)), v.as_str())
         })
-        .filter(|(hits, _, _)| *hits > 0)
-        .max_by(|a, b| (a.0, std::cmp::Reverse(a.1)).cmp(&(b.0, std::cmp::Reverse(b.1))))
-        .map(|(_, _, v)| v)
+        .filter(|((_, hits, _, _), _)| *hits > 0)
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, v)| v)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use super::rules::{enum_const, pattern, types};
+use super::rules::{enum_const, length, pattern, types};
 use super::{Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
 use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
 
@@ -408,7 +408,15 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         return out.into();
     }
     match s.get("type") {
-        Some(Value::String(t)) => return types::words(t).into(),
+        Some(Value::String(t)) => {
+            let words = types::words(t);
+            let mut out = String::from(words);
+            push_bounds(&mut out, s);
+            return match out.len() == words.len() {
+                true => words.into(),
+                false => out.into(),
+            };
+        }
         Some(Value::Array(ts)) => return types::words_of(ts.iter().filter_map(Value::as_str)),
         _ => {}
     }
@@ -422,6 +430,40 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         return words.join(" or ").into();
     }
     "a value".into()
+}
+
+/// A type's bounds after its words, so that a line naming only the type (a missing field, a
+/// wrong type) still says every value it takes: `an integer >= 1`, `a string of at least 3
+/// characters`, `an array of 1 to 5 items`.
+fn push_bounds(out: &mut String, s: &Value) {
+    let count = |k: &str| s.get(k).and_then(Value::as_u64);
+    let counted = |out: &mut String, min: Option<u64>, max: Option<u64>, unit: (&str, &str)| {
+        let plural = |n: u64| if n == 1 { unit.0 } else { unit.1 };
+        match (min, max) {
+            (Some(a), Some(b)) if a == b => out.push_str(&format!(" of exactly {a} {}", plural(b))),
+            (Some(a), Some(b)) => out.push_str(&format!(" of {a} to {b} {}", plural(b))),
+            (Some(a), None) => out.push_str(&format!(" of at least {a} {}", plural(a))),
+            (None, Some(b)) => out.push_str(&format!(" of at most {b} {}", plural(b))),
+            (None, None) => {}
+        }
+    };
+    counted(out, count("minLength"), count("maxLength"), length::UNIT);
+    counted(out, count("minItems"), count("maxItems"), ("item", "items"));
+    let mut joined = false;
+    for (key, sign) in [
+        ("minimum", ">="),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "<="),
+        ("exclusiveMaximum", "<"),
+    ] {
+        if let Some(n) = s.get(key).and_then(Value::as_f64) {
+            out.push_str(if joined { " and " } else { " " });
+            out.push_str(sign);
+            out.push(' ');
+            super::sent::push_number(out, n);
+            joined = true;
+        }
+    }
 }
 
 /// The shapes of the union at `schema`, in words.

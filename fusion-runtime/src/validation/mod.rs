@@ -359,6 +359,20 @@ pub struct ValidationReport {
 }
 
 impl ValidationReport {
+    /// The same report with `key` also accepted at the root: a grouped tool's discriminator,
+    /// which the member's own schema does not name but every call of the tool sends.
+    pub(crate) fn accepting_at_root(mut self, key: &str) -> Self {
+        for issue in &mut self.issues {
+            if let IssueKind::UnrecognizedKey { known, .. } = &mut issue.kind
+                && issue.path.is_root()
+                && !known.iter().any(|k| k == key)
+            {
+                known.insert(0, key.to_owned());
+            }
+        }
+        self
+    }
+
     /// A report of these issues.
     pub fn new(issues: Vec<Issue>) -> Self {
         ValidationReport {

@@ -285,10 +285,12 @@ fn bound(lower: &str) -> Option<Value> {
     Some(number(lo))
 }
 
-/// "at least / at most N characters / items".
+/// "at least / at most / exactly N characters / items", "of N to M characters / items".
 fn length(lower: &str, current: Option<&Value>) -> Option<Value> {
     let (n, at_least) = match (
-        number_after(lower, "at least "),
+        number_after(lower, "at least ")
+            .or_else(|| number_after(lower, "exactly "))
+            .or_else(|| number_after(lower, " of ").filter(|_| lower.contains(" to "))),
         number_after(lower, "at most "),
     ) {
         (Some(n), _) => (n as usize, true),
