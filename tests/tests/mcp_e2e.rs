@@ -279,7 +279,9 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
         json!({"action": "get_invoice", "id": "inv_2026_9999"}),
     )
     .await;
-    assert_eq!(texts(&nf), vec![NOT_FOUND.to_owned()]);
+    // Grouped: `tool.action`, the seed's spelling.
+    let grouped = NOT_FOUND.replace("billing_list_invoices", "billing.list_invoices");
+    assert_eq!(texts(&nf), vec![grouped]);
 
     let missing = call(&client, "billing", json!({"id": "inv_2026_0001"})).await;
     assert!(is_error(&missing));
@@ -300,7 +302,7 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     assert_eq!(e.available_actions().len(), 10);
 
     let invalid = call(&client, "billing", json!({"action": "send_reminder", "invoice_id": "inv_2026_0001", "email": "x", "days_overdue": 3})).await;
-    assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing_send_reminder\">"));
+    assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing.send_reminder\">"));
 
     let _ = client.cancel().await;
     bounded("shutdown", running.shutdown())

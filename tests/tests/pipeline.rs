@@ -370,7 +370,7 @@ async fn grouped_exposure_routes_by_discriminator() {
     let invalid = s
         .call_json("shop", json!({"action": "get_item", "id": 1}))
         .await;
-    assert!(text(&invalid, 0).starts_with("<validation_error action=\"shop_get_item\">"));
+    assert!(text(&invalid, 0).starts_with("<validation_error action=\"shop.get_item\">"));
 }
 
 #[tokio::test]

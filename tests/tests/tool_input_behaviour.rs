@@ -120,7 +120,7 @@ fn missing_field_says_nothing_about_what_was_sent() {
     );
     assert_eq!(
         report.issues()[2].line(),
-        "Required field is missing. Expected an integer."
+        "Required field is missing. Expected an integer >= 1."
     );
 }
 

@@ -456,7 +456,12 @@ fn push_bounds(out: &mut String, s: &Value) {
         ("maximum", "<="),
         ("exclusiveMaximum", "<"),
     ] {
-        if let Some(n) = s.get(key).and_then(Value::as_f64) {
+        // A 32- or 64-bit integer type's own limits say nothing a model can use.
+        if let Some(n) = s
+            .get(key)
+            .and_then(Value::as_f64)
+            .filter(|n| n.abs() < f64::from(i32::MAX))
+        {
             out.push_str(if joined { " and " } else { " " });
             out.push_str(sign);
             out.push(' ');
