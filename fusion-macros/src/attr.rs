@@ -113,6 +113,7 @@ pub struct FieldAttrs {
     pub expected: Option<LitStr>,
     pub description: Option<LitStr>,
     pub validate: Option<syn::Path>,
+    pub deprecated: Option<Keyed<LitStr>>,
 }
 
 /// `#[fusion(..)]` on the struct.
@@ -164,6 +165,13 @@ impl ContainerAttrs {
                     // #[fusion(description = "...")]
                     let s: LitStr = meta.value()?.parse()?;
                     description.set(&meta.path, s);
+                } else if meta.path == DEPRECATED {
+                    // #[fusion(deprecated = "...")] belongs on a field
+                    cx.error_spanned_by(
+                        &meta.path,
+                        "`#[fusion(deprecated = \"..\")]` goes on a field; to deprecate the whole action, use `#[tool_action(deprecated = \"..\")]`",
+                    );
+                    skip_value(&meta)?;
                 } else {
                     cx.error_spanned_by(
                         &meta.path,
@@ -198,6 +206,7 @@ impl FieldAttrs {
         let mut expected = Attr::none(cx, EXPECTED);
         let mut description = Attr::none(cx, DESCRIPTION);
         let mut validate = Attr::none(cx, VALIDATE);
+        let mut deprecated = Attr::none(cx, DEPRECATED);
         const FORMATS: [StringFormat; 7] = [
             StringFormat::Email,
             StringFormat::Url,
@@ -284,6 +293,16 @@ impl FieldAttrs {
                     // #[fusion(validate = path::to_fn)]
                     let p: syn::Path = meta.value()?.parse()?;
                     validate.set(&meta.path, p);
+                } else if meta.path == DEPRECATED {
+                    // #[fusion(deprecated = "use `due_date`")]
+                    let note = parse_note(&meta)?;
+                    deprecated.set(
+                        &meta.path,
+                        Keyed {
+                            key: meta.path.span(),
+                            value: note,
+                        },
+                    );
                 } else {
                     cx.error_spanned_by(
                         &meta.path,
@@ -307,8 +326,27 @@ impl FieldAttrs {
             expected: expected.get(),
             description: description.get(),
             validate: validate.get(),
+            deprecated: deprecated.get(),
         }
     }
+}
+
+/// The note of `deprecated = ".."`: a non-empty string saying what to use instead, which the
+/// model reads in the schema and in the warning.
+fn parse_note(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+    const SYNTAX: &str =
+        "`deprecated` needs a note saying what to use instead: `deprecated = \"use `due_date`\"`";
+    if !meta.input.peek(Token![=]) {
+        return Err(syn::Error::new(meta.path.span(), SYNTAX));
+    }
+    let value = meta.value()?;
+    let note: LitStr = value
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), SYNTAX))?;
+    if note.value().trim().is_empty() {
+        return Err(syn::Error::new(note.span(), SYNTAX));
+    }
+    Ok(note)
 }
 
 fn parse_counts(cx: &Ctxt, meta: &ParseNestedMeta, key: Symbol) -> syn::Result<Bounds<Count>> {

@@ -13,6 +13,22 @@ pub fn check(cx: &Ctxt, cont: &Container) {
         check_bounds(cx, field);
         check_formats(cx, field);
         check_pattern(cx, field);
+        check_deprecated(cx, field);
+    }
+}
+
+/// A caller cannot stop sending a required field, so deprecating one would warn on every
+/// call with no way to comply: a deprecated field must be optional.
+fn check_deprecated(cx: &Ctxt, field: &Field) {
+    if let Some(d) = &field.attrs.deprecated
+        && !field.optional
+        && !field.skipped
+    {
+        err(
+            cx,
+            d.key,
+            "a deprecated field must be optional (an `Option` or `#[serde(default)]`): callers cannot stop sending a required field",
+        );
     }
 }
 

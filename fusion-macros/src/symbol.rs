@@ -29,6 +29,7 @@ pub const MULTIPLE_OF: Symbol = Symbol("multiple_of");
 pub const EXPECTED: Symbol = Symbol("expected");
 pub const DESCRIPTION: Symbol = Symbol("description");
 pub const VALIDATE: Symbol = Symbol("validate");
+pub const DEPRECATED: Symbol = Symbol("deprecated");
 
 // bounds
 pub const MIN: Symbol = Symbol("min");

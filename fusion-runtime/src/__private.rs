@@ -13,7 +13,7 @@ pub use crate::validation::rules;
 pub use crate::validation::rules::custom::{Dive, DiveNone, DiveValidate, Validate, run_validator};
 pub use crate::validation::rules::{Check, Probe, ProbeOpaque, ProbeTrusted, Trusted, Typed};
 pub use crate::validation::spec::{ContainerSpec, FieldSpec, Num, Rule, object_schema, schema_for};
-pub use crate::validation::{Format, Path};
+pub use crate::validation::{DeprecatedField, Format, Path};
 
 // `#[tool_action]` (issue 4)
 pub use crate::action::expand::*;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::validation::ValidationReport;
+use crate::validation::{DeprecatedField, ValidationReport};
 
 /// A JSON object, as MCP carries schemas and arguments.
 pub type JsonObject = serde_json::Map<String, Value>;
@@ -29,4 +29,15 @@ pub trait ToolInput: Sized + Send + 'static {
     /// The arguments are borrowed: the caller keeps them (the pipeline hands them to
     /// middleware afterwards), and nothing is copied or dropped here.
     fn from_arguments(arguments: &Value) -> Result<Self, ValidationReport>;
+
+    /// The fields marked `"deprecated": true` in the schema, found once per action when it is
+    /// registered: a call that sends one gets a `DEPRECATED` warning. The derive returns them
+    /// with the authors' notes (`#[fusion(deprecated = "..")]`); this default reads
+    /// [`input_schema`](ToolInput::input_schema), which has no notes.
+    fn deprecated_fields() -> Arc<[DeprecatedField]> {
+        crate::validation::deprecated::deprecated_fields(&Value::Object(
+            Self::input_schema().as_ref().clone(),
+        ))
+        .into()
+    }
 }

@@ -21,6 +21,7 @@ pub struct Args {
     max_queue: Option<(usize, proc_macro2::Span)>,
     rate_limit: Option<Rate>,
     timeout: Option<u64>,
+    max_result_bytes: Option<usize>,
     scopes: Option<Vec<LitStr>>,
 }
 
@@ -135,13 +136,30 @@ impl super::AttrArgs for Args {
             let lit: LitStr = value.parse()?;
             let ms = parse_duration_ms(&lit.value()).map_err(|m| syn::Error::new(lit.span(), m))?;
             set(&mut self.timeout, ms, &meta)
+        } else if meta.path.is_ident("max_result_bytes") {
+            // #[tool_action(max_result_bytes = 65536)]
+            let value = meta.value()?;
+            let lit: LitInt = value.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected a byte count: `max_result_bytes = 65536`",
+                )
+            })?;
+            let n: usize = lit.base10_parse()?;
+            if n == 0 {
+                return Err(syn::Error::new(
+                    lit.span(),
+                    "`max_result_bytes` must be at least 1: it is how many bytes of text a result may carry",
+                ));
+            }
+            set(&mut self.max_result_bytes, n, &meta)
         } else if meta.path.is_ident("scopes") {
             // #[tool_action(scopes = ["billing:write"])]
             let scopes = parse_scopes(&meta)?;
             set(&mut self.scopes, scopes, &meta)
         } else {
             Err(meta.error(format_args!(
-                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `scopes`",
+                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `max_result_bytes`, `scopes`",
                 path_str(&meta.path)
             )))
         }
@@ -463,7 +481,11 @@ fn limits(args: &Args) -> TokenStream {
 
 /// The declared guards set on `__fusion_info`, or it as is.
 fn guards(args: &Args) -> TokenStream {
-    if args.max_active.is_none() && args.rate_limit.is_none() && args.timeout.is_none() {
+    if args.max_active.is_none()
+        && args.rate_limit.is_none()
+        && args.timeout.is_none()
+        && args.max_result_bytes.is_none()
+    {
         return quote!(__fusion_info);
     }
     let none = quote!(::core::option::Option::None);
@@ -491,6 +513,10 @@ fn guards(args: &Args) -> TokenStream {
     };
     let timeout = match args.timeout {
         Some(ms) => quote!(::core::option::Option::Some(::fusion_runtime::__private::millis(#ms))),
+        None => none.clone(),
+    };
+    let max_result_bytes = match args.max_result_bytes {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
         None => none,
     };
     quote! {
@@ -500,6 +526,7 @@ fn guards(args: &Args) -> TokenStream {
                 concurrency: #concurrency,
                 rate_limit: #rate_limit,
                 timeout: #timeout,
+                max_result_bytes: #max_result_bytes,
             },
         )
     }
@@ -668,6 +695,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                         },
                         #deprecated,
                         <#self_input as ::fusion_runtime::ToolInput>::input_schema(),
+                        <#self_input as ::fusion_runtime::ToolInput>::deprecated_fields(),
                         (&::fusion_runtime::__private::OutputProbe::<#self_output>::new()).output_schema(),
                         #state,
                     );

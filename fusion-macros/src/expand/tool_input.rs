@@ -136,6 +136,9 @@ fn expand(cont: &Container) -> TokenStream {
                 ) -> ::core::result::Result<Self, ::fusion_runtime::ValidationReport> {
                     ::fusion_runtime::__private::from_arguments::<Self>(__fusion_args)
                 }
+                fn deprecated_fields() -> ::std::sync::Arc<[::fusion_runtime::__private::DeprecatedField]> {
+                    __fusion_compiled().deprecated_fields()
+                }
             }
         };
     }
@@ -179,6 +182,10 @@ fn field_spec(field: &Field) -> TokenStream {
             .or_else(|| doc::doc_expr(&field.original.attrs)),
     );
     let expected = opt(a.expected.as_ref(), |e| quote!(#e));
+    let deprecated = opt(a.deprecated.as_ref(), |d| {
+        let note = &d.value;
+        quote!(#note)
+    });
     let required = !field.optional;
     let default = field.serde_default;
     let p = quote!(::fusion_runtime::__private);
@@ -193,6 +200,7 @@ fn field_spec(field: &Field) -> TokenStream {
             expected: #expected,
             required: #required,
             default: #default,
+            deprecated: #deprecated,
             rules: &[#(#rules),*],
             schema: #p::schema_for::<#ty>,
         }

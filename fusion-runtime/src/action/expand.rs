@@ -17,7 +17,7 @@ use super::HandlerFailure;
 use crate::envelope::ToolError;
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
-use crate::validation::ValidationReport;
+use crate::validation::{DeprecatedField, ValidationReport};
 
 /// Builds an action's metadata (`#[tool_action]`'s `info()`).
 #[allow(clippy::too_many_arguments)]
@@ -28,6 +28,7 @@ pub fn action_info(
     hints: ActionHints,
     deprecated: Option<&'static str>,
     input_schema: Arc<JsonObject>,
+    deprecated_fields: Arc<[DeprecatedField]>,
     output_schema: Option<Arc<JsonObject>>,
     state: Option<StateRequirement>,
 ) -> ActionInfo {
@@ -38,6 +39,7 @@ pub fn action_info(
         hints,
         deprecated: deprecated.map(Cow::Borrowed),
         input_schema,
+        deprecated_fields,
         output_schema,
         state,
         limits: ActionLimits::none(),

@@ -22,6 +22,7 @@ use crate::context::{CallContext, StateRequirement};
 use crate::envelope::{ToolError, ToolResponse};
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::{JsonObject, ToolInput};
+use crate::validation::DeprecatedField;
 
 /// Behaviour hints shown to clients as MCP tool annotations (`readOnlyHint`, …), as the author
 /// wrote them: `None` leaves a hint unset, and the client applies MCP's default — not
@@ -128,11 +129,14 @@ impl Hints {
 }
 
 /// The runtime guards of an action: how many calls run and wait at once (`SERVER_BUSY`
-/// beyond), how often it may be called (`RATE_LIMITED` beyond) and how long a call may take
-/// (`TIMEOUT` beyond). `None` sets no limit.
+/// beyond), how often it may be called (`RATE_LIMITED` beyond), how long a call may take
+/// (`TIMEOUT` beyond) and how large its result may be (cut beyond, with a `RESULT_TRUNCATED`
+/// warning). `None` sets no limit.
 ///
 /// Declared with `#[tool_action(max_active = .., max_queue = .., rate_limit = "..",
-/// timeout = "..")]`; the builder's `concurrency`, `rate_limit` and `timeout` override them.
+/// timeout = "..", max_result_bytes = ..)]`; the builder's `concurrency`, `rate_limit` and
+/// `timeout` override them, and its `max_result_bytes` fills the result bound of every
+/// action that declares none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ActionLimits {
     /// Calls running at once and waiting in line.
@@ -141,6 +145,9 @@ pub struct ActionLimits {
     pub rate_limit: Option<RateLimit>,
     /// How long a call may run (middleware and handler) before it is stopped.
     pub timeout: Option<Duration>,
+    /// How many bytes of text a successful result may carry before it is cut (see
+    /// [`ServerBuilder::max_result_bytes`](crate::ServerBuilder::max_result_bytes)).
+    pub max_result_bytes: Option<usize>,
 }
 
 impl ActionLimits {
@@ -150,6 +157,7 @@ impl ActionLimits {
             concurrency: None,
             rate_limit: None,
             timeout: None,
+            max_result_bytes: None,
         }
     }
 
@@ -175,6 +183,10 @@ pub struct ActionInfo {
     pub deprecated: Option<Cow<'static, str>>,
     /// The input's JSON Schema.
     pub input_schema: Arc<JsonObject>,
+    /// The input's deprecated fields (`#[fusion(deprecated = "..")]`), found once: a call that
+    /// sends one gets a `DEPRECATED` warning naming it. Empty for most actions, and then no
+    /// call pays for the check.
+    pub deprecated_fields: Arc<[DeprecatedField]>,
     /// The output's JSON Schema, when the output type has one and it describes an object.
     pub output_schema: Option<Arc<JsonObject>>,
     /// The shared state the handler needs, checked when the server is built.

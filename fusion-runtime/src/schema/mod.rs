@@ -24,6 +24,9 @@ pub const ANNOTATION_PREFIX: &str = "x-fusion-";
 pub const EXPECTED_KEY: &str = "x-fusion-expected";
 /// The declared order of an object's keys.
 pub const KEYS_KEY: &str = "x-fusion-keys";
+/// The author's note on a deprecated field (`#[fusion(deprecated = "..")]`): what to use
+/// instead. Agents see it in the field's description, beside `"deprecated": true`.
+pub const DEPRECATED_KEY: &str = "x-fusion-deprecated";
 
 /// The `format`s `schemars` writes for Rust number types. They are not JSON Schema formats.
 const RUST_NUMBER_FORMATS: &[&str] = &[

@@ -232,6 +232,7 @@ mod tests {
             hints,
             deprecated: None,
             input_schema: Arc::new(schema.as_object().cloned().unwrap_or_default()),
+            deprecated_fields: Arc::new([]),
             output_schema: None,
             state: None,
             limits: Default::default(),

@@ -33,6 +33,7 @@ pub use crate::context::{
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
+pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 pub use registry::{ActionDescriptor, ToolSpec};
 #[cfg(feature = "gateway")]
 pub(crate) use routing::nearest;
@@ -118,7 +119,14 @@ pub struct ServerBuilder {
     once: Option<Arc<dyn OnceStore>>,
     read_cache: ReadCache,
     change_bus: Option<Arc<dyn ChangeBus>>,
+    max_result_bytes: usize,
 }
+
+/// The result bound of an action that declares none: 1 MiB of text. Generous on purpose —
+/// far above what a model reads well (a few hundred KiB of JSON already fills most context
+/// windows), so no reasonable result is cut, yet it stops one runaway result (a whole table
+/// dumped) from costing every client its memory and the model its context.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 1 << 20;
 
 /// The `ttlMs` / `cacheScope` of 2026-07-28 `resources/read` results: per resource, else the
 /// default.
@@ -213,6 +221,7 @@ impl Default for ServerBuilder {
             read_cache: ReadCache::default(),
             change_bus: None,
             sources: Vec::new(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
         }
     }
 }
@@ -440,6 +449,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Bounds the text of every successful result, in bytes, for the actions that declare no
+    /// `#[tool_action(max_result_bytes = ..)]` ([`DEFAULT_MAX_RESULT_BYTES`] unless set). A
+    /// longer result is cut on a character boundary and carries a `RESULT_TRUNCATED` warning
+    /// saying how much was sent and how to ask for the rest; a result with structured content
+    /// (the action has an output schema) cannot be cut into valid JSON, so it is refused with
+    /// `RESULT_TOO_LARGE` instead. `0` is refused by [`build`](Self::build).
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+
     /// Limits how many calls of a group's actions (`billing` for `billing.*`, the tool of
     /// grouped exposure) run at once and wait, all actions together. Applies on top of each
     /// action's own limit, in flat and grouped exposure alike.
@@ -561,6 +581,16 @@ impl ServerBuilder {
             .guards
             .build(&mut infos, &shared, &mounted_tool)
             .map_err(BuildError::Guard)?;
+        if self.max_result_bytes == 0 {
+            return Err(BuildError::Guard(
+                "`max_result_bytes` must be at least 1: it is how many bytes of text a result may carry".into(),
+            ));
+        }
+        for info in &mut infos {
+            info.limits
+                .max_result_bytes
+                .get_or_insert(self.max_result_bytes);
+        }
         let layout = routing::layout(&infos, &self.exposure).map_err(BuildError::Exposure)?;
         if let Some(name) = layout
             .tool_order

@@ -336,20 +336,36 @@ async fn run_action(
     let chained = !inner.middleware.is_empty();
     match entry.handler.start(&arguments, &cx, chained) {
         Started::Running(handler) => {
+            let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
             drop(arguments);
             let names = &*inner.names;
-            let done = move |outcome| respond(info, &entry.callable, names, outcome, internal);
+            let limit = info.limits.max_result_bytes;
+            let done = move |outcome| {
+                respond(
+                    info,
+                    &entry.callable,
+                    names,
+                    outcome,
+                    internal,
+                    fields,
+                    limit,
+                )
+            };
             finish(info.name, guards.timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
+            let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
             let handler = Arc::clone(&entry.handler);
             let (names, callable) = (Arc::clone(&inner.names), Arc::clone(&entry.callable));
+            let limit = info.limits.max_result_bytes;
             let endpoint = Box::new(
                 move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
                     let fut = invocation(req.context());
                     let (names, callable) = (Arc::clone(&names), Arc::clone(&callable));
                     Box::pin(async move {
-                        respond(handler.info(), &callable, &names, fut.await, internal)
+                        let info = handler.info();
+                        let out = fut.await;
+                        respond(info, &callable, &names, out, internal, fields, limit)
                     })
                 },
             );
@@ -473,13 +489,17 @@ fn validation_response(
 
 /// Stage 5: the outcome written for the model, every envelope as it reaches the wire
 /// ([`for_the_wire`]); a user's form answer that failed validation is its own
-/// `<validation_error>`.
+/// `<validation_error>`. A success is held to `max_result_bytes` (the bound in force, from
+/// the built server: the handler's own info has only the declared one), then carries its
+/// warnings: the handler's, the action's deprecation, one per deprecated field sent.
 fn respond(
     info: &ActionInfo,
     callable: &str,
     names: &Names,
     outcome: HandlerOutcome,
     internal: InternalErrors,
+    deprecated_fields: Vec<ToolError>,
+    max_result_bytes: Option<usize>,
 ) -> ToolResponse {
     let outcome = match outcome {
         Err(HandlerFailure::Tool(e)) => {
@@ -508,13 +528,14 @@ fn respond(
             {
                 r.structured_content = None;
             }
+            let r = bound(r, max_result_bytes, callable);
             if warnings.is_empty() {
                 r
             } else {
                 warnings.into_iter().fold(r, ToolResponse::with_warning)
             }
         }
-        Ok(ActionOutput::Response(r)) => r,
+        Ok(ActionOutput::Response(r)) => bound(r, max_result_bytes, callable),
         Err(f) => ToolResponse::error(internal.into_envelope(info.name, f)),
     };
     if let Some(why) = &info.deprecated
@@ -528,7 +549,123 @@ fn respond(
             .suggest("This call worked; switch to the replacement before this action is removed"),
         );
     }
+    if !response.is_error {
+        response = deprecated_fields
+            .into_iter()
+            .fold(response, ToolResponse::with_warning);
+    }
     response
+}
+
+/// One `DEPRECATED` warning per deprecated field `arguments` sends (SPEC §2: "a deprecated
+/// parameter used"), naming the field by its path. The list was found once, when the action
+/// was registered: an action without deprecated fields checks nothing.
+fn deprecated_fields_sent(info: &ActionInfo, callable: &str, arguments: &Value) -> Vec<ToolError> {
+    if info.deprecated_fields.is_empty() {
+        return Vec::new();
+    }
+    crate::validation::deprecated::sent(&info.deprecated_fields, arguments)
+        .into_iter()
+        .map(|f| {
+            let message = match f.note {
+                Some(note) => format!("Field '{}' is deprecated: {note}", f.path),
+                None => format!("Field '{}' of {callable} is deprecated", f.path),
+            };
+            ToolError::new(codes::DEPRECATED, message)
+                .suggest(format!(
+                    "This call worked; stop sending '{}' before it is removed",
+                    f.path
+                ))
+                .detail("field", &f.path)
+                .warning()
+        })
+        .collect()
+}
+
+/// The code of the warning a cut result carries. No canonical code says "partial result"
+/// (SPEC §3's list is about failures and `DEPRECATED`), so it is a custom one, named for
+/// what happened.
+pub const RESULT_TRUNCATED: &str = "RESULT_TRUNCATED";
+
+/// The code of the error that replaces a result with structured content over its bound.
+pub const RESULT_TOO_LARGE: &str = "RESULT_TOO_LARGE";
+
+/// Stage 5's bound on a successful result (`max_result_bytes`): text blocks past `limit`
+/// bytes, all together, are cut on a character boundary, in place (the result is never
+/// copied to be cut), and a `RESULT_TRUNCATED` warning says how much was sent and how to ask
+/// for the rest. Structured content cannot be cut into valid JSON, and MCP wants a tool with
+/// an output schema to send it: such a result is refused with `RESULT_TOO_LARGE`. Images
+/// and other binary blocks are not counted.
+fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> ToolResponse {
+    use crate::envelope::Content;
+    fn text(c: &mut Content) -> Option<&mut String> {
+        match c {
+            Content::Text(t) | Content::Resource { text: t, .. } => Some(t),
+            _ => None,
+        }
+    }
+    let Some(limit) = limit.filter(|_| !response.is_error) else {
+        return response;
+    };
+    let total: usize = response
+        .content
+        .iter_mut()
+        .filter_map(text)
+        .map(|t| t.len())
+        .sum();
+    if total <= limit {
+        return response;
+    }
+    if response.structured_content.is_some() {
+        tracing::warn!(callable, total, limit, "result over its bound refused");
+        return ToolResponse::error(
+            ToolError::new(
+                crate::envelope::ErrorCode::custom(RESULT_TOO_LARGE),
+                format!(
+                    "The result of {callable} is {total} bytes, over this server's bound of {limit}; its structured content cannot be cut into valid JSON, so none of it was sent. The action itself ran"
+                ),
+            )
+            .suggest("Call again with a narrower filter or a page to get a smaller result; if the action changes state, that change is made: do not repeat it only to see the result")
+            .detail("result_bytes", total)
+            .detail("max_result_bytes", limit),
+        );
+    }
+    let mut room = limit;
+    response.content.retain_mut(|c| match text(c) {
+        None => true,
+        Some(t) if t.len() <= room => {
+            room -= t.len();
+            true
+        }
+        Some(_) if room == 0 => false,
+        Some(t) => {
+            let mut at = room;
+            while !t.is_char_boundary(at) {
+                at -= 1;
+            }
+            t.truncate(at);
+            room = 0;
+            true
+        }
+    });
+    let sent: usize = response
+        .content
+        .iter_mut()
+        .filter_map(text)
+        .map(|t| t.len())
+        .sum();
+    response.with_warning(
+        ToolError::new(
+            crate::envelope::ErrorCode::custom(RESULT_TRUNCATED),
+            format!(
+                "The result was cut: {sent} of {total} bytes were sent (at most {limit} per result). What is above ends mid-way and, if it was JSON, is not valid JSON"
+            ),
+        )
+        .suggest("Call again with a narrower filter or a page to get the rest")
+        .detail("sent_bytes", sent)
+        .detail("total_bytes", total)
+        .warning(),
+    )
 }
 
 /// A handler's or middleware's envelope as it reaches the wire: each available action named

@@ -30,6 +30,8 @@ pub struct Compiled {
     /// `None` when the schema's root is not exactly the derive's fields: the validator then
     /// decides every call.
     plan: Option<Plan>,
+    /// The deprecated fields, with the authors' notes (read from the annotated schema).
+    deprecated: Arc<[super::DeprecatedField]>,
 }
 
 fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
@@ -53,6 +55,7 @@ pub fn compile_derived<T: schemars::JsonSchema>(spec: &ContainerSpec) -> Compile
         shown: Arc::new(crate::schema::shown_schema(&annotated)),
         validator,
         plan,
+        deprecated: super::deprecated::deprecated_fields(&annotated).into(),
     }
 }
 
@@ -60,6 +63,11 @@ impl Compiled {
     /// The schema agents see.
     pub fn schema(&self) -> Arc<JsonObject> {
         Arc::clone(&self.shown)
+    }
+
+    /// The input's deprecated fields, with the authors' notes.
+    pub fn deprecated_fields(&self) -> Arc<[super::DeprecatedField]> {
+        Arc::clone(&self.deprecated)
     }
 
     /// The `jsonschema` validator's answer (`false` when the schema does not compile).

@@ -6,6 +6,7 @@
 //! typed fields, then the key count; when they say no, `jsonschema` collects every problem and
 //! `explain` words them.
 
+pub mod deprecated;
 pub mod derived;
 pub(crate) mod explain;
 mod path;
@@ -13,6 +14,7 @@ pub mod rules;
 mod sent;
 pub mod spec;
 
+pub use deprecated::DeprecatedField;
 pub use path::{IssuePath, Path, Segment};
 pub use rules::format::Format;
 pub use rules::unknown_keys::closest;

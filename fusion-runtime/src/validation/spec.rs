@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::Format;
-use crate::schema::{EXPECTED_KEY, KEYS_KEY, for_each_schema, strip_rust_formats};
+use crate::schema::{DEPRECATED_KEY, EXPECTED_KEY, KEYS_KEY, for_each_schema, strip_rust_formats};
 /// A number written in an attribute.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
@@ -79,6 +79,10 @@ pub struct FieldSpec {
     /// A serde default fills the field when it is absent (`#[serde(default)]` on the field or
     /// on the struct), so an `Option` that is `Some` may not have been sent.
     pub default: bool,
+    /// `deprecated = ".."`: the author's note on what to use instead. The schema marks the
+    /// field `"deprecated": true` and adds the note to its description; a call that sends it
+    /// gets a `DEPRECATED` warning.
+    pub deprecated: Option<&'static str>,
     /// The field's constraints.
     pub rules: &'static [Rule],
     /// The schema of the field's type, through `schemars`.
@@ -119,13 +123,42 @@ fn field_schema(generator: &mut schemars::SchemaGenerator, field: &FieldSpec) ->
     for rule in field.rules {
         rule.apply(&mut obj);
     }
-    if let Some(d) = field.description.and_then(clean_doc) {
-        obj.insert("description".into(), d.into());
+    let description = field.description.and_then(clean_doc);
+    match (description, field.deprecated) {
+        (Some(d), Some(note)) => {
+            obj.insert(
+                "description".into(),
+                format!("{d}\n\n{}", deprecation_text(note)).into(),
+            );
+        }
+        (None, Some(note)) => {
+            obj.insert("description".into(), deprecation_text(note).into());
+        }
+        (Some(d), None) => {
+            obj.insert("description".into(), d.into());
+        }
+        (None, None) => {}
+    }
+    if let Some(note) = field.deprecated {
+        obj.insert("deprecated".into(), true.into());
+        obj.insert(DEPRECATED_KEY.into(), note.into());
     }
     if let Some(e) = field.expected {
         obj.insert(EXPECTED_KEY.into(), e.into());
     }
     Value::Object(obj)
+}
+
+/// The sentence a deprecated field's description ends with: the author's note, so the model
+/// reading `tools/list` learns what to send instead.
+fn deprecation_text(note: &str) -> String {
+    let note = note.trim();
+    let end = if note.ends_with(['.', '!', '?']) {
+        ""
+    } else {
+        "."
+    };
+    format!("Deprecated: {note}{end}")
 }
 
 /// The range of the Rust integer type `schemars` names in `format`, on this object only.

@@ -165,10 +165,15 @@ fn all_of(w: &mut Walker<'_>, c: &Change<'_>) {
 }
 
 /// A field's description that changes while nothing it constrains does may mean the field
-/// now means something else.
+/// now means something else — unless its `deprecated` flag changed with it: the derive writes
+/// the deprecation note into the description, and the flag's own delta says what happened.
 fn description(w: &mut Walker<'_>, c: &Change<'_>) {
     let constraints = |m| json(&Value::Object(without_annotations(m)));
-    let severity = if !c.field.is_empty() && constraints(c.old_schema) == constraints(c.new_schema)
+    let flag = |m: &serde_json::Map<String, Value>| m.get("deprecated") == Some(&Value::Bool(true));
+    let deprecation = flag(c.old_schema) != flag(c.new_schema);
+    let severity = if !c.field.is_empty()
+        && !deprecation
+        && constraints(c.old_schema) == constraints(c.new_schema)
     {
         Risky
     } else {
@@ -176,6 +181,8 @@ fn description(w: &mut Walker<'_>, c: &Change<'_>) {
     };
     let words = if severity == Risky {
         "while its constraints did not: its meaning may have changed; read it again"
+    } else if deprecation {
+        "(wording, with its deprecation)"
     } else {
         "(wording)"
     };
