@@ -129,6 +129,7 @@ pub mod schema;
 /// | `expected = "…"` | any field | — | replaces the "Expected …" text of every issue at the field |
 /// | `description = "…"` | any field | `description` (else the doc comment) | — |
 /// | `validate = path::to_fn` | any field | — (describe it in the doc comment) | `custom` |
+/// | `deprecated = "use `due_date`"` | optional fields (`Option`, serde default) | `deprecated: true`; the note ends the `description` | — (a call that sends it still works, with a `DEPRECATED` warning naming the field) |
 ///
 /// A `range` takes `min` or `exclusive_min` (not both) and `max` or `exclusive_max`. One
 /// format per field, and a format excludes `pattern`. `validate` names a

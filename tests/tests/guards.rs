@@ -434,6 +434,7 @@ async fn builder_overrides_replace_declared_limits_and_show_in_action_info() {
             concurrency: None,
             rate_limit: Some(RateLimit::per_second(1).burst(2)),
             timeout: Some(Duration::from_millis(100)),
+            max_result_bytes: Some(fusion_runtime::server::DEFAULT_MAX_RESULT_BYTES),
         }
     );
     // Declared by the attribute, untouched by the builder.

@@ -255,6 +255,25 @@ pub trait ToolAction: Send + Sync + 'static {
 /// let out = WithWarnings::new(42).warning(error(CONFLICT, "Already paid; nothing was charged"));
 /// assert_eq!(out.warnings().len(), 1);
 /// ```
+///
+/// It is also how a handler says "fallback applied" (SPEC §2): the value it could give, and
+/// a warning saying what it fell back to and what to do about it. A custom code names it.
+///
+/// ```
+/// use fusion_runtime::{WithWarnings, error};
+///
+/// fn rate(live: Option<f64>, cached: f64) -> WithWarnings<f64> {
+///     match live {
+///         Some(rate) => WithWarnings::new(rate),
+///         None => WithWarnings::new(cached).warning(
+///             error("FALLBACK_APPLIED", "The rate service did not answer; this is yesterday's rate")
+///                 .suggest("Use it as an estimate; call again later for the live rate"),
+///         ),
+///     }
+/// }
+/// assert!(rate(Some(1.1), 1.0).warnings().is_empty());
+/// assert_eq!(rate(None, 1.0).warnings()[0].code().as_str(), "FALLBACK_APPLIED");
+/// ```
 #[derive(Clone, Debug)]
 pub struct WithWarnings<T> {
     value: T,

@@ -53,6 +53,9 @@ struct Input {
     email: String,
     #[fusion(url)]
     site: Option<String>,
+    /// The old name of `site`.
+    #[fusion(url, deprecated = "use `site`")]
+    homepage: Option<String>,
     #[fusion(uuid)]
     id: String,
     #[fusion(date_time)]

@@ -30,7 +30,8 @@ pub async fn ping(input: Ping) -> Result<String, ToolError> {
     destructive = false,
     idempotent,
     open_world = false,
-    deprecated = "use ping instead"
+    deprecated = "use ping instead",
+    max_result_bytes = 65536
 )]
 pub async fn echo(input: Ping, _cx: Context<Counter>) -> anyhow::Result<WithWarnings<String>> {
     Ok(WithWarnings::new(input.message))
