@@ -58,7 +58,7 @@
 //! |---|---|---|
 //! | [`envelope`] | [`ToolError`], [`ErrorCode`], [`Severity`], the fluent builder, XML rendering and escaping | nothing of the crate |
 //! | [`schema`] | the JSON Schema document as data: walking it, `$ref` resolution, annotation keywords, the schema shown to agents | nothing of the crate |
-//! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
+//! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; the deprecated fields of an input and which ones a call sent (`deprecated`); `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
 //! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
 //! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope` |
 //! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis; what a change notification is ([`Change`](store::Change)) and how it reaches every instance ([`ChangeBus`](store::ChangeBus), Redis pub/sub) | `guard` |

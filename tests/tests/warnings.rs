@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::contract::{DeltaSeverity, ToolContract, diff};
+use fusion_runtime::contract::{DeltaSeverity, Lockfile, ToolContract, diff};
 use fusion_runtime::mcp::HttpOptions;
 use fusion_runtime::server::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 use fusion_runtime::{
@@ -240,6 +240,18 @@ fn the_contract_diff_reports_a_field_becoming_deprecated_as_risky() {
         flagged[0].description.contains("'due' is now deprecated"),
         "{deltas:#?}"
     );
+    // The lockfile keeps the flag: `lock --check` against the old one reports it.
+    let lock = Lockfile::from_contracts(&before).unwrap_or_else(|e| panic!("{e}"));
+    let lock = Lockfile::parse(&lock.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        lock.check(&now)
+            .iter()
+            .any(|d| d.severity == DeltaSeverity::Risky && d.description.contains("deprecated"))
+    );
+    let written = Lockfile::from_contracts(&now)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_string();
+    assert!(written.contains("\"deprecated\": true"), "{written}");
     let back = diff(&now, &before);
     let flagged: Vec<_> = back
         .iter()
