@@ -4,7 +4,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::raw_stdio::WAIT;
 
 /// A response: status, headers (names lowercased, in order) and body.
 #[derive(Clone, Debug)]
@@ -151,5 +154,99 @@ fn dechunk(mut data: &[u8]) -> Option<Vec<u8>> {
         }
         out.extend_from_slice(data.get(..size)?);
         data = data.get(size + 2..)?;
+    }
+}
+
+/// An HTTP request whose response is read as it comes.
+pub struct Streaming {
+    /// The connection, for reads of a test's own.
+    pub stream: tokio::net::TcpStream,
+    /// What was read so far.
+    pub text: String,
+}
+
+impl Streaming {
+    /// Sends `method /mcp` to `addr` with `headers` and `body`.
+    pub async fn open(
+        addr: SocketAddr,
+        method: &str,
+        headers: &[(&str, &str)],
+        body: Option<&Value>,
+    ) -> Streaming {
+        let body = body.map(Value::to_string).unwrap_or_default();
+        let mut stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}"));
+        let mut request = format!(
+            "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\n\
+             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+             content-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(&body);
+        stream
+            .write_all(request.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("write: {e}"));
+        Streaming {
+            stream,
+            text: String::new(),
+        }
+    }
+
+    /// Reads until the response so far contains `needle`; returns it all.
+    pub async fn until(&mut self, needle: &str) -> &str {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while !self.text.contains(needle) {
+            let n = self.read_until(deadline).await;
+            assert!(
+                n.is_some(),
+                "no {needle:?} within {WAIT:?} in {:?}",
+                self.text
+            );
+        }
+        &self.text
+    }
+
+    /// Reads what comes for `wait`.
+    pub async fn during(&mut self, wait: Duration) {
+        let deadline = tokio::time::Instant::now() + wait;
+        while self.read_until(deadline).await.is_some() {}
+    }
+
+    /// One read, `None` at `deadline`; panics when the server closed the stream.
+    pub async fn read_until(&mut self, deadline: tokio::time::Instant) -> Option<usize> {
+        let mut buf = [0u8; 4096];
+        let n = tokio::time::timeout_at(deadline, self.stream.read(&mut buf))
+            .await
+            .ok()?
+            .unwrap_or_else(|e| panic!("read: {e}"));
+        assert!(n > 0, "closed: {:?}", self.text);
+        self.text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        Some(n)
+    }
+
+    /// Reads until the server closes the connection.
+    pub async fn read_to_end(&mut self) {
+        let mut rest = String::new();
+        tokio::time::timeout(WAIT, self.stream.read_to_string(&mut rest))
+            .await
+            .unwrap_or_else(|_| panic!("still open after {WAIT:?}: {:?}", self.text))
+            .unwrap_or_else(|e| panic!("read: {e}"));
+        self.text.push_str(&rest);
+    }
+
+    /// The JSON-RPC messages of the `data:` lines so far.
+    pub fn messages(&self) -> Vec<Value> {
+        self.text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .filter(Value::is_object)
+            .collect()
     }
 }

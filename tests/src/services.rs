@@ -158,6 +158,8 @@ pub struct Instance {
     pub child: Child,
     /// Where it listens (read from its `serving MCP over streamable HTTP at` line).
     pub addr: SocketAddr,
+    /// Every line it wrote on stderr so far.
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Drop for Instance {
@@ -168,6 +170,14 @@ impl Drop for Instance {
 }
 
 impl Instance {
+    /// Whether a line it wrote on stderr contains `needle`.
+    pub fn logged(&self, needle: &str) -> bool {
+        self.log
+            .lock()
+            .map(|l| l.iter().any(|line| line.contains(needle)))
+            .unwrap_or(false)
+    }
+
     /// Runs `binary` with `args` and `env` (`RUST_LOG=warn` unless given) and waits (30 s at
     /// most) until it says where it serves HTTP.
     pub fn spawn(binary: &str, args: &[&str], env: &[(&str, &str)]) -> Instance {
@@ -184,6 +194,8 @@ impl Instance {
             .spawn()
             .unwrap_or_else(|e| panic!("spawn {binary}: {e}"));
         let stderr = child.stderr.take();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let lines = log.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let Some(stderr) = stderr else { return };
@@ -200,6 +212,9 @@ impl Instance {
                     let _ = tx.send(addr);
                     sent = true;
                 }
+                if let Ok(mut l) = lines.lock() {
+                    l.push(line);
+                }
             }
         });
         let addr = rx
@@ -208,7 +223,7 @@ impl Instance {
         let addr: SocketAddr = addr
             .parse()
             .unwrap_or_else(|e| panic!("address {addr}: {e}"));
-        Instance { child, addr }
+        Instance { child, addr, log }
     }
 }
 

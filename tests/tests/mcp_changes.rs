@@ -18,10 +18,11 @@ use fusion_runtime::{
     Context, PromptReply, ResourceContent, Server, ToolError, ToolInput, prompt, resource,
     tool_action,
 };
+use fusion_tests::raw_http::Streaming;
 use fusion_tests::raw_stdio::{RawStdio, WAIT};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 
 /// A document's ID.
 #[derive(Deserialize, ToolInput)]
@@ -472,82 +473,6 @@ async fn http(server: Server, stateless: bool) -> HttpServer {
     )
     .await
     .unwrap_or_else(|e| panic!("bind: {e}"))
-}
-
-/// An HTTP request whose response is read as it comes.
-struct Streaming {
-    stream: tokio::net::TcpStream,
-    text: String,
-}
-
-impl Streaming {
-    async fn open(
-        addr: std::net::SocketAddr,
-        method: &str,
-        headers: &[(&str, &str)],
-        body: Option<&Value>,
-    ) -> Streaming {
-        let body = body.map(Value::to_string).unwrap_or_default();
-        let mut stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .unwrap_or_else(|e| panic!("connect: {e}"));
-        let mut request = format!(
-            "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\n\
-             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
-             content-length: {}\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        request.push_str(&body);
-        stream
-            .write_all(request.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-        Streaming {
-            stream,
-            text: String::new(),
-        }
-    }
-
-    /// Reads until the response so far contains `needle`; returns it all.
-    async fn until(&mut self, needle: &str) -> &str {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        let mut buf = [0u8; 4096];
-        while !self.text.contains(needle) {
-            let n = tokio::time::timeout_at(deadline, self.stream.read(&mut buf))
-                .await
-                .unwrap_or_else(|_| panic!("no {needle:?} in {:?}", self.text))
-                .unwrap_or_else(|e| panic!("read: {e}"));
-            if n == 0 {
-                panic!("closed before {needle:?}: {:?}", self.text);
-            }
-            self.text.push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-        &self.text
-    }
-
-    /// Reads until the server closes the connection.
-    async fn read_to_end(&mut self) {
-        let mut rest = String::new();
-        tokio::time::timeout(WAIT, self.stream.read_to_string(&mut rest))
-            .await
-            .unwrap_or_else(|_| panic!("still open after {WAIT:?}: {:?}", self.text))
-            .unwrap_or_else(|e| panic!("read: {e}"));
-        self.text.push_str(&rest);
-    }
-
-    /// The JSON-RPC messages of the `data:` lines so far.
-    fn messages(&self) -> Vec<Value> {
-        self.text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-            .filter(Value::is_object)
-            .collect()
-    }
 }
 
 #[tokio::test]

@@ -5,42 +5,16 @@
 //! stopped, the change stays on its instance and the others get the list-changed re-sync
 //! once it is back; what anyone else publishes on the channel is checked, never delivered.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fusion_tests::raw_http;
+use fusion_tests::raw_http::{self, Streaming};
 use fusion_tests::raw_stdio::WAIT;
-use fusion_tests::services::Redis;
+use fusion_tests::services::{Instance, Redis};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const INVOICE: &str = "billing://invoices/inv_2026_0001";
 const CHANNEL: &str = "fusion:changes";
-
-struct Instance {
-    child: Child,
-    addr: SocketAddr,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Instance {
-    fn logged(&self, needle: &str) -> bool {
-        self.log
-            .lock()
-            .map(|l| l.iter().any(|line| line.contains(needle)))
-            .unwrap_or(false)
-    }
-}
 
 /// A `billing-server serve --http` on a free port with the Redis change bus (and, Redis or
 /// not, charges admitted: `--redis-on-failure open`).
@@ -61,38 +35,7 @@ fn spawn_billing(redis_url: &str, stateless: bool) -> Instance {
     if stateless {
         args.push("--stateless");
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_billing-server"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn billing-server: {e}"));
-    let stderr = child.stderr.take();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let lines = log.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let Some(stderr) = stderr else { return };
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) =
-                line.strip_prefix("fusion: serving MCP over streamable HTTP at http://")
-            {
-                let _ = tx.send(rest.split('/').next().unwrap_or_default().to_owned());
-            }
-            if let Ok(mut l) = lines.lock() {
-                l.push(line);
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|e| panic!("billing-server did not say where it listens: {e}"));
-    let addr: SocketAddr = addr
-        .parse()
-        .unwrap_or_else(|e| panic!("address {addr}: {e}"));
-    Instance { child, addr, log }
+    Instance::spawn(env!("CARGO_BIN_EXE_billing-server"), &args, &[])
 }
 
 /// A charge of one cent on `inv_2026_0001` at `addr` (a 2025 stateless call), from the
@@ -117,97 +60,6 @@ async fn charge(addr: SocketAddr, who: &str) {
         m["result"]["structuredContent"]["charged"], true,
         "the charge went through: {m}"
     );
-}
-
-/// An HTTP request whose response is read as it comes.
-struct Streaming {
-    stream: tokio::net::TcpStream,
-    text: String,
-}
-
-impl Streaming {
-    async fn open(
-        addr: SocketAddr,
-        method: &str,
-        headers: &[(&str, &str)],
-        body: Option<&Value>,
-    ) -> Streaming {
-        let body = body.map(Value::to_string).unwrap_or_default();
-        let mut stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .unwrap_or_else(|e| panic!("connect: {e}"));
-        let mut request = format!(
-            "{method} /mcp HTTP/1.1\r\nhost: {addr}\r\n\
-             content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
-             content-length: {}\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            request.push_str(&format!("{name}: {value}\r\n"));
-        }
-        request.push_str("\r\n");
-        request.push_str(&body);
-        stream
-            .write_all(request.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("write: {e}"));
-        Streaming {
-            stream,
-            text: String::new(),
-        }
-    }
-
-    /// Reads until the response so far contains `needle`; returns it all.
-    async fn until(&mut self, needle: &str) -> &str {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while !self.text.contains(needle) {
-            let n = self.read_until(deadline).await;
-            assert!(
-                n.is_some(),
-                "no {needle:?} within {WAIT:?} in {:?}",
-                self.text
-            );
-        }
-        &self.text
-    }
-
-    /// Reads what comes for `wait`.
-    async fn during(&mut self, wait: Duration) {
-        let deadline = tokio::time::Instant::now() + wait;
-        while self.read_until(deadline).await.is_some() {}
-    }
-
-    /// One read, `None` at `deadline`; panics when the server closed the stream.
-    async fn read_until(&mut self, deadline: tokio::time::Instant) -> Option<usize> {
-        let mut buf = [0u8; 4096];
-        let n = tokio::time::timeout_at(deadline, self.stream.read(&mut buf))
-            .await
-            .ok()?
-            .unwrap_or_else(|e| panic!("read: {e}"));
-        assert!(n > 0, "closed: {:?}", self.text);
-        self.text.push_str(&String::from_utf8_lossy(&buf[..n]));
-        Some(n)
-    }
-
-    /// The JSON-RPC messages of the `data:` lines so far.
-    fn messages(&self) -> Vec<Value> {
-        self.text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
-            .filter(Value::is_object)
-            .collect()
-    }
-
-    /// The methods of the notifications so far, in order, without the acknowledgment.
-    fn notified(&self) -> Vec<String> {
-        self.messages()
-            .iter()
-            .filter_map(|m| m["method"].as_str())
-            .filter(|m| *m != "notifications/subscriptions/acknowledged")
-            .map(str::to_owned)
-            .collect()
-    }
 }
 
 /// A 2026-07-28 `subscriptions/listen` on `addr` for `INVOICE` and every list, acknowledged.
@@ -320,8 +172,7 @@ async fn subscribed(redis: &Redis, n: i64) {
 }
 
 fn updates(stream: &Streaming) -> usize {
-    stream
-        .notified()
+    notified(stream)
         .iter()
         .filter(|m| *m == "notifications/resources/updated")
         .count()
@@ -362,8 +213,8 @@ async fn a_charge_on_one_instance_reaches_a_listen_and_a_2025_session_on_the_oth
     for s in [&mut on_a, &mut on_b, &mut on_c] {
         s.during(Duration::from_millis(500)).await;
     }
-    assert_eq!(on_a.notified(), ["notifications/resources/updated"]);
-    assert_eq!(on_b.notified(), ["notifications/resources/updated"]);
+    assert_eq!(notified(&on_a), ["notifications/resources/updated"]);
+    assert_eq!(notified(&on_b), ["notifications/resources/updated"]);
     assert_eq!(updates(&on_c), 1, "{:?}", on_c.text);
 }
 
@@ -388,7 +239,7 @@ async fn while_redis_is_down_changes_stay_local_and_back_up_the_others_resync_an
     on_a.until("resources/updated").await;
     on_b.during(Duration::from_secs(1)).await;
     assert_eq!(
-        on_b.notified(),
+        notified(&on_b),
         Vec::<String>::new(),
         "pub/sub keeps nothing: B misses what A changed while Redis was down"
     );
@@ -396,7 +247,7 @@ async fn while_redis_is_down_changes_stay_local_and_back_up_the_others_resync_an
     redis.restart();
     // Back: B's clients are told to read their lists again.
     on_b.until("resources/list_changed").await;
-    let mut resync = on_b.notified();
+    let mut resync = notified(&on_b);
     resync.sort();
     assert_eq!(
         resync,
@@ -454,10 +305,22 @@ async fn what_anyone_publishes_on_the_channel_is_checked_and_nothing_of_it_deliv
         .unwrap_or_else(|e| panic!("PUBLISH: {e}"));
     on_a.until("resources/updated").await;
     on_a.during(Duration::from_millis(300)).await;
-    assert_eq!(on_a.notified(), ["notifications/resources/updated"]);
+    assert_eq!(notified(&on_a), ["notifications/resources/updated"]);
     // Still serving, its own changes included.
     charge(a.addr, "10.0.0.4").await;
     on_a.during(Duration::from_millis(300)).await;
     assert_eq!(updates(&on_a), 2);
     subscribed(&redis, 1).await;
+}
+
+/// The methods of the notifications `stream` got so far, in order, without the
+/// acknowledgment.
+fn notified(stream: &Streaming) -> Vec<String> {
+    stream
+        .messages()
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .filter(|m| *m != "notifications/subscriptions/acknowledged")
+        .map(str::to_owned)
+        .collect()
 }

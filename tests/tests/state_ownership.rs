@@ -10,16 +10,14 @@
 //!   unknown session, for a call, an answer to the server's question, and a `DELETE`.
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier, Seal};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_tests::mrtr::{accept, first_round, modern_call, paid, post, refund, retry};
-use fusion_tests::raw_http::{self, RawResponse};
+use fusion_tests::raw_http::{self, RawResponse, Streaming};
 use fusion_tests::services::{mint, now};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const SECRET: &str = "state-secret-of-at-least-32-bytes-hs256";
 const ISSUER: &str = "https://auth.example.com";
@@ -214,51 +212,6 @@ async fn send(
         .unwrap_or_else(|e| panic!("{method}: {e}"))
 }
 
-/// A call whose SSE answer is read as it comes.
-struct Open(BufReader<tokio::net::TcpStream>);
-
-impl Open {
-    async fn call(addr: SocketAddr, token: &str, session: &str, body: &Value) -> Open {
-        let body = body.to_string();
-        let head = format!(
-            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-             accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n\
-             authorization: Bearer {token}\r\nmcp-session-id: {session}\r\n\
-             content-length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        let mut stream = tokio::net::TcpStream::connect(addr)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        stream
-            .write_all(head.as_bytes())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        Open(BufReader::new(stream))
-    }
-
-    /// The next JSON-RPC message on the stream (10 s at most).
-    async fn next(&mut self) -> Value {
-        let read = async {
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if self.0.read_line(&mut line).await.unwrap_or(0) == 0 {
-                    return Value::Null;
-                }
-                if let Some(data) = line.trim().strip_prefix("data:")
-                    && let Ok(v) = serde_json::from_str::<Value>(data.trim())
-                {
-                    return v;
-                }
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), read)
-            .await
-            .unwrap_or(Value::Null)
-    }
-}
-
 #[tokio::test]
 async fn a_session_answers_only_to_its_owner() {
     let server = serve(HttpOptions::default()).await;
@@ -277,8 +230,15 @@ async fn a_session_answers_only_to_its_owner() {
         "jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "billing_refund", "arguments": refund()},
     });
-    let mut open = Open::call(addr, &alice, &session, &call).await;
-    let asked = open.next().await;
+    let bearer = format!("Bearer {alice}");
+    let headers = [
+        ("mcp-protocol-version", "2025-11-25"),
+        ("authorization", bearer.as_str()),
+        ("mcp-session-id", session.as_str()),
+    ];
+    let mut open = Streaming::open(addr, "POST", &headers, Some(&call)).await;
+    open.until("elicitation/create").await;
+    let asked = open.messages().remove(0);
     assert_eq!(asked["method"], "elicitation/create", "{asked}");
     let answer = json!({"jsonrpc": "2.0", "id": asked["id"].clone(),
         "result": {"action": "accept", "content": {"invoice_id": "inv_2026_0002", "reason": "fraud"}}});
@@ -309,7 +269,8 @@ async fn a_session_answers_only_to_its_owner() {
     )
     .await;
     assert_eq!(r.status, 202, "{r:?}");
-    let result = open.next().await;
+    open.until("REFUND_NOT_CONFIRMED").await;
+    let result = open.messages().pop().unwrap_or_default();
     assert!(
         result.to_string().contains("REFUND_NOT_CONFIRMED"),
         "{result}"
