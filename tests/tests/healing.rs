@@ -18,18 +18,6 @@ use fusion_tests::healing::reader::{Call, repair};
 use fusion_tests::healing::{self, Endpoint, Kind, Outcome};
 use serde_json::json;
 
-fn billing() -> fusion_runtime::Server {
-    examples::billing::server().unwrap_or_else(|e| panic!("billing builds: {e}"))
-}
-
-fn billing_grouped() -> fusion_runtime::Server {
-    examples::billing::builder()
-        .grouped()
-        .self_healing(examples::billing::LOCKFILE)
-        .build()
-        .unwrap_or_else(|e| panic!("grouped billing builds: {e}"))
-}
-
 fn conformance() -> fusion_runtime::Server {
     conformance::server().unwrap_or_else(|e| panic!("conformance builds: {e}"))
 }
@@ -65,8 +53,8 @@ const FLOORS: &[(Kind, f64)] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_issue_kind_heals_in_one_round_above_its_floor() {
     let (flat, grouped, conf, bench) = tokio::join!(
-        run(billing),
-        run(billing_grouped),
+        run(healing::billing),
+        run(healing::billing_grouped),
         run(conformance),
         run(common::fusion_server)
     );

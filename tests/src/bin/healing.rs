@@ -64,18 +64,6 @@ fn fresh(make: fn() -> fusion_runtime::Server) -> Endpoint {
     Endpoint::Fresh(Arc::new(make))
 }
 
-fn billing() -> fusion_runtime::Server {
-    examples::billing::server().unwrap_or_else(|e| panic!("billing builds: {e}"))
-}
-
-fn billing_grouped() -> fusion_runtime::Server {
-    examples::billing::builder()
-        .grouped()
-        .self_healing(examples::billing::LOCKFILE)
-        .build()
-        .unwrap_or_else(|e| panic!("grouped billing builds: {e}"))
-}
-
 fn conformance() -> fusion_runtime::Server {
     conformance::server().unwrap_or_else(|e| panic!("conformance builds: {e}"))
 }
@@ -119,8 +107,8 @@ async fn bench() -> anyhow::Result<()> {
     let all_cases = std::env::args().any(|a| a == "--all-cases");
     let mut fusion = Vec::new();
     for (label, endpoint) in [
-        ("Fusion: billing (flat)", fresh(billing)),
-        ("Fusion: billing (grouped)", fresh(billing_grouped)),
+        ("Fusion: billing (flat)", fresh(healing::billing)),
+        ("Fusion: billing (grouped)", fresh(healing::billing_grouped)),
         ("Fusion: conformance", fresh(conformance)),
         (
             "Fusion: accounts_register (benches)",

@@ -484,3 +484,17 @@ pub fn table(rows: &BTreeMap<Option<Kind>, Row>) -> String {
     }
     out
 }
+
+/// The billing example as the benchmark runs it: flat, self-healing against its lockfile.
+pub fn billing() -> fusion_runtime::Server {
+    examples::billing::server().unwrap_or_else(|e| panic!("billing builds: {e}"))
+}
+
+/// The billing example grouped (one `billing` tool), self-healing against its lockfile.
+pub fn billing_grouped() -> fusion_runtime::Server {
+    examples::billing::builder()
+        .grouped()
+        .self_healing(examples::billing::LOCKFILE)
+        .build()
+        .unwrap_or_else(|e| panic!("grouped billing builds: {e}"))
+}
