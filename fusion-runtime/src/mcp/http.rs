@@ -26,6 +26,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 mod forwarded;
+mod health;
+
+pub use health::ReadyCheck;
 
 use super::McpHandler;
 use super::auth::AuthLayer;
@@ -50,12 +53,20 @@ use crate::server::Server;
 /// | live sessions; beyond: `503` | 1,024 | [`max_sessions`](HttpOptions::max_sessions) | `--max-sessions` |
 /// | live sessions per client; beyond: `429` | 32 | [`max_sessions_per_client`](HttpOptions::max_sessions_per_client) | `--max-sessions-per-client` |
 /// | idle session; then `404` (start a new one) | 5 min | [`session_idle_timeout`](HttpOptions::session_idle_timeout) | `--session-idle-timeout` |
+/// | in-flight requests after shutdown (draining); then closed | 10 s | [`drain_grace`](HttpOptions::drain_grace) | `--drain-grace` |
 ///
 /// A refused session is answered with a JSON-RPC error body (`id` null, code `-32000`) and a
 /// `Retry-After` header. Requests whose `Origin` is not allowed get `403` (loopback origins
 /// and requests without `Origin` by default; `Origin: null` is refused); requests whose
 /// `Host` is not allowed get `403` too (DNS-rebinding protection). A session `DELETE` answers
 /// `200`.
+///
+/// [`spawn_http`] also answers `GET /healthz` (`200 ok` while it serves) and `GET /readyz`
+/// (`200 ready`; `503` and a one-line reason while draining or while a
+/// [`ready_check`](HttpOptions::ready_check) fails), outside [`path`](HttpOptions::path),
+/// without authentication. On the shutdown token it drains, in the order a load balancer
+/// needs: not ready at once, the listener closed (new connections are refused), requests in
+/// flight finished within [`drain_grace`](HttpOptions::drain_grace), then it stops.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct HttpOptions {
@@ -99,6 +110,11 @@ pub struct HttpOptions {
     /// Bearer-token authentication (see [`auth`](crate::auth)); when `None`, the server's
     /// own ([`ServerBuilder::auth`](crate::ServerBuilder::auth)), if any.
     pub auth: Option<Arc<Auth>>,
+    /// After the shutdown token, how long requests in flight may take to finish; then their
+    /// connections are closed.
+    pub drain_grace: Duration,
+    /// What `/readyz` requires beyond not draining (a Redis that answers, …).
+    pub ready_checks: Vec<ReadyCheck>,
 }
 
 /// Origins a local client (a browser page on this machine, an inspector) sends.
@@ -136,6 +152,8 @@ impl Default for HttpOptions {
             max_sessions_per_client: 32,
             session_idle_timeout: Duration::from_secs(300),
             auth: None,
+            drain_grace: Duration::from_secs(10),
+            ready_checks: Vec::new(),
         }
     }
 }
@@ -235,6 +253,18 @@ impl HttpOptions {
     /// requires tokens but names no issuer ([`Auth::check`]).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// How long requests in flight may take to finish after the shutdown token.
+    pub fn drain_grace(mut self, grace: Duration) -> Self {
+        self.drain_grace = grace;
+        self
+    }
+
+    /// Adds a condition `/readyz` requires.
+    pub fn ready_check(mut self, check: ReadyCheck) -> Self {
+        self.ready_checks.push(check);
         self
     }
 }
@@ -669,7 +699,12 @@ pub async fn spawn_http(
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
-    let router = router(server, &options);
+    let readiness = health::Readiness {
+        draining: options.shutdown.clone(),
+        checks: options.ready_checks.clone().into(),
+    };
+    // The probes first, outside the MCP path and its steps (no authentication, no session).
+    let router = health::routes(readiness).fallback_service(router(server, &options));
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
     let task = tokio::spawn(accept_loop(listener, router, options));
@@ -733,6 +768,8 @@ async fn accept_loop(
     let service = TowerToHyperService::new(router);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let per_ip = forwarded::PerClient::new(options.max_connections_per_ip);
+    // Cancelled when the drain grace is over: connections still open are dropped.
+    let expired = CancellationToken::new();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -785,23 +822,40 @@ async fn accept_loop(
             ),
         );
         let stop = stop.clone();
+        let expired = expired.clone();
         tokio::spawn(async move {
             let _slots = (slot, ip_slot);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}
                 () = stop.cancelled() => {
+                    // Idle connections close now; busy ones after their response.
                     connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
+                    tokio::select! {
+                        _ = connection.as_mut() => {}
+                        () = expired.cancelled() => {}
+                    }
                 }
             }
         });
     }
+    // Draining: new connections are refused from here (a proxy moves on to another
+    // instance); requests in flight finish, within the grace.
     drop(listener);
-    // Graceful: wait for the open connections to finish.
-    let _ = slots
-        .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
-        .await;
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    let grace = options.drain_grace;
+    if tokio::time::timeout(grace, slots.acquire_many(all))
+        .await
+        .is_err()
+    {
+        let open = max - slots.available_permits();
+        tracing::warn!(
+            open,
+            ?grace,
+            "drain grace over: closing the connections still open"
+        );
+        expired.cancel();
+    }
     Ok(())
 }
 
