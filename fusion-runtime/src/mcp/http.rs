@@ -66,7 +66,9 @@ use crate::server::Server;
 /// [`ready_check`](HttpOptions::ready_check) fails), outside [`path`](HttpOptions::path),
 /// without authentication. On the shutdown token it drains, in the order a load balancer
 /// needs: not ready at once, the listener closed (new connections are refused), requests in
-/// flight finished within [`drain_grace`](HttpOptions::drain_grace), then it stops.
+/// flight finished within [`drain_grace`](HttpOptions::drain_grace), then it stops. Open
+/// `subscriptions/listen` calls are answered with their closing result at once; a stateful
+/// session's standalone SSE stream stays open until the grace is over.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct HttpOptions {
@@ -282,11 +284,12 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
         tracing::error!("{e}");
     }
-    router(server, options)
+    router(server, options, &options.shutdown)
 }
 
-/// [`http_router`] once its options are checked.
-fn router(server: Server, options: &HttpOptions) -> axum::Router {
+/// [`http_router`] once its options are checked. rmcp ends every stream it serves (calls in
+/// flight included) once `streams_end` is cancelled and the open listens have answered.
+fn router(server: Server, options: &HttpOptions, streams_end: &CancellationToken) -> axum::Router {
     let auth_server = server.clone();
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
@@ -294,7 +297,7 @@ fn router(server: Server, options: &HttpOptions) -> axum::Router {
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
-        .with_cancellation_token(streams_token(&server, &options.shutdown));
+        .with_cancellation_token(streams_token(&server, streams_end));
     if options.allowed_origins.is_empty() {
         config = config.enforce_origin_validation();
     }
@@ -671,7 +674,7 @@ impl HttpServer {
     }
 }
 
-/// rmcp's token: cancelled after `shutdown` once the open listens have sent their closing
+/// rmcp's token: cancelled after `shutdown` (here: when streams end) once the open listens have sent their closing
 /// results (outside a runtime, with `shutdown` itself).
 fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationToken {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -704,10 +707,13 @@ pub async fn spawn_http(
         checks: options.ready_checks.clone().into(),
     };
     // The probes first, outside the MCP path and its steps (no authentication, no session).
-    let router = health::routes(readiness).fallback_service(router(server, &options));
+    // rmcp's streams end when the drain does (calls in flight finish first); listens are
+    // answered on the shutdown token itself.
+    let drained = CancellationToken::new();
+    let router = health::routes(readiness).fallback_service(router(server, &options, &drained));
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
-    let task = tokio::spawn(accept_loop(listener, router, options));
+    let task = tokio::spawn(accept_loop(listener, router, options, drained));
     let host = match local_addr {
         SocketAddr::V6(a) => format!("[{}]", a.ip()),
         SocketAddr::V4(a) => a.ip().to_string(),
@@ -756,6 +762,7 @@ async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
     options: HttpOptions,
+    drained: CancellationToken,
 ) -> std::io::Result<()> {
     let stop = options.shutdown.clone();
     let max = options.max_connections.clamp(1, u32::MAX as usize);
@@ -856,6 +863,7 @@ async fn accept_loop(
         );
         expired.cancel();
     }
+    drained.cancel();
     Ok(())
 }
 
