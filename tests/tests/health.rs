@@ -193,3 +193,70 @@ async fn sigterm_drains_one_of_three_behind_nginx_without_a_failed_request() {
     }
     drop(nginx);
 }
+
+#[tokio::test]
+async fn the_drain_grace_bounds_a_call_that_outlasts_it() {
+    let redis = Redis::start();
+    let resource = format!("http://127.0.0.1:{}/mcp", free_port());
+    let instance = Instance::spawn(
+        env!("CARGO_BIN_EXE_billing-server"),
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--redis-url",
+            &redis.url,
+            "--auth-resource",
+            &resource,
+            "--auth-issuer",
+            ISSUER,
+            "--drain-grace",
+            "500ms",
+        ],
+        &[("FUSION_AUTH_HS256_SECRET", SECRET)],
+    );
+    let (addr, t) = (instance.addr, token(&resource));
+    let slow = tokio::spawn(async move {
+        raw_http::call_tool(
+            addr,
+            "/mcp",
+            Some(&t),
+            1,
+            "billing_reconcile",
+            json!({"duration_ms": 5000}),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let status = Command::new("kill")
+        .args(["-TERM", &instance.child.id().to_string()])
+        .status()
+        .unwrap_or_else(|e| panic!("kill: {e}"));
+    assert!(status.success());
+    let termed = Instant::now();
+    let mut instance = instance;
+    let exit = loop {
+        if let Some(exit) = instance
+            .child
+            .try_wait()
+            .unwrap_or_else(|e| panic!("wait: {e}"))
+        {
+            break exit;
+        }
+        assert!(
+            termed.elapsed() < Duration::from_secs(3),
+            "still running 3 s after SIGTERM with a 500 ms grace"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let took = termed.elapsed();
+    assert!(exit.success(), "exit after SIGTERM: {exit:?}");
+    assert!(took >= Duration::from_millis(450), "exited after {took:?}");
+    // The call was cut at the grace, not answered as if it had run.
+    let cut = slow.await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        cut.as_ref().map_or(true, |r| !r.body.contains("took_ms")),
+        "{cut:?}"
+    );
+}
