@@ -20,6 +20,9 @@ use tokio_util::sync::CancellationToken;
 /// A probe's outcome: `Err` carries the reason, one line.
 type Probe = dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync;
 
+/// A probe's last outcome and when it came.
+type Outcome = (Instant, Result<(), String>);
+
 /// A condition `/readyz` requires (a dependency answers), run at most once per
 /// [`every`](Self::every) and bounded by [`timeout`](Self::timeout).
 #[derive(Clone)]
@@ -28,7 +31,7 @@ pub struct ReadyCheck {
     probe: Arc<Probe>,
     timeout: Duration,
     every: Duration,
-    last: Arc<tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>>,
+    last: Arc<tokio::sync::Mutex<Option<Outcome>>>,
 }
 
 impl fmt::Debug for ReadyCheck {
