@@ -14,6 +14,8 @@
 //!           [--max-body-bytes N] [--max-sessions N] [--max-sessions-per-client N]
 //!           [--session-idle-timeout T]   bounds; T is `500ms`, `10s`, `5min`, `1h`
 //!                                        (see `mcp::HttpOptions` for the defaults)
+//!           [--drain-grace T]    on SIGTERM or Ctrl-C: not ready, no new connections,
+//!                                requests in flight finish within T (10s), exit 0
 //!           [--auth-resource URL --auth-jwks FILE | --auth-rs256-pem FILE |
 //!            --auth-es256-pem FILE | --auth-hs256-secret S] [--auth-issuer URL]
 //!           [--auth-server URL] [--auth-optional]   bearer tokens (see `auth`; feature
@@ -172,6 +174,10 @@ pub struct HttpLimits {
     /// A session unused for this long is closed.
     #[arg(long, value_name = "DURATION", requires = "http", value_parser = parse_duration)]
     pub session_idle_timeout: Option<Duration>,
+    /// After SIGTERM or Ctrl-C, how long requests in flight may take to finish (`/readyz`
+    /// answers 503 and new connections are refused meanwhile).
+    #[arg(long, value_name = "DURATION", requires = "http", value_parser = parse_duration)]
+    pub drain_grace: Option<Duration>,
 }
 
 impl HttpLimits {
@@ -212,11 +218,12 @@ impl HttpLimits {
             self.max_sessions_per_client,
             HttpOptions::max_sessions_per_client,
         );
-        given(
+        let options = given(
             options,
             self.session_idle_timeout,
             HttpOptions::session_idle_timeout,
-        )
+        );
+        given(options, self.drain_grace, HttpOptions::drain_grace)
     }
 }
 
@@ -340,6 +347,14 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
                 tracing::info!(resource = auth.resource(), mode = ?auth.auth_mode(), "bearer-token authentication on");
                 options = options.auth(auth);
             }
+            // `/readyz` requires the Redis the stores use to answer.
+            #[cfg(feature = "redis")]
+            if let Some(url) = &store.redis_url {
+                let timeout = store
+                    .redis_timeout
+                    .unwrap_or(crate::guard::DEFAULT_REDIS_TIMEOUT);
+                options = options.ready_check(mcp::ReadyCheck::redis_ping(url, timeout)?);
+            }
             let shutdown = options.shutdown.clone();
             let running = mcp::spawn_http(server, addr, options).await?;
             // A plain line on stderr, so scripts and tests can find the port.
@@ -349,7 +364,10 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
                 if stateless { " (stateless)" } else { "" }
             );
             tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
+                stop_signal().await;
+                tracing::info!(
+                    "draining: not ready, no new connections, finishing requests in flight"
+                );
                 shutdown.cancel();
             });
             running.wait().await?;
@@ -404,6 +422,25 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             })
         }
     }
+}
+
+/// SIGTERM (what orchestrators send) or Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+                return;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot listen for SIGTERM; Ctrl-C only"),
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// `lock --check`: up to date means the same contracts AND the same bytes (a hand-edited but

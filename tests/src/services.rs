@@ -286,6 +286,11 @@ impl Nginx {
     /// The configuration README's "Running more than one instance" shows, for `upstreams`
     /// and a listen port.
     pub fn config(upstreams: &[SocketAddr], port: u16, dir: &Path) -> String {
+        Nginx::config_with(upstreams, port, dir, "error timeout")
+    }
+
+    /// [`Nginx::config`] with another `proxy_next_upstream` for `/mcp`.
+    pub fn config_with(upstreams: &[SocketAddr], port: u16, dir: &Path, next: &str) -> String {
         let servers: String = upstreams
             .iter()
             .map(|u| format!("    server {u} max_fails=1 fail_timeout=30s;\n"))
@@ -296,18 +301,23 @@ impl Nginx {
 events {{ worker_connections 256; }}\n\
 http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
   upstream fusion {{\n{servers}  }}\n\
-  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://fusion;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $host;\n      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      proxy_buffering off;\n      proxy_connect_timeout 2s;\n      proxy_read_timeout 60s;\n      proxy_next_upstream error timeout;\n    }}\n    location /.well-known/ {{\n      proxy_pass http://fusion;\n      proxy_set_header Host $host;\n    }}\n  }}\n}}\n"
+  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://fusion;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $host;\n      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      proxy_buffering off;\n      proxy_connect_timeout 2s;\n      proxy_read_timeout 60s;\n      proxy_next_upstream {next};\n    }}\n    location /.well-known/ {{\n      proxy_pass http://fusion;\n      proxy_set_header Host $host;\n    }}\n  }}\n}}\n"
         )
     }
 
     /// Starts nginx on `port` in front of `upstreams`.
     pub fn start(upstreams: &[SocketAddr], port: u16) -> Nginx {
+        Nginx::start_with(upstreams, port, "error timeout")
+    }
+
+    /// [`Nginx::start`] with another `proxy_next_upstream` for `/mcp` (`next`).
+    pub fn start_with(upstreams: &[SocketAddr], port: u16, next: &str) -> Nginx {
         let binary = nginx_binary();
         let dir = TempDir::new("nginx");
         // Workers may run as an unprivileged user: let them use the folder.
         let _ = Command::new("chmod").arg("777").arg(&dir.0).status();
         let conf = dir.join("nginx.conf");
-        std::fs::write(&conf, Nginx::config(upstreams, port, &dir.0))
+        std::fs::write(&conf, Nginx::config_with(upstreams, port, &dir.0, next))
             .unwrap_or_else(|e| panic!("write nginx.conf: {e}"));
         let child = Command::new(binary)
             .arg("-p")

@@ -26,6 +26,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 mod forwarded;
+mod health;
+
+pub use health::ReadyCheck;
 
 use super::McpHandler;
 use super::auth::AuthLayer;
@@ -50,12 +53,22 @@ use crate::server::Server;
 /// | live sessions; beyond: `503` | 1,024 | [`max_sessions`](HttpOptions::max_sessions) | `--max-sessions` |
 /// | live sessions per client; beyond: `429` | 32 | [`max_sessions_per_client`](HttpOptions::max_sessions_per_client) | `--max-sessions-per-client` |
 /// | idle session; then `404` (start a new one) | 5 min | [`session_idle_timeout`](HttpOptions::session_idle_timeout) | `--session-idle-timeout` |
+/// | in-flight requests after shutdown (draining); then closed | 10 s | [`drain_grace`](HttpOptions::drain_grace) | `--drain-grace` |
 ///
 /// A refused session is answered with a JSON-RPC error body (`id` null, code `-32000`) and a
 /// `Retry-After` header. Requests whose `Origin` is not allowed get `403` (loopback origins
 /// and requests without `Origin` by default; `Origin: null` is refused); requests whose
 /// `Host` is not allowed get `403` too (DNS-rebinding protection). A session `DELETE` answers
 /// `200`.
+///
+/// [`spawn_http`] also answers `GET /healthz` (`200 ok` while it serves) and `GET /readyz`
+/// (`200 ready`; `503` and a one-line reason while draining or while a
+/// [`ready_check`](HttpOptions::ready_check) fails), outside [`path`](HttpOptions::path),
+/// without authentication. On the shutdown token it drains, in the order a load balancer
+/// needs: not ready at once, the listener closed (new connections are refused), requests in
+/// flight finished within [`drain_grace`](HttpOptions::drain_grace), then it stops. Open
+/// `subscriptions/listen` calls are answered with their closing result at once; a stateful
+/// session's standalone SSE stream stays open until the grace is over.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct HttpOptions {
@@ -99,6 +112,11 @@ pub struct HttpOptions {
     /// Bearer-token authentication (see [`auth`](crate::auth)); when `None`, the server's
     /// own ([`ServerBuilder::auth`](crate::ServerBuilder::auth)), if any.
     pub auth: Option<Arc<Auth>>,
+    /// After the shutdown token, how long requests in flight may take to finish; then their
+    /// connections are closed.
+    pub drain_grace: Duration,
+    /// What `/readyz` requires beyond not draining (a Redis that answers, …).
+    pub ready_checks: Vec<ReadyCheck>,
 }
 
 /// Origins a local client (a browser page on this machine, an inspector) sends.
@@ -136,6 +154,8 @@ impl Default for HttpOptions {
             max_sessions_per_client: 32,
             session_idle_timeout: Duration::from_secs(300),
             auth: None,
+            drain_grace: Duration::from_secs(10),
+            ready_checks: Vec::new(),
         }
     }
 }
@@ -237,6 +257,18 @@ impl HttpOptions {
         self.auth = Some(Arc::new(auth));
         self
     }
+
+    /// How long requests in flight may take to finish after the shutdown token.
+    pub fn drain_grace(mut self, grace: Duration) -> Self {
+        self.drain_grace = grace;
+        self
+    }
+
+    /// Adds a condition `/readyz` requires.
+    pub fn ready_check(mut self, check: ReadyCheck) -> Self {
+        self.ready_checks.push(check);
+        self
+    }
 }
 
 /// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
@@ -252,11 +284,12 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
         tracing::error!("{e}");
     }
-    router(server, options)
+    router(server, options, &options.shutdown)
 }
 
-/// [`http_router`] once its options are checked.
-fn router(server: Server, options: &HttpOptions) -> axum::Router {
+/// [`http_router`] once its options are checked. rmcp ends every stream it serves (calls in
+/// flight included) once `streams_end` is cancelled and the open listens have answered.
+fn router(server: Server, options: &HttpOptions, streams_end: &CancellationToken) -> axum::Router {
     let auth_server = server.clone();
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
@@ -264,7 +297,7 @@ fn router(server: Server, options: &HttpOptions) -> axum::Router {
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
-        .with_cancellation_token(streams_token(&server, &options.shutdown));
+        .with_cancellation_token(streams_token(&server, streams_end));
     if options.allowed_origins.is_empty() {
         config = config.enforce_origin_validation();
     }
@@ -641,7 +674,7 @@ impl HttpServer {
     }
 }
 
-/// rmcp's token: cancelled after `shutdown` once the open listens have sent their closing
+/// rmcp's token: cancelled after `shutdown` (here: when streams end) once the open listens have sent their closing
 /// results (outside a runtime, with `shutdown` itself).
 fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationToken {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -669,10 +702,18 @@ pub async fn spawn_http(
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
-    let router = router(server, &options);
+    let readiness = health::Readiness {
+        draining: options.shutdown.clone(),
+        checks: options.ready_checks.clone().into(),
+    };
+    // The probes first, outside the MCP path and its steps (no authentication, no session).
+    // rmcp's streams end when the drain does (calls in flight finish first); listens are
+    // answered on the shutdown token itself.
+    let drained = CancellationToken::new();
+    let router = health::routes(readiness).fallback_service(router(server, &options, &drained));
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
-    let task = tokio::spawn(accept_loop(listener, router, options));
+    let task = tokio::spawn(accept_loop(listener, router, options, drained));
     let host = match local_addr {
         SocketAddr::V6(a) => format!("[{}]", a.ip()),
         SocketAddr::V4(a) => a.ip().to_string(),
@@ -721,6 +762,7 @@ async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
     options: HttpOptions,
+    drained: CancellationToken,
 ) -> std::io::Result<()> {
     let stop = options.shutdown.clone();
     let max = options.max_connections.clamp(1, u32::MAX as usize);
@@ -733,6 +775,8 @@ async fn accept_loop(
     let service = TowerToHyperService::new(router);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let per_ip = forwarded::PerClient::new(options.max_connections_per_ip);
+    // Cancelled when the drain grace is over: connections still open are dropped.
+    let expired = CancellationToken::new();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -785,23 +829,41 @@ async fn accept_loop(
             ),
         );
         let stop = stop.clone();
+        let expired = expired.clone();
         tokio::spawn(async move {
             let _slots = (slot, ip_slot);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}
                 () = stop.cancelled() => {
+                    // Idle connections close now; busy ones after their response.
                     connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
+                    tokio::select! {
+                        _ = connection.as_mut() => {}
+                        () = expired.cancelled() => {}
+                    }
                 }
             }
         });
     }
+    // Draining: new connections are refused from here (a proxy moves on to another
+    // instance); requests in flight finish, within the grace.
     drop(listener);
-    // Graceful: wait for the open connections to finish.
-    let _ = slots
-        .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
-        .await;
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    let grace = options.drain_grace;
+    if tokio::time::timeout(grace, slots.acquire_many(all))
+        .await
+        .is_err()
+    {
+        let open = max - slots.available_permits();
+        tracing::warn!(
+            open,
+            ?grace,
+            "drain grace over: closing the connections still open"
+        );
+        expired.cancel();
+    }
+    drained.cancel();
     Ok(())
 }
 

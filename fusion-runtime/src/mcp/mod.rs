@@ -96,7 +96,7 @@ mod sessions;
 
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
-pub use http::{ForwardedHeader, HttpOptions, HttpServer, http_router, spawn_http};
+pub use http::{ForwardedHeader, HttpOptions, HttpServer, ReadyCheck, http_router, spawn_http};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
 /// log level and resource subscriptions, and passes the server's change notifications on to
