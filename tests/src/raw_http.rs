@@ -198,6 +198,24 @@ impl Streaming {
         }
     }
 
+    /// A 2025-11-25 `initialize` POSTed to the stateful endpoint at `addr`: the session id it
+    /// answered with (the caller sends `notifications/initialized`).
+    pub async fn initialize(addr: SocketAddr) -> String {
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+        let mut post = Streaming::open(addr, "POST", &[("connection", "close")], Some(&init)).await;
+        let head = post.until("\r\n\r\n").await.to_owned();
+        let session = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("mcp-session-id:")
+                    .map(|v| v.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no session in {head}"));
+        post.until("\"result\"").await;
+        session
+    }
+
     /// Reads until the response so far contains `needle`; returns it all.
     pub async fn until(&mut self, needle: &str) -> &str {
         let deadline = tokio::time::Instant::now() + WAIT;

@@ -588,18 +588,7 @@ async fn a_stateful_2025_session_gets_its_updates_on_the_get_stream() {
     let notifier = server.notifier().clone();
     let running = http(server, false).await;
     let addr = running.local_addr;
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let mut post = Streaming::open(addr, "POST", &[("connection", "close")], Some(&init)).await;
-    let head = post.until("\r\n\r\n").await.to_owned();
-    let session = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("mcp-session-id:")
-                .map(|v| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session in {head}"));
-    post.until("\"result\"").await;
+    let session = Streaming::initialize(addr).await;
     let with_session = |extra: &[(&'static str, &'static str)]| -> Vec<(&'static str, String)> {
         let mut h = vec![
             ("mcp-session-id", session.clone()),

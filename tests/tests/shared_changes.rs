@@ -98,18 +98,7 @@ async fn listen(addr: SocketAddr) -> Streaming {
 /// A 2025 session on the stateful `addr`: initialized, subscribed to `INVOICE`, its GET
 /// stream open.
 async fn session_get_stream(addr: SocketAddr) -> Streaming {
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let mut post = Streaming::open(addr, "POST", &[("connection", "close")], Some(&init)).await;
-    let head = post.until("\r\n\r\n").await.to_owned();
-    let session = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("mcp-session-id:")
-                .map(|v| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session in {head}"));
-    post.until("\"result\"").await;
+    let session = Streaming::initialize(addr).await;
     let headers = |close: bool| {
         let mut h = vec![
             ("mcp-session-id", session.clone()),
