@@ -16,6 +16,9 @@
 //!                                        (see `mcp::HttpOptions` for the defaults)
 //!           [--drain-grace T]    on SIGTERM or Ctrl-C: not ready, no new connections,
 //!                                requests in flight finish within T (10s), exit 0
+//!           [--metrics ADDR]     Prometheus metrics at http://ADDR/metrics (feature
+//!                                `metrics`; with or without `--http`)
+//!           [--log-format text|json]   log lines on stderr, one JSON object each with `json`
 //!           [--auth-resource URL --auth-jwks FILE | --auth-rs256-pem FILE |
 //!            --auth-es256-pem FILE | --auth-hs256-secret S] [--auth-issuer URL]
 //!           [--auth-server URL] [--auth-optional]   bearer tokens (see `auth`; feature
@@ -106,6 +109,15 @@ pub enum Command {
         #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
         #[command(flatten)]
         store: StoreArgs,
+        /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): off by
+        /// default, and on an address of its own, never the MCP port.
+        #[cfg(feature = "metrics")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<SocketAddr>,
+        /// Log lines on stderr as `text` (the default) or `json` (one object per line).
+        #[arg(long, value_name = "FORMAT", default_value = "text")]
+        log_format: LogFormat,
     },
     /// Print tools/list as JSON: every tool with its input schema, a mounted upstream's
     /// marked with its mount (connecting to it, bounded by its first-connection wait), and
@@ -134,6 +146,17 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         path: Option<PathBuf>,
     },
+}
+
+/// How log lines are written on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    #[default]
+    Text,
+    /// One JSON object per event: `timestamp`, `level`, `target`, `fields` (with `message`),
+    /// and the spans it happened in.
+    Json,
 }
 
 /// The `serve --http` options beyond the address: who a client is, and the bounds. Each
@@ -265,7 +288,16 @@ pub async fn run(server: Server) -> ExitCode {
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
     #[cfg(feature = "tracing-subscriber")]
-    init_tracing(matches!(command, None | Some(Command::Serve { .. })));
+    {
+        let format = match &command {
+            Some(Command::Serve { log_format, .. }) => *log_format,
+            _ => LogFormat::Text,
+        };
+        init_tracing_as(
+            matches!(command, None | Some(Command::Serve { .. })),
+            format,
+        );
+    }
     match execute(server, command).await {
         Ok(code) => code,
         Err(e) => {
@@ -287,14 +319,24 @@ pub const SERVING_LOG_FILTER: &str = "info,rmcp=warn,fusion_runtime::server=warn
 #[cfg(feature = "tracing-subscriber")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
 pub fn init_tracing(serving: bool) {
+    init_tracing_as(serving, LogFormat::Text);
+}
+
+/// [`init_tracing`], writing lines in `format`.
+#[cfg(feature = "tracing-subscriber")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
+pub fn init_tracing_as(serving: bool, format: LogFormat) {
     let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+        .with_ansi(false);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
 }
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
@@ -310,8 +352,12 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             auth,
             #[cfg(feature = "redis")]
             store,
+            #[cfg(feature = "metrics")]
+            metrics,
             ..
         }) => {
+            #[cfg(feature = "metrics")]
+            let _metrics = serve_metrics(metrics).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
             #[cfg(feature = "auth-jwt")]
@@ -333,7 +379,12 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             auth,
             #[cfg(feature = "redis")]
             store,
+            #[cfg(feature = "metrics")]
+            metrics,
+            log_format: _,
         }) => {
+            #[cfg(feature = "metrics")]
+            let _metrics = serve_metrics(metrics).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
             #[cfg_attr(not(feature = "auth-jwt"), allow(unused_mut))]
@@ -422,6 +473,17 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             })
         }
     }
+}
+
+/// The metrics listener `--metrics` asks for, announced on stderr like the MCP address.
+#[cfg(feature = "metrics")]
+async fn serve_metrics(addr: Option<SocketAddr>) -> anyhow::Result<Option<mcp::MetricsServer>> {
+    let Some(addr) = addr else {
+        return Ok(None);
+    };
+    let running = mcp::spawn_metrics(addr).await?;
+    eprintln!("fusion: serving metrics at {}", running.url);
+    Ok(Some(running))
 }
 
 /// SIGTERM (what orchestrators send) or Ctrl-C.

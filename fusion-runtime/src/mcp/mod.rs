@@ -97,6 +97,9 @@ mod sessions;
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use http::{ForwardedHeader, HttpOptions, HttpServer, ReadyCheck, http_router, spawn_http};
+#[cfg(all(feature = "server-http", feature = "metrics"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "server-http", feature = "metrics"))))]
+pub use http::{MetricsServer, spawn_metrics};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
 /// log level and resource subscriptions, and passes the server's change notifications on to

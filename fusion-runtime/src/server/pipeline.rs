@@ -36,7 +36,7 @@ use super::registry::{ActionDescriptor, Inner, Names, Started};
 use super::routing::{self, Route};
 use super::source;
 use crate::action::{ActionInfo, ActionOutput, HandlerFailure, HandlerOutcome};
-use crate::context::{CallContext, HandoffSlot, RequestScope};
+use crate::context::{CallContext, ClientKey, HandoffSlot, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard;
 use crate::input::JsonObject;
@@ -49,8 +49,11 @@ pub(crate) async fn call(
     arguments: Option<JsonObject>,
     scope: RequestScope,
 ) -> ToolResponse {
-    // The clock is read only when the per-call `debug` line below is written.
-    let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
+    // The clock is read only when the per-call `debug` line below is written or metrics count.
+    let counted = crate::metrics::enabled();
+    let started = (counted || tracing::enabled!(tracing::Level::DEBUG)).then(Instant::now);
+    // Who calls, for the metrics' healed calls: made only when they count.
+    let client = counted.then(|| ClientKey::of(&scope));
     if let Some(slot) = &scope.handoff
         && let Some(answer) = gate(inner, tool, slot).await
     {
@@ -60,7 +63,11 @@ pub(crate) async fn call(
         && !inner.routes.contains_key(tool)
         && let Some(index) = inner.sources.iter().position(|s| s.owns(tool))
     {
-        return sourced(inner, index, tool, arguments, scope).await;
+        let response = sourced(inner, index, tool, arguments, scope).await;
+        if counted {
+            count(Some(tool), &response, client.as_ref(), started);
+        }
+        return response;
     }
     let arguments = arguments.unwrap_or_default();
     let (index, arguments) = match route(inner, tool, arguments) {
@@ -69,7 +76,11 @@ pub(crate) async fn call(
             // A name no tool has is the client's: only its start is logged.
             let tool = routing::loggable(tool);
             tracing::info!(tool, code = %e.code(), "call not routed");
-            return ToolResponse::error(e);
+            let response = ToolResponse::error(e);
+            if counted {
+                count(None, &response, client.as_ref(), started);
+            }
+            return response;
         }
     };
     let entry = &inner.entries[index];
@@ -81,6 +92,9 @@ pub(crate) async fn call(
             ToolResponse::error(limits::cancelled(info.name))
         }
     };
+    if counted {
+        count(Some(info.name), &response, client.as_ref(), started);
+    }
     // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
     tracing::debug!(
         tool,
@@ -90,6 +104,19 @@ pub(crate) async fn call(
         "call"
     );
     response
+}
+
+/// Counts a call's end in [`metrics`](crate::metrics).
+fn count(
+    tool: Option<&str>,
+    response: &ToolResponse,
+    client: Option<&ClientKey>,
+    started: Option<Instant>,
+) {
+    let outcome = crate::metrics::outcome_of(response.is_error, response.texts().next());
+    let client = client.map_or("", |c| c.0.as_str());
+    let elapsed = started.map_or(Duration::ZERO, |s| s.elapsed());
+    crate::metrics::call(tool, &outcome, client, elapsed);
 }
 
 /// A 2025 session's handoff, before routing: the return tool, and
@@ -464,6 +491,12 @@ fn handler_panicked(action: &str, internal: InternalErrors) -> ToolResponse {
 /// Stage 3's answer for arguments that failed validation, naming the action as the client
 /// calls it.
 fn invalid(inner: &Inner, entry: &ActionDescriptor, report: &ValidationReport) -> ToolResponse {
+    if crate::metrics::enabled() {
+        for issue in report.issues() {
+            let field = issue.field_name();
+            crate::metrics::validation_issue(entry.info.name, &field, issue.kind.code());
+        }
+    }
     let section = inner
         .awareness
         .as_ref()
