@@ -23,6 +23,8 @@
 //!           [--redis-url URL] [--redis-on-failure closed|open] [--redis-timeout T]
 //!           [--redis-prefix P]           rate limits shared by every instance (feature
 //!                                        `redis`)
+//!           [--otlp-endpoint URL]        export spans as OTLP/HTTP (feature `otel`;
+//!                                        or `OTEL_EXPORTER_OTLP_ENDPOINT`)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -53,6 +55,8 @@ pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
+#[cfg(feature = "otel")]
+mod otel;
 #[cfg(any(feature = "auth-jwt", feature = "redis"))]
 mod serve_auth;
 
@@ -106,6 +110,13 @@ pub enum Command {
         #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
         #[command(flatten)]
         store: StoreArgs,
+        /// Export the request and stage spans as OTLP/HTTP protobuf to this collector
+        /// (e.g. http://127.0.0.1:4318; `/v1/traces` is appended). The service is named
+        /// `OTEL_SERVICE_NAME`, else the server's name.
+        #[cfg(feature = "otel")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+        #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+        otlp_endpoint: Option<String>,
     },
     /// Print tools/list as JSON: every tool with its input schema, a mounted upstream's
     /// marked with its mount (connecting to it, bounded by its first-connection wait), and
@@ -264,15 +275,45 @@ pub async fn run(server: Server) -> ExitCode {
 
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
+    let serving = matches!(command, None | Some(Command::Serve { .. }));
+    #[cfg(feature = "otel")]
+    let traces = match &command {
+        Some(Command::Serve {
+            otlp_endpoint: Some(endpoint),
+            ..
+        }) => match otel::provider(endpoint, server.name()) {
+            Ok(provider) => Some(provider),
+            Err(e) => {
+                eprintln!("error: the OTLP exporter for {endpoint}: {e:#}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
+    };
+    #[cfg(feature = "otel")]
+    if let Some(provider) = &traces {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let _ = tracing_subscriber::registry()
+            .with(otel::layer(provider))
+            .with(log_layer(serving))
+            .try_init();
+    }
     #[cfg(feature = "tracing-subscriber")]
-    init_tracing(matches!(command, None | Some(Command::Serve { .. })));
-    match execute(server, command).await {
+    init_tracing(serving);
+    let code = match execute(server, command).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    };
+    // After the drain: the spans of the last requests are sent before the process exits.
+    #[cfg(feature = "otel")]
+    if let Some(provider) = traces {
+        otel::shutdown(provider).await;
     }
+    code
 }
 
 /// What serving logs when `RUST_LOG` is not set: startup at `info`, warnings and errors, and
@@ -287,14 +328,31 @@ pub const SERVING_LOG_FILTER: &str = "info,rmcp=warn,fusion_runtime::server=warn
 #[cfg(feature = "tracing-subscriber")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
 pub fn init_tracing(serving: bool) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let _ = tracing_subscriber::registry()
+        .with(log_layer(serving))
+        .try_init();
+}
+
+/// The stderr log lines, filtered by `RUST_LOG`; never the request and stage spans
+/// ([`SPANS`](crate::server::SPANS)): they are for the trace exporter, and a log that
+/// listened to them would make every call pay for them.
+#[cfg(feature = "tracing-subscriber")]
+fn log_layer<S>(serving: bool) -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
     let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let spans = tracing_subscriber::filter::filter_fn(|m| m.target() != crate::server::SPANS);
+    tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .try_init();
+        .with_filter(filter.and(spans))
 }
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
@@ -333,6 +391,7 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             auth,
             #[cfg(feature = "redis")]
             store,
+            ..
         }) => {
             #[cfg(feature = "redis")]
             store.apply(&server)?;
