@@ -26,6 +26,8 @@
 //!           [--redis-url URL] [--redis-on-failure closed|open] [--redis-timeout T]
 //!           [--redis-prefix P]           rate limits shared by every instance (feature
 //!                                        `redis`)
+//!           [--otlp-endpoint URL]        export spans as OTLP/HTTP (feature `otel`;
+//!                                        or `OTEL_EXPORTER_OTLP_ENDPOINT`)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -56,6 +58,8 @@ pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
+#[cfg(feature = "otel")]
+mod otel;
 #[cfg(any(feature = "auth-jwt", feature = "redis"))]
 mod serve_auth;
 
@@ -118,6 +122,13 @@ pub enum Command {
         /// Log lines on stderr as `text` (the default) or `json` (one object per line).
         #[arg(long, value_name = "FORMAT", default_value = "text")]
         log_format: LogFormat,
+        /// Export the request and stage spans as OTLP/HTTP protobuf to this collector
+        /// (e.g. http://127.0.0.1:4318; `/v1/traces` is appended). The service is named
+        /// `OTEL_SERVICE_NAME`, else the server's name.
+        #[cfg(feature = "otel")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+        #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+        otlp_endpoint: Option<String>,
     },
     /// Print tools/list as JSON: every tool with its input schema, a mounted upstream's
     /// marked with its mount (connecting to it, bounded by its first-connection wait), and
@@ -287,24 +298,60 @@ pub async fn run(server: Server) -> ExitCode {
 
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
-    #[cfg(feature = "tracing-subscriber")]
-    {
-        let format = match &command {
-            Some(Command::Serve { log_format, .. }) => *log_format,
-            _ => LogFormat::Text,
-        };
-        init_tracing_as(
-            matches!(command, None | Some(Command::Serve { .. })),
-            format,
-        );
+    let serving = matches!(command, None | Some(Command::Serve { .. }));
+    #[cfg(feature = "otel")]
+    let traces = match &command {
+        Some(Command::Serve {
+            otlp_endpoint: Some(endpoint),
+            ..
+        }) => match otel::provider(endpoint, server.name()) {
+            Ok(provider) => Some(provider),
+            Err(e) => {
+                eprintln!("error: the OTLP exporter for {endpoint}: {e:#}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
+    };
+    #[cfg(feature = "otel")]
+    if let Some(provider) = &traces {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let _ = tracing_subscriber::registry()
+            .with(otel::layer(provider))
+            .with(log_layer(serving))
+            .try_init();
     }
-    match execute(server, command).await {
+    #[cfg(feature = "tracing-subscriber")]
+    let format = match &command {
+        Some(Command::Serve { log_format, .. }) => *log_format,
+        _ => LogFormat::Text,
+    };
+    #[cfg(feature = "otel")]
+    if let Some(provider) = &traces {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let _ = tracing_subscriber::registry()
+            .with(otel::layer(provider))
+            .with(log_layer(serving, format))
+            .try_init();
+    }
+    // (When the exporter's subscriber is installed above, this one is not: the first wins.)
+    #[cfg(feature = "tracing-subscriber")]
+    init_tracing_as(serving, format);
+    let code = match execute(server, command).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    };
+    // After the drain: the spans of the last requests are sent before the process exits.
+    #[cfg(feature = "otel")]
+    if let Some(provider) = traces {
+        otel::shutdown(provider).await;
     }
+    code
 }
 
 /// What serving logs when `RUST_LOG` is not set: startup at `info`, warnings and errors, and
@@ -326,17 +373,34 @@ pub fn init_tracing(serving: bool) {
 #[cfg(feature = "tracing-subscriber")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
 pub fn init_tracing_as(serving: bool, format: LogFormat) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let _ = tracing_subscriber::registry()
+        .with(log_layer(serving, format))
+        .try_init();
+}
+
+/// The stderr log lines, filtered by `RUST_LOG`, in `format`; never the request and stage
+/// spans ([`SPANS`](crate::server::SPANS)): they are for the trace exporter, and a log that
+/// listened to them would make every call pay for them.
+#[cfg(feature = "tracing-subscriber")]
+fn log_layer<S>(serving: bool, format: LogFormat) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
     let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let spans = tracing_subscriber::filter::filter_fn(|m| m.target() != crate::server::SPANS);
+    let lines = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false);
-    let _ = match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
-    };
+    match format {
+        LogFormat::Text => lines.with_filter(filter.and(spans)).boxed(),
+        LogFormat::Json => lines.json().with_filter(filter.and(spans)).boxed(),
+    }
 }
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
@@ -381,7 +445,7 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             store,
             #[cfg(feature = "metrics")]
             metrics,
-            log_format: _,
+            ..
         }) => {
             #[cfg(feature = "metrics")]
             let _metrics = serve_metrics(metrics).await?;

@@ -36,6 +36,7 @@
 //! | `redis` | yes | [`RedisStore`](guard::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
 //! | `metrics` | yes | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
 //! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
+//! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
 //!
 //! Without any of them the crate still has the envelope, validation, the derive and
 //! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
