@@ -294,7 +294,7 @@ async fn retries_a_rate_limited_charge_after_retry_after() {
 /// asserted without a transport, and the limit's minute passed on tokio's paused clock.
 #[tokio::test(start_paused = true)]
 async fn in_process_with_the_test_kit() {
-    use examples::billing::{ChargeResult, InvoiceList, VoidInvoice, VoidInvoiceAction};
+    use examples::billing::{ChargeResult, Invoice, InvoiceList, VoidInvoice, VoidInvoiceAction};
     use fusion_runtime::testing::{TestServer, advance};
 
     let kit = TestServer::new(examples::billing::server().expect("builds"));
@@ -306,6 +306,13 @@ async fn in_process_with_the_test_kit() {
         .await
         .output();
     let id = open.invoices[0].id.clone();
+    let paid = |kit: TestServer, id: String| async move {
+        kit.call_action::<GetInvoiceAction>(&GetInvoice { id })
+            .await
+            .output::<Invoice>()
+            .paid_cents
+    };
+    let paid_before = paid(kit.clone(), id.clone()).await;
     let charge = Charge {
         invoice_id: id.clone(),
         amount_cents: 1,
@@ -327,6 +334,9 @@ async fn in_process_with_the_test_kit() {
     kit.call_action::<ChargeAction>(&charge)
         .await
         .expect_error("RATE_LIMITED");
+    // Five charges of one cent went through (3 + the other caller's + 1 after the wait); the
+    // three refused ones moved nothing.
+    assert_eq!(paid(kit.clone(), id.clone()).await, paid_before + 5);
 
     let paid: InvoiceList = kit
         .call_action::<ListInvoicesAction>(&ListInvoices {
@@ -341,7 +351,8 @@ async fn in_process_with_the_test_kit() {
             amount_cents: 100,
         })
         .await;
-    assert!(!warned.output::<ChargeResult>().charged);
+    let settled = warned.output::<ChargeResult>();
+    assert!(!settled.charged && settled.amount_cents == 0);
     let w = warned.warnings();
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].code(), &ErrorCode::Conflict);
