@@ -6,3 +6,6 @@
 
 #[doc = include_str!("../../docs/tracing.md")]
 pub mod tracing {}
+
+#[doc = include_str!("../../docs/testing.md")]
+pub mod testing {}
