@@ -97,6 +97,37 @@ async fn the_readme_server_finds_an_invoice_and_explains_a_missing_one() {
     assert_eq!(v.fields[0].name, "id");
 }
 
+/// The README's test, as written there (keep the two in step).
+#[tokio::test]
+async fn readme_example() {
+    let kit = TestServer::build(
+        Server::builder()
+            .name("billing")
+            .state(Store::seeded())
+            .action::<GetInvoiceAction>(),
+    )
+    .expect("builds");
+
+    let found: Invoice = kit
+        .call("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .await
+        .output();
+    assert_eq!(found.customer, "Acme");
+
+    let missing = kit
+        .call_action::<GetInvoiceAction>(&GetInvoice {
+            id: "inv_2026_9999".into(),
+        })
+        .await;
+    let e = missing.expect_error("NOT_FOUND");
+    assert_eq!(e.detail_value("requestedId"), Some("inv_2026_9999"));
+
+    let bad = kit
+        .call("billing_get_invoice", json!({"id": "INV-1"}))
+        .await;
+    assert_eq!(bad.expect_validation().fields[0].name, "id");
+}
+
 // ---- One test per capability.
 
 /// A number to echo.
