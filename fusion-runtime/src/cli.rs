@@ -313,15 +313,6 @@ pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
         },
         _ => None,
     };
-    #[cfg(feature = "otel")]
-    if let Some(provider) = &traces {
-        use tracing_subscriber::layer::SubscriberExt as _;
-        use tracing_subscriber::util::SubscriberInitExt as _;
-        let _ = tracing_subscriber::registry()
-            .with(otel::layer(provider))
-            .with(log_layer(serving))
-            .try_init();
-    }
     #[cfg(feature = "tracing-subscriber")]
     let format = match &command {
         Some(Command::Serve { log_format, .. }) => *log_format,
@@ -384,7 +375,10 @@ pub fn init_tracing_as(serving: bool, format: LogFormat) {
 /// spans ([`SPANS`](crate::server::SPANS)): they are for the trace exporter, and a log that
 /// listened to them would make every call pay for them.
 #[cfg(feature = "tracing-subscriber")]
-fn log_layer<S>(serving: bool, format: LogFormat) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
+fn log_layer<S>(
+    serving: bool,
+    format: LogFormat,
+) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {

@@ -37,6 +37,7 @@
 //! | `metrics` | yes | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
 //! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
 //! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
+//! | `testing` | no | `testing`: the test kit for your own tools — in-process calls as a given caller, envelopes read back, snapshot-friendly renderings, `testing::advance` on tokio's paused clock (turns on tokio's `test-util`); for `[dev-dependencies]` | — | — |
 //!
 //! Without any of them the crate still has the envelope, validation, the derive and
 //! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
@@ -76,6 +77,7 @@
 //! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation, the gateway's upstream connections | `action`, `auth`, `completion`, `context`, `envelope`, `gateway`, `guard`, `input`, `metrics`, `prompt`, `server`, `store` |
 //! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `metrics`, `server`, `validation` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
+//! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock | `action`, `auth`, `client`, `context`, `envelope`, `input`, `server` |
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `auth`, `contract`, `guard`, `mcp`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
@@ -221,6 +223,9 @@ pub mod cli;
 )]
 pub mod mcp;
 pub mod server;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 pub use action::{
     ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,

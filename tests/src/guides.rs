@@ -9,3 +9,6 @@ pub mod tracing {}
 
 #[doc = include_str!("../../docs/operations.md")]
 pub mod operations {}
+
+#[doc = include_str!("../../docs/testing.md")]
+pub mod testing {}
