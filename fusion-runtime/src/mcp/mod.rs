@@ -51,6 +51,7 @@ pub mod era;
 mod notify;
 mod scope;
 mod tools;
+mod trace;
 #[cfg(feature = "gateway")]
 mod upstream;
 
@@ -97,6 +98,9 @@ mod sessions;
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use http::{ForwardedHeader, HttpOptions, HttpServer, ReadyCheck, http_router, spawn_http};
+#[cfg(all(feature = "server-http", feature = "metrics"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "server-http", feature = "metrics"))))]
+pub use http::{MetricsServer, spawn_metrics};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
 /// log level and resource subscriptions, and passes the server's change notifications on to
@@ -433,7 +437,13 @@ impl ServerHandler for McpHandler {
         // Boxed: rmcp moves the future it spawns for a request (into the task, into its
         // cell, through its stages), and a call's state is ~4 KB — inline it was copied
         // over and over, ~80 k instructions of `memcpy` per HTTP request.
-        Box::pin(self.answer_call(request, context))
+        // The request span (disabled, and free, when nothing listens); the stages' are its
+        // children.
+        let span = trace::call_span(&context);
+        Box::pin(tracing::Instrument::instrument(
+            self.answer_call(request, context),
+            span,
+        ))
     }
 
     async fn list_prompts(

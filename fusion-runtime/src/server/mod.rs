@@ -34,7 +34,7 @@ pub use crate::context::{
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
-pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
+pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
 pub use registry::{ActionDescriptor, ToolSpec};
 #[cfg(feature = "gateway")]
 pub(crate) use routing::nearest;
