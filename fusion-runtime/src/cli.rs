@@ -313,15 +313,6 @@ pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
         },
         _ => None,
     };
-    #[cfg(feature = "otel")]
-    if let Some(provider) = &traces {
-        use tracing_subscriber::layer::SubscriberExt as _;
-        use tracing_subscriber::util::SubscriberInitExt as _;
-        let _ = tracing_subscriber::registry()
-            .with(otel::layer(provider))
-            .with(log_layer(serving))
-            .try_init();
-    }
     #[cfg(feature = "tracing-subscriber")]
     let format = match &command {
         Some(Command::Serve { log_format, .. }) => *log_format,
