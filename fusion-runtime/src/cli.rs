@@ -375,7 +375,10 @@ pub fn init_tracing_as(serving: bool, format: LogFormat) {
 /// spans ([`SPANS`](crate::server::SPANS)): they are for the trace exporter, and a log that
 /// listened to them would make every call pay for them.
 #[cfg(feature = "tracing-subscriber")]
-fn log_layer<S>(serving: bool, format: LogFormat) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
+fn log_layer<S>(
+    serving: bool,
+    format: LogFormat,
+) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {

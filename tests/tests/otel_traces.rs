@@ -43,7 +43,10 @@ async fn receiver() -> (SocketAddr, Bodies) {
                     b.push(body.to_vec());
                 }
                 // An empty `ExportTraceServiceResponse`: everything accepted.
-                ([("content-type", "application/x-protobuf")], Vec::<u8>::new())
+                (
+                    [("content-type", "application/x-protobuf")],
+                    Vec::<u8>::new(),
+                )
             }
         }),
     );

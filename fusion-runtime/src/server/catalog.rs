@@ -13,9 +13,9 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::visibility::{Item, Visibility};
 use super::Server;
 use super::failure::INTERNAL_RECOVERY;
+use super::visibility::{Item, Visibility};
 use crate::action::HandlerFailure;
 use crate::completion::{Completer, CompletionRequest, Completions, enum_values};
 use crate::context::{CallContext, RequestScope};

@@ -195,7 +195,9 @@ impl Inner {
         let mut names = self.all_tool_names();
         if !self.visibility.all_enabled() {
             let item = super::visibility::Item::Tool;
-            names.to_mut().retain(|n| self.visibility.is_enabled(item, n));
+            names
+                .to_mut()
+                .retain(|n| self.visibility.is_enabled(item, n));
         }
         names
     }

@@ -76,7 +76,11 @@ pub struct Visibility {
 
 impl fmt::Debug for Visibility {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hidden = self.shared.hidden.read().unwrap_or_else(PoisonError::into_inner);
+        let hidden = self
+            .shared
+            .hidden
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         f.debug_struct("Visibility")
             .field("tools", &hidden.tools)
             .field("prompts", &hidden.prompts)
@@ -105,9 +109,8 @@ impl Visibility {
             true => hidden.of(kind).remove(name),
             false => hidden.of(kind).insert(name.to_owned()),
         };
-        let any = !(hidden.tools.is_empty()
-            && hidden.prompts.is_empty()
-            && hidden.resources.is_empty());
+        let any =
+            !(hidden.tools.is_empty() && hidden.prompts.is_empty() && hidden.resources.is_empty());
         self.shared.any.store(any, Ordering::Release);
         if changed {
             self.shared.generation.fetch_add(1, Ordering::AcqRel);
@@ -166,7 +169,11 @@ impl Visibility {
         if !self.shared.any.load(Ordering::Acquire) {
             return true;
         }
-        let hidden = self.shared.hidden.read().unwrap_or_else(PoisonError::into_inner);
+        let hidden = self
+            .shared
+            .hidden
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         !hidden.get(kind).contains(name)
     }
 
@@ -186,7 +193,11 @@ impl Visibility {
         if self.all_enabled() {
             return;
         }
-        let hidden = self.shared.hidden.read().unwrap_or_else(PoisonError::into_inner);
+        let hidden = self
+            .shared
+            .hidden
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         let set = hidden.get(kind);
         items.retain(|i| !set.contains(name_of(i)));
     }
@@ -219,6 +230,9 @@ mod tests {
             assert!(matches!(got, Ok(Some(_))), "a change is announced");
         }
         let got = tokio::time::timeout(wait, changes.recv()).await;
-        assert!(got.is_err(), "nothing more: the quiet rule and the no-ops say nothing");
+        assert!(
+            got.is_err(),
+            "nothing more: the quiet rule and the no-ops say nothing"
+        );
     }
 }
