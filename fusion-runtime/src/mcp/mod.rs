@@ -424,6 +424,8 @@ impl ServerHandler for McpHandler {
             };
             specs.iter().map(tools::to_rmcp_tool).collect()
         };
+        let mut tools = tools;
+        (self.server.visibility()).retain(crate::server::Item::Tool, &mut tools, |t| &t.name);
         Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
     }
 

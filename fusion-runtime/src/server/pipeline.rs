@@ -92,6 +92,9 @@ async fn stages(
     {
         return answer;
     }
+    if hidden(inner, tool) {
+        return ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+    }
     if !inner.sources.is_empty()
         && !inner.routes.contains_key(tool)
         && let Some(index) = inner.sources.iter().position(|s| s.owns(tool))
@@ -121,6 +124,10 @@ async fn stages(
         }
     };
     let entry = &inner.entries[index];
+    if hidden(inner, &entry.routed_tool) {
+        // Another spelling of a disabled tool (`billing.get_invoice` in flat exposure).
+        return ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+    }
     let info = &entry.info;
     let response = match run_action(inner, entry, arguments, scope).await {
         Some(response) => response,
@@ -278,6 +285,12 @@ async fn sourced(
         }
         _ => response,
     }
+}
+
+/// Whether the tool `tool` is disabled now (see [`Visibility`](super::Visibility)).
+fn hidden(inner: &Inner, tool: &str) -> bool {
+    let v = &inner.visibility;
+    !v.all_enabled() && !v.is_enabled(super::Item::Tool, tool)
 }
 
 /// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.
