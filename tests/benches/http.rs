@@ -365,7 +365,10 @@ async fn bench() -> anyhow::Result<()> {
         let on = ["--metrics", "127.0.0.1:0"];
         (
             [
-                start(fusion_exe, &["serve", "--http", "ADDR", "--stateless", on[0], on[1]])?,
+                start(
+                    fusion_exe,
+                    &["serve", "--http", "ADDR", "--stateless", on[0], on[1]],
+                )?,
                 start(fusion_exe, &["serve", "--http", "ADDR", on[0], on[1]])?,
             ],
             [
