@@ -517,7 +517,7 @@ fn open(sealed: &str, key: &[u8]) -> Option<State> {
 /// The signing key without one from the builder: [`REQUEST_STATE_KEY_ENV`] when it holds at
 /// least 32 bytes, else the process's own ([`process_key`](crate::auth::seal::process_key));
 /// `None` only when that one cannot be drawn.
-fn key() -> Option<&'static [u8]> {
+pub(super) fn key() -> Option<&'static [u8]> {
     static KEY: OnceLock<Option<Vec<u8>>> = OnceLock::new();
     KEY.get_or_init(|| {
         let own = || crate::auth::seal::process_key().map(|k| k.to_vec());

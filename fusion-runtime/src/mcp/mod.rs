@@ -48,6 +48,7 @@ mod cancel;
 mod catalog;
 pub mod elicit;
 pub mod era;
+mod listing;
 mod notify;
 mod scope;
 mod tools;
@@ -56,6 +57,7 @@ mod trace;
 mod upstream;
 
 pub use catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
+pub use listing::MAX_CURSOR_BYTES;
 pub use scope::request_scope;
 pub use tools::MOUNT_META_KEY;
 
@@ -408,25 +410,10 @@ impl ServerHandler for McpHandler {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let era = Era::of(&context)?;
-        let tools = if self.server.tool_sources().is_empty() {
-            self.server.tools()
-        } else {
-            // No session (2026-07-28, or stateless HTTP): one list for everyone.
-            let specs = if era.is_modern() || self.sessionless {
-                self.server.listed_tool_specs_stateless().await
-            } else {
-                let domain = self.handoff.get().map(|h| h.domain);
-                self.server.listed_tool_specs_in(domain.as_deref()).await
-            };
-            specs.iter().map(tools::to_rmcp_tool).collect()
-        };
-        let mut tools = tools;
-        (self.server.visibility()).retain(crate::server::Item::Tool, &mut tools, |t| &t.name);
-        Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
+        Box::pin(listing::list_tools(self, request, context)).await
     }
 
     fn call_tool(
@@ -448,11 +435,10 @@ impl ServerHandler for McpHandler {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let era = Era::of(&context)?;
-        Ok(era.finish_list(catalog::list_prompts(&self.server)?, &self.server))
+        Box::pin(listing::list_prompts(self, request, context)).await
     }
 
     async fn get_prompt(
@@ -461,7 +447,12 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let era = Era::of(&context)?;
-        let response = Box::pin(catalog::get_prompt(self, request, context, &era)).await?;
+        let target = Some(request.name.clone());
+        let method = crate::server::Method::GetPrompt;
+        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era| {
+            Box::pin(async move { catalog::get_prompt(&h, request, cx, &era).await })
+        });
+        let response = Box::pin(response).await?;
         Ok(match response {
             GetPromptResponse::Complete(mut r) => {
                 era.stamp(&mut r.meta, &self.server);
@@ -476,23 +467,18 @@ impl ServerHandler for McpHandler {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let era = Era::of(&context)?;
-        Ok(era.finish_list(catalog::list_resources(&self.server)?, &self.server))
+        Box::pin(listing::list_resources(self, request, context)).await
     }
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let era = Era::of(&context)?;
-        Ok(era.finish_list(
-            catalog::list_resource_templates(&self.server)?,
-            &self.server,
-        ))
+        Box::pin(listing::list_resource_templates(self, request, context)).await
     }
 
     async fn read_resource(
@@ -501,7 +487,12 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let era = Era::of(&context)?;
-        let response = Box::pin(catalog::read_resource(self, request, context, &era)).await?;
+        let target = Some(request.uri.clone());
+        let method = crate::server::Method::ReadResource;
+        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era| {
+            Box::pin(async move { catalog::read_resource(&h, request, cx, &era).await })
+        });
+        let response = Box::pin(response).await?;
         Ok(match response {
             ReadResourceResponse::Complete(mut r) => {
                 era.stamp(&mut r.meta, &self.server);
@@ -538,7 +529,14 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let era = Era::of(&context)?;
-        let mut result = Box::pin(catalog::complete(self, request, context, &era)).await?;
+        let target = (request.r#ref.as_prompt_name())
+            .or(request.r#ref.as_resource_uri())
+            .map(str::to_owned);
+        let method = crate::server::Method::Complete;
+        let result = listing::guarded(self, &context, &era, method, target, |h, cx, era| {
+            Box::pin(async move { catalog::complete(&h, request, cx, &era).await })
+        });
+        let mut result = Box::pin(result).await?;
         era.stamp(&mut result.meta, &self.server);
         Ok(result)
     }

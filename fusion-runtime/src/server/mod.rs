@@ -19,6 +19,7 @@ mod delegation;
 mod failure;
 mod group;
 mod limits;
+pub mod listing;
 mod middleware;
 mod pipeline;
 mod registry;
@@ -33,6 +34,10 @@ pub use crate::context::{
 };
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
+pub use listing::{
+    FnMethodMiddleware, Icon, IconTheme, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware,
+    MethodNext, MethodRequest, method_middleware_fn,
+};
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
 pub use registry::{ActionDescriptor, ToolSpec};
@@ -97,6 +102,12 @@ pub enum BuildError {
     /// A [`ServerBuilder::disabled`] rule names nothing the server has.
     #[error("disabled {0:?} `{1}`, but the server has none by that name")]
     Disabled(Item, String),
+    /// [`ServerBuilder::icons`] names nothing the server has.
+    #[error("icons for {0:?} `{1}`, but the server has none by that name")]
+    Icons(Item, String),
+    /// [`ServerBuilder::page_size`] is 0 or above [`MAX_PAGE_SIZE`].
+    #[error("page size {0}: it must be between 1 and {MAX_PAGE_SIZE}")]
+    PageSize(usize),
     /// The authentication cannot be served (see [`Auth::check`]).
     #[error(transparent)]
     Auth(#[from] AuthConfigError),
@@ -127,6 +138,8 @@ pub struct ServerBuilder {
     max_result_bytes: usize,
     /// What starts disabled ([`ServerBuilder::disabled`]).
     disabled: Vec<(Item, String)>,
+    /// Method middleware, page size, icons ([`listing`]).
+    listing: listing::Listing,
 }
 
 /// The result bound of an action that declares none: 1 MiB of text. Generous on purpose —
@@ -211,6 +224,7 @@ impl Default for ServerBuilder {
             actions: Vec::new(),
             states: States::default(),
             middleware: Vec::new(),
+            listing: listing::Listing::default(),
             exposure: Exposure::default(),
             internal: InternalErrors::default(),
             lockfile: None,
@@ -685,16 +699,24 @@ impl ServerBuilder {
         };
         let names = Arc::new(registry::Names::new(&entries, &self.sources));
         let visibility = Visibility::new(self.states.changes.clone());
+        let known = |item: &Item, name: &str| match item {
+            Item::Tool => {
+                layout.tool_order.iter().any(|t| t == name)
+                    || self.sources.iter().any(|s| s.owns(name))
+            }
+            Item::Prompt => catalog.prompts().iter().any(|p| p.name == *name),
+            Item::Resource => catalog.resources().iter().any(|r| r.info.uri == name),
+        };
+        if let Some((item, name, _)) = (self.listing.icons.iter()).find(|(i, n, _)| !known(i, n)) {
+            return Err(BuildError::Icons(*item, name.clone()));
+        }
+        if let Some(size) = self.listing.page_size
+            && !(1..=MAX_PAGE_SIZE).contains(&size)
+        {
+            return Err(BuildError::PageSize(size));
+        }
         for (item, name) in &self.disabled {
-            let known = match item {
-                Item::Tool => {
-                    layout.tool_order.iter().any(|t| t == name)
-                        || self.sources.iter().any(|s| s.owns(name))
-                }
-                Item::Prompt => catalog.prompts().iter().any(|p| p.name == *name),
-                Item::Resource => catalog.resources().iter().any(|r| r.info.uri == name),
-            };
-            if !known {
+            if !known(item, name) {
                 return Err(BuildError::Disabled(*item, name.clone()));
             }
             visibility.set_quietly(*item, name, false);
@@ -737,6 +759,7 @@ impl ServerBuilder {
                 read_cache: self.read_cache,
                 sources: self.sources,
                 visibility,
+                listing: self.listing.built(),
             }),
         })
     }

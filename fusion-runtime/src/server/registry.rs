@@ -254,4 +254,6 @@ pub(super) struct Inner {
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
     /// What is disabled now.
     pub(super) visibility: super::visibility::Visibility,
+    /// Method middleware, page size, icons.
+    pub(super) listing: super::listing::Listing,
 }
