@@ -17,6 +17,7 @@ use std::error::Error;
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use super::failure::InternalErrors;
@@ -393,8 +394,8 @@ impl Server {
     }
 
     /// Runs `req` through the method middleware, then `endpoint`; its value, or the error a
-    /// middleware refused the request with. Without method middleware, `endpoint` runs
-    /// directly.
+    /// middleware refused the request with (a middleware that panics: `INTERNAL_ERROR`).
+    /// Without method middleware, `endpoint` runs directly.
     pub async fn through_method_middleware<T, F>(
         &self,
         req: MethodRequest,
@@ -418,7 +419,13 @@ impl Server {
                 Box::pin(async move { MethodAnswer(Answer::Done(Box::new(fut.await))) })
             }),
         };
-        match next.run(req).await.0 {
+        let answer = std::panic::AssertUnwindSafe(next.run(req))
+            .catch_unwind()
+            .await;
+        let Ok(answer) = answer else {
+            return Err(self.inner.internal.panic_envelope(method.as_str()));
+        };
+        match answer.0 {
             Answer::Refused(e) => Err(e),
             Answer::Done(value) => value.downcast::<T>().map(|v| *v).map_err(|_| {
                 ToolError::new(

@@ -1,0 +1,491 @@
+//! Issue 33, steps 2–4, over raw JSON-RPC on a real streamable HTTP server, each for a 2025
+//! request and a 2026-07-28 one: method middleware refuses `resources/read` with the
+//! `<tool_error>` envelope and a list with readable text (and sees every method it wraps);
+//! pages walk `tools/list`, `prompts/list` and `resources/list` whole; a forged, foreign,
+//! oversized or stale cursor is `-32602`; icons are listed to 2025-11-25 and later clients
+//! only. The official TypeScript and Python clients page through the conformance example in
+//! `tests/node/surface.test.mjs` and `tests/python/modern_client.py`.
+
+use std::sync::{Arc, Mutex};
+
+use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::mcp::{HttpOptions, HttpServer, MAX_CURSOR_BYTES, spawn_http};
+use fusion_runtime::server::{
+    BuildError, Icon, IconTheme, Item, MAX_PAGE_SIZE, Method, MethodNext, MethodRequest,
+    method_middleware_fn,
+};
+use fusion_runtime::{
+    PromptReply, ResourceContent, Server, ToolError, ToolInput, codes, error, prompt, resource,
+    tool_action,
+};
+use fusion_tests::raw_http;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// No arguments.
+#[derive(Deserialize, ToolInput)]
+struct Nothing {}
+
+/// Tool one.
+#[tool_action(name = "t.one")]
+async fn one(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!(1))
+}
+
+/// Tool two.
+#[tool_action(name = "t.two")]
+async fn two(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!(2))
+}
+
+/// Tool three.
+#[tool_action(name = "t.three")]
+async fn three(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!(3))
+}
+
+/// Tool four.
+#[tool_action(name = "t.four")]
+async fn four(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!(4))
+}
+
+/// Tool five.
+#[tool_action(name = "t.five")]
+async fn five(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!(5))
+}
+
+/// Says hello.
+#[prompt]
+async fn hello() -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new().user("hello"))
+}
+
+/// Says goodbye.
+#[prompt]
+async fn goodbye() -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new().user("goodbye"))
+}
+
+/// Says thanks.
+#[prompt]
+async fn thanks() -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new().user("thanks"))
+}
+
+/// The public index.
+#[resource(uri = "test://index", name = "index", mime = "text/plain")]
+async fn index() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text("a, b"))
+}
+
+/// The changelog.
+#[resource(uri = "test://changelog", name = "changelog", mime = "text/plain")]
+async fn changelog() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text("v1"))
+}
+
+/// Operators' notes.
+#[resource(uri = "internal://notes", name = "notes", mime = "text/plain")]
+async fn notes() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text("secret"))
+}
+
+fn builder() -> fusion_runtime::ServerBuilder {
+    Server::builder()
+        .name("listing")
+        .action::<OneAction>()
+        .action::<TwoAction>()
+        .action::<ThreeAction>()
+        .action::<FourAction>()
+        .action::<FiveAction>()
+        .prompt::<HelloPrompt>()
+        .prompt::<GoodbyePrompt>()
+        .prompt::<ThanksPrompt>()
+        .resource::<IndexResource>()
+        .resource::<ChangelogResource>()
+        .resource::<NotesResource>()
+}
+
+fn built(b: fusion_runtime::ServerBuilder) -> Server {
+    b.build().unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn http(server: Server) -> HttpServer {
+    spawn_http(
+        server,
+        "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}")),
+        HttpOptions::default().stateless(true),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("bind: {e}"))
+}
+
+/// The protocol versions the tests speak: two 2025 ones (stateless, no `_meta`) and
+/// 2026-07-28.
+const MODERN: &str = "2026-07-28";
+const GENERATIONS: [&str; 2] = ["2025-11-25", MODERN];
+
+/// The answer to one request sent as protocol `version`.
+async fn request(running: &HttpServer, version: &str, method: &str, mut params: Value) -> Value {
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", version),
+    ];
+    let name = params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if version == MODERN {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        });
+        headers.push(("mcp-method", method));
+        if let Some(n) = &name {
+            headers.push(("mcp-name", n));
+        }
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let addr = running.local_addr;
+    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{method}: {e}"))
+        .message()
+}
+
+fn names(answer: &Value, list: &str, key: &str) -> Vec<String> {
+    answer["result"][list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {list} in {answer}"))
+        .iter()
+        .map(|t| t[key].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// A server whose method middleware keeps `internal://` resources and the template list to
+/// operators, fails `completion/complete` with a plain error, and records every method it
+/// sees.
+fn guarded(seen: Arc<Mutex<Vec<(Method, Option<String>)>>>) -> Server {
+    let guard = method_middleware_fn(|req: MethodRequest, next: MethodNext| async move {
+        let operator = req.principal().is_some_and(|p| p.has_scope("ops"));
+        let internal = req.method() == Method::ReadResource
+            && req
+                .target()
+                .is_some_and(|uri| uri.starts_with("internal://"));
+        if internal && !operator {
+            return Err(
+                error(codes::FORBIDDEN, "Internal resources need the `ops` scope")
+                    .suggest("Read the public resources listed by resources/list instead"),
+            );
+        }
+        if req.method() == Method::ListResourceTemplates {
+            return Err(error(codes::UNAUTHORIZED, "Templates are for operators"));
+        }
+        Ok::<_, ToolError>(next.run(req).await)
+    });
+    let failing = method_middleware_fn(|req: MethodRequest, next: MethodNext| async move {
+        if req.method() == Method::Complete {
+            return Err(std::io::Error::other("the audit log is full"));
+        }
+        if req.method() == Method::ListPrompts {
+            panic!("a bug in the middleware");
+        }
+        Ok(next.run(req).await)
+    });
+    let record = method_middleware_fn(move |req: MethodRequest, next: MethodNext| {
+        let seen = seen.clone();
+        async move {
+            let method = req.method();
+            let answer = next.run(req).await;
+            // An inner refusal reaches the outer middleware as such.
+            let refused = answer.refusal().map(|e| e.code().as_str().to_owned());
+            if let Ok(mut s) = seen.lock() {
+                s.push((method, refused));
+            }
+            Ok::<_, ToolError>(answer)
+        }
+    });
+    built(
+        builder()
+            .method_middleware(record)
+            .method_middleware(guard)
+            .method_middleware(failing),
+    )
+}
+
+#[tokio::test]
+async fn method_middleware_refuses_a_resource_read_with_a_readable_error_on_both_generations() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let running = http(guarded(seen.clone())).await;
+    for version in GENERATIONS {
+        let read = json!({"uri": "internal://notes"});
+        let answer = request(&running, version, "resources/read", read).await;
+        assert_eq!(answer["error"]["code"], -32602, "{version}: {answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        let e = parse_tool_error(message).unwrap_or_else(|e| panic!("{e}: {answer}"));
+        assert_eq!(e.code().as_str(), "FORBIDDEN");
+        assert_eq!(e.message(), "Internal resources need the `ops` scope");
+        assert_eq!(
+            e.suggestion(),
+            Some("Read the public resources listed by resources/list instead")
+        );
+        assert_eq!(answer["error"]["data"]["code"], "FORBIDDEN", "{answer}");
+        assert_eq!(answer["error"]["data"]["target"], "internal://notes");
+
+        // A public resource passes through every link.
+        let read = json!({"uri": "test://index"});
+        let answer = request(&running, version, "resources/read", read).await;
+        assert_eq!(answer["result"]["contents"][0]["text"], "a, b", "{answer}");
+
+        // A list has no content for the model: readable text.
+        let answer = request(&running, version, "resources/templates/list", json!({})).await;
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert_eq!(
+            answer["error"]["message"],
+            "UNAUTHORIZED: Templates are for operators"
+        );
+        // An error that is not a ToolError: INTERNAL_ERROR, -32603, its message kept.
+        let complete = json!({
+            "ref": {"type": "ref/prompt", "name": "hello"},
+            "argument": {"name": "x", "value": ""},
+        });
+        let answer = request(&running, version, "completion/complete", complete).await;
+        assert_eq!(answer["error"]["code"], -32603, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message
+                .starts_with("INTERNAL_ERROR: completion/complete failed: the audit log is full"),
+            "{answer}"
+        );
+        // A middleware that panics: INTERNAL_ERROR, and the server keeps serving.
+        let answer = request(&running, version, "prompts/list", json!({})).await;
+        assert_eq!(answer["error"]["code"], -32603, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("panicked"), "{answer}");
+        // The lists and prompts/get go through it and answer as before.
+        let answer = request(&running, version, "tools/list", json!({})).await;
+        assert_eq!(names(&answer, "tools", "name").len(), 5, "{answer}");
+        let answer = request(&running, version, "prompts/get", json!({"name": "hello"})).await;
+        assert!(answer["result"]["messages"].is_array(), "{answer}");
+    }
+    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    let refused = |m, code: &str| (m, Some(code.to_owned()));
+    let once = [
+        refused(Method::ReadResource, "FORBIDDEN"),
+        (Method::ReadResource, None),
+        refused(Method::ListResourceTemplates, "UNAUTHORIZED"),
+        refused(Method::Complete, "INTERNAL_ERROR"),
+        (Method::ListTools, None),
+        (Method::GetPrompt, None),
+    ];
+    assert_eq!(seen, [once.clone(), once].concat());
+    // tools/call is the tool middleware's: not seen here.
+    let call = json!({"name": "t_one", "arguments": {}});
+    let answer = request(&running, MODERN, "tools/call", call).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let _ = running.shutdown().await;
+}
+
+/// Every page of `method`'s `list` from the start, and the cursors that led to them.
+async fn walk(
+    running: &HttpServer,
+    version: &str,
+    method: &str,
+    list: &str,
+    key: &str,
+) -> (Vec<Vec<String>>, Vec<String>) {
+    let mut pages = Vec::new();
+    let mut cursors = Vec::new();
+    let mut params = json!({});
+    loop {
+        let answer = request(running, version, method, params.clone()).await;
+        pages.push(names(&answer, list, key));
+        match answer["result"]["nextCursor"].as_str() {
+            Some(c) => {
+                assert!(c.len() <= MAX_CURSOR_BYTES, "{c}");
+                cursors.push(c.to_owned());
+                params = json!({ "cursor": c });
+            }
+            None => break,
+        }
+        assert!(pages.len() < 10, "the pages never end: {pages:?}");
+    }
+    (pages, cursors)
+}
+
+#[tokio::test]
+async fn pages_walk_the_whole_lists_on_both_generations() {
+    let server = built(builder().page_size(2));
+    assert_eq!(server.page_size(), Some(2));
+    let running = http(server).await;
+    for version in GENERATIONS {
+        let (tools, _) = walk(&running, version, "tools/list", "tools", "name").await;
+        assert_eq!(
+            tools,
+            [
+                vec!["t_one", "t_two"],
+                vec!["t_three", "t_four"],
+                vec!["t_five"],
+            ],
+            "{version}"
+        );
+        let (prompts, _) = walk(&running, version, "prompts/list", "prompts", "name").await;
+        assert_eq!(prompts, [vec!["hello", "goodbye"], vec!["thanks"]]);
+        let (resources, _) = walk(&running, version, "resources/list", "resources", "uri").await;
+        assert_eq!(
+            resources,
+            [
+                vec!["test://index", "test://changelog"],
+                vec!["internal://notes"]
+            ]
+        );
+    }
+    let _ = running.shutdown().await;
+
+    // Without a page size, one page holds everything.
+    let running = http(built(builder())).await;
+    let (tools, cursors) = walk(&running, MODERN, "tools/list", "tools", "name").await;
+    assert_eq!((tools.len(), tools[0].len(), cursors.len()), (1, 5, 0));
+    let _ = running.shutdown().await;
+}
+
+/// The `-32602` refusal of `cursor` on `method`, its message.
+async fn refused(running: &HttpServer, version: &str, method: &str, cursor: &str) -> String {
+    let answer = request(running, version, method, json!({ "cursor": cursor })).await;
+    assert_eq!(answer["error"]["code"], -32602, "{cursor}: {answer}");
+    answer["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_forged_foreign_oversized_or_stale_cursor_is_refused() {
+    let server = built(builder().page_size(2));
+    let running = http(server.clone()).await;
+    for version in GENERATIONS {
+        let (_, cursors) = walk(&running, version, "tools/list", "tools", "name").await;
+        let good = &cursors[0];
+        // One character of the position changed: the MAC no longer verifies.
+        let mut forged = good.clone().into_bytes();
+        forged[6] = if forged[6] == b'A' { b'B' } else { b'A' };
+        let forged = String::from_utf8(forged).unwrap_or_default();
+        let message = refused(&running, version, "tools/list", &forged).await;
+        assert!(
+            message.contains("not a cursor this server issued"),
+            "{message}"
+        );
+        for junk in ["", "0", "pg1.", "pg1.e30.", "page-2", "pg1.e30.AAAA"] {
+            refused(&running, version, "tools/list", junk).await;
+        }
+        let long = format!("{good}{}", "A".repeat(MAX_CURSOR_BYTES));
+        let message = refused(&running, version, "tools/list", &long).await;
+        assert!(message.contains("longer than any cursor"), "{message}");
+        // A real cursor of another list.
+        let message = refused(&running, version, "prompts/list", good).await;
+        assert!(message.contains("issued for another list"), "{message}");
+        // Sealed under another server's key.
+        let other = built(
+            builder()
+                .page_size(2)
+                .request_state_key([7u8; 32].as_slice()),
+        );
+        let elsewhere = http(other).await;
+        let (_, theirs) = walk(&elsewhere, version, "tools/list", "tools", "name").await;
+        let _ = elsewhere.shutdown().await;
+        refused(&running, version, "tools/list", &theirs[0]).await;
+        // The good one still works.
+        let answer = request(&running, version, "tools/list", json!({"cursor": good})).await;
+        assert_eq!(names(&answer, "tools", "name"), ["t_three", "t_four"]);
+    }
+    // A cursor issued before a visibility change: list again from the start.
+    let (_, cursors) = walk(&running, MODERN, "tools/list", "tools", "name").await;
+    assert!(server.visibility().disable_tool("t_one"));
+    let message = refused(&running, MODERN, "tools/list", &cursors[0]).await;
+    assert!(message.contains("the list changed"), "{message}");
+    let (tools, _) = walk(&running, MODERN, "tools/list", "tools", "name").await;
+    assert_eq!(tools.concat(), ["t_two", "t_three", "t_four", "t_five"]);
+    let _ = running.shutdown().await;
+
+    for size in [0, MAX_PAGE_SIZE + 1] {
+        match builder().page_size(size).build() {
+            Err(BuildError::PageSize(s)) => assert_eq!(s, size),
+            other => panic!("{size}: {:?}", other.map(|_| ())),
+        }
+    }
+}
+
+#[tokio::test]
+async fn icons_are_listed_to_2025_11_25_and_later_clients_only() {
+    let png = Icon::new("https://example.com/one.png")
+        .mime_type("image/png")
+        .sizes(["48x48"]);
+    let dark = Icon::new("https://example.com/one-dark.svg")
+        .sizes(["any"])
+        .theme(IconTheme::Dark);
+    let server = built(
+        builder()
+            .icons(Item::Tool, "t_one", [png, dark])
+            .icons(
+                Item::Prompt,
+                "hello",
+                [Icon::new("https://example.com/hi.png")],
+            )
+            .icons(
+                Item::Resource,
+                "test://index",
+                [Icon::new("https://example.com/i.png")],
+            ),
+    );
+    let running = http(server).await;
+    for version in ["2025-11-25", MODERN] {
+        let tools = request(&running, version, "tools/list", json!({})).await;
+        assert_eq!(
+            tools["result"]["tools"][0]["icons"],
+            json!([
+                {"src": "https://example.com/one.png", "mimeType": "image/png", "sizes": ["48x48"]},
+                {"src": "https://example.com/one-dark.svg", "sizes": ["any"], "theme": "dark"},
+            ]),
+            "{version}: {tools}"
+        );
+        assert!(tools["result"]["tools"][1].get("icons").is_none());
+        let prompts = request(&running, version, "prompts/list", json!({})).await;
+        assert_eq!(
+            prompts["result"]["prompts"][0]["icons"][0]["src"],
+            "https://example.com/hi.png"
+        );
+        let resources = request(&running, version, "resources/list", json!({})).await;
+        assert_eq!(
+            resources["result"]["resources"][0]["icons"][0]["src"],
+            "https://example.com/i.png"
+        );
+    }
+    // 2025-06-18 has no icons: none are listed.
+    for (method, list) in [
+        ("tools/list", "tools"),
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+    ] {
+        let answer = request(&running, "2025-06-18", method, json!({})).await;
+        let items = answer["result"][list]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(!items.is_empty(), "{answer}");
+        assert!(items.iter().all(|i| i.get("icons").is_none()), "{answer}");
+    }
+    let _ = running.shutdown().await;
+
+    match builder()
+        .icons(Item::Tool, "t_six", [Icon::new("x")])
+        .build()
+    {
+        Err(BuildError::Icons(Item::Tool, name)) => assert_eq!(name, "t_six"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
