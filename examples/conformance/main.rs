@@ -377,8 +377,17 @@ async fn sampling(input: SamplingPrompt, cx: Context) -> Result<ToolResponse, To
     Ok(ToolResponse::text(format!("LLM response: {text}")))
 }
 
+/// The page size of the lists when `CONFORMANCE_PAGE_SIZE` sets one (the official clients'
+/// pagination tests); unpaginated otherwise, as the conformance suite expects.
+pub const PAGE_SIZE_ENV: &str = "CONFORMANCE_PAGE_SIZE";
+
 pub fn server() -> Result<Server, fusion_runtime::server::BuildError> {
-    Server::builder()
+    let builder = Server::builder();
+    let builder = match std::env::var(PAGE_SIZE_ENV).ok().map(|s| s.parse::<usize>()) {
+        Some(Ok(size)) => builder.page_size(size),
+        Some(Err(_)) | None => builder,
+    };
+    builder
         .name("fusion-conformance")
         .action::<SimpleTextAction>()
         .action::<ImageContentAction>()
