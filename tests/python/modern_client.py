@@ -8,6 +8,7 @@ Target: the conformance example (it carries every fixture once issue 18 lands):
   resource   test://static-text, template test://template/{id}/data
   completion ref/prompt test_prompt_with_arguments, argument arg1
   listen     resourceSubscriptions test://watched-resource, changed by test_update_watched_resource
+  pages      tools/list, prompts/list, resources/list with CONFORMANCE_PAGE_SIZE=2, walked by nextCursor
 Usage: CONFORMANCE_BIN=target/debug/examples/conformance python3 modern_client.py
 
 SDK facts this relies on (read from mcp 2.3.0 sources):
@@ -146,16 +147,76 @@ async def exercise(make_client, label: str) -> None:
               "no elicitation capability -> ToolError saying so")
 
 
-def stdio_client_factory():
+PAGED = {"CONFORMANCE_PAGE_SIZE": "2"}
+
+
+async def walk(list_page, key: str) -> tuple[list[int], list[str]]:
+    """Every page of one list, following nextCursor: the pages' sizes and the names in order."""
+    sizes: list[int] = []
+    names: list[str] = []
+    cursor = None
+    while True:
+        items, cursor = await list_page(cursor)
+        sizes.append(len(items))
+        names += [str(getattr(i, key)) for i in items]
+        if cursor is None:
+            return sizes, names
+        if len(sizes) >= 50:
+            raise AssertionError(f"the pages never end: {sizes}")
+
+
+async def all_lists(c) -> dict[str, tuple[list[int], list[str]]]:
+    async def tools(cursor):
+        r = await c.list_tools(cursor=cursor, cache_mode="bypass")
+        return r.tools, r.next_cursor
+
+    async def prompts(cursor):
+        r = await c.list_prompts(cursor=cursor, cache_mode="bypass")
+        return r.prompts, r.next_cursor
+
+    async def resources(cursor):
+        r = await c.list_resources(cursor=cursor, cache_mode="bypass")
+        return r.resources, r.next_cursor
+
+    return {"tools": await walk(tools, "name"), "prompts": await walk(prompts, "name"),
+            "resources": await walk(resources, "uri")}
+
+
+async def paging(make_whole, make_paged, label: str) -> None:
+    """The lists cut into pages of 2 (CONFORMANCE_PAGE_SIZE): following nextCursor walks each
+    whole, in the unpaginated order; a forged cursor is -32602."""
+    print(f"== pagination, {label}")
+    async with make_whole() as c:
+        whole = await all_lists(c)
+    async with make_paged() as c:
+        paged = await all_lists(c)
+        for name in ("tools", "prompts", "resources"):
+            check(len(whole[name][0]) == 1, f"{name}: one page without a page size")
+            check(len(paged[name][0]) > 1 and all(n <= 2 for n in paged[name][0]),
+                  f"{name}: pages of at most 2 ({paged[name][0]})")
+            check(paged[name][1] == whole[name][1], f"{name}: the pages walk the whole list, in order")
+        first = await c.list_tools(cache_mode="bypass")
+        cursor = first.next_cursor or ""
+        forged = cursor[:-2] + ("BB" if cursor.endswith("AA") else "AA")
+        try:
+            await c.list_tools(cursor=forged, cache_mode="bypass")
+            check(False, "a forged cursor is refused")
+        except MCPError as e:
+            check(e.code == -32602 and "Invalid cursor" in str(e), "a forged cursor is -32602")
+
+
+def stdio_client_factory(env: dict[str, str] | None = None):
     def make(**kw):
-        return Client(StdioServerParameters(command=BIN, args=["serve"], env={"RUST_LOG": "warn"}), **kw)
+        params = StdioServerParameters(command=BIN, args=["serve"], env={"RUST_LOG": "warn", **(env or {})})
+        return Client(params, **kw)
 
     return make
 
 
-async def with_stateless_http(body) -> None:
+async def with_stateless_http(body, env: dict[str, str] | None = None) -> None:
     proc = subprocess.Popen([BIN, "serve", "--http", "127.0.0.1:0", "--stateless"],
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "RUST_LOG": "warn"})
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "RUST_LOG": "warn", **(env or {})})
     try:
         url = None
         for line in proc.stderr:  # "fusion: serving MCP over streamable HTTP at http://127.0.0.1:PORT/mcp"
@@ -209,6 +270,9 @@ async def main() -> int:
     raw_stdio_wire_check()
     await exercise(stdio_client_factory(), "stdio")
     await with_stateless_http(lambda make: exercise(make, "stateless HTTP"))
+    await paging(stdio_client_factory(), stdio_client_factory(PAGED), "stdio")
+    await with_stateless_http(
+        lambda paged: paging(stdio_client_factory(), paged, "stateless HTTP"), PAGED)
     print("all good")
     return 0
 
