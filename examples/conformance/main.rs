@@ -383,7 +383,10 @@ pub const PAGE_SIZE_ENV: &str = "CONFORMANCE_PAGE_SIZE";
 
 pub fn server() -> Result<Server, fusion_runtime::server::BuildError> {
     let builder = Server::builder();
-    let builder = match std::env::var(PAGE_SIZE_ENV).ok().map(|s| s.parse::<usize>()) {
+    let builder = match std::env::var(PAGE_SIZE_ENV)
+        .ok()
+        .map(|s| s.parse::<usize>())
+    {
         Some(Ok(size)) => builder.page_size(size),
         Some(Err(_)) | None => builder,
     };

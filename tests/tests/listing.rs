@@ -3,24 +3,28 @@
 //! `<tool_error>` envelope and a list with readable text (and sees every method it wraps);
 //! pages walk `tools/list`, `prompts/list` and `resources/list` whole; a forged, foreign,
 //! oversized or stale cursor is `-32602`; icons are listed to 2025-11-25 and later clients
-//! only. The official TypeScript and Python clients page through the conformance example in
+//! only; `hide_forbidden` lists each caller (over stdio, as the embedding code names it) the
+//! tools it may call. The official TypeScript and Python clients page through the conformance example in
 //! `tests/node/surface.test.mjs` and `tests/python/modern_client.py`.
 
 use std::sync::{Arc, Mutex};
 
 use fusion_runtime::client::parse_tool_error;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, MAX_CURSOR_BYTES, spawn_http};
+use fusion_runtime::mcp::{
+    HttpOptions, HttpServer, MAX_CURSOR_BYTES, StdioOptions, serve_io, spawn_http,
+};
 use fusion_runtime::server::{
     BuildError, Icon, IconTheme, Item, MAX_PAGE_SIZE, Method, MethodNext, MethodRequest,
     method_middleware_fn,
 };
 use fusion_runtime::{
-    PromptReply, ResourceContent, Server, ToolError, ToolInput, codes, error, prompt, resource,
-    tool_action,
+    Principal, PromptReply, ResourceContent, Server, ToolError, ToolInput, codes, error, prompt,
+    resource, tool_action,
 };
 use fusion_tests::raw_http;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// No arguments.
 #[derive(Deserialize, ToolInput)]
@@ -488,4 +492,111 @@ async fn icons_are_listed_to_2025_11_25_and_later_clients_only() {
         Err(BuildError::Icons(Item::Tool, name)) => assert_eq!(name, "t_six"),
         other => panic!("{:?}", other.map(|_| ())),
     }
+}
+
+/// `tools/list` and a call of `t_five` over stdio (a real MCP connection), as protocol
+/// `version`, for the session's `principal`: the listed names and the call's error code.
+async fn stdio_view(
+    server: Server,
+    principal: Option<Principal>,
+    version: &str,
+) -> (Vec<String>, Option<String>) {
+    let mut options = StdioOptions::default();
+    if let Some(p) = principal {
+        options = options.principal(p);
+    }
+    let (client, server_side) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(server_side);
+    let task = tokio::spawn(serve_io(server, read, write, options));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    let mut send = Vec::new();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    let params = |mut p: Value| {
+        if version == MODERN {
+            p["_meta"] = meta.clone();
+        }
+        p
+    };
+    if version != MODERN {
+        send.push(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        send.push(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+    send.push(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": params(json!({}))}),
+    );
+    send.push(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": params(json!({"name": "t_five", "arguments": {}}))}));
+    for m in send {
+        let _ = client_write.write_all(format!("{m}\n").as_bytes()).await;
+    }
+    let (mut listed, mut code) = (None, None);
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line()).await
+    {
+        let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if v["id"] == 2 {
+            listed = Some(names(&v, "tools", "name"));
+        }
+        if v["id"] == 3 {
+            let text = v["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default();
+            code = parse_tool_error(text)
+                .ok()
+                .map(|e| e.code().as_str().to_owned());
+            break;
+        }
+    }
+    drop(client_write);
+    task.abort();
+    (
+        listed.unwrap_or_else(|| panic!("no tools/list answer")),
+        code,
+    )
+}
+
+#[tokio::test]
+async fn hide_forbidden_lists_each_caller_the_tools_it_may_call_and_the_contract_stays_whole() {
+    let scoped = || {
+        builder()
+            .scopes("t.four", ["ops", "audit"])
+            .scopes("t.five", ["ops"])
+    };
+    let hiding = built(scoped().hide_forbidden(true));
+    assert!(hiding.hides_forbidden());
+    let ops = || Some(Principal::new("ada").with_scopes(["ops"]));
+    for version in ["2025-11-25", MODERN] {
+        let (anonymous, code) = stdio_view(hiding.clone(), None, version).await;
+        assert_eq!(anonymous, ["t_one", "t_two", "t_three"], "{version}");
+        // Hidden is not unknown: the call says what is missing.
+        assert_eq!(code.as_deref(), Some("AUTH_REQUIRED"));
+        let (operator, code) = stdio_view(hiding.clone(), ops(), version).await;
+        assert_eq!(
+            operator,
+            ["t_one", "t_two", "t_three", "t_five"],
+            "{version}"
+        );
+        assert_eq!(code, None, "t_five runs for an operator");
+        let auditor = Some(Principal::new("bo").with_scopes(["ops", "audit"]));
+        let (all, _) = stdio_view(hiding.clone(), auditor, version).await;
+        assert_eq!(all.len(), 5, "{all:?}");
+        // Off (the default): everyone sees the whole list.
+        let (listed, code) = stdio_view(built(scoped()), None, version).await;
+        assert_eq!(listed.len(), 5, "{listed:?}");
+        assert_eq!(code.as_deref(), Some("AUTH_REQUIRED"));
+    }
+    // The contract (what `lock` writes and the diff reads) is the whole list.
+    assert_eq!(hiding.contracts().len(), 5);
+    assert!(hiding.may_call("t_five", ops().as_ref()));
+    assert!(!hiding.may_call("t_four", ops().as_ref()));
+    assert!(!hiding.may_call("t_five", None));
 }

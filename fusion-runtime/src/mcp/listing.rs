@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::era::Era;
 use super::{McpHandler, catalog, tools};
-use crate::auth::Seal;
+use crate::auth::{Principal, Seal};
 use crate::envelope::ToolError;
 use crate::server::{Icon, IconTheme, Item, Method, MethodRequest, Server};
 
@@ -209,15 +209,15 @@ fn refused(method: Method, target: Option<&str>, e: ToolError) -> ErrorData {
     ErrorData::new(code, message, Some(data))
 }
 
-/// Runs `work` (given its own clones of the handler, request context and era) behind the
-/// server's method middleware.
+/// Runs `work` (given its own clones of the handler, request context and era, and the
+/// request as the middleware saw it) behind the server's method middleware.
 pub(super) async fn guarded<T, F>(
     handler: &McpHandler,
     context: &RequestContext<RoleServer>,
     era: &Era,
     method: Method,
     target: Option<String>,
-    work: impl FnOnce(McpHandler, RequestContext<RoleServer>, Era) -> F + Send + 'static,
+    work: impl FnOnce(McpHandler, RequestContext<RoleServer>, Era, MethodRequest) -> F + Send + 'static,
 ) -> Result<T, ErrorData>
 where
     T: Send + 'static,
@@ -230,7 +230,7 @@ where
     }
     let req = MethodRequest::new(method, target.clone(), scope);
     let (h, cx, e) = (handler.clone(), context.clone(), era.clone());
-    let endpoint = move |_: MethodRequest| work(h, cx, e);
+    let endpoint = move |req: MethodRequest| work(h, cx, e, req);
     match handler
         .server
         .through_method_middleware(req, endpoint)
@@ -260,7 +260,7 @@ pub(super) async fn list_tools(
         &era,
         method,
         None,
-        |h, _, era| async move { Ok(Box::pin(h.all_tools(&era)).await) },
+        |h, _, era, req| async move { Ok(Box::pin(h.all_tools(&era, req.principal())).await) },
     )
     .await?;
     let server = &handler.server;
@@ -274,8 +274,9 @@ pub(super) async fn list_tools(
 }
 
 impl McpHandler {
-    /// Every tool this client may see, enabled ones only.
-    async fn all_tools(&self, era: &Era) -> Vec<rmcp::model::Tool> {
+    /// Every tool this client may see: enabled ones, and with
+    /// [`hide_forbidden`](crate::ServerBuilder::hide_forbidden) only those `principal` may call.
+    async fn all_tools(&self, era: &Era, principal: Option<&Principal>) -> Vec<rmcp::model::Tool> {
         let mut tools = if self.server.tool_sources().is_empty() {
             self.server.tools()
         } else {
@@ -289,6 +290,9 @@ impl McpHandler {
             specs.iter().map(tools::to_rmcp_tool).collect()
         };
         (self.server.visibility()).retain(Item::Tool, &mut tools, |t| &t.name);
+        if self.server.hides_forbidden() {
+            tools.retain(|t| self.server.may_call(&t.name, principal));
+        }
         tools
     }
 }
@@ -308,7 +312,7 @@ pub(super) async fn list_prompts(
         &era,
         method,
         None,
-        |h, _, _| async move { catalog::list_prompts(&h.server) },
+        |h, _, _, _| async move { catalog::list_prompts(&h.server) },
     )
     .await?;
     let server = &handler.server;
@@ -336,7 +340,7 @@ pub(super) async fn list_resources(
         &era,
         method,
         None,
-        |h, _, _| async move { catalog::list_resources(&h.server) },
+        |h, _, _, _| async move { catalog::list_resources(&h.server) },
     )
     .await?;
     let server = &handler.server;
@@ -364,7 +368,7 @@ pub(super) async fn list_resource_templates(
         &era,
         method,
         None,
-        |h, _, _| async move { catalog::list_resource_templates(&h.server) },
+        |h, _, _, _| async move { catalog::list_resource_templates(&h.server) },
     )
     .await?;
     let server = &handler.server;

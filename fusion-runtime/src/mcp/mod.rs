@@ -449,7 +449,7 @@ impl ServerHandler for McpHandler {
         let era = Era::of(&context)?;
         let target = Some(request.name.clone());
         let method = crate::server::Method::GetPrompt;
-        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era| {
+        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era, _| {
             Box::pin(async move { catalog::get_prompt(&h, request, cx, &era).await })
         });
         let response = Box::pin(response).await?;
@@ -489,7 +489,7 @@ impl ServerHandler for McpHandler {
         let era = Era::of(&context)?;
         let target = Some(request.uri.clone());
         let method = crate::server::Method::ReadResource;
-        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era| {
+        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era, _| {
             Box::pin(async move { catalog::read_resource(&h, request, cx, &era).await })
         });
         let response = Box::pin(response).await?;
@@ -533,7 +533,7 @@ impl ServerHandler for McpHandler {
             .or(request.r#ref.as_resource_uri())
             .map(str::to_owned);
         let method = crate::server::Method::Complete;
-        let result = listing::guarded(self, &context, &era, method, target, |h, cx, era| {
+        let result = listing::guarded(self, &context, &era, method, target, |h, cx, era, _| {
             Box::pin(async move { catalog::complete(&h, request, cx, &era).await })
         });
         let mut result = Box::pin(result).await?;

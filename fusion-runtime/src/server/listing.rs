@@ -355,6 +355,22 @@ impl ServerBuilder {
         self
     }
 
+    /// Lists to each caller only the tools it may call (off by default): a tool whose action
+    /// requires scopes the caller's principal lacks — or any scope, from a caller with no
+    /// principal — is left out of its `tools/list`; a grouped tool is listed while the caller
+    /// may call one of its actions; a mounted tool needs its mount's scopes and its own. A
+    /// call is decided as before: a hidden tool called by name still answers
+    /// `FORBIDDEN` or `AUTH_REQUIRED`, which say what is missing.
+    ///
+    /// Off by default because the list is also the contract: the lockfile (`lock`), the
+    /// contract diff, `<contract_awareness>` and the `tools` command always describe the
+    /// full list, whoever asks, and so does [`Server::contracts`](crate::Server::contracts).
+    /// With it on, a client's `tools/list` is that contract filtered by its scopes.
+    pub fn hide_forbidden(mut self, hide: bool) -> Self {
+        self.listing.hide_forbidden = hide;
+        self
+    }
+
     /// Icons for the tool, prompt or resource `name` (a tool as `tools/list` shows it, a
     /// resource or template by its URI or URI template), listed to 2025-11-25 and later
     /// clients. [`build`](Self::build) fails when nothing goes by that name.
@@ -386,6 +402,46 @@ impl Server {
             .find(|(i, n, _)| *i == item && n == name)
             .map(|(_, _, icons)| icons.as_slice())
             .unwrap_or_default()
+    }
+
+    /// Whether `tools/list` leaves out what the caller may not call
+    /// ([`ServerBuilder::hide_forbidden`]).
+    pub fn hides_forbidden(&self) -> bool {
+        self.inner.listing.hide_forbidden
+    }
+
+    /// Whether `principal` holds every scope a call of the MCP tool `tool` requires (for a
+    /// grouped tool: of one of its actions); `true` for a tool the server does not know.
+    pub fn may_call(&self, tool: &str, principal: Option<&Principal>) -> bool {
+        fn granted<'a>(mut required: impl Iterator<Item = &'a str>, p: Option<&Principal>) -> bool {
+            match p {
+                Some(p) => required.all(|s| p.has_scope(s)),
+                None => required.next().is_none(),
+            }
+        }
+        let inner = &self.inner;
+        let action = |i: usize| {
+            inner
+                .entries
+                .get(i)
+                .is_none_or(|d| granted(d.info.scopes.iter().map(|s| s.as_ref()), principal))
+        };
+        match inner.routes.get(tool) {
+            Some(super::routing::Route::Action(i)) => action(*i),
+            Some(super::routing::Route::Group(g)) => inner
+                .groups
+                .get(*g)
+                .is_none_or(|g| g.members.iter().any(|(_, i)| action(*i))),
+            None => match inner.sources.iter().find(|s| s.owns(tool)) {
+                Some(source) => {
+                    let own = inner.mounted_scopes.get(tool).into_iter().flatten();
+                    let mount = source.scopes();
+                    let required = own.map(|s| s.as_ref());
+                    granted(required.chain(mount.iter().map(String::as_str)), principal)
+                }
+                None => true,
+            },
+        }
     }
 
     /// Whether any icon is set (the lists skip looking them up when none is).
