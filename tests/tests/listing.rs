@@ -600,3 +600,31 @@ async fn hide_forbidden_lists_each_caller_the_tools_it_may_call_and_the_contract
     assert!(!hiding.may_call("t_four", ops().as_ref()));
     assert!(!hiding.may_call("t_five", None));
 }
+
+/// The `fusion_calls_total` count of calls no tool answered with `UNKNOWN_ACTION`.
+fn unknown_calls() -> u64 {
+    let text = fusion_runtime::metrics::render().unwrap_or_default();
+    text.lines()
+        .filter(|l| l.starts_with("fusion_calls_total{") && l.contains("tool=\"<unknown>\""))
+        .filter(|l| l.contains("outcome=\"UNKNOWN_ACTION\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_call_of_a_disabled_tool_is_counted_as_one_no_tool_answers() {
+    fusion_runtime::metrics::enable();
+    let server = built(builder().disabled(Item::Tool, "t_two"));
+    let before = unknown_calls();
+    // Both spellings, each refused UNKNOWN_ACTION and counted once.
+    for name in ["t_two", "t.two"] {
+        let answer = server.call_json(name, json!({})).await;
+        let text = answer.texts().next().unwrap_or_default();
+        assert!(text.contains("code=\"UNKNOWN_ACTION\""), "{text}");
+    }
+    assert_eq!(unknown_calls(), before + 2);
+    // An enabled tool is counted under its own name, not as unknown.
+    let answer = server.call_json("t_one", json!({})).await;
+    assert!(!answer.is_error);
+    assert_eq!(unknown_calls(), before + 2);
+}

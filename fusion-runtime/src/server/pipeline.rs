@@ -75,6 +75,20 @@ pub(crate) async fn call(
     response
 }
 
+/// A call of a disabled tool: `UNKNOWN_ACTION`, counted as a call no tool answers.
+fn refused_as_unknown(
+    inner: &Inner,
+    tool: &str,
+    client: Option<&ClientKey>,
+    started: Option<Instant>,
+) -> ToolResponse {
+    let response = ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+    if crate::metrics::enabled() {
+        count(None, &response, client, started);
+    }
+    response
+}
+
 /// The stages of one call.
 async fn stages(
     inner: &Inner,
@@ -93,7 +107,7 @@ async fn stages(
         return answer;
     }
     if hidden(inner, tool) {
-        return ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+        return refused_as_unknown(inner, tool, client.as_ref(), started);
     }
     if !inner.sources.is_empty()
         && !inner.routes.contains_key(tool)
@@ -126,7 +140,7 @@ async fn stages(
     let entry = &inner.entries[index];
     if hidden(inner, &entry.routed_tool) {
         // Another spelling of a disabled tool (`billing.get_invoice` in flat exposure).
-        return ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+        return refused_as_unknown(inner, tool, client.as_ref(), started);
     }
     let info = &entry.info;
     let response = match run_action(inner, entry, arguments, scope).await {
