@@ -171,10 +171,13 @@ fn names(answer: &Value, list: &str, key: &str) -> Vec<String> {
         .collect()
 }
 
+/// What the recording middleware saw: each method, and the code of an inner refusal.
+type Seen = Arc<Mutex<Vec<(Method, Option<String>)>>>;
+
 /// A server whose method middleware keeps `internal://` resources and the template list to
 /// operators, fails `completion/complete` with a plain error, and records every method it
 /// sees.
-fn guarded(seen: Arc<Mutex<Vec<(Method, Option<String>)>>>) -> Server {
+fn guarded(seen: Seen) -> Server {
     let guard = method_middleware_fn(|req: MethodRequest, next: MethodNext| async move {
         let operator = req.principal().is_some_and(|p| p.has_scope("ops"));
         let internal = req.method() == Method::ReadResource

@@ -189,6 +189,10 @@ impl Visibility {
     }
 
     /// `items` without those of `kind` that are disabled (by the name `name_of` gives).
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code, reason = "called by mcp/ only")
+    )]
     pub(crate) fn retain<T>(&self, kind: Item, items: &mut Vec<T>, name_of: impl Fn(&T) -> &str) {
         if self.all_enabled() {
             return;
