@@ -383,7 +383,7 @@ pub fn nginx_binary() -> PathBuf {
 }
 
 impl Nginx {
-    /// The configuration README's "Running more than one instance" shows, for `upstreams`
+    /// The configuration docs/state.md's "Running more than one instance" shows, for `upstreams`
     /// and a listen port.
     pub fn config(upstreams: &[SocketAddr], port: u16, dir: &Path) -> String {
         Nginx::config_with(upstreams, port, dir, "error timeout")
