@@ -305,8 +305,9 @@ impl Instance {
                 .map_while(Result::ok)
             {
                 if !sent
-                    && let Some(rest) =
-                        line.strip_prefix("fusion: serving MCP over streamable HTTP at http://")
+                    && let Some(rest) = announced(&line, "serving MCP over streamable HTTP")
+                        .as_deref()
+                        .and_then(|url| url.strip_prefix("http://"))
                 {
                     let addr = rest.split('/').next().unwrap_or_default().to_owned();
                     let _ = tx.send(addr);
@@ -506,4 +507,20 @@ pub fn mint(
 ) -> String {
     jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), claims, key)
         .unwrap_or_else(|e| panic!("mint a token: {e}"))
+}
+
+/// The URL a server's `fusion: {what} at {url}` announcement on stderr names, in either
+/// `--log-format`: the text line, or the JSON object whose `fields.message` is `what`.
+pub fn announced(line: &str, what: &str) -> Option<String> {
+    if let Some(rest) = line
+        .strip_prefix("fusion: ")
+        .and_then(|l| l.strip_prefix(what))
+        .and_then(|l| l.strip_prefix(" at "))
+    {
+        return Some(rest.split(' ').next().unwrap_or_default().to_owned());
+    }
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    (v["fields"]["message"] == what)
+        .then(|| v["fields"]["url"].as_str().map(str::to_owned))
+        .flatten()
 }
