@@ -16,10 +16,11 @@
 //!
 //! Built on `prometheus-client` (feature `metrics`): 2 crates beyond what the tree already
 //! has, typed label sets, and the OpenMetrics text encoder Prometheus scrapes.
-// The recording points are called from the transports (`mcp`), the gateway and the Redis
-// stores; a build with none of them (`--no-default-features`) records nothing but still has them.
+// The recording points are called from the transports (`mcp`: the HTTP listener's open
+// connections and refusals), the gateway and the Redis stores; a build without one of them
+// (`--no-default-features`, `server-stdio` alone) has the points it does not call.
 #![cfg_attr(
-    not(any(feature = "server-stdio", feature = "server-http", feature = "redis")),
+    not(all(feature = "server-http", feature = "redis", feature = "gateway")),
     allow(dead_code)
 )]
 
