@@ -449,7 +449,7 @@ async fn icons_are_listed_to_2025_11_25_and_later_clients_only() {
                 [Icon::new("https://example.com/i.png")],
             ),
     );
-    let running = http(server).await;
+    let running = http(server.clone()).await;
     for version in ["2025-11-25", MODERN] {
         let tools = request(&running, version, "tools/list", json!({})).await;
         assert_eq!(
@@ -471,6 +471,12 @@ async fn icons_are_listed_to_2025_11_25_and_later_clients_only() {
             resources["result"]["resources"][0]["icons"][0]["src"],
             "https://example.com/i.png"
         );
+    }
+    // A 2025 session over stdio: its negotiated version decides.
+    for (version, shown) in [("2025-11-25", true), ("2025-06-18", false)] {
+        let (answer, _) = stdio_session(server.clone(), None, version).await;
+        let icons = &answer["result"]["tools"][0]["icons"];
+        assert_eq!(icons.is_array(), shown, "{version}: {answer}");
     }
     // 2025-06-18 has no icons: none are listed.
     for (method, list) in [
@@ -504,6 +510,17 @@ async fn stdio_view(
     principal: Option<Principal>,
     version: &str,
 ) -> (Vec<String>, Option<String>) {
+    let (answer, code) = stdio_session(server, principal, version).await;
+    (names(&answer, "tools", "name"), code)
+}
+
+/// `tools/list` and a call of `t_five` over stdio, as [`stdio_view`]: the whole `tools/list`
+/// answer.
+async fn stdio_session(
+    server: Server,
+    principal: Option<Principal>,
+    version: &str,
+) -> (Value, Option<String>) {
     let mut options = StdioOptions::default();
     if let Some(p) = principal {
         options = options.principal(p);
@@ -547,7 +564,7 @@ async fn stdio_view(
     {
         let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
         if v["id"] == 2 {
-            listed = Some(names(&v, "tools", "name"));
+            listed = Some(v.clone());
         }
         if v["id"] == 3 {
             let text = v["result"]["content"][0]["text"]

@@ -445,14 +445,22 @@ impl Server {
     }
 
     /// Whether any icon is set (the lists skip looking them up when none is).
-    pub fn has_icons(&self) -> bool {
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code, reason = "called by mcp/ only")
+    )]
+    pub(crate) fn has_icons(&self) -> bool {
         !self.inner.listing.icons.is_empty()
     }
 
     /// Runs `req` through the method middleware, then `endpoint`; its value, or the error a
     /// middleware refused the request with (a middleware that panics: `INTERNAL_ERROR`).
     /// Without method middleware, `endpoint` runs directly.
-    pub async fn through_method_middleware<T, F>(
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code, reason = "called by mcp/ only")
+    )]
+    pub(crate) async fn through_method_middleware<T, F>(
         &self,
         req: MethodRequest,
         endpoint: impl FnOnce(MethodRequest) -> F + Send + 'static,
