@@ -348,7 +348,9 @@ impl ServerBuilder {
     /// bound to the list and to the visibility changes made so far: a cursor that was
     /// tampered with, made for another list, or issued before a tool, prompt or resource was
     /// enabled or disabled is refused with `-32602` (list again from the start: clients are
-    /// told of each change). [`build`](Self::build) fails for `0` or more than
+    /// told of each change). A cursor holds a position, not a snapshot: a mounted upstream
+    /// whose tools change between two pages shifts the ones after (the change is announced
+    /// with `list_changed`, as any other). [`build`](Self::build) fails for `0` or more than
     /// [`MAX_PAGE_SIZE`].
     pub fn page_size(mut self, size: usize) -> Self {
         self.listing.page_size = Some(size);

@@ -66,8 +66,12 @@ struct Shared {
 }
 
 /// The runtime handle on what the server shows: enable and disable tools, prompts and
-/// resources (see the [module](self) docs). From [`Server::visibility`](crate::Server::visibility);
-/// clones share the state.
+/// resources. A disabled tool leaves `tools/list` and answers `UNKNOWN_ACTION` (its closest
+/// *enabled* name suggested); a disabled prompt or resource leaves its list and answers as one
+/// that does not exist; each change that changes something is announced to the clients
+/// (`list_changed` to 2025 sessions and 2026-07-28 `subscriptions/listen` streams). The state
+/// is this instance's; the contract stays the full one. From
+/// [`Server::visibility`](crate::Server::visibility); clones share the state.
 #[derive(Clone)]
 pub struct Visibility {
     shared: Arc<Shared>,
