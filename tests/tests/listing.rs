@@ -3,12 +3,14 @@
 //! `<tool_error>` envelope and a list with readable text (and sees every method it wraps);
 //! pages walk `tools/list`, `prompts/list` and `resources/list` whole; a forged, foreign,
 //! oversized or stale cursor is `-32602`; icons are listed to 2025-11-25 and later clients
-//! only; `hide_forbidden` lists each caller (over stdio, as the embedding code names it) the
-//! tools it may call. The official TypeScript and Python clients page through the conformance example in
+//! only; `hide_forbidden` lists each caller the tools it may call (over stdio as the embedding
+//! code names the caller, over HTTP as its bearer token does — the principal method middleware
+//! sees too); a call of a disabled tool is counted in the metrics as one no tool answers. The official TypeScript and Python clients page through the conformance example in
 //! `tests/node/surface.test.mjs` and `tests/python/modern_client.py`.
 
 use std::sync::{Arc, Mutex};
 
+use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
 use fusion_runtime::client::parse_tool_error;
 use fusion_runtime::mcp::{
     HttpOptions, HttpServer, MAX_CURSOR_BYTES, StdioOptions, serve_io, spawn_http,
@@ -21,7 +23,8 @@ use fusion_runtime::{
     Principal, PromptReply, ResourceContent, Server, ToolError, ToolInput, codes, error, prompt,
     resource, tool_action,
 };
-use fusion_tests::raw_http;
+use fusion_tests::{raw_http, services};
+use jsonwebtoken::{Algorithm, EncodingKey};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -132,12 +135,27 @@ const MODERN: &str = "2026-07-28";
 const GENERATIONS: [&str; 2] = ["2025-11-25", MODERN];
 
 /// The answer to one request sent as protocol `version`.
-async fn request(running: &HttpServer, version: &str, method: &str, mut params: Value) -> Value {
+async fn request(running: &HttpServer, version: &str, method: &str, params: Value) -> Value {
+    request_as(running, None, version, method, params).await
+}
+
+/// The answer to one request sent as protocol `version`, with `token` as its bearer token.
+async fn request_as(
+    running: &HttpServer,
+    token: Option<&str>,
+    version: &str,
+    method: &str,
+    mut params: Value,
+) -> Value {
+    let bearer = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
         ("mcp-protocol-version", version),
     ];
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b));
+    }
     let name = params
         .get("name")
         .or_else(|| params.get("uri"))
@@ -619,6 +637,70 @@ async fn hide_forbidden_lists_each_caller_the_tools_it_may_call_and_the_contract
     assert!(hiding.may_call("t_five", ops().as_ref()));
     assert!(!hiding.may_call("t_four", ops().as_ref()));
     assert!(!hiding.may_call("t_five", None));
+}
+
+#[tokio::test]
+async fn over_http_the_bearer_tokens_scopes_decide_the_list_and_the_method_middleware() {
+    const RESOURCE: &str = "https://listing.example.com/mcp";
+    const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef-listing";
+    let operators = method_middleware_fn(|req: MethodRequest, next: MethodNext| async move {
+        let internal = req.target().is_some_and(|t| t.starts_with("internal://"));
+        if internal && !req.principal().is_some_and(|p| p.has_scope("ops")) {
+            return Err(error(
+                codes::FORBIDDEN,
+                "Internal resources need the `ops` scope",
+            ));
+        }
+        Ok::<_, ToolError>(next.run(req).await)
+    });
+    let server = built(
+        builder()
+            .scopes("t.five", ["ops"])
+            .hide_forbidden(true)
+            .method_middleware(operators),
+    );
+    let verifier = JwtVerifier::new(RESOURCE)
+        .hs256_secret(SECRET)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let auth = Auth::new(verifier, RESOURCE).mode(AuthMode::Optional);
+    let options = HttpOptions::default().stateless(true).auth(auth);
+    let addr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+    let running = spawn_http(server, addr, options)
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let token = |scope: &str| {
+        let claims = json!({
+            "sub": "ada", "scope": scope, "aud": RESOURCE,
+            "exp": services::now() + 600, "iat": services::now(),
+        });
+        let key = EncodingKey::from_secret(SECRET).unwrap_or_else(|e| panic!("{e}"));
+        services::mint(Algorithm::HS256, &key, &claims)
+    };
+    let (ops, reader) = (token("ops"), token("read"));
+    for version in GENERATIONS {
+        for (who, bearer, five) in [
+            ("anonymous", None, false),
+            ("ops", Some(ops.as_str()), true),
+            ("read", Some(reader.as_str()), false),
+        ] {
+            let answer = request_as(&running, bearer, version, "tools/list", json!({})).await;
+            let listed = names(&answer, "tools", "name");
+            assert_eq!(listed.len(), if five { 5 } else { 4 }, "{who}, {version}");
+            assert_eq!(
+                listed.iter().any(|n| n == "t_five"),
+                five,
+                "{who}, {version}"
+            );
+            // Method middleware sees the same principal.
+            let read = json!({"uri": "internal://notes"});
+            let answer = request_as(&running, bearer, version, "resources/read", read).await;
+            match five {
+                true => assert_eq!(answer["result"]["contents"][0]["text"], "secret"),
+                false => assert_eq!(answer["error"]["data"]["code"], "FORBIDDEN", "{answer}"),
+            }
+        }
+    }
+    let _ = running.shutdown().await;
 }
 
 /// The `fusion_calls_total` count of calls no tool answered with `UNKNOWN_ACTION`.
