@@ -78,9 +78,11 @@ fn start(server: &Server, method: Method, cursor: Option<&str>) -> Result<usize,
         return Err(bad_cursor(method, "it was issued for another list"));
     }
     if position.generation != server.visibility().generation() {
-        return Err(bad_cursor(
-            method,
-            "the list changed since it was issued (list again from the start)",
+        return Err(ErrorData::invalid_params(
+            format!(
+                "Invalid cursor for {method}: the list changed since it was issued (a tool, prompt or resource was enabled or disabled). List again without a cursor."
+            ),
+            Some(json!({ "method": method.as_str(), "stale": true })),
         ));
     }
     Ok(position.offset)
