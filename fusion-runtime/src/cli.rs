@@ -298,6 +298,7 @@ pub async fn run(server: Server) -> ExitCode {
 
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
+    #[cfg(feature = "tracing-subscriber")]
     let serving = matches!(command, None | Some(Command::Serve { .. }));
     #[cfg(feature = "otel")]
     let traces = match &command {
@@ -412,6 +413,7 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             store,
             #[cfg(feature = "metrics")]
             metrics,
+            #[cfg(feature = "metrics")]
             log_format,
             ..
         }) => {
