@@ -64,7 +64,7 @@
 //! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis; what a change notification is ([`Change`](store::Change)) and how it reaches every instance ([`ChangeBus`](store::ChangeBus), Redis pub/sub) | `guard` |
 //! | [`auth`] | who is calling: [`Principal`], [`TokenVerifier`](auth::TokenVerifier) and the JWT verifier (`auth-jwt`), scopes, Protected Resource Metadata, `seal` (the HMAC that signs `requestState` and gateway handles), delegation tokens | `envelope`, `store` |
 //! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`], joined to a [`ChangeBus`](store::ChangeBus) across instances) | `auth`, `envelope`, `input`, `store` |
-//! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema`, `validation` |
+//! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], [`TaskSupport`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema`, `validation` |
 //! | [`completion`] | `completion/complete` for prompt arguments and resource-template parameters: a string enum's values, or the completer a prompt or template names | `context`, `input`, `schema` |
 //! | [`prompt`](mod@prompt) | what `#[prompt]` registers: name, description, typed arguments, the handler returning messages | `action`, `completion`, `context`, `envelope`, `input`, `resource` |
 //! | [`resource`](mod@resource) | what `#[resource]` registers: a URI or a URI template with typed, validated parameters, the handler returning contents | `action`, `completion`, `context`, `envelope`, `input`, `validation` |
@@ -219,7 +219,7 @@ pub mod mcp;
 pub mod server;
 
 pub use action::{
-    ActionHints, ActionInfo, ActionLimits, IntoActionOutput, ToolAction, WithWarnings,
+    ActionHints, ActionInfo, ActionLimits, IntoActionOutput, TaskSupport, ToolAction, WithWarnings,
 };
 pub use auth::Principal;
 pub use context::Notifier;

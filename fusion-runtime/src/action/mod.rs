@@ -198,6 +198,41 @@ pub struct ActionInfo {
     /// [`ServerBuilder::scopes`](crate::ServerBuilder::scopes)); empty: anyone may call it.
     /// See [`auth`](crate::auth).
     pub scopes: Vec<Cow<'static, str>>,
+    /// Whether a client that declared the tasks extension gets the call as a task
+    /// (`#[tool_action(task)]`); see [`TaskSupport`].
+    pub task: TaskSupport,
+}
+
+/// Whether an action runs as an MCP task (`io.modelcontextprotocol/tasks`) for a client that
+/// declared the extension, in the words of the 2025-11-25 `execution.taskSupport`. A client
+/// that did not declare it always gets the synchronous call: the spec forbids sending it a
+/// task handle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TaskSupport {
+    /// Never a task (the default): the call answers when the handler is done.
+    #[default]
+    Forbidden,
+    /// `#[tool_action(task)]` or `task = "optional"`: a task for a client that asked for one.
+    Optional,
+    /// `task = "required"`: a task for a client that declared tasks; the action is meant to
+    /// outlive a request.
+    Required,
+}
+
+impl TaskSupport {
+    /// The spec's word: `forbidden`, `optional` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Whether a client that declared tasks may get this call as a task.
+    pub fn allows_task(self) -> bool {
+        self != TaskSupport::Forbidden
+    }
 }
 
 /// The result of running a handler: a success (a value or a ready response) or a tool error

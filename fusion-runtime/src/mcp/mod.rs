@@ -50,6 +50,7 @@ pub mod elicit;
 pub mod era;
 mod notify;
 mod scope;
+mod tasks;
 mod tools;
 #[cfg(feature = "gateway")]
 mod upstream;
@@ -264,6 +265,13 @@ impl McpHandler {
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
+        if request.request_state.is_none()
+            && tasks::declared(&context)
+            && self.server.runs_as_task(&request.name)
+        {
+            scope.meta = scope::take_meta(&mut context);
+            return tasks::start(&self.server, &era, request, scope).await;
+        }
         let owner = crate::context::ClientKey::of(&scope);
         let binding = elicit::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)
             .signed_with(self.server.request_state_key());
@@ -322,6 +330,7 @@ impl ServerHandler for McpHandler {
             .enable_logging()
             .build();
         catalog::add_capabilities(&self.server, &mut capabilities, true);
+        tasks::advertise(&self.server, &mut capabilities);
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.server.name(),
             self.server.version(),
@@ -432,6 +441,22 @@ impl ServerHandler for McpHandler {
         // cell, through its stages), and a call's state is ~4 KB — inline it was copied
         // over and over, ~80 k instructions of `memcpy` per HTTP request.
         Box::pin(self.answer_call(request, context))
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        tasks::get(self, request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(self, request, context).await
     }
 
     async fn list_prompts(

@@ -56,7 +56,7 @@ use crate::guard::{
     ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
 };
 use crate::input::JsonObject;
-use crate::store::{ChangeBus, OnceStore};
+use crate::store::{ChangeBus, OnceStore, TaskStore};
 use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
 use registry::{Erased, Inner, Registered};
@@ -117,6 +117,7 @@ pub struct ServerBuilder {
     changes: (usize, ListenLimits),
     request_state_key: Option<Arc<[u8]>>,
     once: Option<Arc<dyn OnceStore>>,
+    tasks: Option<Arc<dyn TaskStore>>,
     read_cache: ReadCache,
     change_bus: Option<Arc<dyn ChangeBus>>,
     max_result_bytes: usize,
@@ -218,6 +219,7 @@ impl Default for ServerBuilder {
             ),
             request_state_key: None,
             once: None,
+            tasks: None,
             read_cache: ReadCache::default(),
             change_bus: None,
             sources: Vec::new(),
@@ -514,6 +516,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps MCP tasks (the actions marked `#[tool_action(task)]`, run for clients that
+    /// declared tasks) in `store` instead of this process's memory
+    /// ([`MemoryTasks`](crate::store::MemoryTasks) with its default bounds).
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.tasks = Some(Arc::new(store));
+        self
+    }
+
     /// Adds tools served by `source` (what [`ServerBuilder::mount`] adds for an upstream
     /// MCP server): calls of a name no action has go to the source that owns it, and
     /// `tools/list` shows its tools after the actions'.
@@ -699,6 +709,10 @@ impl ServerBuilder {
                 request_state_key: self.request_state_key,
                 names,
                 once: Arc::new(match self.once {
+                    Some(store) => std::sync::OnceLock::from(store),
+                    None => std::sync::OnceLock::new(),
+                }),
+                tasks: Arc::new(match self.tasks {
                     Some(store) => std::sync::OnceLock::from(store),
                     None => std::sync::OnceLock::new(),
                 }),
@@ -1049,6 +1063,34 @@ impl Server {
         self.inner
             .once
             .get_or_init(|| Arc::new(crate::store::MemoryOnce::default()))
+    }
+
+    /// Keeps MCP tasks in `store` from now on: for a server built without
+    /// [`ServerBuilder::task_store`], before it serves. `Err` (with the store given back)
+    /// when one is already set.
+    pub fn set_task_store(&self, store: Arc<dyn TaskStore>) -> Result<(), Arc<dyn TaskStore>> {
+        self.inner.tasks.set(store)
+    }
+
+    /// Where MCP tasks are kept: the store set on the builder or with
+    /// [`Server::set_task_store`], else this process's memory.
+    pub fn task_store(&self) -> &Arc<dyn TaskStore> {
+        self.inner
+            .tasks
+            .get_or_init(|| Arc::new(crate::store::MemoryTasks::default()))
+    }
+
+    /// Whether `tool` runs as a task for a client that declared tasks: one of its actions
+    /// says `#[tool_action(task)]`.
+    pub fn runs_as_task(&self, tool: &str) -> bool {
+        self.actions()
+            .iter()
+            .any(|a| a.tool == tool && a.info.task.allows_task())
+    }
+
+    /// Whether any action runs as a task (the server then advertises the tasks extension).
+    pub fn has_tasks(&self) -> bool {
+        self.actions().iter().any(|a| a.info.task.allows_task())
     }
 
     /// Shares change notifications through `bus` from now on (the `serve --redis-url` flag):

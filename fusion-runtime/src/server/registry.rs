@@ -237,6 +237,8 @@ pub(super) struct Inner {
     pub(super) names: Arc<Names>,
     /// One-time ids (see [`Server::once_store`](super::Server::once_store)).
     pub(super) once: Arc<std::sync::OnceLock<Arc<dyn crate::store::OnceStore>>>,
+    /// MCP tasks (see [`Server::task_store`](super::Server::task_store)).
+    pub(super) tasks: Arc<std::sync::OnceLock<Arc<dyn crate::store::TaskStore>>>,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
 }

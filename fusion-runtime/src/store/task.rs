@@ -1,0 +1,508 @@
+//! MCP tasks (`io.modelcontextprotocol/tasks`): what a task-augmented `tools/call` leaves
+//! behind for `tasks/get` and `tasks/cancel` to read, behind [`TaskStore`], with the
+//! in-process [`MemoryTasks`] as the default.
+//!
+//! A task belongs to the client that started it (its [`ClientKey`](crate::context::ClientKey)):
+//! every read names the owner, and another owner's task is answered as if it did not exist.
+//! Everything is bounded: tasks per owner and overall ([`TaskLimits`]), the size of a stored
+//! result, and how long a task may live.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use super::StoreError;
+
+/// A JSON object.
+type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// Where a task stands (the spec's `status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Waiting for the client's answer to a question (`tasks/update`).
+    InputRequired,
+    /// Answered: the result is the call's `CallToolResult`.
+    Completed,
+    /// The server could not answer: the error says why.
+    Failed,
+    /// Cancelled by the client.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The spec's word: `working`, `input_required`, `completed`, `failed`, `cancelled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the task has ended (`completed`, `failed`, `cancelled`); it changes no more.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+/// The bounds a [`TaskStore`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// Live tasks one owner may hold (running or finished, until they expire).
+    pub per_owner: usize,
+    /// Live tasks in the whole store.
+    pub overall: usize,
+    /// Bytes of a result's JSON; a bigger result makes the task `failed`, saying so.
+    pub max_result_bytes: usize,
+    /// The longest lifetime a task may have, whatever the action asks for.
+    pub max_ttl: Duration,
+    /// The lifetime of a task when nothing asks for another.
+    pub default_ttl: Duration,
+    /// How often a client is told to poll.
+    pub poll_interval: Duration,
+}
+
+/// [`TaskLimits::per_owner`] by default.
+pub const DEFAULT_TASKS_PER_OWNER: usize = 64;
+/// [`TaskLimits::overall`] by default.
+pub const DEFAULT_TASKS_OVERALL: usize = 10_000;
+/// [`TaskLimits::max_result_bytes`] by default: 1 MiB.
+pub const DEFAULT_TASK_RESULT_BYTES: usize = 1 << 20;
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            per_owner: DEFAULT_TASKS_PER_OWNER,
+            overall: DEFAULT_TASKS_OVERALL,
+            max_result_bytes: DEFAULT_TASK_RESULT_BYTES,
+            max_ttl: Duration::from_secs(60 * 60),
+            default_ttl: Duration::from_secs(5 * 60),
+            poll_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+impl TaskLimits {
+    /// `ttl`, or the default, cut to [`max_ttl`](TaskLimits::max_ttl).
+    pub fn ttl(&self, ttl: Option<Duration>) -> Duration {
+        ttl.unwrap_or(self.default_ttl).min(self.max_ttl)
+    }
+}
+
+/// How a task ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskOutcome {
+    /// The call answered: its `CallToolResult` as JSON (an `isError` result included).
+    Completed(JsonObject),
+    /// The server could not answer: a JSON-RPC error object (`code`, `message`, `data`).
+    Failed(JsonObject),
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl TaskOutcome {
+    /// A `failed` outcome with JSON-RPC `code`, a readable `message` and the envelope code
+    /// (`INTERNAL_ERROR`, `TIMEOUT`) in `data.code`.
+    pub fn failed(code: i32, envelope_code: &str, message: impl Into<String>) -> Self {
+        let mut error = JsonObject::new();
+        error.insert("code".into(), code.into());
+        error.insert("message".into(), message.into().into());
+        error.insert(
+            "data".into(),
+            serde_json::json!({ "code": envelope_code }),
+        );
+        TaskOutcome::Failed(error)
+    }
+}
+
+/// One task as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRecord {
+    /// The id the client polls with: random, unguessable.
+    pub id: String,
+    /// Who started it ([`ClientKey`](crate::context::ClientKey)'s string).
+    pub owner: String,
+    /// Where it stands; `input_required` is not stored here.
+    pub status: TaskStatus,
+    /// A message for the user or model, if any.
+    pub status_message: Option<String>,
+    /// The result or error of a finished task.
+    pub outcome: Option<TaskOutcome>,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// When it last changed, in milliseconds since the Unix epoch.
+    pub updated_ms: u64,
+    /// How long it lives from creation, in milliseconds: the work is stopped (`failed`,
+    /// `TIMEOUT`) when it lapses, and the record is dropped one TTL after it ends.
+    pub ttl_ms: u64,
+    /// How often the client should poll, in milliseconds.
+    pub poll_interval_ms: u64,
+}
+
+impl TaskRecord {
+    /// When the record may be dropped: one TTL after it ended, or, while it runs, never
+    /// (the runner ends it when its TTL lapses).
+    fn expires_ms(&self) -> Option<u64> {
+        self.status
+            .is_terminal()
+            .then(|| self.updated_ms.saturating_add(self.ttl_ms))
+    }
+}
+
+/// Why a task was not created.
+#[derive(Debug)]
+pub enum TaskRefused {
+    /// The owner holds [`TaskLimits::per_owner`] live tasks.
+    OwnerFull(usize),
+    /// The store holds [`TaskLimits::overall`] live tasks.
+    StoreFull(usize),
+    /// The store could not be reached.
+    Store(StoreError),
+}
+
+impl fmt::Display for TaskRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TaskRefused::OwnerFull(n) => write!(
+                f,
+                "this client already has {n} tasks, the most it may hold; wait for one to end and expire"
+            ),
+            TaskRefused::StoreFull(n) => write!(
+                f,
+                "the server holds {n} tasks, the most it keeps; try again later"
+            ),
+            TaskRefused::Store(e) => write!(f, "the task store cannot be reached: {e}"),
+        }
+    }
+}
+
+/// Keeps tasks. Every method is bounded in time; a read names the owner and never returns
+/// another owner's task.
+pub trait TaskStore: Send + Sync + 'static {
+    /// The bounds it keeps.
+    fn limits(&self) -> &TaskLimits;
+
+    /// Creates a `working` task of `owner` living `ttl` (already cut to the ceiling).
+    fn create<'a>(
+        &'a self,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<TaskRecord, TaskRefused>>;
+
+    /// The task `id` of `owner`; `None` when it is unknown, expired or someone else's.
+    fn get<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// Ends task `id` with `outcome`, unless it already ended (a cancelled task stays
+    /// cancelled): `Ok(true)` when this ended it. A completed result bigger than
+    /// [`TaskLimits::max_result_bytes`] ends it `failed` instead, saying so.
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        outcome: TaskOutcome,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// A name for logs and errors (`in-process`, `redis`).
+    fn name(&self) -> &'static str;
+}
+
+/// A completed outcome bigger than `limit` bytes of JSON, made a readable `failed` one.
+pub(crate) fn bounded(outcome: TaskOutcome, limit: usize) -> TaskOutcome {
+    let TaskOutcome::Completed(result) = &outcome else {
+        return outcome;
+    };
+    let size = serde_json::to_vec(result).map_or(usize::MAX, |v| v.len());
+    if size <= limit {
+        return outcome;
+    }
+    TaskOutcome::failed(
+        -32603,
+        "INTERNAL_ERROR",
+        format!(
+            "the task's result is {size} bytes, more than the {limit} a task may keep; ask for less (a narrower query, fewer items)"
+        ),
+    )
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `ms` since the epoch as ISO 8601 UTC (`2026-07-28T10:30:00.123Z`).
+pub(crate) fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+/// A new task id: 128 random bits, hex.
+pub(crate) fn new_task_id() -> Result<String, StoreError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError(format!("no task id: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The in-process [`TaskStore`]: tasks in this process's memory, for one instance. Expired
+/// records are dropped as new tasks are created.
+pub struct MemoryTasks {
+    limits: TaskLimits,
+    tasks: Mutex<HashMap<String, TaskRecord>>,
+}
+
+impl fmt::Debug for MemoryTasks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryTasks")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MemoryTasks {
+    fn default() -> Self {
+        MemoryTasks::new(TaskLimits::default())
+    }
+}
+
+impl MemoryTasks {
+    /// An empty store keeping `limits`.
+    pub fn new(limits: TaskLimits) -> Self {
+        MemoryTasks {
+            limits,
+            tasks: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn create_now(&self, owner: &str, ttl: Duration) -> Result<TaskRecord, TaskRefused> {
+        let now = now_ms();
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks.retain(|_, t| t.expires_ms().is_none_or(|at| at > now));
+        if tasks.len() >= self.limits.overall {
+            return Err(TaskRefused::StoreFull(self.limits.overall));
+        }
+        if tasks.values().filter(|t| t.owner == owner).count() >= self.limits.per_owner {
+            return Err(TaskRefused::OwnerFull(self.limits.per_owner));
+        }
+        let record = TaskRecord {
+            id: new_task_id().map_err(TaskRefused::Store)?,
+            owner: owner.to_owned(),
+            status: TaskStatus::Working,
+            status_message: None,
+            outcome: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: u64::try_from(self.limits.ttl(Some(ttl)).as_millis()).unwrap_or(u64::MAX),
+            poll_interval_ms: u64::try_from(self.limits.poll_interval.as_millis())
+                .unwrap_or(u64::MAX),
+        };
+        tasks.insert(record.id.clone(), record.clone());
+        Ok(record)
+    }
+
+    fn get_now(&self, owner: &str, id: &str) -> Option<TaskRecord> {
+        let now = now_ms();
+        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks
+            .get(id)
+            .filter(|t| t.owner == owner && t.expires_ms().is_none_or(|at| at > now))
+            .cloned()
+    }
+
+    fn finish_now(&self, id: &str, outcome: TaskOutcome) -> bool {
+        let outcome = bounded(outcome, self.limits.max_result_bytes);
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(task) = tasks.get_mut(id) else {
+            return false;
+        };
+        if task.status.is_terminal() {
+            return false;
+        }
+        task.status = match outcome {
+            TaskOutcome::Completed(_) => TaskStatus::Completed,
+            TaskOutcome::Failed(_) => TaskStatus::Failed,
+            TaskOutcome::Cancelled => TaskStatus::Cancelled,
+        };
+        task.status_message = match &outcome {
+            TaskOutcome::Failed(e) => e.get("message").and_then(|m| m.as_str()).map(str::to_owned),
+            TaskOutcome::Cancelled => Some("cancelled by the client".to_owned()),
+            TaskOutcome::Completed(_) => None,
+        };
+        task.outcome = Some(outcome);
+        task.updated_ms = now_ms();
+        true
+    }
+}
+
+impl TaskStore for MemoryTasks {
+    fn limits(&self) -> &TaskLimits {
+        &self.limits
+    }
+
+    fn create<'a>(
+        &'a self,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<TaskRecord, TaskRefused>> {
+        Box::pin(std::future::ready(self.create_now(owner, ttl)))
+    }
+
+    fn get<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.get_now(owner, id))))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        outcome: TaskOutcome,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.finish_now(id, outcome))))
+    }
+
+    fn name(&self) -> &'static str {
+        "in-process"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> TaskLimits {
+        TaskLimits {
+            per_owner: 2,
+            overall: 3,
+            max_result_bytes: 64,
+            max_ttl: Duration::from_secs(10),
+            default_ttl: Duration::from_secs(5),
+            poll_interval: Duration::from_millis(100),
+        }
+    }
+
+    fn result(text: &str) -> JsonObject {
+        serde_json::from_value(serde_json::json!({
+            "content": [{"type": "text", "text": text}], "isError": false
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn an_owner_past_its_bound_is_refused_others_are_not() {
+        let store = MemoryTasks::new(small());
+        let ttl = Duration::from_secs(1);
+        for _ in 0..2 {
+            store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let refused = store.create_now("a", ttl);
+        assert!(matches!(refused, Err(TaskRefused::OwnerFull(2))), "{refused:?}");
+        store.create_now("b", ttl).unwrap_or_else(|e| panic!("{e}"));
+        let full = store.create_now("c", ttl);
+        assert!(matches!(full, Err(TaskRefused::StoreFull(3))), "{full:?}");
+    }
+
+    #[test]
+    fn the_ttl_is_cut_to_the_ceiling() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(3600))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(task.ttl_ms, 10_000);
+        assert_eq!(task.poll_interval_ms, 100);
+    }
+
+    #[test]
+    fn another_owner_reads_nothing() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.get_now("a", &task.id).is_some());
+        assert_eq!(store.get_now("b", &task.id), None);
+        assert_eq!(store.get_now("a", "no-such-task"), None);
+    }
+
+    #[test]
+    fn a_result_past_the_bound_fails_the_task_readably() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&task.id, TaskOutcome::Completed(result(&"x".repeat(100)))));
+        let read = store.get_now("a", &task.id).unwrap_or_else(|| panic!("gone"));
+        assert_eq!(read.status, TaskStatus::Failed);
+        let message = read.status_message.unwrap_or_default();
+        assert!(message.contains("more than the 64"), "{message}");
+        let small_one = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&small_one.id, TaskOutcome::Completed(result("ok"))));
+        let read = store.get_now("a", &small_one.id).unwrap_or_else(|| panic!("gone"));
+        assert_eq!(read.status, TaskStatus::Completed);
+    }
+
+    #[test]
+    fn a_cancelled_task_stays_cancelled() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&task.id, TaskOutcome::Cancelled));
+        assert!(!store.finish_now(&task.id, TaskOutcome::Completed(result("late"))));
+        let read = store.get_now("a", &task.id).unwrap_or_else(|| panic!("gone"));
+        assert_eq!(read.status, TaskStatus::Cancelled);
+    }
+
+    #[test]
+    fn a_finished_task_expires_one_ttl_after_it_ended() {
+        let store = MemoryTasks::new(TaskLimits {
+            max_ttl: Duration::from_millis(1),
+            ..small()
+        });
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&task.id, TaskOutcome::Completed(result("ok"))));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(store.get_now("a", &task.id), None);
+    }
+
+    #[test]
+    fn timestamps_are_iso8601() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_785_234_600_123), "2026-07-28T10:30:00.123Z");
+    }
+}
