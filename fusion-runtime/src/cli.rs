@@ -16,6 +16,9 @@
 //!                                        (see `mcp::HttpOptions` for the defaults)
 //!           [--drain-grace T]    on SIGTERM or Ctrl-C: not ready, no new connections,
 //!                                requests in flight finish within T (10s), exit 0
+//!           [--metrics ADDR]     Prometheus metrics at http://ADDR/metrics (feature
+//!                                `metrics`; with or without `--http`)
+//!           [--log-format text|json]   log lines on stderr, one JSON object each with `json`
 //!           [--auth-resource URL --auth-jwks FILE | --auth-rs256-pem FILE |
 //!            --auth-es256-pem FILE | --auth-hs256-secret S] [--auth-issuer URL]
 //!           [--auth-server URL] [--auth-optional]   bearer tokens (see `auth`; feature
@@ -23,6 +26,8 @@
 //!           [--redis-url URL] [--redis-on-failure closed|open] [--redis-timeout T]
 //!           [--redis-prefix P]           rate limits shared by every instance (feature
 //!                                        `redis`)
+//!           [--otlp-endpoint URL]        export spans as OTLP/HTTP (feature `otel`;
+//!                                        or `OTEL_EXPORTER_OTLP_ENDPOINT`)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -53,6 +58,8 @@ pub use clap::Parser;
 use clap::Subcommand;
 use serde_json::Value;
 
+#[cfg(feature = "otel")]
+mod otel;
 #[cfg(any(feature = "auth-jwt", feature = "redis"))]
 mod serve_auth;
 
@@ -106,6 +113,22 @@ pub enum Command {
         #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
         #[command(flatten)]
         store: StoreArgs,
+        /// Serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464): off by
+        /// default, and on an address of its own, never the MCP port.
+        #[cfg(feature = "metrics")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<SocketAddr>,
+        /// Log lines on stderr as `text` (the default) or `json` (one object per line).
+        #[arg(long, value_name = "FORMAT", default_value = "text")]
+        log_format: LogFormat,
+        /// Export the request and stage spans as OTLP/HTTP protobuf to this collector
+        /// (e.g. http://127.0.0.1:4318; `/v1/traces` is appended). The service is named
+        /// `OTEL_SERVICE_NAME`, else the server's name.
+        #[cfg(feature = "otel")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "otel")))]
+        #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+        otlp_endpoint: Option<String>,
     },
     /// Print tools/list as JSON: every tool with its input schema, a mounted upstream's
     /// marked with its mount (connecting to it, bounded by its first-connection wait), and
@@ -134,6 +157,17 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         path: Option<PathBuf>,
     },
+}
+
+/// How log lines are written on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    #[default]
+    Text,
+    /// One JSON object per event: `timestamp`, `level`, `target`, `fields` (with `message`),
+    /// and the spans it happened in.
+    Json,
 }
 
 /// The `serve --http` options beyond the address: who a client is, and the bounds. Each
@@ -264,15 +298,51 @@ pub async fn run(server: Server) -> ExitCode {
 
 /// Runs a command (`None` means `serve` over stdio).
 pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
+    let serving = matches!(command, None | Some(Command::Serve { .. }));
+    #[cfg(feature = "otel")]
+    let traces = match &command {
+        Some(Command::Serve {
+            otlp_endpoint: Some(endpoint),
+            ..
+        }) => match otel::provider(endpoint, server.name()) {
+            Ok(provider) => Some(provider),
+            Err(e) => {
+                eprintln!("error: the OTLP exporter for {endpoint}: {e:#}");
+                return ExitCode::from(2);
+            }
+        },
+        _ => None,
+    };
     #[cfg(feature = "tracing-subscriber")]
-    init_tracing(matches!(command, None | Some(Command::Serve { .. })));
-    match execute(server, command).await {
+    let format = match &command {
+        Some(Command::Serve { log_format, .. }) => *log_format,
+        _ => LogFormat::Text,
+    };
+    #[cfg(feature = "otel")]
+    if let Some(provider) = &traces {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        let _ = tracing_subscriber::registry()
+            .with(otel::layer(provider))
+            .with(log_layer(serving, format))
+            .try_init();
+    }
+    // (When the exporter's subscriber is installed above, this one is not: the first wins.)
+    #[cfg(feature = "tracing-subscriber")]
+    init_tracing_as(serving, format);
+    let code = match execute(server, command).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
+    };
+    // After the drain: the spans of the last requests are sent before the process exits.
+    #[cfg(feature = "otel")]
+    if let Some(provider) = traces {
+        otel::shutdown(provider).await;
     }
+    code
 }
 
 /// What serving logs when `RUST_LOG` is not set: startup at `info`, warnings and errors, and
@@ -287,14 +357,44 @@ pub const SERVING_LOG_FILTER: &str = "info,rmcp=warn,fusion_runtime::server=warn
 #[cfg(feature = "tracing-subscriber")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
 pub fn init_tracing(serving: bool) {
+    init_tracing_as(serving, LogFormat::Text);
+}
+
+/// [`init_tracing`], writing lines in `format`.
+#[cfg(feature = "tracing-subscriber")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing-subscriber")))]
+pub fn init_tracing_as(serving: bool, format: LogFormat) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let _ = tracing_subscriber::registry()
+        .with(log_layer(serving, format))
+        .try_init();
+}
+
+/// The stderr log lines, filtered by `RUST_LOG`, in `format`; never the request and stage
+/// spans ([`SPANS`](crate::server::SPANS)): they are for the trace exporter, and a log that
+/// listened to them would make every call pay for them.
+#[cfg(feature = "tracing-subscriber")]
+fn log_layer<S>(
+    serving: bool,
+    format: LogFormat,
+) -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::FilterExt as _;
     let default = if serving { SERVING_LOG_FILTER } else { "warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let spans = tracing_subscriber::filter::filter_fn(|m| m.target() != crate::server::SPANS);
+    let lines = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+        .with_ansi(false);
+    match format {
+        LogFormat::Text => lines.with_filter(filter.and(spans)).boxed(),
+        LogFormat::Json => lines.json().with_filter(filter.and(spans)).boxed(),
+    }
 }
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
@@ -310,8 +410,12 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             auth,
             #[cfg(feature = "redis")]
             store,
+            #[cfg(feature = "metrics")]
+            metrics,
             ..
         }) => {
+            #[cfg(feature = "metrics")]
+            let _metrics = serve_metrics(metrics).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
             #[cfg(feature = "auth-jwt")]
@@ -333,7 +437,12 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             auth,
             #[cfg(feature = "redis")]
             store,
+            #[cfg(feature = "metrics")]
+            metrics,
+            ..
         }) => {
+            #[cfg(feature = "metrics")]
+            let _metrics = serve_metrics(metrics).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
             #[cfg_attr(not(feature = "auth-jwt"), allow(unused_mut))]
@@ -422,6 +531,17 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             })
         }
     }
+}
+
+/// The metrics listener `--metrics` asks for, announced on stderr like the MCP address.
+#[cfg(feature = "metrics")]
+async fn serve_metrics(addr: Option<SocketAddr>) -> anyhow::Result<Option<mcp::MetricsServer>> {
+    let Some(addr) = addr else {
+        return Ok(None);
+    };
+    let running = mcp::spawn_metrics(addr).await?;
+    eprintln!("fusion: serving metrics at {}", running.url);
+    Ok(Some(running))
 }
 
 /// SIGTERM (what orchestrators send) or Ctrl-C.

@@ -34,7 +34,10 @@
 //! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
 //! | `auth-jwt` | yes | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
 //! | `redis` | yes | [`RedisStore`](guard::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
+//! | `metrics` | yes | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
 //! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
+//! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
+//! | `testing` | no | `testing`: the test kit for your own tools — in-process calls as a given caller, envelopes read back, snapshot-friendly renderings, `testing::advance` on tokio's paused clock (turns on tokio's `test-util`); for `[dev-dependencies]` | — | — |
 //!
 //! Without any of them the crate still has the envelope, validation, the derive and
 //! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
@@ -60,8 +63,9 @@
 //! | [`schema`] | the JSON Schema document as data: walking it, `$ref` resolution, annotation keywords, the schema shown to agents | nothing of the crate |
 //! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; the deprecated fields of an input and which ones a call sent (`deprecated`); `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
 //! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
-//! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope` |
-//! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis; what a change notification is ([`Change`](store::Change)) and how it reaches every instance ([`ChangeBus`](store::ChangeBus), Redis pub/sub) | `guard` |
+//! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope`, `metrics` |
+//! | [`metrics`] | what a running server counts (calls by tool and outcome, latency, validation issues by field, healed calls, refusals by bound, open connections / sessions / listens, store errors, upstream state) and its Prometheus text ([`metrics::render`], feature `metrics`) | nothing of the crate |
+//! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis; what a change notification is ([`Change`](store::Change)) and how it reaches every instance ([`ChangeBus`](store::ChangeBus), Redis pub/sub) | `guard`, `metrics` |
 //! | [`auth`] | who is calling: [`Principal`], [`TokenVerifier`](auth::TokenVerifier) and the JWT verifier (`auth-jwt`), scopes, Protected Resource Metadata, `seal` (the HMAC that signs `requestState` and gateway handles), delegation tokens | `envelope`, `store` |
 //! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`], joined to a [`ChangeBus`](store::ChangeBus) across instances) | `auth`, `envelope`, `input`, `store` |
 //! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], [`TaskSupport`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)) | `context`, `envelope`, `guard`, `input`, `schema`, `validation` |
@@ -69,10 +73,11 @@
 //! | [`prompt`](mod@prompt) | what `#[prompt]` registers: name, description, typed arguments, the handler returning messages | `action`, `completion`, `context`, `envelope`, `input`, `resource` |
 //! | [`resource`](mod@resource) | what `#[resource]` registers: a URI or a URI template with typed, validated parameters, the handler returning contents | `action`, `completion`, `context`, `envelope`, `input`, `validation` |
 //! | [`contract`] | tool contracts, the lockfile, the table-driven diff (`diff/`: `walk`, `keywords`, `metadata`), `<contract_awareness>` | `action`, `envelope`, `schema`, `validation` |
-//! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `auth`, `completion`, `context`, `contract`, `envelope`, `guard`, `input`, `prompt`, `resource`, `schema`, `store`, `validation` |
-//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation, the gateway's upstream connections | `action`, `auth`, `completion`, `context`, `envelope`, `gateway`, `guard`, `input`, `prompt`, `server`, `store` |
-//! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `server`, `validation` |
+//! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, [`ToolSpec`](server::ToolSpec) | `action`, `auth`, `completion`, `context`, `contract`, `envelope`, `guard`, `input`, `metrics`, `prompt`, `resource`, `schema`, `store`, `validation` |
+//! | [`mcp`] | the only module that names `rmcp` or `axum`: the `ServerHandler`, tools in rmcp's types, a request's scope and its notifier over the peer, stdio and streamable HTTP transports, HTTP hardening, client identity, cancellation, the gateway's upstream connections | `action`, `auth`, `completion`, `context`, `envelope`, `gateway`, `guard`, `input`, `metrics`, `prompt`, `server`, `store` |
+//! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `metrics`, `server`, `validation` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client | `action`, `envelope`, `server` |
+//! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock | `action`, `auth`, `client`, `context`, `envelope`, `input`, `server` |
 //! | [`cli`] | `serve \| tools \| call \| lock` for every server | `auth`, `contract`, `guard`, `mcp`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
@@ -88,6 +93,7 @@ pub mod envelope;
 pub mod gateway;
 pub mod guard;
 pub mod input;
+pub mod metrics;
 pub mod store;
 
 pub use envelope::{
@@ -217,6 +223,9 @@ pub mod cli;
 )]
 pub mod mcp;
 pub mod server;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 pub use action::{
     ActionHints, ActionInfo, ActionLimits, IntoActionOutput, TaskSupport, ToolAction, WithWarnings,

@@ -14,6 +14,10 @@
 //! cargo bench -p fusion-tests --bench http -- [--rounds N] [--seconds S]
 //! ```
 //! `BENCH_HTTP_RUST_LOG=warn` sets `RUST_LOG` for both servers (the default is no `RUST_LOG`).
+//!
+//! `-- --metrics-overhead` measures the cost of metrics instead: the same Fusion server with
+//! `serve --metrics` (counting every call; nothing scrapes during the load) against itself
+//! without, in the same alternating rounds.
 
 mod common;
 
@@ -339,6 +343,10 @@ fn median(mut v: Vec<f64>) -> f64 {
     common::median(&mut v)
 }
 
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
 fn arg(name: &str) -> Option<f64> {
     let args: Vec<String> = std::env::args().collect();
     let i = args.iter().position(|a| a == name)?;
@@ -350,15 +358,38 @@ async fn bench() -> anyhow::Result<()> {
     let secs = arg("--seconds").unwrap_or(1.0);
     let fusion_exe = env!("CARGO_BIN_EXE_bench_fusion_server");
     let bare_exe = env!("CARGO_BIN_EXE_bench_rmcp_server");
-    // [stateless, stateful] for each side.
-    let fusion = [
-        start(fusion_exe, &["serve", "--http", "ADDR", "--stateless"])?,
-        start(fusion_exe, &["serve", "--http", "ADDR"])?,
-    ];
-    let bare = [
-        start(bare_exe, &["--http", "ADDR", "--stateless"])?,
-        start(bare_exe, &["--http", "ADDR"])?,
-    ];
+    // [stateless, stateful] for each side; `fusion` is measured against `bare`.
+    let metrics = flag("--metrics-overhead");
+    let (fusion, bare, names) = if metrics {
+        // Port 0: the metrics listener's own address is never scraped here.
+        let on = ["--metrics", "127.0.0.1:0"];
+        (
+            [
+                start(
+                    fusion_exe,
+                    &["serve", "--http", "ADDR", "--stateless", on[0], on[1]],
+                )?,
+                start(fusion_exe, &["serve", "--http", "ADDR", on[0], on[1]])?,
+            ],
+            [
+                start(fusion_exe, &["serve", "--http", "ADDR", "--stateless"])?,
+                start(fusion_exe, &["serve", "--http", "ADDR"])?,
+            ],
+            ["Fusion + metrics", "Fusion"],
+        )
+    } else {
+        (
+            [
+                start(fusion_exe, &["serve", "--http", "ADDR", "--stateless"])?,
+                start(fusion_exe, &["serve", "--http", "ADDR"])?,
+            ],
+            [
+                start(bare_exe, &["--http", "ADDR", "--stateless"])?,
+                start(bare_exe, &["--http", "ADDR"])?,
+            ],
+            ["Fusion", "bare rmcp"],
+        )
+    };
     let mut configs = Vec::new();
     for stateful in [false, true] {
         for conns in [1, 16] {
@@ -404,7 +435,8 @@ async fn bench() -> anyhow::Result<()> {
         }
     }
     println!(
-        "| config | Fusion req/s | p50 µs | p99 µs | bare rmcp req/s | p50 µs | p99 µs | req/s ratio | p50 ratio | p99 ratio |"
+        "| config | {} req/s | p50 µs | p99 µs | {} req/s | p50 µs | p99 µs | req/s ratio | p50 ratio | p99 ratio |",
+        names[0], names[1]
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (config, (f, b)) in configs.iter().zip(&samples) {

@@ -3,6 +3,7 @@
 use std::any::Any;
 
 pub mod clients;
+pub mod guides;
 pub mod healing;
 pub mod mrtr;
 pub mod raw_http;

@@ -142,6 +142,106 @@ impl Drop for Redis {
     }
 }
 
+/// A Prometheus server a test started on a free loopback port (stopped on drop), scraping
+/// `targets` (`host:port`, path `/metrics`) every second, its storage in a temporary folder.
+/// The binary: `FUSION_TEST_PROMETHEUS`, else `prometheus` on `PATH` (not in CI).
+#[derive(Debug)]
+pub struct Prometheus {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// The configuration it was started with (`prometheus.yml`).
+    pub config: String,
+    child: Child,
+    _dir: TempDir,
+}
+
+impl Prometheus {
+    /// The scrape configuration for `targets`, as the operations guide shows it.
+    pub fn config(targets: &[SocketAddr]) -> String {
+        let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: fusion\n    metrics_path: /metrics\n    static_configs:\n      - targets: [{}]\n",
+            targets.join(", ")
+        )
+    }
+
+    /// Starts one and waits (30 s at most) until it is ready.
+    pub fn start(targets: &[SocketAddr]) -> Prometheus {
+        let binary = match std::env::var_os("FUSION_TEST_PROMETHEUS") {
+            Some(path) => PathBuf::from(path),
+            None => {
+                assert!(
+                    !in_ci(),
+                    "FUSION_TEST_PROMETHEUS is not set: .ci/run installs prometheus and exports its path"
+                );
+                find_binary("prometheus").unwrap_or_else(|| {
+                    panic!("prometheus is not installed (apt-get install prometheus)")
+                })
+            }
+        };
+        let dir = TempDir::new("prometheus");
+        let config = Self::config(targets);
+        let file = dir.join("prometheus.yml");
+        std::fs::write(&file, &config).unwrap_or_else(|e| panic!("write {file:?}: {e}"));
+        let port = free_port();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let child = Command::new(binary)
+            .arg(format!("--config.file={}", file.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start prometheus: {e}"));
+        let prometheus = Prometheus {
+            url: format!("http://{addr}"),
+            addr,
+            config,
+            child,
+            _dir: dir,
+        };
+        wait_for_port(addr, Duration::from_secs(30));
+        // Listening comes before ready (the TSDB opens after the listener): `/-/ready` is 200.
+        let start = Instant::now();
+        while !prometheus.ready() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "prometheus at {addr} not ready within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        prometheus
+    }
+
+    fn ready(&self) -> bool {
+        use std::io::{Read, Write};
+        let Ok(mut stream) =
+            std::net::TcpStream::connect_timeout(&self.addr, Duration::from_millis(500))
+        else {
+            return false;
+        };
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+        let request = "GET /-/ready HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n";
+        if stream.write_all(request.as_bytes()).is_err() {
+            return false;
+        }
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Waits until something accepts connections at `addr`.
 pub fn wait_for_port(addr: SocketAddr, limit: Duration) {
     let start = Instant::now();

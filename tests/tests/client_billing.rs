@@ -288,3 +288,84 @@ async fn retries_a_rate_limited_charge_after_retry_after() {
     let _ = client.close().await;
     running.shutdown().await.expect("stops");
 }
+
+/// The same server in process, with the test kit: what the demo shows over a connection
+/// (typed calls, the charge warning, the middleware's refusal, the per-client rate limit),
+/// asserted without a transport, and the limit's minute passed on tokio's paused clock.
+#[tokio::test(start_paused = true)]
+async fn in_process_with_the_test_kit() {
+    use examples::billing::{ChargeResult, Invoice, InvoiceList, VoidInvoice, VoidInvoiceAction};
+    use fusion_runtime::testing::{TestServer, advance};
+
+    let kit = TestServer::new(examples::billing::server().expect("builds"));
+    let open: InvoiceList = kit
+        .call_action::<ListInvoicesAction>(&ListInvoices {
+            status: Some(Status::Open),
+            limit: Some(1),
+        })
+        .await
+        .output();
+    let id = open.invoices[0].id.clone();
+    let paid = |kit: TestServer, id: String| async move {
+        kit.call_action::<GetInvoiceAction>(&GetInvoice { id })
+            .await
+            .output::<Invoice>()
+            .paid_cents
+    };
+    let paid_before = paid(kit.clone(), id.clone()).await;
+    let charge = Charge {
+        invoice_id: id.clone(),
+        amount_cents: 1,
+    };
+
+    for _ in 0..3 {
+        let charged: ChargeResult = kit.call_action::<ChargeAction>(&charge).await.output();
+        assert!(charged.charged && charged.invoice_id == id);
+    }
+    let limited = kit.call_action::<ChargeAction>(&charge).await;
+    let e = limited.expect_error("RATE_LIMITED");
+    assert!(e.retry_after_duration().is_some_and(|d| d > Duration::ZERO));
+    // Per client: another caller still has its three.
+    let other = kit.with_scopes(Vec::<String>::new());
+    assert!(!other.call_action::<ChargeAction>(&charge).await.is_error());
+    // A third of the minute later, one more charge is allowed, and no more.
+    advance(Duration::from_secs(21)).await;
+    assert!(!kit.call_action::<ChargeAction>(&charge).await.is_error());
+    kit.call_action::<ChargeAction>(&charge)
+        .await
+        .expect_error("RATE_LIMITED");
+    // Five charges of one cent went through (3 + the other caller's + 1 after the wait); the
+    // three refused ones moved nothing.
+    assert_eq!(paid(kit.clone(), id.clone()).await, paid_before + 5);
+
+    let paid: InvoiceList = kit
+        .call_action::<ListInvoicesAction>(&ListInvoices {
+            status: Some(Status::Paid),
+            limit: Some(1),
+        })
+        .await
+        .output();
+    let warned = other
+        .call_action::<ChargeAction>(&Charge {
+            invoice_id: paid.invoices[0].id.clone(),
+            amount_cents: 100,
+        })
+        .await;
+    let settled = warned.output::<ChargeResult>();
+    assert!(!settled.charged && settled.amount_cents == 0);
+    let w = warned.warnings();
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].code(), &ErrorCode::Conflict);
+    assert_eq!(w[0].available_actions(), ["billing_get_invoice"]);
+
+    if std::env::var("BILLING_OPERATOR_TOKEN").is_ok_and(|t| !t.is_empty()) {
+        return;
+    }
+    let refused = kit
+        .call_action::<VoidInvoiceAction>(&VoidInvoice {
+            invoice_id: id,
+            reason: "Sent twice".into(),
+        })
+        .await;
+    refused.expect_error("UNAUTHORIZED");
+}

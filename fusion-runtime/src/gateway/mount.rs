@@ -275,6 +275,7 @@ impl Shared {
         link.tried = true;
         drop(link);
         self.link_changed.send_modify(|n| *n += 1);
+        crate::metrics::upstream(&self.prefix, true);
         tracing::info!(mount = %self.prefix, upstream = %self.describe(), "upstream connected");
     }
 
@@ -291,6 +292,7 @@ impl Shared {
         let failures = link.failures;
         drop(link);
         self.link_changed.send_modify(|n| *n += 1);
+        crate::metrics::upstream(&self.prefix, false);
         tracing::warn!(mount = %self.prefix, why, failures, ?wait, "upstream down");
     }
 

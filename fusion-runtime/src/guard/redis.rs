@@ -151,7 +151,13 @@ impl RateLimitStore for RedisStore {
         client: &'a str,
         limit: &'a RateLimit,
     ) -> BoxFuture<'a, Result<Verdict, StoreError>> {
-        Box::pin(self.check(action, client, limit))
+        Box::pin(async move {
+            let verdict = self.check(action, client, limit).await;
+            if verdict.is_err() {
+                crate::metrics::store_error("rate_limit");
+            }
+            verdict
+        })
     }
 
     fn name(&self) -> &'static str {

@@ -24,7 +24,7 @@ use crate::server::catalog::{
     CompletionRef, MAX_URI_BYTES, PromptEntry, ResourceEntry, SurfaceError, SurfaceErrorKind,
     completion_arguments,
 };
-use crate::server::{RequestScope, Server};
+use crate::server::{Item, RequestScope, Server};
 
 /// At most this many resource subscriptions per session.
 pub const MAX_SUBSCRIPTIONS: usize = 256;
@@ -153,8 +153,12 @@ fn has_resources(server: &Server) -> Result<(), ErrorData> {
 /// `prompts/list`.
 pub(super) fn list_prompts(server: &Server) -> Result<ListPromptsResult, ErrorData> {
     has_prompts(server)?;
+    let mut prompts: Vec<&PromptEntry> = server.catalog().prompts().iter().collect();
+    server
+        .visibility()
+        .retain(Item::Prompt, &mut prompts, |p| &p.name);
     Ok(ListPromptsResult::with_all_items(
-        server.catalog().prompts().iter().map(to_prompt).collect(),
+        prompts.into_iter().map(to_prompt).collect(),
     ))
 }
 
@@ -231,6 +235,7 @@ pub(super) fn list_resources(server: &Server) -> Result<ListResourcesResult, Err
         server
             .catalog()
             .static_resources()
+            .filter(|r| server.visibility().is_enabled(Item::Resource, r.info.uri))
             .map(|r| {
                 described(
                     r,
@@ -253,6 +258,7 @@ pub(super) fn list_resource_templates(
         server
             .catalog()
             .templates()
+            .filter(|r| server.visibility().is_enabled(Item::Resource, r.info.uri))
             .map(|r| {
                 described(
                     r,

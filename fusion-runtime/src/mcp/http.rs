@@ -27,8 +27,13 @@ use tokio_util::sync::CancellationToken;
 
 mod forwarded;
 mod health;
+#[cfg(feature = "metrics")]
+mod metrics;
 
 pub use health::ReadyCheck;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use metrics::{MetricsServer, spawn_metrics};
 
 use super::McpHandler;
 use super::auth::AuthLayer;
@@ -423,7 +428,10 @@ impl StepsInner {
     {
         let slot = match self.forwarded.admit(&request) {
             Ok(slot) => slot,
-            Err(busy) => return busy.response(),
+            Err(busy) => {
+                crate::metrics::refused(crate::metrics::Refusal::Busy);
+                return busy.response();
+            }
         };
         let response = guard_request(&self.guard, request, move |request| {
             super::http_jsonrpc::guard(&self.check, request, move |request| {
@@ -436,6 +444,9 @@ impl StepsInner {
             })
         })
         .await;
+        if crate::metrics::enabled() {
+            count_refusal(response.status());
+        }
         forwarded::hold(slot, response)
     }
 }
@@ -726,6 +737,17 @@ pub async fn spawn_http(
     })
 }
 
+/// Counts a response that refused the request by a bound.
+fn count_refusal(status: StatusCode) {
+    use crate::metrics::{Refusal, refused};
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => refused(Refusal::BodyTooLarge),
+        StatusCode::TOO_MANY_REQUESTS => refused(Refusal::TooMany),
+        StatusCode::SERVICE_UNAVAILABLE => refused(Refusal::Busy),
+        _ => {}
+    }
+}
+
 /// Refused connections get this, written without waiting, then are closed.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
 content-length: 43\r\nretry-after: 5\r\nconnection: close\r\n\r\n\
@@ -742,6 +764,7 @@ const LINGER: Duration = Duration::from_secs(2);
 /// at once) until it closes.
 fn refuse(stream: tokio::net::TcpStream, lingering: &Arc<Semaphore>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    crate::metrics::refused(crate::metrics::Refusal::Connection);
     let _ = stream.try_write(BUSY);
     let Ok(permit) = Arc::clone(lingering).try_acquire_owned() else {
         return;
@@ -756,6 +779,15 @@ fn refuse(stream: tokio::net::TcpStream, lingering: &Arc<Semaphore>) {
         };
         let _ = tokio::time::timeout(LINGER, drain).await;
     });
+}
+
+/// An open connection, counted in [`metrics`](crate::metrics) until dropped.
+struct Counted;
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        crate::metrics::open_delta(crate::metrics::Open::Connections, -1);
+    }
 }
 
 async fn accept_loop(
@@ -830,8 +862,9 @@ async fn accept_loop(
         );
         let stop = stop.clone();
         let expired = expired.clone();
+        crate::metrics::open_delta(crate::metrics::Open::Connections, 1);
         tokio::spawn(async move {
-            let _slots = (slot, ip_slot);
+            let _slots = (slot, ip_slot, Counted);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}

@@ -52,6 +52,7 @@ mod notify;
 mod scope;
 mod tasks;
 mod tools;
+mod trace;
 #[cfg(feature = "gateway")]
 mod upstream;
 
@@ -98,6 +99,9 @@ mod sessions;
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
 pub use http::{ForwardedHeader, HttpOptions, HttpServer, ReadyCheck, http_router, spawn_http};
+#[cfg(all(feature = "server-http", feature = "metrics"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "server-http", feature = "metrics"))))]
+pub use http::{MetricsServer, spawn_metrics};
 
 /// The rmcp `ServerHandler` of a Fusion [`Server`], for one session: it keeps the session's
 /// log level and resource subscriptions, and passes the server's change notifications on to
@@ -429,6 +433,8 @@ impl ServerHandler for McpHandler {
             };
             specs.iter().map(tools::to_rmcp_tool).collect()
         };
+        let mut tools = tools;
+        (self.server.visibility()).retain(crate::server::Item::Tool, &mut tools, |t| &t.name);
         Ok(era.finish_list(ListToolsResult::with_all_items(tools), &self.server))
     }
 
@@ -440,7 +446,13 @@ impl ServerHandler for McpHandler {
         // Boxed: rmcp moves the future it spawns for a request (into the task, into its
         // cell, through its stages), and a call's state is ~4 KB — inline it was copied
         // over and over, ~80 k instructions of `memcpy` per HTTP request.
-        Box::pin(self.answer_call(request, context))
+        // The request span (disabled, and free, when nothing listens); the stages' are its
+        // children.
+        let span = trace::call_span(&context);
+        Box::pin(tracing::Instrument::instrument(
+            self.answer_call(request, context),
+            span,
+        ))
     }
 
     async fn get_task(

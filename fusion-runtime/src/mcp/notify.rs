@@ -169,7 +169,22 @@ pub(crate) async fn listen(
     context: SubscriptionContext,
     closing: &CancellationToken,
 ) -> Result<(), ErrorData> {
-    let mut changes = server.notifier().count(client, changes).map_err(refused)?;
+    let mut changes = server
+        .notifier()
+        .count(client, changes)
+        .map_err(|refusal| {
+            crate::metrics::refused(crate::metrics::Refusal::TooMany);
+            refused(refusal)
+        })?;
+    crate::metrics::open_delta(crate::metrics::Open::Listens, 1);
+    /// One fewer open listen however this one ends (the future may be dropped).
+    struct Closed;
+    impl Drop for Closed {
+        fn drop(&mut self) {
+            crate::metrics::open_delta(crate::metrics::Open::Listens, -1);
+        }
+    }
+    let _closed = Closed;
     tokio::select! {
         () = run(&context, &mut changes) => {}
         () = closing.cancelled() => {}

@@ -77,6 +77,7 @@ struct Owners {
 impl Owners {
     fn release(&mut self, client: &str) {
         self.total = self.total.saturating_sub(1);
+        crate::metrics::open(crate::metrics::Open::Sessions, self.total);
         if let Some(n) = self.per_client.get_mut(client) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -152,6 +153,7 @@ impl CappedSessions {
             return Err(Refusal::ClientFull(self.max_per_client));
         }
         owners.total += 1;
+        crate::metrics::open(crate::metrics::Open::Sessions, owners.total);
         *owners.per_client.entry(client.to_owned()).or_insert(0) += 1;
         Ok(())
     }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::Server;
 use super::failure::INTERNAL_RECOVERY;
+use super::visibility::{Item, Visibility};
 use crate::action::HandlerFailure;
 use crate::completion::{Completer, CompletionRequest, Completions, enum_values};
 use crate::context::{CallContext, RequestScope};
@@ -509,8 +510,13 @@ impl Server {
         scope: RequestScope,
     ) -> Result<PromptReply, SurfaceError> {
         let catalog = self.catalog();
-        let Some(entry) = catalog.prompts.iter().find(|p| p.name == name) else {
-            return Err(unknown_prompt(catalog, name));
+        let shown = self.visibility();
+        let Some(entry) = catalog
+            .prompts
+            .iter()
+            .find(|p| p.name == name && shown.is_enabled(Item::Prompt, name))
+        else {
+            return Err(unknown_prompt(catalog, shown, name));
         };
         let arguments = Value::Object(arguments.unwrap_or_default());
         let cx = self.call_context(entry.info.name, Arc::from(entry.name.as_str()), scope);
@@ -561,7 +567,10 @@ impl Server {
                 ),
             ));
         }
-        let Some((entry, vars)) = catalog.find_resource(uri) else {
+        let found = catalog
+            .find_resource(uri)
+            .filter(|(e, _)| self.visibility().is_enabled(Item::Resource, e.info.uri));
+        let Some((entry, vars)) = found else {
             return Err(not_found(
                 uri,
                 format!(
@@ -623,8 +632,11 @@ impl Server {
         let catalog = self.catalog();
         let (item, exposed, schema, completer) = match reference {
             CompletionRef::Prompt(name) => {
-                let Some(p) = catalog.prompts.iter().find(|p| &p.name == name) else {
-                    return Err(unknown_prompt(catalog, name));
+                let shown = self.visibility();
+                let Some(p) = (catalog.prompts.iter())
+                    .find(|p| &p.name == name && shown.is_enabled(Item::Prompt, name))
+                else {
+                    return Err(unknown_prompt(catalog, shown, name));
                 };
                 (
                     p.info.name,
@@ -634,7 +646,10 @@ impl Server {
                 )
             }
             CompletionRef::Resource(uri) => {
-                let Some(r) = catalog.resources.iter().find(|r| r.info.uri == uri) else {
+                let shown = self.visibility();
+                let Some(r) = (catalog.resources.iter())
+                    .find(|r| r.info.uri == uri && shown.is_enabled(Item::Resource, uri))
+                else {
                     return Err(SurfaceError::new(
                         SurfaceErrorKind::InvalidParams,
                         format!(
@@ -688,8 +703,10 @@ impl Server {
     }
 }
 
-fn unknown_prompt(catalog: &Catalog, name: &str) -> SurfaceError {
-    let names = catalog.prompts.iter().map(|p| p.name.as_str());
+fn unknown_prompt(catalog: &Catalog, shown: &Visibility, name: &str) -> SurfaceError {
+    let names = (catalog.prompts.iter())
+        .map(|p| p.name.as_str())
+        .filter(|n| shown.is_enabled(Item::Prompt, n));
     let near = closest(name, names.clone());
     let mut message = format!("Unknown prompt {}.", quote_str(name));
     match near {

@@ -24,6 +24,7 @@ mod pipeline;
 mod registry;
 mod routing;
 mod source;
+mod visibility;
 
 pub use crate::action::failure_from;
 pub use crate::context::{
@@ -33,12 +34,13 @@ pub use crate::context::{
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
-pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
+pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
 pub use registry::{ActionDescriptor, ToolSpec};
 #[cfg(feature = "gateway")]
 pub(crate) use routing::nearest;
 pub use routing::{Exposure, MAX_TOOL_NAME_CHARS, Placement, SHOWN_NAME_CHARS, valid_tool_name};
 pub use source::{RETURN_TOOL, ToolSource};
+pub use visibility::{Item, Visibility};
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -92,6 +94,9 @@ pub enum BuildError {
     /// The `requestState` signing key is too short.
     #[error("the requestState signing key has {0} bytes; it needs at least 32")]
     RequestStateKey(usize),
+    /// A [`ServerBuilder::disabled`] rule names nothing the server has.
+    #[error("disabled {0:?} `{1}`, but the server has none by that name")]
+    Disabled(Item, String),
     /// The authentication cannot be served (see [`Auth::check`]).
     #[error(transparent)]
     Auth(#[from] AuthConfigError),
@@ -121,6 +126,8 @@ pub struct ServerBuilder {
     read_cache: ReadCache,
     change_bus: Option<Arc<dyn ChangeBus>>,
     max_result_bytes: usize,
+    /// What starts disabled ([`ServerBuilder::disabled`]).
+    disabled: Vec<(Item, String)>,
 }
 
 /// The result bound of an action that declares none: 1 MiB of text. Generous on purpose —
@@ -224,6 +231,7 @@ impl Default for ServerBuilder {
             change_bus: None,
             sources: Vec::new(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            disabled: Vec::new(),
         }
     }
 }
@@ -532,6 +540,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Starts the server with `name` disabled: a tool (as `tools/list` shows it), a prompt,
+    /// or a resource (its URI or URI template). [`Server::visibility`] enables it later
+    /// (see [`Visibility`]). A name the server does not have is refused at build, unless a
+    /// mounted source owns it.
+    pub fn disabled(mut self, item: Item, name: impl Into<String>) -> Self {
+        self.disabled.push((item, name.into()));
+        self
+    }
+
     /// Checks the registrations and builds the server.
     pub fn build(mut self) -> Result<Server, BuildError> {
         self.states.changes = Notifier::new(self.changes.0, self.changes.1);
@@ -677,6 +694,21 @@ impl ServerBuilder {
             _ => (None, None),
         };
         let names = Arc::new(registry::Names::new(&entries, &self.sources));
+        let visibility = Visibility::new(self.states.changes.clone());
+        for (item, name) in &self.disabled {
+            let known = match item {
+                Item::Tool => {
+                    layout.tool_order.iter().any(|t| t == name)
+                        || self.sources.iter().any(|s| s.owns(name))
+                }
+                Item::Prompt => catalog.prompts().iter().any(|p| p.name == *name),
+                Item::Resource => catalog.resources().iter().any(|r| r.info.uri == name),
+            };
+            if !known {
+                return Err(BuildError::Disabled(*item, name.clone()));
+            }
+            visibility.set_quietly(*item, name, false);
+        }
         if let Some(bus) = self.change_bus.take() {
             // A fresh notifier has no bus: this cannot be refused.
             let _ = self.states.changes.attach_bus(bus);
@@ -718,6 +750,7 @@ impl ServerBuilder {
                 }),
                 read_cache: self.read_cache,
                 sources: self.sources,
+                visibility,
             }),
         })
     }
@@ -916,6 +949,11 @@ impl Server {
     /// The self-healing sections, when self-healing is on and the lockfile shows deltas.
     pub fn contract_awareness(&self) -> Option<&ContractAwareness> {
         self.inner.awareness.as_ref()
+    }
+
+    /// What is enabled now, and the handle to change it (see [`Visibility`]).
+    pub fn visibility(&self) -> &Visibility {
+        &self.inner.visibility
     }
 
     /// The prompts and resources.

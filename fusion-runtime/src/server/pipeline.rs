@@ -17,6 +17,12 @@
 //! wherever it is — waiting in a queue or running — and its slot or queue place is freed.
 //! The slot is held until the response is written. A call nobody can cancel (an in-process
 //! call without a token) pays nothing for the race.
+//!
+//! Each stage runs in a `tracing` span of target [`SPANS`] (`fusion.route`, `fusion.admit`,
+//! `fusion.validate`, `fusion.middleware`, `fusion.handler`, `fusion.respond`), children of
+//! the transport's `mcp.request` span; the tool, the client key and the outcome code are
+//! recorded on that one. Nothing listens to the target unless OpenTelemetry export is on
+//! (feature `otel`): a disabled span costs a load of its callsite's interest.
 
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
@@ -28,6 +34,7 @@ use std::time::{Duration, Instant};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+use tracing::Instrument;
 
 use super::failure::InternalErrors;
 use super::limits::{self, ActionGuards, Admission};
@@ -36,43 +43,91 @@ use super::registry::{ActionDescriptor, Inner, Names, Started};
 use super::routing::{self, Route};
 use super::source;
 use crate::action::{ActionInfo, ActionOutput, HandlerFailure, HandlerOutcome};
-use crate::context::{CallContext, HandoffSlot, RequestScope};
+use crate::context::{CallContext, ClientKey, HandoffSlot, RequestScope};
 use crate::envelope::{ToolError, ToolResponse, codes};
 use crate::guard;
 use crate::input::JsonObject;
 use crate::validation::{Issue, IssueKind, ValidationReport};
 
-/// The whole pipeline for one call.
+/// The `tracing` target of the request and stage spans (`mcp.request`, `fusion.route`, …):
+/// what OpenTelemetry export listens to, and what the stderr logs leave out.
+pub const SPANS: &str = "fusion::trace";
+
+/// The whole pipeline for one call; when the spans are listened to, the tool, the client key
+/// and the outcome code are recorded on the request span.
 pub(crate) async fn call(
     inner: &Inner,
     tool: &str,
     arguments: Option<JsonObject>,
     scope: RequestScope,
 ) -> ToolResponse {
-    // The clock is read only when the per-call `debug` line below is written.
-    let started = tracing::enabled!(tracing::Level::DEBUG).then(Instant::now);
+    if !tracing::enabled!(target: SPANS, tracing::Level::INFO) {
+        return stages(inner, tool, arguments, scope).await;
+    }
+    // The key, never a token: `sub:<subject>`, `ip:<address>`, or the embedding code's.
+    let client = ClientKey::of(&scope);
+    let response = stages(inner, tool, arguments, scope).await;
+    let request = tracing::Span::current();
+    request.record("gen_ai.tool.name", routing::loggable(tool));
+    request.record("fusion.client_key", client.0.as_str());
+    let outcome = crate::metrics::outcome_of(response.is_error, response.texts().next());
+    request.record("fusion.outcome", outcome.as_str());
+    response
+}
+
+/// The stages of one call.
+async fn stages(
+    inner: &Inner,
+    tool: &str,
+    arguments: Option<JsonObject>,
+    scope: RequestScope,
+) -> ToolResponse {
+    // The clock is read only when the per-call `debug` line below is written or metrics count.
+    let counted = crate::metrics::enabled();
+    let started = (counted || tracing::enabled!(tracing::Level::DEBUG)).then(Instant::now);
+    // Who calls, for the metrics' healed calls: made only when they count.
+    let client = counted.then(|| ClientKey::of(&scope));
     if let Some(slot) = &scope.handoff
         && let Some(answer) = gate(inner, tool, slot).await
     {
         return answer;
     }
+    if hidden(inner, tool) {
+        return ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+    }
     if !inner.sources.is_empty()
         && !inner.routes.contains_key(tool)
         && let Some(index) = inner.sources.iter().position(|s| s.owns(tool))
     {
-        return sourced(inner, index, tool, arguments, scope).await;
+        let response = sourced(inner, index, tool, arguments, scope).await;
+        if counted {
+            count(Some(tool), &response, client.as_ref(), started);
+        }
+        return response;
     }
     let arguments = arguments.unwrap_or_default();
-    let (index, arguments) = match route(inner, tool, arguments) {
+    let routed = {
+        let _stage = tracing::info_span!(target: SPANS, "fusion.route").entered();
+        route(inner, tool, arguments)
+    };
+    let (index, arguments) = match routed {
         Ok(routed) => routed,
         Err(e) => {
             // A name no tool has is the client's: only its start is logged.
             let tool = routing::loggable(tool);
             tracing::info!(tool, code = %e.code(), "call not routed");
-            return ToolResponse::error(e);
+            let response = ToolResponse::error(e);
+            if counted {
+                count(None, &response, client.as_ref(), started);
+            }
+            return response;
         }
     };
     let entry = &inner.entries[index];
+    if hidden(inner, &entry.routed_tool) {
+        // Another spelling of a disabled tool (`billing.get_invoice` in flat exposure).
+        return ToolResponse::error(routing::unknown_tool(tool, &inner.known_tool_names()));
+    }
     let info = &entry.info;
     let response = match run_action(inner, entry, arguments, scope).await {
         Some(response) => response,
@@ -81,6 +136,9 @@ pub(crate) async fn call(
             ToolResponse::error(limits::cancelled(info.name))
         }
     };
+    if counted {
+        count(Some(info.name), &response, client.as_ref(), started);
+    }
     // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
     tracing::debug!(
         tool,
@@ -90,6 +148,19 @@ pub(crate) async fn call(
         "call"
     );
     response
+}
+
+/// Counts a call's end in [`metrics`](crate::metrics).
+fn count(
+    tool: Option<&str>,
+    response: &ToolResponse,
+    client: Option<&ClientKey>,
+    started: Option<Instant>,
+) {
+    let outcome = crate::metrics::outcome_of(response.is_error, response.texts().next());
+    let client = client.map_or("", |c| c.0.as_str());
+    let elapsed = started.map_or(Duration::ZERO, |s| s.elapsed());
+    crate::metrics::call(tool, &outcome, client, elapsed);
 }
 
 /// A 2025 session's handoff, before routing: the return tool, and
@@ -216,6 +287,12 @@ async fn sourced(
     }
 }
 
+/// Whether the tool `tool` is disabled now (see [`Visibility`](super::Visibility)).
+fn hidden(inner: &Inner, tool: &str) -> bool {
+    let v = &inner.visibility;
+    !v.all_enabled() && !v.is_enabled(super::Item::Tool, tool)
+}
+
 /// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.
 fn route(
     inner: &Inner,
@@ -315,9 +392,12 @@ async fn run_action(
     let _admission = if guards.admits_all() {
         None
     } else {
+        let stage = tracing::info_span!(target: SPANS, "fusion.admit");
         let admitted = match scope.cancellation() {
-            Some(token) => unless_cancelled(token, admit(guards, info, &scope)).await?,
-            None => admit(guards, info, &scope).await,
+            Some(token) => {
+                unless_cancelled(token, admit(guards, info, &scope).instrument(stage)).await?
+            }
+            None => admit(guards, info, &scope).instrument(stage).await,
         };
         match admitted {
             Ok(a) => Some(a),
@@ -334,8 +414,13 @@ async fn run_action(
     // Validated from a reference, then moved on to middleware: the arguments are never copied.
     let arguments = Value::Object(arguments);
     let chained = !inner.middleware.is_empty();
-    match entry.handler.start(&arguments, &cx, chained) {
+    let started = {
+        let _stage = tracing::info_span!(target: SPANS, "fusion.validate").entered();
+        entry.handler.start(&arguments, &cx, chained)
+    };
+    match started {
         Started::Running(handler) => {
+            let handler = handler.instrument(tracing::info_span!(target: SPANS, "fusion.handler"));
             let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
             drop(arguments);
             let names = &*inner.names;
@@ -360,7 +445,8 @@ async fn run_action(
             let limit = info.limits.max_result_bytes;
             let endpoint = Box::new(
                 move |req: CallRequest| -> BoxFuture<'static, ToolResponse> {
-                    let fut = invocation(req.context());
+                    let fut = invocation(req.context())
+                        .instrument(tracing::info_span!(target: SPANS, "fusion.handler"));
                     let (names, callable) = (Arc::clone(&names), Arc::clone(&callable));
                     Box::pin(async move {
                         let info = handler.info();
@@ -375,7 +461,9 @@ async fn run_action(
                 _ => JsonObject::new(),
             };
             let request = CallRequest::new(cx.clone(), Arc::new(arguments));
-            let run = next.run(request);
+            let run = next
+                .run(request)
+                .instrument(tracing::info_span!(target: SPANS, "fusion.middleware"));
             finish(info.name, guards.timeout, internal, &cx, run, |r| r).await
         }
         Started::Invalid(report) => {
@@ -383,6 +471,7 @@ async fn run_action(
                 Some(_) => report.accepting_at_root(&inner.discriminator),
                 None => report,
             };
+            let _stage = tracing::info_span!(target: SPANS, "fusion.respond").entered();
             Some(invalid(inner, entry, &report))
         }
         Started::ValidationPanicked => {
@@ -464,6 +553,12 @@ fn handler_panicked(action: &str, internal: InternalErrors) -> ToolResponse {
 /// Stage 3's answer for arguments that failed validation, naming the action as the client
 /// calls it.
 fn invalid(inner: &Inner, entry: &ActionDescriptor, report: &ValidationReport) -> ToolResponse {
+    if crate::metrics::enabled() {
+        for issue in report.issues() {
+            let field = issue.field_name();
+            crate::metrics::validation_issue(entry.info.name, &field, issue.kind.code());
+        }
+    }
     let section = inner
         .awareness
         .as_ref()
@@ -501,6 +596,7 @@ fn respond(
     deprecated_fields: Vec<ToolError>,
     max_result_bytes: Option<usize>,
 ) -> ToolResponse {
+    let _stage = tracing::info_span!(target: SPANS, "fusion.respond").entered();
     let outcome = match outcome {
         Err(HandlerFailure::Tool(e)) => {
             if let Some(report) = e

@@ -188,9 +188,22 @@ impl<A: ToolAction> Erased for Registered<A> {
 }
 
 impl Inner {
-    /// The names an `UNKNOWN_ACTION` answer picks the closest from: the server's tools, then
-    /// those every client sees of each source (not a handoff domain's), as listed now.
+    /// The names an `UNKNOWN_ACTION` answer picks the closest from: the server's enabled
+    /// tools, then those every client sees of each source (not a handoff domain's), as
+    /// listed now.
     pub(super) fn known_tool_names(&self) -> std::borrow::Cow<'_, [String]> {
+        let mut names = self.all_tool_names();
+        if !self.visibility.all_enabled() {
+            let item = super::visibility::Item::Tool;
+            names
+                .to_mut()
+                .retain(|n| self.visibility.is_enabled(item, n));
+        }
+        names
+    }
+
+    /// [`Inner::known_tool_names`], the disabled ones included.
+    fn all_tool_names(&self) -> std::borrow::Cow<'_, [String]> {
         let mut shown = self.sources.iter().filter(|s| s.handoff_domain().is_none());
         if self.sources.is_empty() || shown.clone().next().is_none() {
             return std::borrow::Cow::Borrowed(&self.tool_names);
@@ -241,4 +254,6 @@ pub(super) struct Inner {
     pub(super) tasks: Arc<std::sync::OnceLock<Arc<dyn crate::store::TaskStore>>>,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
+    /// What is disabled now.
+    pub(super) visibility: super::visibility::Visibility,
 }

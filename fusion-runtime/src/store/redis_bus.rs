@@ -233,7 +233,13 @@ impl RedisChangeBus {
 
 impl ChangeBus for RedisChangeBus {
     fn publish<'a>(&'a self, change: &'a Change) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(self.send(change))
+        Box::pin(async move {
+            let sent = self.send(change).await;
+            if sent.is_err() {
+                crate::metrics::store_error("bus");
+            }
+            sent
+        })
     }
 
     fn subscribe(&self) -> BoxStream<'static, Remote> {

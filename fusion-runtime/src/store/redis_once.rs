@@ -104,7 +104,13 @@ impl OnceStore for RedisOnce {
         id: &'a [u8],
         ttl: Duration,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
-        Box::pin(self.set_nx(kind, id, ttl))
+        Box::pin(async move {
+            let first = self.set_nx(kind, id, ttl).await;
+            if first.is_err() {
+                crate::metrics::store_error("once");
+            }
+            first
+        })
     }
 
     fn name(&self) -> &'static str {

@@ -1,0 +1,102 @@
+//! The metrics listener: `GET /metrics` answers [`metrics::render`](crate::metrics::render) in
+//! the OpenMetrics text format, on an address of its own (never the MCP port), with its own
+//! small bounds: a few connections at once, a header timeout, no body read.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+/// Connections the metrics listener serves at once; more wait in the kernel's backlog.
+const MAX_CONNECTIONS: usize = 16;
+/// Time a scraper has to send its request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// The content type Prometheus reads the OpenMetrics text under.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// A running metrics listener ([`spawn_metrics`]).
+#[derive(Debug)]
+pub struct MetricsServer {
+    /// The address it listens on (the port the OS chose for `:0`).
+    pub local_addr: SocketAddr,
+    /// `http://ADDR/metrics`.
+    pub url: String,
+    stop: CancellationToken,
+}
+
+impl MetricsServer {
+    /// Stops accepting; scrapes in flight finish.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Turns [`metrics`](crate::metrics) on and serves them at `http://addr/metrics` until the
+/// returned handle is dropped or stopped.
+pub async fn spawn_metrics(addr: SocketAddr) -> anyhow::Result<MetricsServer> {
+    crate::metrics::enable();
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local_addr = listener.local_addr()?;
+    let router = axum::Router::new().route("/metrics", axum::routing::get(scrape));
+    let service = TowerToHyperService::new(router);
+    let stop = CancellationToken::new();
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT);
+        loop {
+            let slot = tokio::select! {
+                slot = Arc::clone(&slots).acquire_owned() => slot,
+                () = stopped.cancelled() => break,
+            };
+            let Ok(slot) = slot else { break };
+            let stream = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "metrics listener: accepting failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                },
+                () = stopped.cancelled() => break,
+            };
+            let connection = http.serve_connection(TokioIo::new(stream), service.clone());
+            tokio::spawn(async move {
+                let _slot = slot;
+                let _ = connection.await;
+            });
+        }
+    });
+    let host = match local_addr {
+        SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        SocketAddr::V4(a) => a.ip().to_string(),
+    };
+    Ok(MetricsServer {
+        url: format!("http://{host}:{}/metrics", local_addr.port()),
+        local_addr,
+        stop,
+    })
+}
+
+async fn scrape() -> Response {
+    match crate::metrics::render() {
+        Some(text) => ([(header::CONTENT_TYPE, OPENMETRICS)], text).into_response(),
+        None => (StatusCode::NOT_FOUND, "metrics are off").into_response(),
+    }
+}

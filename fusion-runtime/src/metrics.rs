@@ -1,0 +1,271 @@
+//! What a running server counts, in the Prometheus / OpenMetrics text format: calls by tool and
+//! outcome, their latency, the validation issues by tool, field and kind, the calls that
+//! *healed* (succeeded after a `<validation_error>` for the same tool from the same client),
+//! refusals by bound, open connections, sessions and listens, Redis store errors and upstream
+//! state.
+//!
+//! Off until [`enable`] is called (`serve --metrics ADDR` calls it and serves [`render`] at
+//! `http://ADDR/metrics`); while off, every hook is one atomic load. One set of metrics per
+//! process, as one `/metrics` endpoint describes one process.
+//!
+//! Label values are bounded: tool names are the server's own (a name no tool has is
+//! `<unknown>`), outcomes are `ok`, `validation` or an envelope code, fields come from the
+//! issue's path with array indices written `*`, and each label keeps at most
+//! [`MAX_LABEL_VALUES`] distinct values (later ones are counted as `<other>`) — a client's
+//! bytes never make a new series without bound.
+//!
+//! Built on `prometheus-client` (feature `metrics`): 2 crates beyond what the tree already
+//! has, typed label sets, and the OpenMetrics text encoder Prometheus scrapes.
+// The recording points are called from the transports (`mcp`), the gateway and the Redis
+// stores; a build with none of them (`--no-default-features`) records nothing but still has them.
+#![cfg_attr(
+    not(any(feature = "server-stdio", feature = "server-http", feature = "redis")),
+    allow(dead_code)
+)]
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+/// Distinct values one label keeps; beyond, a value is counted as `<other>`.
+pub const MAX_LABEL_VALUES: usize = 1000;
+
+/// How long after a `<validation_error>` a success of the same tool by the same client counts
+/// as healed.
+pub const HEAL_WINDOW: Duration = Duration::from_secs(300);
+
+/// Clients × tools remembered with a pending `<validation_error>`; when full, entries older
+/// than [`HEAL_WINDOW`] are dropped, and if none is, the new failure is not remembered.
+pub const MAX_PENDING_HEALS: usize = 10_000;
+
+/// An HTTP refusal, by the bound that refused it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `413`: the body is over `max_body_bytes`.
+    BodyTooLarge,
+    /// `429`: a client over its sessions or listens.
+    TooMany,
+    /// `503`: the server's connections, sessions or a forwarded client's requests are full.
+    Busy,
+    /// `503` before any request is read: the connection caps.
+    Connection,
+}
+
+impl Refusal {
+    fn label(self) -> &'static str {
+        match self {
+            Refusal::BodyTooLarge => "413",
+            Refusal::TooMany => "429",
+            Refusal::Busy => "503",
+            Refusal::Connection => "connection",
+        }
+    }
+}
+
+/// A gauge of things open now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Open {
+    /// HTTP connections.
+    Connections,
+    /// MCP sessions (2025 streamable HTTP).
+    Sessions,
+    /// 2026-07-28 `subscriptions/listen` streams.
+    Listens,
+}
+
+#[cfg(feature = "metrics")]
+mod imp;
+
+#[cfg(feature = "metrics")]
+pub use imp::{enable, enabled, render};
+
+/// Whether [`enable`] was called (always `false` without the `metrics` feature).
+#[cfg(not(feature = "metrics"))]
+pub fn enabled() -> bool {
+    false
+}
+
+/// A call's end: `tool` is the action's name (`None`: no tool has the name sent), `outcome` its
+/// result (see [`outcome_of`]), `client` who made it (for healing), `elapsed` its time.
+#[inline]
+pub(crate) fn call(tool: Option<&str>, outcome: &Outcome<'_>, client: &str, elapsed: Duration) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.call(tool, outcome, client, elapsed);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (tool, outcome, client, elapsed);
+}
+
+/// One validation issue of a call of `tool`: at `field` (its path as rendered), of `kind`
+/// (`invalid_type`, `missing`, …).
+#[inline]
+pub(crate) fn validation_issue(tool: &str, field: &str, kind: &'static str) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.validation_issue(tool, field, kind);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (tool, field, kind);
+}
+
+/// An HTTP request or connection refused by a bound.
+#[inline]
+pub(crate) fn refused(refusal: Refusal) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.refused(refusal);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = refusal;
+}
+
+/// Sets a gauge of things open now.
+#[inline]
+pub(crate) fn open(what: Open, now: usize) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.open(what, now);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (what, now);
+}
+
+/// One more (`+1`) or one fewer (`-1`) of a gauge of things open now.
+#[inline]
+pub(crate) fn open_delta(what: Open, delta: i64) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.open_delta(what, delta);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (what, delta);
+}
+
+/// A shared store (`rate_limit`, `once`, `bus`) failed to answer.
+#[inline]
+pub(crate) fn store_error(store: &'static str) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.store_error(store);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = store;
+}
+
+/// A mounted upstream's state: `up` when its last connection attempt succeeded.
+#[inline]
+pub(crate) fn upstream(name: &str, up: bool) {
+    #[cfg(feature = "metrics")]
+    if let Some(m) = imp::get() {
+        m.upstream(name, up);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, up);
+}
+
+/// A call's outcome as counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome<'a> {
+    /// Not an error.
+    Ok,
+    /// A `<validation_error>`.
+    Validation,
+    /// A `<tool_error>` with this code (or `other` when the text has none).
+    Code(Cow<'a, str>),
+}
+
+impl Outcome<'_> {
+    /// The label value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Validation => "validation",
+            Outcome::Code(c) => c,
+        }
+    }
+}
+
+/// The outcome of a result: `is_error` and the text of its first block. Only an error's text
+/// is read: the code of its `<tool_error code="…">`, if the code is a plain identifier of at
+/// most 64 characters, else `other`.
+pub fn outcome_of(is_error: bool, first_text: Option<&str>) -> Outcome<'_> {
+    if !is_error {
+        return Outcome::Ok;
+    }
+    let Some(text) = first_text.map(str::trim_start) else {
+        return Outcome::Code(Cow::Borrowed("other"));
+    };
+    if text.starts_with("<validation_error") {
+        return Outcome::Validation;
+    }
+    let code = text
+        .strip_prefix("<tool_error code=\"")
+        .and_then(|rest| rest.split_once('"'))
+        .map(|(code, _)| code)
+        .filter(|c| {
+            !c.is_empty()
+                && c.len() <= 64
+                && c.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        });
+    Outcome::Code(Cow::Borrowed(code.unwrap_or("other")))
+}
+
+/// A field path as a label: array indices become `*` (`items.0.sku` → `items.*.sku`), the
+/// root is `(root)`.
+pub fn field_label(path: &str) -> Cow<'_, str> {
+    if path.is_empty() {
+        return Cow::Borrowed("(root)");
+    }
+    if !path.split('.').any(is_index) {
+        return Cow::Borrowed(path);
+    }
+    let parts: Vec<&str> = path
+        .split('.')
+        .map(|p| if is_index(p) { "*" } else { p })
+        .collect();
+    Cow::Owned(parts.join("."))
+}
+
+fn is_index(segment: &str) -> bool {
+    !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes() {
+        assert_eq!(
+            outcome_of(false, Some("<tool_error code=\"X\">")),
+            Outcome::Ok
+        );
+        assert_eq!(
+            outcome_of(true, Some("<validation_error action=\"a\">")),
+            Outcome::Validation
+        );
+        assert_eq!(
+            outcome_of(
+                true,
+                Some("<tool_error code=\"NOT_FOUND\" severity=\"error\">")
+            )
+            .as_str(),
+            "NOT_FOUND"
+        );
+        assert_eq!(outcome_of(true, Some("plain text")).as_str(), "other");
+        assert_eq!(outcome_of(true, None).as_str(), "other");
+        assert_eq!(
+            outcome_of(true, Some("<tool_error code=\"a b\">")).as_str(),
+            "other"
+        );
+    }
+
+    #[test]
+    fn fields() {
+        assert_eq!(field_label(""), "(root)");
+        assert_eq!(field_label("email"), "email");
+        assert_eq!(field_label("items.0.sku"), "items.*.sku");
+        assert_eq!(field_label("a.12.b.3"), "a.*.b.*");
+    }
+}

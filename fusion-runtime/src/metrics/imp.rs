@@ -1,0 +1,453 @@
+//! The registry behind [`metrics`](super), with the `prometheus-client` crate.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use super::{HEAL_WINDOW, MAX_LABEL_VALUES, MAX_PENDING_HEALS, Open, Outcome, Refusal};
+
+static METRICS: OnceLock<Metrics> = OnceLock::new();
+
+/// Turns counting on for this process (idempotent).
+pub fn enable() {
+    METRICS.get_or_init(Metrics::new);
+}
+
+/// Whether [`enable`] was called.
+pub fn enabled() -> bool {
+    METRICS.get().is_some()
+}
+
+/// Everything counted so far, in the OpenMetrics text format (`None` before [`enable`]).
+/// Served as `application/openmetrics-text; version=1.0.0; charset=utf-8`.
+pub fn render() -> Option<String> {
+    let m = METRICS.get()?;
+    let mut out = String::with_capacity(8 * 1024);
+    // Writing to a String does not fail.
+    let _ = prometheus_client::encoding::text::encode(&mut out, &m.registry);
+    Some(out)
+}
+
+pub(super) fn get() -> Option<&'static Metrics> {
+    METRICS.get()
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    tool: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ToolLabel {
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IssueLabels {
+    tool: String,
+    field: String,
+    kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BoundLabel {
+    bound: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StoreLabel {
+    store: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamLabel {
+    upstream: String,
+}
+
+type Histograms = Family<ToolLabel, Histogram, fn() -> Histogram>;
+
+fn latency() -> Histogram {
+    // 0.5 ms to ~16 s.
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+/// A tool's counters for the hot path, found by name without allocating.
+struct ToolHandles {
+    ok: Counter,
+    duration: Histogram,
+    healed: Counter,
+}
+
+/// Distinct values of one label, at most [`MAX_LABEL_VALUES`].
+#[derive(Default)]
+struct Bounded(Mutex<HashSet<String>>);
+
+impl Bounded {
+    fn admit<'a>(&self, value: &'a str) -> Cow<'a, str> {
+        let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.contains(value) {
+            return Cow::Borrowed(value);
+        }
+        if seen.len() >= MAX_LABEL_VALUES {
+            return Cow::Borrowed("<other>");
+        }
+        seen.insert(value.to_owned());
+        Cow::Borrowed(value)
+    }
+}
+
+pub(super) struct Metrics {
+    registry: Registry,
+    calls: Family<CallLabels, Counter>,
+    durations: Histograms,
+    issues: Family<IssueLabels, Counter>,
+    healed: Family<ToolLabel, Counter>,
+    refusals: Family<BoundLabel, Counter>,
+    store_errors: Family<StoreLabel, Counter>,
+    upstream_up: Family<UpstreamLabel, Gauge>,
+    connections: Gauge,
+    sessions: Gauge,
+    listens: Gauge,
+    tools: RwLock<HashMap<Box<str>, Arc<ToolHandles>>>,
+    tool_names: Bounded,
+    outcomes: Bounded,
+    fields: Bounded,
+    upstreams: Bounded,
+    /// Client × tool → when its last `<validation_error>` was answered.
+    pending: Mutex<HashMap<u64, Instant>>,
+    /// `pending`'s length, read without the lock on the success path.
+    pending_len: AtomicUsize,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Metrics {
+    fn new() -> Self {
+        let mut registry = Registry::default();
+        let calls = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "fusion_calls",
+            "tools/call answered, by tool and outcome (ok, validation, or the envelope's code)",
+            calls.clone(),
+        );
+        let durations = Histograms::new_with_constructor(latency as fn() -> Histogram);
+        registry.register_with_unit(
+            "fusion_call_duration",
+            "Time from routing to the response written, by tool",
+            prometheus_client::registry::Unit::Seconds,
+            durations.clone(),
+        );
+        let issues = Family::<IssueLabels, Counter>::default();
+        registry.register(
+            "fusion_validation_issues",
+            "Validation issues, by tool, field (array indices as *) and kind",
+            issues.clone(),
+        );
+        let healed = Family::<ToolLabel, Counter>::default();
+        registry.register(
+            "fusion_calls_healed",
+            "Calls that succeeded after a <validation_error> for the same tool from the same client within 5 minutes",
+            healed.clone(),
+        );
+        let refusals = Family::<BoundLabel, Counter>::default();
+        registry.register(
+            "fusion_http_refusals",
+            "HTTP requests or connections refused by a bound (413, 429, 503, connection)",
+            refusals.clone(),
+        );
+        let store_errors = Family::<StoreLabel, Counter>::default();
+        registry.register(
+            "fusion_store_errors",
+            "Shared store (Redis) operations that failed, by store (rate_limit, once, bus)",
+            store_errors.clone(),
+        );
+        let upstream_up = Family::<UpstreamLabel, Gauge>::default();
+        registry.register(
+            "fusion_upstream_up",
+            "1 when a mounted upstream's last connection attempt succeeded, else 0",
+            upstream_up.clone(),
+        );
+        let connections = Gauge::default();
+        registry.register(
+            "fusion_open_connections",
+            "HTTP connections open",
+            connections.clone(),
+        );
+        let sessions = Gauge::default();
+        registry.register(
+            "fusion_open_sessions",
+            "MCP sessions live",
+            sessions.clone(),
+        );
+        let listens = Gauge::default();
+        registry.register(
+            "fusion_open_listens",
+            "2026-07-28 subscriptions/listen streams open",
+            listens.clone(),
+        );
+        Metrics {
+            registry,
+            calls,
+            durations,
+            issues,
+            healed,
+            refusals,
+            store_errors,
+            upstream_up,
+            connections,
+            sessions,
+            listens,
+            tools: RwLock::default(),
+            tool_names: Bounded::default(),
+            outcomes: Bounded::default(),
+            fields: Bounded::default(),
+            upstreams: Bounded::default(),
+            pending: Mutex::default(),
+            pending_len: AtomicUsize::new(0),
+            hasher: foldhash::fast::FixedState::with_seed(0x6675_7369_6f6e),
+        }
+    }
+
+    fn tool(&self, name: &str) -> Arc<ToolHandles> {
+        if let Some(h) = self
+            .tools
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+        {
+            return Arc::clone(h);
+        }
+        let label = self.tool_names.admit(name).into_owned();
+        let handles = Arc::new(ToolHandles {
+            ok: self
+                .calls
+                .get_or_create(&CallLabels {
+                    tool: label.clone(),
+                    outcome: "ok".into(),
+                })
+                .clone(),
+            duration: self
+                .durations
+                .get_or_create(&ToolLabel {
+                    tool: label.clone(),
+                })
+                .clone(),
+            healed: self
+                .healed
+                .get_or_create(&ToolLabel { tool: label })
+                .clone(),
+        });
+        let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if tools.len() < MAX_LABEL_VALUES {
+            tools.insert(name.into(), Arc::clone(&handles));
+        }
+        handles
+    }
+
+    fn heal_key(&self, client: &str, tool: &str) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        client.hash(&mut h);
+        tool.hash(&mut h);
+        h.finish()
+    }
+
+    pub(super) fn call(
+        &self,
+        tool: Option<&str>,
+        outcome: &Outcome<'_>,
+        client: &str,
+        elapsed: Duration,
+    ) {
+        let Some(name) = tool else {
+            let outcome = self.outcomes.admit(outcome.as_str());
+            self.calls
+                .get_or_create(&CallLabels {
+                    tool: "<unknown>".into(),
+                    outcome: outcome.into_owned(),
+                })
+                .inc();
+            return;
+        };
+        let handles = self.tool(name);
+        handles.duration.observe(elapsed.as_secs_f64());
+        match outcome {
+            Outcome::Ok => {
+                handles.ok.inc();
+                if self.pending_len.load(Ordering::Relaxed) > 0 {
+                    let key = self.heal_key(client, name);
+                    let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(at) = pending.remove(&key) {
+                        self.pending_len.store(pending.len(), Ordering::Relaxed);
+                        if at.elapsed() <= HEAL_WINDOW {
+                            handles.healed.inc();
+                        }
+                    }
+                }
+            }
+            other => {
+                let tool = self.tool_names.admit(name).into_owned();
+                let outcome = self.outcomes.admit(other.as_str()).into_owned();
+                self.calls
+                    .get_or_create(&CallLabels { tool, outcome })
+                    .inc();
+                if *other == Outcome::Validation {
+                    self.remember_failure(client, name);
+                }
+            }
+        }
+    }
+
+    fn remember_failure(&self, client: &str, tool: &str) {
+        let key = self.heal_key(client, tool);
+        let now = Instant::now();
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        if pending.len() >= MAX_PENDING_HEALS && !pending.contains_key(&key) {
+            pending.retain(|_, at| now.duration_since(*at) <= HEAL_WINDOW);
+            if pending.len() >= MAX_PENDING_HEALS {
+                return;
+            }
+        }
+        pending.insert(key, now);
+        self.pending_len.store(pending.len(), Ordering::Relaxed);
+    }
+
+    pub(super) fn validation_issue(&self, tool: &str, field: &str, kind: &'static str) {
+        let tool = self.tool_names.admit(tool).into_owned();
+        let field = super::field_label(field);
+        let field = self.fields.admit(&field).into_owned();
+        self.issues
+            .get_or_create(&IssueLabels {
+                tool,
+                field,
+                kind: kind.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(super) fn refused(&self, refusal: Refusal) {
+        self.refusals
+            .get_or_create(&BoundLabel {
+                bound: refusal.label().to_owned(),
+            })
+            .inc();
+    }
+
+    fn gauge(&self, what: Open) -> &Gauge {
+        match what {
+            Open::Connections => &self.connections,
+            Open::Sessions => &self.sessions,
+            Open::Listens => &self.listens,
+        }
+    }
+
+    pub(super) fn open(&self, what: Open, now: usize) {
+        self.gauge(what).set(i64::try_from(now).unwrap_or(i64::MAX));
+    }
+
+    pub(super) fn open_delta(&self, what: Open, delta: i64) {
+        self.gauge(what).inc_by(delta);
+    }
+
+    pub(super) fn store_error(&self, store: &'static str) {
+        self.store_errors
+            .get_or_create(&StoreLabel {
+                store: store.to_owned(),
+            })
+            .inc();
+    }
+
+    pub(super) fn upstream(&self, name: &str, up: bool) {
+        let upstream = self.upstreams.admit(name).into_owned();
+        self.upstream_up
+            .get_or_create(&UpstreamLabel { upstream })
+            .set(i64::from(up));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scrape(m: &Metrics) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &m.registry).unwrap_or_default();
+        out
+    }
+
+    #[test]
+    fn a_success_after_a_validation_error_heals_once() {
+        let m = Metrics::new();
+        let ms = Duration::from_millis(1);
+        m.call(Some("t"), &Outcome::Validation, "alice", ms);
+        m.call(Some("t"), &Outcome::Ok, "bob", ms);
+        m.call(Some("t"), &Outcome::Ok, "alice", ms);
+        m.call(Some("t"), &Outcome::Ok, "alice", ms);
+        let text = scrape(&m);
+        assert!(
+            text.contains("fusion_calls_healed_total{tool=\"t\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("fusion_calls_total{tool=\"t\",outcome=\"ok\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("fusion_calls_total{tool=\"t\",outcome=\"validation\"} 1\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn labels_are_bounded() {
+        let m = Metrics::new();
+        for i in 0..(MAX_LABEL_VALUES + 50) {
+            m.validation_issue("t", &format!("f{i}"), "missing");
+        }
+        let text = scrape(&m);
+        assert!(
+            text.contains("field=\"<other>\",kind=\"missing\"} 50\n"),
+            "{text}"
+        );
+        let series = text
+            .lines()
+            .filter(|l| l.starts_with("fusion_validation_issues_total"))
+            .count();
+        assert_eq!(series, MAX_LABEL_VALUES + 1);
+    }
+
+    #[test]
+    fn pending_heals_are_bounded() {
+        let m = Metrics::new();
+        for i in 0..(MAX_PENDING_HEALS + 10) {
+            m.call(
+                Some("t"),
+                &Outcome::Validation,
+                &format!("c{i}"),
+                Duration::ZERO,
+            );
+        }
+        assert_eq!(
+            m.pending.lock().map(|p| p.len()).unwrap_or(0),
+            MAX_PENDING_HEALS
+        );
+        // The last ones were not remembered: their success does not heal.
+        m.call(
+            Some("t"),
+            &Outcome::Ok,
+            &format!("c{}", MAX_PENDING_HEALS + 5),
+            Duration::ZERO,
+        );
+        m.call(Some("t"), &Outcome::Ok, "c0", Duration::ZERO);
+        assert!(scrape(&m).contains("fusion_calls_healed_total{tool=\"t\"} 1\n"));
+    }
+}

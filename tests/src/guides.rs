@@ -1,0 +1,14 @@
+//! The guides under `docs/`, each compiled here as a module's documentation, so that
+//! `cargo test --doc` compiles and runs every Rust block in them: no guide's example rots.
+//!
+//! Each guide is Markdown read as rustdoc: a fence without a language is Rust, so blocks that
+//! are not Rust name theirs (`text`, `toml`, `yaml`, `nginx`, `promql`, …).
+
+#[doc = include_str!("../../docs/tracing.md")]
+pub mod tracing {}
+
+#[doc = include_str!("../../docs/operations.md")]
+pub mod operations {}
+
+#[doc = include_str!("../../docs/testing.md")]
+pub mod testing {}
