@@ -8,8 +8,8 @@ use std::time::Duration;
 pub use futures::future::BoxFuture;
 
 pub use super::{
-    ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput, TaskSupport,
-    handler_outcome,
+    ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
+    TaskSupport, handler_outcome,
 };
 pub use crate::context::{CallContext, FromCallContext, StateRequirement};
 

@@ -203,19 +203,22 @@ pub struct ActionInfo {
     pub task: TaskSupport,
 }
 
-/// Whether an action runs as an MCP task (`io.modelcontextprotocol/tasks`) for a client that
-/// declared the extension, in the words of the 2025-11-25 `execution.taskSupport`. A client
-/// that did not declare it always gets the synchronous call: the spec forbids sending it a
-/// task handle.
+/// Whether an action runs as an MCP task (`io.modelcontextprotocol/tasks`, SEP-2663), in the
+/// words of the 2025-11-25 tool field `execution.taskSupport`. In 2026-07-28 the server alone
+/// decides, per request, whether a call becomes a task, and never for a request that did not
+/// declare the extension (SEP-2663: "MUST NOT return `CreateTaskResult` to a client that did
+/// not include the extension capability on its request"); this says what it decides.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TaskSupport {
     /// Never a task (the default): the call answers when the handler is done.
     #[default]
     Forbidden,
-    /// `#[tool_action(task)]` or `task = "optional"`: a task for a client that asked for one.
+    /// `#[tool_action(task)]` or `task = "optional"`: a task for every request that declared
+    /// the extension; the synchronous call, under the action's `timeout`, for the others.
     Optional,
-    /// `task = "required"`: a task for a client that declared tasks; the action is meant to
-    /// outlive a request.
+    /// `task = "required"`: a task for a request that declared the extension; any other is
+    /// refused with `-32021` (missing required client capability), as SEP-2663 says of a
+    /// request the server cannot serve without a task.
     Required,
 }
 

@@ -269,12 +269,15 @@ impl McpHandler {
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
-        if request.request_state.is_none()
-            && tasks::declared(&context)
-            && self.server.runs_as_task(&request.name)
-        {
-            scope.meta = scope::take_meta(&mut context);
-            return tasks::start(&self.server, &era, request, scope).await;
+        let support = self.server.task_support(&request.name);
+        if support.allows_task() && request.request_state.is_none() {
+            if tasks::declared(&context) {
+                scope.meta = scope::take_meta(&mut context);
+                return tasks::start(&self.server, &era, request, scope).await;
+            }
+            if support == crate::TaskSupport::Required {
+                return Err(tasks::required_error());
+            }
         }
         let owner = crate::context::ClientKey::of(&scope);
         let binding = elicit::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)

@@ -1,40 +1,41 @@
 //! MCP tasks (`io.modelcontextprotocol/tasks`, SEP-2663) for 2026-07-28 clients: a
 //! `tools/call` of a task action (`#[tool_action(task)]`) from a client that declared the
-//! extension is answered at once with the task (`resultType: "task"`), and the same pipeline
-//! call runs in the background; `tasks/get` and `tasks/cancel` read and end it in the
-//! server's [`TaskStore`](crate::store::TaskStore).
+//! extension on that request is answered at once with the task (`resultType: "task"`), and
+//! the same pipeline call runs in the background; `tasks/get` and `tasks/cancel` read and end
+//! it in the server's [`TaskStore`](crate::store::TaskStore), from any instance that shares it.
 //!
-//! The stored result is the `CallToolResult` the synchronous call returns (a tool error
-//! stays an `isError` result in a `completed` task). A call the server could not answer —
-//! a handler that panicked or ran past its action's timeout (`INTERNAL_ERROR`, `TIMEOUT`
-//! envelopes), or a task that outlived its TTL — is a `failed` task whose error carries the
-//! readable message and, in `data.code`, the envelope's code. Tasks belong to the client
-//! that started them ([`ClientKey`]): another client's `tasks/get` is "not found".
+//! The stored result is the `CallToolResult` the synchronous call returns, byte for byte (a
+//! `<tool_error>` or `<validation_error>` stays an `isError` result in a `completed` task).
+//! A call the server itself could not answer — a handler that panicked or failed
+//! unexpectedly (`INTERNAL_ERROR`), or a task that outlived its TTL (`TIMEOUT`) — is a
+//! `failed` task: its JSON-RPC error (`-32603`) carries the envelope's message, and in
+//! `data` its code and the whole envelope. Inside a task the action's own `timeout` gives way
+//! to the task's TTL; a progress message becomes the task's `statusMessage` (the extension
+//! sends no progress or log notifications for a task).
+//!
+//! Tasks belong to the client that started them ([`ClientKey`]: the principal's subject, or
+//! the client address without auth): another client's `tasks/get`, `tasks/cancel` is
+//! answered exactly as an unknown task.
 
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, DetailedTask,
     GetTaskParams, GetTaskResult, Task, TaskPayload, TaskStatus as WireStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
-use tokio_util::sync::CancellationToken;
 
 use super::era::Era;
-use crate::context::{ClientKey, RequestScope};
-use crate::envelope::ToolResponse;
+use crate::context::{ClientKey, LogLevel, RequestScope, RequestSink};
+use crate::envelope::{ErrorCode, ToolError, ToolResponse};
 use crate::server::Server;
-use crate::store::{TaskOutcome, TaskRecord, TaskStatus};
+use crate::store::{TaskOutcome, TaskRecord, TaskStatus, TaskStore};
 
-/// JSON-RPC `-32603`, the code of a `failed` task's error.
+/// JSON-RPC `-32603` (internal error), the code of a `failed` task's error.
 const INTERNAL: i32 = -32603;
-
-/// The tasks running in this process, by id: `tasks/cancel` cancels the call's token.
-static RUNNING: LazyLock<Mutex<HashMap<String, CancellationToken>>> =
-    LazyLock::new(Mutex::default);
 
 /// Whether the request declared the tasks extension (in its `_meta` capabilities, or at
 /// `initialize` for a session).
@@ -44,8 +45,19 @@ pub(crate) fn declared(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|caps| caps.supports_tasks())
 }
 
-/// Starts `request` as a task of the scope's client: stored `working`, answered at once, run
-/// in the background through the same pipeline as a synchronous call.
+/// `-32021`: the action runs only as a task (`task = "required"`) and the request did not
+/// declare the tasks extension.
+pub(crate) fn required_error() -> ErrorData {
+    ErrorData::missing_required_client_capability(
+        rmcp::model::ClientCapabilities::builder()
+            .enable_tasks()
+            .build(),
+    )
+}
+
+/// Starts `request` as a task of the scope's client: stored `working` (so a `tasks/get` on
+/// any instance finds it before the answer leaves), answered at once, and run in the
+/// background through the same pipeline as a synchronous call.
 pub(crate) async fn start(
     server: &Server,
     era: &Era,
@@ -53,83 +65,179 @@ pub(crate) async fn start(
     mut scope: RequestScope,
 ) -> Result<CallToolResponse, ErrorData> {
     let owner = ClientKey::of(&scope);
-    let store = server.task_store().clone();
+    let store = Arc::clone(server.task_store());
     let ttl = store.limits().default_ttl;
     let record = match store.create(&owner.0, ttl).await {
         Ok(record) => record,
         Err(why) => {
-            let refusal =
-                crate::envelope::error(crate::envelope::ErrorCode::ServerBusy, why.to_string())
-                    .suggest("Wait for one of your tasks to end, or call again later.")
-                    .retry_after(crate::guard::STORE_RETRY_AFTER);
+            let refusal = crate::envelope::error(ErrorCode::ServerBusy, why.to_string())
+                .suggest("Wait for one of your tasks to end and expire, or call again later.")
+                .retry_after(crate::guard::STORE_RETRY_AFTER);
             let mut result = super::to_call_tool_result(ToolResponse::from(refusal));
             era.stamp(&mut result.meta, server);
             return Ok(result.into());
         }
     };
-    // The request's stream ends with this answer: nothing reaches the client through it, and
-    // the call is the task's, cancelled by `tasks/cancel` or its TTL, not by the request.
+    let watch = store.watch(&record.id);
+    // The request ends with this answer: the call is the task's, stopped by `tasks/cancel`
+    // or its TTL, not by the request; progress goes to the task's status message.
     scope.client = Some(owner);
-    scope.sink = None;
-    let token = CancellationToken::new();
-    let scope = scope.with_cancellation(token.clone());
-    RUNNING
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(record.id.clone(), token.clone());
+    scope.sink = Some(Arc::new(TaskSink {
+        store: Arc::clone(&store),
+        id: record.id.clone(),
+    }));
+    scope.as_task = true;
+    let scope = scope.with_cancellation(watch.token().clone());
     let id = record.id.clone();
     let ttl = Duration::from_millis(record.ttl_ms);
-    let (server2, era2) = (server.clone(), era.clone());
+    let (server, era) = (server.clone(), era.clone());
     tokio::spawn(async move {
-        let call = server2.call(&request.name, request.arguments, scope);
+        let call = server.call(&request.name, request.arguments, scope);
         let outcome = tokio::select! {
             biased;
-            () = token.cancelled() => TaskOutcome::Cancelled,
-            () = tokio::time::sleep(ttl) => TaskOutcome::failed(
-                INTERNAL,
-                "TIMEOUT",
-                format!(
-                    "the task ran past its time to live ({} ms) and was stopped; call again, or ask for less work",
-                    ttl.as_millis()
-                ),
-            ),
-            response = call => outcome_of(&server2, &era2, response),
+            // Stored `cancelled` by whoever cancelled it.
+            () = watch.token().cancelled() => None,
+            () = tokio::time::sleep(ttl) => Some(lapsed(ttl)),
+            response = call => Some(outcome_of(&server, &era, response)),
+            () = renewing(store.as_ref(), &id) => None,
         };
-        let store = server2.task_store();
-        if let Err(e) = store.finish(&id, outcome).await {
-            tracing::error!(task = %id, store = store.name(), error = %e.0, "could not store a task's end");
+        drop(watch);
+        if let Some(outcome) = outcome
+            && let Err(e) = store.finish(&id, outcome).await
+        {
+            crate::metrics::store_error("tasks");
+            tracing::error!(task = %id, store = store.name(), error = %e.0, "could not store a task's end; it fails when its lease lapses");
         }
-        RUNNING
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id);
     });
     Ok(CallToolResponse::Task(CreateTaskResult::new(wire_task(
         &record,
     ))))
 }
 
+/// Renews the task's lease while it runs (never ends; nothing to do for a store without
+/// leases).
+async fn renewing(store: &dyn TaskStore, id: &str) {
+    let Some(lease) = store.lease() else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::time::sleep(lease / 3).await;
+        if let Err(e) = store.renew(id).await {
+            crate::metrics::store_error("tasks");
+            tracing::warn!(task = %id, error = %e.0, "could not renew a task's lease");
+        }
+    }
+}
+
+/// The `failed` outcome of a task that ran past its TTL.
+fn lapsed(ttl: Duration) -> TaskOutcome {
+    let envelope = crate::envelope::error(
+        ErrorCode::Timeout,
+        format!(
+            "the task ran past its time to live ({} ms) and was stopped before it answered",
+            ttl.as_millis()
+        ),
+    )
+    .suggest("Call again with less work (a narrower range, fewer items), or ask the server's operator for a longer task TTL.");
+    failed(&envelope)
+}
+
+/// A `failed` outcome for `envelope`: JSON-RPC `-32603`, its message, and in `data` its
+/// code and the whole envelope, for a model to read.
+fn failed(envelope: &ToolError) -> TaskOutcome {
+    failed_with(
+        envelope.code().as_str(),
+        envelope.message(),
+        envelope.render(),
+    )
+}
+
+fn failed_with(code: &str, message: &str, envelope: &str) -> TaskOutcome {
+    let mut error = serde_json::Map::new();
+    error.insert("code".into(), INTERNAL.into());
+    error.insert("message".into(), message.into());
+    error.insert(
+        "data".into(),
+        serde_json::json!({ "code": code, "envelope": envelope }),
+    );
+    TaskOutcome::Failed(error)
+}
+
 /// What a finished call makes of its task: `failed` for the server's own failures
-/// (`INTERNAL_ERROR`, `TIMEOUT`), `completed` with the call's result otherwise.
+/// (`INTERNAL_ERROR`, `TIMEOUT`), `completed` with the call's result otherwise — the
+/// `CallToolResult` the synchronous call would have answered.
 fn outcome_of(server: &Server, era: &Era, response: ToolResponse) -> TaskOutcome {
     if response.is_error
-        && let Some(crate::envelope::Content::Text(text)) = response.content.first()
+        && let Some(text) = response.texts().next()
+        && let crate::metrics::Outcome::Code(code) = crate::metrics::outcome_of(true, Some(text))
+        && (code == "INTERNAL_ERROR" || code == "TIMEOUT")
     {
-        for code in ["INTERNAL_ERROR", "TIMEOUT"] {
-            if text.starts_with(&format!("<tool_error code=\"{code}\"")) {
-                let message = text
-                    .split_once("<message>")
-                    .and_then(|(_, rest)| rest.split_once("</message>"))
-                    .map_or(text.as_str(), |(m, _)| m);
-                return TaskOutcome::failed(INTERNAL, code, message.to_owned());
-            }
-        }
+        let message = text
+            .split_once("<message>")
+            .and_then(|(_, rest)| rest.split_once("</message>"))
+            .map_or(text, |(m, _)| m);
+        return failed_with(&code, &unescape(message), text);
     }
     let mut result = super::to_call_tool_result(response);
     era.stamp(&mut result.meta, server);
     match serde_json::to_value(result) {
         Ok(serde_json::Value::Object(object)) => TaskOutcome::Completed(object),
-        _ => TaskOutcome::failed(INTERNAL, "INTERNAL_ERROR", "the result could not be written"),
+        _ => failed(&crate::envelope::error(
+            ErrorCode::InternalError,
+            "the task's result could not be written as JSON",
+        )),
+    }
+}
+
+/// The text of an envelope's XML element (the five entities it escapes).
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Where a task's handler reports: progress messages become the task's status message; logs
+/// go nowhere (the extension sends no notifications for a task).
+struct TaskSink {
+    store: Arc<dyn TaskStore>,
+    id: String,
+}
+
+impl RequestSink for TaskSink {
+    fn has_progress_token(&self) -> bool {
+        true
+    }
+
+    fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let message = message.unwrap_or_else(|| match total {
+            Some(total) => format!("{progress} of {total}"),
+            None => format!("{progress}"),
+        });
+        let (store, id) = (Arc::clone(&self.store), self.id.clone());
+        Box::pin(async move {
+            store
+                .set_message(&id, message)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn log(
+        &self,
+        _level: LogLevel,
+        _logger: &'static str,
+        _data: serde_json::Value,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(std::future::ready(Err(
+            "a task sends no log notifications".to_owned()
+        )))
     }
 }
 
@@ -142,15 +250,25 @@ fn owner(handler: &super::McpHandler, context: &RequestContext<RoleServer>) -> C
     ClientKey::of(&scope)
 }
 
+/// The answer for a task that is unknown, expired, or another client's: the same for all
+/// three, so an id is no oracle.
 fn not_found(id: &str) -> ErrorData {
+    let shown: String = id.chars().take(64).collect();
     ErrorData::invalid_params(
-        format!("no task `{id}`: it is unknown, expired, or not yours"),
+        format!("no task `{shown}`: it is unknown, has expired, or was started by another client"),
         None,
     )
 }
 
 fn store_error(e: &crate::store::StoreError) -> ErrorData {
-    ErrorData::internal_error(format!("the task store cannot be reached: {}", e.0), None)
+    crate::metrics::store_error("tasks");
+    ErrorData::internal_error(
+        format!(
+            "the task store cannot be reached, try again shortly: {}",
+            e.0
+        ),
+        None,
+    )
 }
 
 /// `tasks/get`: the task as stored, if it is the caller's.
@@ -168,8 +286,8 @@ pub(crate) async fn get(
     }
 }
 
-/// `tasks/cancel`: the caller's task is marked `cancelled` and its call stopped (cooperative:
-/// a task that already ended keeps its end).
+/// `tasks/cancel`: the caller's task is marked `cancelled` and its call stopped wherever it
+/// runs (a task that already ended keeps its end).
 pub(crate) async fn cancel(
     handler: &super::McpHandler,
     request: CancelTaskParams,
@@ -177,23 +295,11 @@ pub(crate) async fn cancel(
 ) -> Result<(), ErrorData> {
     let owner = owner(handler, &context);
     let store = handler.server.task_store();
-    match store.get(&owner.0, &request.task_id).await {
-        Ok(Some(_)) => {}
-        Ok(None) => return Err(not_found(&request.task_id)),
-        Err(e) => return Err(store_error(&e)),
+    match store.cancel(&owner.0, &request.task_id).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(not_found(&request.task_id)),
+        Err(e) => Err(store_error(&e)),
     }
-    store
-        .finish(&request.task_id, TaskOutcome::Cancelled)
-        .await
-        .map_err(|e| store_error(&e))?;
-    let token = RUNNING
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&request.task_id);
-    if let Some(token) = token {
-        token.cancel();
-    }
-    Ok(())
 }
 
 fn wire_status(status: TaskStatus) -> WireStatus {

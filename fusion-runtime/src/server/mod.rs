@@ -713,8 +713,14 @@ impl ServerBuilder {
             // A fresh notifier has no bus: this cannot be refused.
             let _ = self.states.changes.attach_bus(bus);
         }
+        let tasked: std::collections::HashMap<String, crate::TaskSupport> = entries
+            .iter()
+            .filter(|a| a.info.task.allows_task())
+            .map(|a| (a.tool.clone(), a.info.task))
+            .collect();
         Ok(Server {
             inner: Arc::new(Inner {
+                tasked,
                 contracts,
                 awareness,
                 source_awareness,
@@ -1118,17 +1124,23 @@ impl Server {
             .get_or_init(|| Arc::new(crate::store::MemoryTasks::default()))
     }
 
-    /// Whether `tool` runs as a task for a client that declared tasks: one of its actions
-    /// says `#[tool_action(task)]`.
-    pub fn runs_as_task(&self, tool: &str) -> bool {
-        self.actions()
-            .iter()
-            .any(|a| a.tool == tool && a.info.task.allows_task())
+    /// How `tool` runs for a client that declared the tasks extension: as its action says
+    /// (`#[tool_action(task)]`), [`TaskSupport::Forbidden`](crate::TaskSupport) for a tool
+    /// no action with a task key serves.
+    pub fn task_support(&self, tool: &str) -> crate::TaskSupport {
+        if self.inner.tasked.is_empty() {
+            return crate::TaskSupport::Forbidden;
+        }
+        self.inner
+            .tasked
+            .get(tool)
+            .copied()
+            .unwrap_or(crate::TaskSupport::Forbidden)
     }
 
     /// Whether any action runs as a task (the server then advertises the tasks extension).
     pub fn has_tasks(&self) -> bool {
-        self.actions().iter().any(|a| a.info.task.allows_task())
+        !self.inner.tasked.is_empty()
     }
 
     /// Shares change notifications through `bus` from now on (the `serve --redis-url` flag):

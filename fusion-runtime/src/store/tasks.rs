@@ -9,10 +9,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
 use super::StoreError;
 
 /// A JSON object.
@@ -110,16 +112,31 @@ pub enum TaskOutcome {
 }
 
 impl TaskOutcome {
+    /// The status of a task that ended so.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            TaskOutcome::Completed(_) => TaskStatus::Completed,
+            TaskOutcome::Failed(_) => TaskStatus::Failed,
+            TaskOutcome::Cancelled => TaskStatus::Cancelled,
+        }
+    }
+
+    /// The status message of a task that ended so: a failure's message, or who cancelled.
+    pub fn status_message(&self) -> Option<String> {
+        match self {
+            TaskOutcome::Failed(e) => e.get("message").and_then(|m| m.as_str()).map(str::to_owned),
+            TaskOutcome::Cancelled => Some("cancelled by the client (tasks/cancel)".to_owned()),
+            TaskOutcome::Completed(_) => None,
+        }
+    }
+
     /// A `failed` outcome with JSON-RPC `code`, a readable `message` and the envelope code
     /// (`INTERNAL_ERROR`, `TIMEOUT`) in `data.code`.
     pub fn failed(code: i32, envelope_code: &str, message: impl Into<String>) -> Self {
         let mut error = JsonObject::new();
         error.insert("code".into(), code.into());
         error.insert("message".into(), message.into().into());
-        error.insert(
-            "data".into(),
-            serde_json::json!({ "code": envelope_code }),
-        );
+        error.insert("data".into(), serde_json::json!({ "code": envelope_code }));
         TaskOutcome::Failed(error)
     }
 }
@@ -149,6 +166,20 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// Ends the task with `outcome` at `now` (ms), unless it already ended: `true` when this
+    /// ended it. The status message becomes the error's message for `failed`, says who
+    /// cancelled for `cancelled`, and is cleared for `completed`.
+    pub fn end(&mut self, outcome: TaskOutcome, now: u64) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        self.status = outcome.status();
+        self.status_message = outcome.status_message();
+        self.outcome = Some(outcome);
+        self.updated_ms = now;
+        true
+    }
+
     /// When the record may be dropped: one TTL after it ended, or, while it runs, never
     /// (the runner ends it when its TTL lapses).
     fn expires_ms(&self) -> Option<u64> {
@@ -187,11 +218,16 @@ impl fmt::Display for TaskRefused {
 
 /// Keeps tasks. Every method is bounded in time; a read names the owner and never returns
 /// another owner's task.
+///
+/// The instance that runs a task [`watch`](TaskStore::watch)es it (a token cancelled when a
+/// `tasks/cancel` for it arrives at any instance) and, when the store has a
+/// [`lease`](TaskStore::lease), [`renew`](TaskStore::renew)s it while it runs: a task whose
+/// lease lapsed (its instance died) reads as `failed`, never `working` forever.
 pub trait TaskStore: Send + Sync + 'static {
     /// The bounds it keeps.
     fn limits(&self) -> &TaskLimits;
 
-    /// Creates a `working` task of `owner` living `ttl` (already cut to the ceiling).
+    /// Creates a `working` task of `owner` living `ttl` (cut to the ceiling).
     fn create<'a>(
         &'a self,
         owner: &'a str,
@@ -214,8 +250,103 @@ pub trait TaskStore: Send + Sync + 'static {
         outcome: TaskOutcome,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
+    /// Cancels task `id` of `owner`: marks it `cancelled` unless it already ended, and
+    /// stops its call wherever it runs. `Ok(false)` when `owner` has no such task.
+    fn cancel<'a>(&'a self, owner: &'a str, id: &'a str)
+    -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Sets the status message of a running task (the handler's last progress message).
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// A token cancelled when task `id` is cancelled, from this instance or (for a shared
+    /// store) any other; held by the instance that runs it, until the [`TaskWatch`] drops.
+    fn watch(&self, id: &str) -> TaskWatch;
+
+    /// How long a running task's lease lasts: `None` when the store lives and dies with
+    /// the process that runs the tasks (in-process), so no lease is needed.
+    fn lease(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Renews the lease of running task `id` (see [`lease`](TaskStore::lease)).
+    fn renew<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = id;
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     /// A name for logs and errors (`in-process`, `redis`).
     fn name(&self) -> &'static str;
+}
+
+/// The tasks this process runs, by id: what [`TaskStore::cancel`] (or a cancel that came
+/// from another instance) stops.
+#[derive(Clone, Debug, Default)]
+pub struct Running(Arc<Mutex<HashMap<String, CancellationToken>>>);
+
+impl Running {
+    /// Registers task `id` as running here.
+    pub fn watch(&self, id: &str) -> TaskWatch {
+        let token = CancellationToken::new();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned(), token.clone());
+        TaskWatch {
+            id: id.to_owned(),
+            token,
+            running: self.clone(),
+        }
+    }
+
+    /// Cancels task `id` if it runs here: `true` when it did.
+    pub fn cancel(&self, id: &str) -> bool {
+        let token = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// How many tasks run here.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether no task runs here.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A task running in this process (see [`TaskStore::watch`]): its token is cancelled when
+/// the task is; dropping it forgets the task.
+#[derive(Debug)]
+pub struct TaskWatch {
+    id: String,
+    token: CancellationToken,
+    running: Running,
+}
+
+impl TaskWatch {
+    /// The token cancelled when the task is.
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+impl Drop for TaskWatch {
+    fn drop(&mut self) {
+        self.running
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
 }
 
 /// A completed outcome bigger than `limit` bytes of JSON, made a readable `failed` one.
@@ -279,6 +410,7 @@ pub(crate) fn new_task_id() -> Result<String, StoreError> {
 pub struct MemoryTasks {
     limits: TaskLimits,
     tasks: Mutex<HashMap<String, TaskRecord>>,
+    running: Running,
 }
 
 impl fmt::Debug for MemoryTasks {
@@ -301,6 +433,7 @@ impl MemoryTasks {
         MemoryTasks {
             limits,
             tasks: Mutex::new(HashMap::new()),
+            running: Running::default(),
         }
     }
 
@@ -342,25 +475,34 @@ impl MemoryTasks {
     fn finish_now(&self, id: &str, outcome: TaskOutcome) -> bool {
         let outcome = bounded(outcome, self.limits.max_result_bytes);
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(task) = tasks.get_mut(id) else {
-            return false;
+        tasks
+            .get_mut(id)
+            .is_some_and(|task| task.end(outcome, now_ms()))
+    }
+
+    fn cancel_now(&self, owner: &str, id: &str) -> bool {
+        let found = {
+            let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+            match tasks.get_mut(id).filter(|t| t.owner == owner) {
+                Some(task) => {
+                    task.end(TaskOutcome::Cancelled, now_ms());
+                    true
+                }
+                None => false,
+            }
         };
-        if task.status.is_terminal() {
-            return false;
+        if found {
+            self.running.cancel(id);
         }
-        task.status = match outcome {
-            TaskOutcome::Completed(_) => TaskStatus::Completed,
-            TaskOutcome::Failed(_) => TaskStatus::Failed,
-            TaskOutcome::Cancelled => TaskStatus::Cancelled,
-        };
-        task.status_message = match &outcome {
-            TaskOutcome::Failed(e) => e.get("message").and_then(|m| m.as_str()).map(str::to_owned),
-            TaskOutcome::Cancelled => Some("cancelled by the client".to_owned()),
-            TaskOutcome::Completed(_) => None,
-        };
-        task.outcome = Some(outcome);
-        task.updated_ms = now_ms();
-        true
+        found
+    }
+
+    fn set_message_now(&self, id: &str, message: String) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks.get_mut(id).filter(|t| !t.status.is_terminal()) {
+            task.status_message = Some(message);
+            task.updated_ms = now_ms();
+        }
     }
 }
 
@@ -391,6 +533,27 @@ impl TaskStore for MemoryTasks {
         outcome: TaskOutcome,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(std::future::ready(Ok(self.finish_now(id, outcome))))
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.cancel_now(owner, id))))
+    }
+
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.set_message_now(id, message);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn watch(&self, id: &str) -> TaskWatch {
+        self.running.watch(id)
     }
 
     fn name(&self) -> &'static str {
@@ -428,7 +591,10 @@ mod tests {
             store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
         }
         let refused = store.create_now("a", ttl);
-        assert!(matches!(refused, Err(TaskRefused::OwnerFull(2))), "{refused:?}");
+        assert!(
+            matches!(refused, Err(TaskRefused::OwnerFull(2))),
+            "{refused:?}"
+        );
         store.create_now("b", ttl).unwrap_or_else(|e| panic!("{e}"));
         let full = store.create_now("c", ttl);
         assert!(matches!(full, Err(TaskRefused::StoreFull(3))), "{full:?}");
@@ -462,7 +628,9 @@ mod tests {
             .create_now("a", Duration::from_secs(1))
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(store.finish_now(&task.id, TaskOutcome::Completed(result(&"x".repeat(100)))));
-        let read = store.get_now("a", &task.id).unwrap_or_else(|| panic!("gone"));
+        let read = store
+            .get_now("a", &task.id)
+            .unwrap_or_else(|| panic!("gone"));
         assert_eq!(read.status, TaskStatus::Failed);
         let message = read.status_message.unwrap_or_default();
         assert!(message.contains("more than the 64"), "{message}");
@@ -470,7 +638,9 @@ mod tests {
             .create_now("a", Duration::from_secs(1))
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(store.finish_now(&small_one.id, TaskOutcome::Completed(result("ok"))));
-        let read = store.get_now("a", &small_one.id).unwrap_or_else(|| panic!("gone"));
+        let read = store
+            .get_now("a", &small_one.id)
+            .unwrap_or_else(|| panic!("gone"));
         assert_eq!(read.status, TaskStatus::Completed);
     }
 
@@ -482,7 +652,9 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(store.finish_now(&task.id, TaskOutcome::Cancelled));
         assert!(!store.finish_now(&task.id, TaskOutcome::Completed(result("late"))));
-        let read = store.get_now("a", &task.id).unwrap_or_else(|| panic!("gone"));
+        let read = store
+            .get_now("a", &task.id)
+            .unwrap_or_else(|| panic!("gone"));
         assert_eq!(read.status, TaskStatus::Cancelled);
     }
 

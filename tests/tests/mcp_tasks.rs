@@ -1,0 +1,455 @@
+//! MCP tasks (`io.modelcontextprotocol/tasks`, SEP-2663) over real HTTP, raw JSON-RPC as a
+//! 2026-07-28 client sends it: the billing example with a few task actions of its own, real
+//! bearer tokens for two principals.
+//!
+//! - A client that declared the extension gets `resultType: "task"` and polls `tasks/get` to
+//!   a result byte-equal to the one a client that did not declare it gets synchronously (a
+//!   success, and an envelope that stays an `isError` result in a `completed` task).
+//! - `billing_reconcile` of 6 s: the synchronous call answers `TIMEOUT` at 5 s; as a task it
+//!   completes.
+//! - A handler that panics, and a task that outlives its TTL: `failed`, with a readable
+//!   message and the envelope in `error.data`.
+//! - `tasks/cancel` stops the handler; another principal's `tasks/get` / `tasks/cancel` is
+//!   answered as an unknown task.
+//! - Bounds, each pushed past: tasks per principal, tasks overall, result size, the TTL
+//!   ceiling; `task = "required"` refuses a client without the extension (`-32021`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::store::{MemoryTasks, TaskLimits};
+use fusion_runtime::{Context, ToolError, ToolInput, tool_action};
+use fusion_tests::raw_http;
+use fusion_tests::services::{mint, now};
+use jsonwebtoken::{Algorithm, EncodingKey};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const SECRET: &str = "tasks-secret-of-at-least-32-bytes-hs256";
+const ISSUER: &str = "https://auth.example.com";
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+/// How long to sleep.
+#[derive(Deserialize, ToolInput)]
+struct Nap {
+    /// Milliseconds.
+    #[fusion(range(min = 0, max = 60000))]
+    ms: u64,
+}
+
+/// Naps that finished (not cancelled, not stopped), by length: each test naps its own.
+static NAPS_DONE: Mutex<BTreeMap<u64, usize>> = Mutex::new(BTreeMap::new());
+
+fn naps_done(ms: u64) -> usize {
+    let done = NAPS_DONE.lock().unwrap_or_else(PoisonError::into_inner);
+    done.get(&ms).copied().unwrap_or(0)
+}
+
+/// Sleeps `ms` milliseconds, saying so halfway, and counts itself done.
+#[tool_action(name = "nap", task)]
+async fn nap(input: Nap, cx: Context) -> Result<Value, ToolError> {
+    tokio::time::sleep(Duration::from_millis(input.ms / 2)).await;
+    cx.progress(1.0, Some(2.0), Some("halfway through the nap"))
+        .await;
+    tokio::time::sleep(Duration::from_millis(input.ms / 2)).await;
+    *NAPS_DONE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(input.ms)
+        .or_default() += 1;
+    Ok(json!({ "slept_ms": input.ms }))
+}
+
+/// Nothing.
+#[derive(Deserialize, ToolInput)]
+struct Nothing {}
+
+/// Panics.
+#[tool_action(name = "boom", task)]
+async fn boom(_input: Nothing) -> Result<Value, ToolError> {
+    panic!("the handler fell over")
+}
+
+/// How big an answer.
+#[derive(Deserialize, ToolInput)]
+struct Size {
+    /// Bytes of text.
+    #[fusion(range(min = 0, max = 100000))]
+    bytes: usize,
+}
+
+/// Answers `bytes` bytes of text.
+#[tool_action(name = "big", task)]
+async fn big(input: Size) -> Result<String, ToolError> {
+    Ok("x".repeat(input.bytes))
+}
+
+/// Answers "done"; only as a task.
+#[tool_action(name = "only_task", task = "required")]
+async fn only_task(_input: Nothing) -> Result<String, ToolError> {
+    Ok("done".to_owned())
+}
+
+fn token(sub: &str) -> String {
+    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    mint(
+        Algorithm::HS256,
+        &key,
+        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
+    )
+}
+
+/// The billing example and the actions above, stateless HTTP, bearer auth (optional), its
+/// tasks kept within `limits`.
+async fn serve(limits: TaskLimits) -> HttpServer {
+    let server = examples::billing::builder()
+        .action::<NapAction>()
+        .action::<BoomAction>()
+        .action::<BigAction>()
+        .action::<OnlyTaskAction>()
+        .task_store(MemoryTasks::new(limits))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let verifier = JwtVerifier::new(RESOURCE)
+        .issuer(ISSUER)
+        .hs256_secret(SECRET.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let auth = Auth::new(verifier, RESOURCE)
+        .authorization_server(ISSUER)
+        .mode(AuthMode::Optional);
+    spawn_http(
+        server,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        HttpOptions::default().stateless(true).auth(auth),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("spawn: {e}"))
+}
+
+/// A 2026-07-28 request's `_meta`, with the tasks extension declared when `tasks`.
+fn meta(tasks: bool) -> Value {
+    let extensions = if tasks {
+        json!({"io.modelcontextprotocol/tasks": {}})
+    } else {
+        json!({})
+    };
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    })
+}
+
+/// POSTs a 2026-07-28 request (`Mcp-Method`, and `Mcp-Name` from the tool or task id) as
+/// `who`; the JSON-RPC message answered.
+async fn rpc(addr: SocketAddr, who: &str, method: &str, mut params: Value, tasks: bool) -> Value {
+    params["_meta"] = meta(tasks);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let bearer = format!("Bearer {}", token(who));
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("authorization", bearer.as_str()),
+    ];
+    if !name.is_empty() {
+        headers.push(("mcp-name", &name));
+    }
+    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("POST {method}: {e}"))
+        .message()
+}
+
+async fn call(addr: SocketAddr, who: &str, tool: &str, arguments: Value, tasks: bool) -> Value {
+    let params = json!({"name": tool, "arguments": arguments});
+    rpc(addr, who, "tools/call", params, tasks).await
+}
+
+/// Starts `tool` as a task of `who`: its id.
+async fn start(addr: SocketAddr, who: &str, tool: &str, arguments: Value) -> String {
+    let m = call(addr, who, tool, arguments, true).await;
+    assert_eq!(m["result"]["resultType"], "task", "{m}");
+    assert_eq!(m["result"]["status"], "working", "{m}");
+    m["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no taskId: {m}"))
+        .to_owned()
+}
+
+async fn get(addr: SocketAddr, who: &str, id: &str) -> Value {
+    rpc(addr, who, "tasks/get", json!({"taskId": id}), true).await
+}
+
+/// Polls task `id` of `who` until it ends (at most `limit`): the last `tasks/get` result.
+async fn poll(addr: SocketAddr, who: &str, id: &str, limit: Duration) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let m = get(addr, who, id).await;
+        let status = m["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
+            return m["result"].clone();
+        }
+        assert_eq!(status, "working", "{m}");
+        assert!(
+            Instant::now() < deadline,
+            "still working after {limit:?}: {m}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_task_completes_with_the_synchronous_result_and_a_client_without_tasks_gets_that_result()
+{
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    for arguments in [
+        json!({"duration_ms": 200}),
+        // An invalid argument: a `<validation_error>`, an `isError` result in a completed task.
+        json!({"duration_ms": "soon"}),
+    ] {
+        let sync = call(addr, "alice", "billing_reconcile", arguments.clone(), false).await;
+        assert!(sync["result"]["content"].is_array(), "{sync}");
+        assert_ne!(sync["result"]["resultType"], "task", "{sync}");
+        let id = start(addr, "alice", "billing_reconcile", arguments).await;
+        let task = poll(addr, "alice", &id, Duration::from_secs(10)).await;
+        assert_eq!(task["status"], "completed", "{task}");
+        assert_eq!(
+            task["result"].to_string(),
+            sync["result"].to_string(),
+            "the task's result is the synchronous call's"
+        );
+        assert_eq!(task["taskId"], id.as_str());
+        assert_eq!(task["pollIntervalMs"], 500, "{task}");
+        assert!(task["ttlMs"].as_u64().is_some_and(|t| t > 0), "{task}");
+    }
+    let invalid = call(
+        addr,
+        "alice",
+        "billing_reconcile",
+        json!({"duration_ms": "soon"}),
+        false,
+    )
+    .await;
+    assert_eq!(invalid["result"]["isError"], true, "{invalid}");
+    // The server says it speaks tasks.
+    let discover = rpc(addr, "alice", "server/discover", json!({}), false).await;
+    assert!(
+        discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{discover}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn billing_reconcile_of_six_seconds_times_out_synchronously_and_completes_as_a_task() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let six = json!({"duration_ms": 6000});
+    let sync = call(addr, "alice", "billing_reconcile", six.clone(), false).await;
+    let text = sync["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("<tool_error code=\"TIMEOUT\""), "{sync}");
+    // The timed-out call's slot is free again; as a task the same call completes.
+    let started = Instant::now();
+    let id = start(addr, "alice", "billing_reconcile", six).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "answered at once"
+    );
+    let task = poll(addr, "alice", &id, Duration::from_secs(15)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["result"]["isError"], false, "{task}");
+    assert_eq!(
+        task["result"]["structuredContent"]["took_ms"], 6000,
+        "{task}"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(6));
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_panicking_handler_and_a_lapsed_ttl_fail_the_task_readably() {
+    let server = serve(TaskLimits {
+        default_ttl: Duration::from_millis(800),
+        ..TaskLimits::default()
+    })
+    .await;
+    let addr = server.local_addr;
+    let id = start(addr, "alice", "boom", json!({})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["error"]["code"], -32603, "{task}");
+    assert_eq!(task["error"]["data"]["code"], "INTERNAL_ERROR", "{task}");
+    let envelope = task["error"]["data"]["envelope"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        envelope.starts_with("<tool_error code=\"INTERNAL_ERROR\""),
+        "{task}"
+    );
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("boom"), "names the action: {task}");
+    assert_eq!(task["statusMessage"], task["error"]["message"], "{task}");
+
+    // A 3-second nap in a task that lives 800 ms: stopped, `failed` with `TIMEOUT`.
+    let id = start(addr, "alice", "nap", json!({"ms": 3000})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["error"]["data"]["code"], "TIMEOUT", "{task}");
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("time to live (800 ms)"), "{task}");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(naps_done(3000), 0, "the nap was stopped");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_handler_and_progress_is_the_status_message() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let id = start(addr, "alice", "nap", json!({"ms": 1600})).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let halfway = get(addr, "alice", &id).await;
+    assert_eq!(halfway["result"]["status"], "working", "{halfway}");
+    assert_eq!(
+        halfway["result"]["statusMessage"], "halfway through the nap",
+        "{halfway}"
+    );
+    let cancelled = rpc(addr, "alice", "tasks/cancel", json!({"taskId": id}), true).await;
+    assert!(cancelled["result"].is_object(), "{cancelled}");
+    let task = get(addr, "alice", &id).await;
+    assert_eq!(task["result"]["status"], "cancelled", "{task}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(naps_done(1600), 0, "the nap was stopped");
+    let task = get(addr, "alice", &id).await;
+    assert_eq!(
+        task["result"]["status"], "cancelled",
+        "stays cancelled: {task}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn another_principal_cannot_read_or_cancel_a_task_and_learns_nothing() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let id = start(addr, "alice", "nap", json!({"ms": 1000})).await;
+    let unknown = get(addr, "bob", "0123456789abcdef0123456789abcdef").await;
+    let theirs = get(addr, "bob", &id).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    assert_eq!(
+        theirs["error"]["message"]
+            .as_str()
+            .map(|m| m.replace(&id, "ID")),
+        unknown["error"]["message"]
+            .as_str()
+            .map(|m| m.replace("0123456789abcdef0123456789abcdef", "ID")),
+        "the same answer as for an unknown task"
+    );
+    let cancel = rpc(addr, "bob", "tasks/cancel", json!({"taskId": id}), true).await;
+    assert_eq!(cancel["error"]["code"], -32602, "{cancel}");
+    // A poll that did not declare the extension: -32021, as the spec says.
+    let undeclared = rpc(addr, "alice", "tasks/get", json!({"taskId": id}), false).await;
+    assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(
+        task["status"], "completed",
+        "bob's cancel did nothing: {task}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn tasks_per_principal_and_overall_are_bounded() {
+    let server = serve(TaskLimits {
+        per_owner: 2,
+        overall: 3,
+        ..TaskLimits::default()
+    })
+    .await;
+    let addr = server.local_addr;
+    for _ in 0..2 {
+        start(addr, "alice", "nap", json!({"ms": 10})).await;
+    }
+    let refused = call(addr, "alice", "nap", json!({"ms": 10}), true).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("<tool_error code=\"SERVER_BUSY\""),
+        "{text}"
+    );
+    assert!(text.contains("already has 2 tasks"), "{text}");
+    // Bob has his own bound, but the server's is 3.
+    start(addr, "bob", "nap", json!({"ms": 10})).await;
+    let full = call(addr, "carol", "nap", json!({"ms": 10}), true).await;
+    let text = full["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("the server holds 3 tasks"), "{text}");
+    // A client without tasks is not held to them.
+    let sync = call(addr, "carol", "nap", json!({"ms": 10}), false).await;
+    assert_eq!(
+        sync["result"]["content"][0]["text"], r#"{"slept_ms":10}"#,
+        "{sync}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_result_past_the_size_bound_fails_and_the_ttl_is_cut_to_its_ceiling() {
+    let server = serve(TaskLimits {
+        max_result_bytes: 4096,
+        default_ttl: Duration::from_secs(24 * 3600),
+        max_ttl: Duration::from_secs(90),
+        ..TaskLimits::default()
+    })
+    .await;
+    let addr = server.local_addr;
+    let small = start(addr, "alice", "big", json!({"bytes": 1000})).await;
+    let task = poll(addr, "alice", &small, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["ttlMs"], 90_000, "cut to the ceiling: {task}");
+    let large = start(addr, "alice", "big", json!({"bytes": 5000})).await;
+    let task = poll(addr, "alice", &large, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("more than the 4096"), "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_required_task_refuses_a_client_without_the_extension() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let refused = call(addr, "alice", "only_task", json!({}), false).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{refused}"
+    );
+    let id = start(addr, "alice", "only_task", json!({})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["result"]["content"][0]["text"], r#""done""#, "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
