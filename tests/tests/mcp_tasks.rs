@@ -23,8 +23,8 @@ use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{MemoryTasks, TaskLimits};
 use fusion_runtime::{Context, ToolError, ToolInput, tool_action};
-use fusion_tests::raw_http;
 use fusion_tests::services::{mint, now};
+use fusion_tests::tasks;
 use jsonwebtoken::{Algorithm, EncodingKey};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -130,86 +130,24 @@ async fn serve(limits: TaskLimits) -> HttpServer {
     .unwrap_or_else(|e| panic!("spawn: {e}"))
 }
 
-/// A 2026-07-28 request's `_meta`, with the tasks extension declared when `tasks`.
-fn meta(tasks: bool) -> Value {
-    let extensions = if tasks {
-        json!({"io.modelcontextprotocol/tasks": {}})
-    } else {
-        json!({})
-    };
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-    })
-}
-
-/// POSTs a 2026-07-28 request (`Mcp-Method`, and `Mcp-Name` from the tool or task id) as
-/// `who`; the JSON-RPC message answered.
-async fn rpc(addr: SocketAddr, who: &str, method: &str, mut params: Value, tasks: bool) -> Value {
-    params["_meta"] = meta(tasks);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let name = params["name"]
-        .as_str()
-        .or(params["taskId"].as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let bearer = format!("Bearer {}", token(who));
-    let mut headers = vec![
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", method),
-        ("authorization", bearer.as_str()),
-    ];
-    if !name.is_empty() {
-        headers.push(("mcp-name", &name));
-    }
-    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("POST {method}: {e}"))
-        .message()
+async fn rpc(addr: SocketAddr, who: &str, method: &str, params: Value, tasks: bool) -> Value {
+    tasks::rpc(addr, &token(who), method, params, tasks).await
 }
 
 async fn call(addr: SocketAddr, who: &str, tool: &str, arguments: Value, tasks: bool) -> Value {
-    let params = json!({"name": tool, "arguments": arguments});
-    rpc(addr, who, "tools/call", params, tasks).await
+    tasks::call(addr, &token(who), tool, arguments, tasks).await
 }
 
-/// Starts `tool` as a task of `who`: its id.
 async fn start(addr: SocketAddr, who: &str, tool: &str, arguments: Value) -> String {
-    let m = call(addr, who, tool, arguments, true).await;
-    assert_eq!(m["result"]["resultType"], "task", "{m}");
-    assert_eq!(m["result"]["status"], "working", "{m}");
-    m["result"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no taskId: {m}"))
-        .to_owned()
+    tasks::start(addr, &token(who), tool, arguments).await
 }
 
 async fn get(addr: SocketAddr, who: &str, id: &str) -> Value {
-    rpc(addr, who, "tasks/get", json!({"taskId": id}), true).await
+    tasks::get(addr, &token(who), id).await
 }
 
-/// Polls task `id` of `who` until it ends (at most `limit`): the last `tasks/get` result.
 async fn poll(addr: SocketAddr, who: &str, id: &str, limit: Duration) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let m = get(addr, who, id).await;
-        let status = m["result"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
-            return m["result"].clone();
-        }
-        assert_eq!(status, "working", "{m}");
-        assert!(
-            Instant::now() < deadline,
-            "still working after {limit:?}: {m}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    tasks::poll(addr, &token(who), id, limit).await
 }
 
 #[tokio::test]

@@ -114,17 +114,21 @@ pub(crate) async fn start(
     ))))
 }
 
-/// Renews the task's lease while it runs (never ends; nothing to do for a store without
-/// leases).
+/// Renews the task's lease while it runs, every third of it; ends when the store says the
+/// task ended meanwhile (cancelled through an instance whose message was missed). Never
+/// ends for a store without leases.
 async fn renewing(store: &dyn TaskStore, id: &str) {
     let Some(lease) = store.lease() else {
         return std::future::pending().await;
     };
     loop {
         tokio::time::sleep(lease / 3).await;
-        if let Err(e) = store.renew(id).await {
-            crate::metrics::store_error("tasks");
-            tracing::warn!(task = %id, error = %e.0, "could not renew a task's lease");
+        match store.renew(id).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(task = %id, error = %e.0, "could not renew a task's lease");
+            }
         }
     }
 }
@@ -316,8 +320,8 @@ fn wire_task(record: &TaskRecord) -> Task {
     let mut task = Task::new(
         record.id.clone(),
         wire_status(record.status),
-        crate::store::iso8601(record.created_ms),
-        crate::store::iso8601(record.updated_ms),
+        iso8601(record.created_ms),
+        iso8601(record.updated_ms),
     )
     .with_ttl_ms(record.ttl_ms)
     .with_poll_interval_ms(record.poll_interval_ms);
@@ -339,6 +343,30 @@ fn detailed(record: &TaskRecord) -> DetailedTask {
     DetailedTask::new(wire_task(record), payload)
 }
 
+/// `ms` since the epoch as ISO 8601 UTC (`2026-07-28T10:30:00.123Z`).
+fn iso8601(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
 /// Adds the tasks extension to `capabilities` when the server has a task action.
 pub(crate) fn advertise(server: &Server, capabilities: &mut rmcp::model::ServerCapabilities) {
     if server.has_tasks() {
@@ -349,5 +377,16 @@ pub(crate) fn advertise(server: &Server, capabilities: &mut rmcp::model::ServerC
                 rmcp::model::TASKS_EXTENSION_ID.to_owned(),
                 serde_json::Map::new(),
             );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso8601() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_785_234_600_123), "2026-07-28T10:30:00.123Z");
     }
 }

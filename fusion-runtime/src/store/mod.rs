@@ -23,6 +23,8 @@ mod once;
 mod redis_bus;
 #[cfg(feature = "redis")]
 mod redis_once;
+#[cfg(feature = "redis")]
+mod redis_tasks;
 mod tasks;
 
 pub use crate::guard::StoreError;
@@ -34,7 +36,9 @@ pub use redis_bus::{MAX_MESSAGE_BYTES, MAX_URI_BYTES, RedisChangeBus};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_once::RedisOnce;
-pub(crate) use tasks::iso8601;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
 pub use tasks::{
     DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL, DEFAULT_TASKS_PER_OWNER, MemoryTasks,
     Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,

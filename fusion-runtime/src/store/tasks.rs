@@ -76,7 +76,7 @@ pub struct TaskLimits {
 /// [`TaskLimits::per_owner`] by default.
 pub const DEFAULT_TASKS_PER_OWNER: usize = 64;
 /// [`TaskLimits::overall`] by default.
-pub const DEFAULT_TASKS_OVERALL: usize = 10_000;
+pub const DEFAULT_TASKS_OVERALL: usize = 1_000;
 /// [`TaskLimits::max_result_bytes`] by default: 1 MiB.
 pub const DEFAULT_TASK_RESULT_BYTES: usize = 1 << 20;
 
@@ -272,10 +272,12 @@ pub trait TaskStore: Send + Sync + 'static {
         None
     }
 
-    /// Renews the lease of running task `id` (see [`lease`](TaskStore::lease)).
-    fn renew<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+    /// Renews the lease of running task `id` (see [`lease`](TaskStore::lease)): `Ok(false)`
+    /// when the task has ended meanwhile (cancelled from an instance whose message this one
+    /// missed): the runner then stops its call.
+    fn renew<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
         let _ = id;
-        Box::pin(std::future::ready(Ok(())))
+        Box::pin(std::future::ready(Ok(true)))
     }
 
     /// A name for logs and errors (`in-process`, `redis`).
@@ -372,30 +374,6 @@ pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// `ms` since the epoch as ISO 8601 UTC (`2026-07-28T10:30:00.123Z`).
-pub(crate) fn iso8601(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        ms % 1000
-    )
 }
 
 /// A new task id: 128 random bits, hex.
@@ -670,11 +648,5 @@ mod tests {
         assert!(store.finish_now(&task.id, TaskOutcome::Completed(result("ok"))));
         std::thread::sleep(Duration::from_millis(5));
         assert_eq!(store.get_now("a", &task.id), None);
-    }
-
-    #[test]
-    fn timestamps_are_iso8601() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(1_785_234_600_123), "2026-07-28T10:30:00.123Z");
     }
 }
