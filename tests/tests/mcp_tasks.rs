@@ -20,9 +20,10 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::context::Elicited;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{MemoryTasks, TaskLimits};
-use fusion_runtime::{Context, ToolError, ToolInput, tool_action};
+use fusion_runtime::{Context, Elicitable, ToolError, ToolInput, tool_action};
 use fusion_tests::services::{mint, now};
 use fusion_tests::tasks;
 use jsonwebtoken::{Algorithm, EncodingKey};
@@ -88,6 +89,27 @@ async fn big(input: Size) -> Result<String, ToolError> {
     Ok("x".repeat(input.bytes))
 }
 
+/// A name to greet.
+#[derive(Deserialize, ToolInput, Elicitable)]
+struct Name {
+    /// The name.
+    #[fusion(length(min = 1, max = 40))]
+    name: String,
+}
+
+/// Asks for a name twice over (two questions), then greets both.
+#[tool_action(name = "greet", task)]
+async fn greet(_input: Nothing, cx: Context) -> Result<String, ToolError> {
+    let mut names = Vec::new();
+    for question in ["Who is first?", "Who is second?"] {
+        match cx.elicit::<Name>(question).await? {
+            Elicited::Accept(n) => names.push(n.name),
+            Elicited::Decline | Elicited::Cancel => return Ok("nobody".to_owned()),
+        }
+    }
+    Ok(format!("hello {}", names.join(" and ")))
+}
+
 /// Answers "done"; only as a task.
 #[tool_action(name = "only_task", task = "required")]
 async fn only_task(_input: Nothing) -> Result<String, ToolError> {
@@ -111,6 +133,7 @@ async fn serve(limits: TaskLimits) -> HttpServer {
         .action::<BoomAction>()
         .action::<BigAction>()
         .action::<OnlyTaskAction>()
+        .action::<GreetAction>()
         .task_store(MemoryTasks::new(limits))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -389,5 +412,115 @@ async fn a_required_task_refuses_a_client_without_the_extension() {
     let id = start(addr, "alice", "only_task", json!({})).await;
     let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
     assert_eq!(task["result"]["content"][0]["text"], r#""done""#, "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Polls task `id` of `who` until it is `status` (at most 5 s): the `tasks/get` result.
+async fn until(addr: SocketAddr, who: &str, id: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let m = get(addr, who, id).await;
+        if m["result"]["status"] == status {
+            return m["result"].clone();
+        }
+        assert!(Instant::now() < deadline, "not {status}: {m}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_question_inside_a_task_is_input_required_and_answered_by_tasks_update() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    // The client declares elicitation as well as tasks.
+    let mut params = json!({"name": "greet", "arguments": {}});
+    let mut meta = tasks::meta(true);
+    meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"] = json!({});
+    params["_meta"] = meta;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let m = fusion_tests::mrtr::post(addr, Some(&token("alice")), None, true, &body)
+        .await
+        .message();
+    assert_eq!(m["result"]["resultType"], "task", "{m}");
+    let id = m["result"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    let task = until(addr, "alice", &id, "input_required").await;
+    let asked = &task["inputRequests"]["e0"];
+    assert_eq!(asked["method"], "elicitation/create", "{task}");
+    assert_eq!(asked["params"]["message"], "Who is first?", "{task}");
+    // Bob cannot answer alice's question; an answer to a key never asked is ignored.
+    let update = |who: &'static str, responses: Value| {
+        let id = id.clone();
+        async move {
+            rpc(
+                addr,
+                who,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": responses}),
+                true,
+            )
+            .await
+        }
+    };
+    let theirs = update(
+        "bob",
+        json!({"e0": {"action": "accept", "content": {"name": "Mallory"}}}),
+    )
+    .await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    let stray = update(
+        "alice",
+        json!({"e7": {"action": "accept", "content": {"name": "Eve"}}}),
+    )
+    .await;
+    assert!(stray["result"].is_object(), "{stray}");
+    let still = get(addr, "alice", &id).await;
+    assert_eq!(still["result"]["status"], "input_required", "{still}");
+
+    let ok = update(
+        "alice",
+        json!({"e0": {"action": "accept", "content": {"name": "Ada"}}}),
+    )
+    .await;
+    assert!(ok["result"].is_object(), "{ok}");
+    let task = until(addr, "alice", &id, "input_required").await;
+    assert_eq!(
+        task["inputRequests"]["e1"]["params"]["message"], "Who is second?",
+        "{task}"
+    );
+    assert!(
+        task["inputRequests"].get("e0").is_none(),
+        "answered: {task}"
+    );
+    // The same answer again, now to a question already answered: ignored.
+    update(
+        "alice",
+        json!({"e0": {"action": "accept", "content": {"name": "Ada"}}}),
+    )
+    .await;
+    update(
+        "alice",
+        json!({"e1": {"action": "accept", "content": {"name": "Grace"}}}),
+    )
+    .await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], r#""hello Ada and Grace""#,
+        "{task}"
+    );
+
+    // A client that did not declare elicitation: the handler's question fails as on a
+    // synchronous call, and the task completes with that envelope.
+    let id = start(addr, "alice", "greet", json!({})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    let text = task["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("ELICITATION_UNSUPPORTED"), "{task}");
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -288,3 +288,100 @@ async fn the_redis_store_keeps_the_bounds_and_the_owner() {
         "an ended task keeps its end"
     );
 }
+
+/// A name to greet.
+#[derive(serde::Deserialize, fusion_runtime::ToolInput, fusion_runtime::Elicitable)]
+struct Name {
+    /// The name.
+    #[fusion(length(min = 1, max = 40))]
+    name: String,
+}
+
+/// Nothing.
+#[derive(serde::Deserialize, fusion_runtime::ToolInput)]
+struct Nothing {}
+
+/// Asks for a name, then greets it.
+#[fusion_runtime::tool_action(name = "greet", task)]
+async fn greet(
+    _input: Nothing,
+    cx: fusion_runtime::Context,
+) -> Result<String, fusion_runtime::ToolError> {
+    match cx.elicit::<Name>("Who is it?").await? {
+        fusion_runtime::context::Elicited::Accept(n) => Ok(format!("hello {}", n.name)),
+        _ => Ok("nobody".to_owned()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_on_one_instance_is_answered_through_another() {
+    use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+    use fusion_runtime::mcp::{HttpOptions, spawn_http};
+    use fusion_runtime::store::RedisTasks;
+    let redis = Redis::start();
+    let resource = "http://127.0.0.1/mcp";
+    let mut servers = Vec::new();
+    for _ in 0..3 {
+        let server = fusion_runtime::Server::builder()
+            .name("greeter")
+            .action::<GreetAction>()
+            .task_store(RedisTasks::new(&redis.url).unwrap_or_else(|e| panic!("{e}")))
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let verifier = JwtVerifier::new(resource)
+            .issuer(ISSUER)
+            .hs256_secret(SECRET.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let auth = Auth::new(verifier, resource)
+            .authorization_server(ISSUER)
+            .mode(AuthMode::Required);
+        let http = spawn_http(
+            server,
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            HttpOptions::default().stateless(true).auth(auth),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+        servers.push(http);
+    }
+    let alice = token(resource, "alice");
+    let mut params = json!({"name": "greet", "arguments": {}});
+    let mut meta = fusion_tests::tasks::meta(true);
+    meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"] = json!({});
+    params["_meta"] = meta;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let m = fusion_tests::mrtr::post(servers[0].local_addr, Some(&alice), None, true, &body)
+        .await
+        .message();
+    let id = m["result"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!id.is_empty(), "{m}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let task = loop {
+        let m = get(servers[1].local_addr, &alice, &id).await;
+        if m["result"]["status"] == "input_required" {
+            break m["result"].clone();
+        }
+        assert!(Instant::now() < deadline, "no question: {m}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        task["inputRequests"]["e0"]["params"]["message"], "Who is it?",
+        "{task}"
+    );
+    let answer = json!({"taskId": id, "inputResponses": {"e0": {"action": "accept", "content": {"name": "Ada"}}}});
+    let ok =
+        fusion_tests::tasks::rpc(servers[1].local_addr, &alice, "tasks/update", answer, true).await;
+    assert!(ok["result"].is_object(), "{ok}");
+    let task = poll(servers[2].local_addr, &alice, &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], r#""hello Ada""#,
+        "{task}"
+    );
+    for s in servers {
+        s.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -272,8 +272,9 @@ impl McpHandler {
         let support = self.server.task_support(&request.name);
         if support.allows_task() && request.request_state.is_none() {
             if tasks::declared(&context) {
+                let can = tasks::Can::of(&context);
                 scope.meta = scope::take_meta(&mut context);
-                return tasks::start(&self.server, &era, request, scope).await;
+                return tasks::start(&self.server, &era, request, scope, can).await;
             }
             if support == crate::TaskSupport::Required {
                 return Err(tasks::required_error());
@@ -464,6 +465,14 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         tasks::get(self, request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(self, request, context).await
     }
 
     async fn cancel_task(

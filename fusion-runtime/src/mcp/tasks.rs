@@ -18,18 +18,22 @@
 //! answered exactly as an unknown task.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, DetailedTask,
-    GetTaskParams, GetTaskResult, Task, TaskPayload, TaskStatus as WireStatus,
+    GetTaskParams, GetTaskResult, Task, TaskPayload, TaskStatus as WireStatus, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
-use crate::context::{ClientKey, LogLevel, RequestScope, RequestSink};
+use crate::context::{
+    ClientKey, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitor, LogLevel, RequestScope,
+    RequestSink,
+};
 use crate::envelope::{ErrorCode, ToolError, ToolResponse};
 use crate::server::Server;
 use crate::store::{TaskOutcome, TaskRecord, TaskStatus, TaskStore};
@@ -63,6 +67,7 @@ pub(crate) async fn start(
     era: &Era,
     request: CallToolRequestParams,
     mut scope: RequestScope,
+    can: Can,
 ) -> Result<CallToolResponse, ErrorData> {
     let owner = ClientKey::of(&scope);
     let store = Arc::clone(server.task_store());
@@ -87,6 +92,12 @@ pub(crate) async fn start(
         id: record.id.clone(),
     }));
     scope.as_task = true;
+    scope.elicitor = Some(Arc::new(TaskElicitor {
+        store: Arc::clone(&store),
+        id: record.id.clone(),
+        can,
+        asked: AtomicUsize::new(0),
+    }));
     let scope = scope.with_cancellation(watch.token().clone());
     let id = record.id.clone();
     let ttl = Duration::from_millis(record.ttl_ms);
@@ -202,6 +213,104 @@ fn unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// What the client that started a task said it can answer (its request's capabilities).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Can {
+    elicit: bool,
+    sample: bool,
+}
+
+impl Can {
+    /// What the request in `cx` declared.
+    pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Can {
+        Can {
+            elicit: super::elicit::client_can_elicit(cx),
+            sample: super::elicit::client_can_sample(cx),
+        }
+    }
+}
+
+/// How often a handler waiting for an answer looks for it in the store.
+const ANSWER_POLL: Duration = Duration::from_millis(200);
+
+/// Asks a task's client: the k-th question is `e{k}`, stored as the task's `inputRequests`
+/// (the task is `input_required`) until a `tasks/update` on any instance answers it; the
+/// handler waits, and its task's TTL keeps running.
+struct TaskElicitor {
+    store: Arc<dyn TaskStore>,
+    id: String,
+    can: Can,
+    asked: AtomicUsize,
+}
+
+impl TaskElicitor {
+    fn ask(
+        &self,
+        method: &'static str,
+        params: serde_json::Value,
+    ) -> BoxFuture<'static, Result<serde_json::Value, ElicitFailure>> {
+        let k = self.asked.fetch_add(1, Ordering::Relaxed);
+        if k >= super::elicit::MAX_ELICITATION_ROUNDS {
+            return Box::pin(async { Err(super::elicit::too_many()) });
+        }
+        let (store, id) = (Arc::clone(&self.store), self.id.clone());
+        Box::pin(async move {
+            let key = format!("e{k}");
+            let request = serde_json::json!({"method": method, "params": params});
+            let failed = |e: crate::store::StoreError| {
+                ElicitFailure::Failed(format!("the task store cannot be reached: {}", e.0))
+            };
+            store.ask(&id, &key, request).await.map_err(failed)?;
+            loop {
+                tokio::time::sleep(ANSWER_POLL).await;
+                match store.take_answer(&id, &key).await {
+                    Ok(Some(answer)) => return Ok(answer),
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(task = %id, error = %e.0, "could not read a task's answer")
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl Elicitor for TaskElicitor {
+    fn elicit(
+        &self,
+        request: ElicitRequest,
+    ) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
+        if !self.can.elicit {
+            return Box::pin(async {
+                Err(ElicitFailure::Unsupported(
+                    "it did not declare the elicitation capability".to_owned(),
+                ))
+            });
+        }
+        let asked = self.ask("elicitation/create", super::elicit::form_params(&request));
+        Box::pin(async move {
+            let value = asked.await?;
+            super::elicit::parse_answer(&value).ok_or_else(|| {
+                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
+            })
+        })
+    }
+
+    fn sample(
+        &self,
+        params: serde_json::Value,
+    ) -> BoxFuture<'static, Result<serde_json::Value, ElicitFailure>> {
+        if !self.can.sample {
+            return Box::pin(async {
+                Err(ElicitFailure::Unsupported(
+                    "it did not declare the sampling capability".to_owned(),
+                ))
+            });
+        }
+        self.ask("sampling/createMessage", params)
+    }
+}
+
 /// Where a task's handler reports: progress messages become the task's status message; logs
 /// go nowhere (the extension sends no notifications for a task).
 struct TaskSink {
@@ -290,6 +399,23 @@ pub(crate) async fn get(
     }
 }
 
+/// `tasks/update`: the caller's answers to its task's open questions (others are ignored).
+pub(crate) async fn update(
+    handler: &super::McpHandler,
+    request: UpdateTaskParams,
+    context: RequestContext<RoleServer>,
+) -> Result<(), ErrorData> {
+    let owner = owner(handler, &context);
+    let store = handler.server.task_store();
+    let responses: serde_json::Map<String, serde_json::Value> =
+        request.input_responses.into_iter().collect();
+    match store.answer(&owner.0, &request.task_id, responses).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(not_found(&request.task_id)),
+        Err(e) => Err(store_error(&e)),
+    }
+}
+
 /// `tasks/cancel`: the caller's task is marked `cancelled` and its call stopped wherever it
 /// runs (a task that already ended keeps its end).
 pub(crate) async fn cancel(
@@ -338,6 +464,13 @@ fn detailed(record: &TaskRecord) -> DetailedTask {
             error: error.clone(),
         },
         Some(TaskOutcome::Cancelled) => TaskPayload::Cancelled,
+        None if record.status == TaskStatus::InputRequired => {
+            let asked = serde_json::Value::Object(record.input_requests.clone());
+            match serde_json::from_value(asked) {
+                Ok(input_requests) => TaskPayload::InputRequired { input_requests },
+                Err(_) => TaskPayload::Working,
+            }
+        }
         None => TaskPayload::Working,
     };
     DetailedTask::new(wire_task(record), payload)

@@ -104,6 +104,44 @@ redis.call('HSET', KEYS[1], 'message', ARGV[1], 'updated', now)
 return 1
 ";
 
+/// KEYS[1]: the task. ARGV: key, request JSON. Sets the question on a task that still runs
+/// (`ask:<key>`), which is then `input_required`.
+const ASK: &str = r"
+local s = redis.call('HGET', KEYS[1], 'status')
+if not s or terminal(s) then return 0 end
+redis.call('HSET', KEYS[1], 'ask:' .. ARGV[1], ARGV[2], 'status', 'input_required', 'updated', now)
+return 1
+";
+
+/// KEYS[1]: the task. ARGV: owner, then key and answer JSON pairs. Keeps the answers to
+/// questions still open (`answer:<key>`), ignores the others; `working` again when none is
+/// left open. Returns 0 (no such task of that owner) or 1.
+const ANSWER: &str = r"
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner or owner ~= ARGV[1] then return 0 end
+if terminal(redis.call('HGET', KEYS[1], 'status')) then return 1 end
+for i = 2, #ARGV - 1, 2 do
+  if redis.call('HDEL', KEYS[1], 'ask:' .. ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[1], 'answer:' .. ARGV[i], ARGV[i + 1])
+  end
+end
+local open = false
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 4) == 'ask:' then open = true end
+end
+if not open and redis.call('HGET', KEYS[1], 'status') == 'input_required' then
+  redis.call('HSET', KEYS[1], 'status', 'working', 'updated', now)
+end
+return 1
+";
+
+/// KEYS[1]: the task. ARGV: key. The answer to that question, taken once (nil when none).
+const TAKE: &str = r"
+local v = redis.call('HGET', KEYS[1], 'answer:' .. ARGV[1])
+if v then redis.call('HDEL', KEYS[1], 'answer:' .. ARGV[1]) end
+return v
+";
+
 /// The first wait before subscribing again; it doubles up to [`MAX_BACKOFF`].
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest wait between two attempts to subscribe.
@@ -346,12 +384,22 @@ fn record_of(id: &str, fields: &HashMap<String, String>) -> Result<TaskRecord, S
         TaskStatus::Cancelled => Some(TaskOutcome::Cancelled),
         TaskStatus::Working | TaskStatus::InputRequired => None,
     };
+    let mut input_requests = serde_json::Map::new();
+    if status == TaskStatus::InputRequired {
+        for (field, value) in fields {
+            if let Some(key) = field.strip_prefix("ask:") {
+                let request = serde_json::from_str(value).map_err(|_| bad("question"))?;
+                input_requests.insert(key.to_owned(), request);
+            }
+        }
+    }
     Ok(TaskRecord {
         id: id.to_owned(),
         owner: fields.get("owner").cloned().unwrap_or_default(),
         status,
         status_message: fields.get("message").cloned(),
         outcome,
+        input_requests,
         created_ms: number(fields, "created"),
         updated_ms: number(fields, "updated"),
         ttl_ms: number(fields, "ttl"),
@@ -412,6 +460,7 @@ impl TaskStore for RedisTasks {
                     status: TaskStatus::Working,
                     status_message: None,
                     outcome: None,
+                    input_requests: serde_json::Map::new(),
                     created_ms: now,
                     updated_ms: now,
                     ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
@@ -503,6 +552,50 @@ impl TaskStore for RedisTasks {
         Box::pin(async move {
             let _: i64 = self.run(MESSAGE, &self.key(id), &[message]).await?;
             Ok(())
+        })
+    }
+
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        request: serde_json::Value,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let args = [key.to_owned(), request.to_string()];
+            let _: i64 = self.run(ASK, &self.key(id), &args).await?;
+            Ok(())
+        })
+    }
+
+    fn answer<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+        responses: serde_json::Map<String, serde_json::Value>,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            if !plausible(id) {
+                return Ok(false);
+            }
+            let mut args = vec![owner.to_owned()];
+            for (key, response) in responses {
+                args.push(key);
+                args.push(response.to_string());
+            }
+            let found: i64 = self.run(ANSWER, &self.key(id), &args).await?;
+            Ok(found == 1)
+        })
+    }
+
+    fn take_answer<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, StoreError>> {
+        Box::pin(async move {
+            let taken: Option<String> = self.run(TAKE, &self.key(id), &[key.to_owned()]).await?;
+            Ok(taken.and_then(|t| serde_json::from_str(&t).ok()))
         })
     }
 

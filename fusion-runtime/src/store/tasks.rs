@@ -148,12 +148,16 @@ pub struct TaskRecord {
     pub id: String,
     /// Who started it ([`ClientKey`](crate::context::ClientKey)'s string).
     pub owner: String,
-    /// Where it stands; `input_required` is not stored here.
+    /// Where it stands.
     pub status: TaskStatus,
     /// A message for the user or model, if any.
     pub status_message: Option<String>,
     /// The result or error of a finished task.
     pub outcome: Option<TaskOutcome>,
+    /// The questions waiting for the client's answer (`tasks/update`), by key, each an MCP
+    /// `InputRequest` (`{"method": "elicitation/create", "params": …}`): what `tasks/get`
+    /// shows as `inputRequests` while the task is `input_required`.
+    pub input_requests: JsonObject,
     /// When it was created, in milliseconds since the Unix epoch.
     pub created_ms: u64,
     /// When it last changed, in milliseconds since the Unix epoch.
@@ -175,6 +179,7 @@ impl TaskRecord {
         }
         self.status = outcome.status();
         self.status_message = outcome.status_message();
+        self.input_requests.clear();
         self.outcome = Some(outcome);
         self.updated_ms = now;
         true
@@ -261,6 +266,32 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &'a str,
         message: String,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Asks the client of running task `id` `request` (an MCP `InputRequest` as JSON) under
+    /// `key`, unique in the task: the task is `input_required` until it is answered.
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        request: serde_json::Value,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Takes `owner`'s answers to task `id`'s questions (`tasks/update`): only keys asked and
+    /// not yet answered count, the others are ignored (SEP-2663); the task is `working` again
+    /// when nothing is left unanswered. `Ok(false)` when `owner` has no such task.
+    fn answer<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+        responses: JsonObject,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// The answer to question `key` of task `id`, taken once, when it has come.
+    fn take_answer<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, StoreError>>;
 
     /// A token cancelled when task `id` is cancelled, from this instance or (for a shared
     /// store) any other; held by the instance that runs it, until the [`TaskWatch`] drops.
@@ -388,6 +419,8 @@ pub(crate) fn new_task_id() -> Result<String, StoreError> {
 pub struct MemoryTasks {
     limits: TaskLimits,
     tasks: Mutex<HashMap<String, TaskRecord>>,
+    /// Answers not yet taken, by task id and key.
+    answers: Mutex<HashMap<(String, String), serde_json::Value>>,
     running: Running,
 }
 
@@ -411,6 +444,7 @@ impl MemoryTasks {
         MemoryTasks {
             limits,
             tasks: Mutex::new(HashMap::new()),
+            answers: Mutex::new(HashMap::new()),
             running: Running::default(),
         }
     }
@@ -419,6 +453,10 @@ impl MemoryTasks {
         let now = now_ms();
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks.retain(|_, t| t.expires_ms().is_none_or(|at| at > now));
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(id, _), _| tasks.get(id).is_some_and(|t| !t.status.is_terminal()));
         if tasks.len() >= self.limits.overall {
             return Err(TaskRefused::StoreFull(self.limits.overall));
         }
@@ -431,6 +469,7 @@ impl MemoryTasks {
             status: TaskStatus::Working,
             status_message: None,
             outcome: None,
+            input_requests: JsonObject::new(),
             created_ms: now,
             updated_ms: now,
             ttl_ms: u64::try_from(self.limits.ttl(Some(ttl)).as_millis()).unwrap_or(u64::MAX),
@@ -473,6 +512,43 @@ impl MemoryTasks {
             self.running.cancel(id);
         }
         found
+    }
+
+    fn ask_now(&self, id: &str, key: &str, request: serde_json::Value) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks.get_mut(id).filter(|t| !t.status.is_terminal()) {
+            task.input_requests.insert(key.to_owned(), request);
+            task.status = TaskStatus::InputRequired;
+            task.updated_ms = now_ms();
+        }
+    }
+
+    fn answer_now(&self, owner: &str, id: &str, responses: JsonObject) -> bool {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(task) = tasks.get_mut(id).filter(|t| t.owner == owner) else {
+            return false;
+        };
+        if task.status.is_terminal() {
+            return true;
+        }
+        let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        for (key, response) in responses {
+            if task.input_requests.remove(&key).is_some() {
+                answers.insert((id.to_owned(), key), response);
+            }
+        }
+        if task.input_requests.is_empty() && task.status == TaskStatus::InputRequired {
+            task.status = TaskStatus::Working;
+            task.updated_ms = now_ms();
+        }
+        true
+    }
+
+    fn take_answer_now(&self, id: &str, key: &str) -> Option<serde_json::Value> {
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(id.to_owned(), key.to_owned()))
     }
 
     fn set_message_now(&self, id: &str, message: String) {
@@ -528,6 +604,35 @@ impl TaskStore for MemoryTasks {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         self.set_message_now(id, message);
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        request: serde_json::Value,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.ask_now(id, key, request);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn answer<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+        responses: JsonObject,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(
+            Ok(self.answer_now(owner, id, responses)),
+        ))
+    }
+
+    fn take_answer<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.take_answer_now(id, key))))
     }
 
     fn watch(&self, id: &str) -> TaskWatch {
