@@ -12,3 +12,6 @@ pub mod operations {}
 
 #[doc = include_str!("../../docs/testing.md")]
 pub mod testing {}
+
+#[doc = include_str!("../../docs/tasks.md")]
+pub mod tasks {}

@@ -287,6 +287,14 @@ async fn the_redis_store_keeps_the_bounds_and_the_owner() {
         Some(TaskStatus::Failed),
         "an ended task keeps its end"
     );
+
+    // Redis down: no task is created and no read pretends to know (errors, not "none").
+    let mut redis = redis;
+    redis.stop();
+    let refused = store.create("sub:d", ttl).await;
+    assert!(matches!(refused, Err(TaskRefused::Store(_))), "{refused:?}");
+    assert!(store.get("sub:a", &a1.id).await.is_err());
+    assert!(store.cancel("sub:a", &a1.id).await.is_err());
 }
 
 /// A name to greet.
