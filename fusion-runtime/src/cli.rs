@@ -412,10 +412,11 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             store,
             #[cfg(feature = "metrics")]
             metrics,
+            log_format,
             ..
         }) => {
             #[cfg(feature = "metrics")]
-            let _metrics = serve_metrics(metrics).await?;
+            let _metrics = serve_metrics(metrics, log_format).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
             #[cfg(feature = "auth-jwt")]
@@ -439,10 +440,11 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             store,
             #[cfg(feature = "metrics")]
             metrics,
+            log_format,
             ..
         }) => {
             #[cfg(feature = "metrics")]
-            let _metrics = serve_metrics(metrics).await?;
+            let _metrics = serve_metrics(metrics, log_format).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
             #[cfg_attr(not(feature = "auth-jwt"), allow(unused_mut))]
@@ -466,11 +468,11 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             }
             let shutdown = options.shutdown.clone();
             let running = mcp::spawn_http(server, addr, options).await?;
-            // A plain line on stderr, so scripts and tests can find the port.
-            eprintln!(
-                "fusion: serving MCP over streamable HTTP at {}{}",
-                running.url,
-                if stateless { " (stateless)" } else { "" }
+            announce(
+                log_format,
+                "serving MCP over streamable HTTP",
+                &running.url,
+                Some(stateless),
             );
             tokio::spawn(async move {
                 stop_signal().await;
@@ -535,13 +537,66 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
 
 /// The metrics listener `--metrics` asks for, announced on stderr like the MCP address.
 #[cfg(feature = "metrics")]
-async fn serve_metrics(addr: Option<SocketAddr>) -> anyhow::Result<Option<mcp::MetricsServer>> {
+async fn serve_metrics(
+    addr: Option<SocketAddr>,
+    format: LogFormat,
+) -> anyhow::Result<Option<mcp::MetricsServer>> {
     let Some(addr) = addr else {
         return Ok(None);
     };
     let running = mcp::spawn_metrics(addr).await?;
-    eprintln!("fusion: serving metrics at {}", running.url);
+    announce(format, "serving metrics", &running.url, None);
     Ok(Some(running))
+}
+
+/// The line that tells scripts, tests and operators where a listener is, written whatever
+/// `RUST_LOG` says: `fusion: {what} at {url}` (and ` (stateless)`) as text, or with
+/// `--log-format json` an object shaped like the log lines (`timestamp`, `level`,
+/// `fields.message`, `fields.url`, `fields.stateless`, `target`), so a JSON log pipeline reads
+/// every line of stderr.
+fn announce(format: LogFormat, what: &str, url: &str, stateless: Option<bool>) {
+    match format {
+        LogFormat::Text => {
+            let note = if stateless == Some(true) {
+                " (stateless)"
+            } else {
+                ""
+            };
+            eprintln!("fusion: {what} at {url}{note}");
+        }
+        LogFormat::Json => {
+            let mut fields = serde_json::Map::new();
+            fields.insert("message".into(), what.into());
+            fields.insert("url".into(), url.into());
+            if let Some(stateless) = stateless {
+                fields.insert("stateless".into(), stateless.into());
+            }
+            let mut line = serde_json::Map::new();
+            if let Some(now) = now_rfc3339() {
+                line.insert("timestamp".into(), now.into());
+            }
+            line.insert("level".into(), "INFO".into());
+            line.insert("fields".into(), fields.into());
+            line.insert("target".into(), module_path!().into());
+            eprintln!("{}", Value::Object(line));
+        }
+    }
+}
+
+/// Now, formatted as the JSON log lines' `timestamp` is.
+#[cfg(feature = "tracing-subscriber")]
+fn now_rfc3339() -> Option<String> {
+    use tracing_subscriber::fmt::format::Writer;
+    use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
+    let mut now = String::new();
+    SystemTime.format_time(&mut Writer::new(&mut now)).ok()?;
+    Some(now)
+}
+
+/// Without `tracing-subscriber` there is no JSON log to match: no timestamp.
+#[cfg(not(feature = "tracing-subscriber"))]
+fn now_rfc3339() -> Option<String> {
+    None
 }
 
 /// SIGTERM (what orchestrators send) or Ctrl-C.

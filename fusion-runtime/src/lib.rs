@@ -47,6 +47,15 @@
 //! [`Auth`](auth::Auth), scopes). Authentication over HTTP (`401`, the Protected Resource
 //! Metadata) comes with `server-http`, whatever the verifier.
 //!
+//! # Guides
+//!
+//! The repository's `docs/` holds a guide per topic, its Rust compiled as doctests: validation
+//! and the envelope (`errors.md`), actions, prompts and resources (`server.md`), exposure and
+//! naming (`exposure.md`), transports and protocol versions (`transports.md`), network and
+//! authentication (`network.md`), state across instances (`state.md`), the gateway
+//! (`gateway.md`), operations (`operations.md`), traces (`tracing.md`) and the test kit
+//! (`testing.md`). The README is the front page: one server, one test, where to go next.
+//!
 //! # Modules
 //!
 //! One module per concern, each readable without the others. Arrows point one way — `mcp →

@@ -13,5 +13,26 @@ pub mod operations {}
 #[doc = include_str!("../../docs/testing.md")]
 pub mod testing {}
 
+#[doc = include_str!("../../docs/errors.md")]
+pub mod errors {}
+
+#[doc = include_str!("../../docs/server.md")]
+pub mod server {}
+
+#[doc = include_str!("../../docs/exposure.md")]
+pub mod exposure {}
+
+#[doc = include_str!("../../docs/transports.md")]
+pub mod transports {}
+
+#[doc = include_str!("../../docs/network.md")]
+pub mod network {}
+
+#[doc = include_str!("../../docs/state.md")]
+pub mod state {}
+
+#[doc = include_str!("../../docs/gateway.md")]
+pub mod gateway {}
+
 #[doc = include_str!("../../docs/tasks.md")]
 pub mod tasks {}

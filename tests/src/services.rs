@@ -158,12 +158,17 @@ pub struct Prometheus {
 }
 
 impl Prometheus {
-    /// The scrape configuration for `targets`, as the operations guide shows it.
+    /// The scrape configuration docs/operations.md shows ("A scrape config"), as written there,
+    /// for `targets` and a 1 s scrape interval (a test cannot wait 15 s per scrape). Panics if
+    /// the guide's block no longer has the lines it substitutes: the guide and the test move
+    /// together.
     pub fn config(targets: &[SocketAddr]) -> String {
         let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: fusion\n    metrics_path: /metrics\n    static_configs:\n      - targets: [{}]\n",
-            targets.join(", ")
+        let block = guide_block(OPERATIONS_GUIDE, "yaml", "scrape_configs:");
+        substitute(
+            &substitute(block, "scrape_interval: 15s", "scrape_interval: 1s"),
+            "targets: ['127.0.0.1:9464']",
+            &format!("targets: [{}]", targets.join(", ")),
         )
     }
 
@@ -305,8 +310,9 @@ impl Instance {
                 .map_while(Result::ok)
             {
                 if !sent
-                    && let Some(rest) =
-                        line.strip_prefix("fusion: serving MCP over streamable HTTP at http://")
+                    && let Some(rest) = announced(&line, "serving MCP over streamable HTTP")
+                        .as_deref()
+                        .and_then(|url| url.strip_prefix("http://"))
                 {
                     let addr = rest.split('/').next().unwrap_or_default().to_owned();
                     let _ = tx.send(addr);
@@ -383,25 +389,43 @@ pub fn nginx_binary() -> PathBuf {
 }
 
 impl Nginx {
-    /// The configuration README's "Running more than one instance" shows, for `upstreams`
-    /// and a listen port.
+    /// The configuration docs/state.md's "Running more than one instance" shows, as written
+    /// there, for `upstreams` and a listen port.
     pub fn config(upstreams: &[SocketAddr], port: u16, dir: &Path) -> String {
         Nginx::config_with(upstreams, port, dir, "error timeout")
     }
 
-    /// [`Nginx::config`] with another `proxy_next_upstream` for `/mcp`.
+    /// [`Nginx::config`] with another `proxy_next_upstream` for `/mcp` (`next`). The guide's
+    /// `upstream` and `server` blocks are used as written, their three example upstreams,
+    /// listen port and `proxy_next_upstream` replaced, inside the `http` block a foreground
+    /// nginx needs (its files in `dir`). Panics if the guide's block no longer has the lines
+    /// it substitutes.
     pub fn config_with(upstreams: &[SocketAddr], port: u16, dir: &Path, next: &str) -> String {
         let servers: String = upstreams
             .iter()
             .map(|u| format!("    server {u} max_fails=1 fail_timeout=30s;\n"))
             .collect();
+        let block = guide_block(STATE_GUIDE, "nginx", "upstream fusion");
+        let example: String = (1..=3)
+            .map(|n| format!("    server 127.0.0.1:900{n} max_fails=1 fail_timeout=30s;\n"))
+            .collect();
+        let block = substitute(block, &example, &servers);
+        let block = substitute(
+            &block,
+            "    listen 8080;",
+            &format!("    listen 127.0.0.1:{port};"),
+        );
+        let block = substitute(
+            &block,
+            "proxy_next_upstream error timeout;",
+            &format!("proxy_next_upstream {next};"),
+        );
         let d = dir.display();
         format!(
             "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
 events {{ worker_connections 256; }}\n\
 http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-  upstream fusion {{\n{servers}  }}\n\
-  server {{\n    listen 127.0.0.1:{port};\n    location /mcp {{\n      proxy_pass http://fusion;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_set_header Host $host;\n      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      proxy_buffering off;\n      proxy_connect_timeout 2s;\n      proxy_read_timeout 60s;\n      proxy_next_upstream {next};\n    }}\n    location /.well-known/ {{\n      proxy_pass http://fusion;\n      proxy_set_header Host $host;\n    }}\n  }}\n}}\n"
+{block}}}\n"
         )
     }
 
@@ -506,4 +530,48 @@ pub fn mint(
 ) -> String {
     jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), claims, key)
         .unwrap_or_else(|e| panic!("mint a token: {e}"))
+}
+
+/// The URL a server's `fusion: {what} at {url}` announcement on stderr names, in either
+/// `--log-format`: the text line, or the JSON object whose `fields.message` is `what`.
+pub fn announced(line: &str, what: &str) -> Option<String> {
+    if let Some(rest) = line
+        .strip_prefix("fusion: ")
+        .and_then(|l| l.strip_prefix(what))
+        .and_then(|l| l.strip_prefix(" at "))
+    {
+        return Some(rest.split(' ').next().unwrap_or_default().to_owned());
+    }
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    (v["fields"]["message"] == what)
+        .then(|| v["fields"]["url"].as_str().map(str::to_owned))
+        .flatten()
+}
+
+/// docs/operations.md, whose scrape configuration [`Prometheus`] runs.
+const OPERATIONS_GUIDE: &str = include_str!("../../docs/operations.md");
+
+/// docs/state.md, whose nginx configuration [`Nginx`] runs.
+const STATE_GUIDE: &str = include_str!("../../docs/state.md");
+
+/// The body of the first fenced `lang` block of `guide` that contains `marker`.
+fn guide_block<'a>(guide: &'a str, lang: &str, marker: &str) -> &'a str {
+    let fence = format!("```{lang}\n");
+    guide
+        .match_indices(&fence)
+        .filter_map(|(i, _)| {
+            let body = &guide[i + fence.len()..];
+            body.find("```").map(|end| &body[..end])
+        })
+        .find(|body| body.contains(marker))
+        .unwrap_or_else(|| panic!("no ```{lang} block with `{marker}` in the guide"))
+}
+
+/// `text` with `from` replaced by `to`; panics when `from` is not there.
+fn substitute(text: &str, from: &str, to: &str) -> String {
+    assert!(
+        text.contains(from),
+        "the guide's block no longer contains `{from}`:\n{text}"
+    );
+    text.replacen(from, to, 1)
 }

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use fusion_tests::raw_http;
-use fusion_tests::services::{Instance, Prometheus};
+use fusion_tests::services::{Instance, Prometheus, announced};
 use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
@@ -17,7 +17,9 @@ fn metrics_addr(server: &Instance) -> SocketAddr {
     loop {
         let found = server.log.lock().ok().and_then(|lines| {
             lines.iter().find_map(|l| {
-                l.strip_prefix("fusion: serving metrics at http://")
+                announced(l, "serving metrics")
+                    .as_deref()
+                    .and_then(|url| url.strip_prefix("http://"))
                     .and_then(|rest| rest.strip_suffix("/metrics"))
                     .and_then(|a| a.parse().ok())
             })
@@ -276,9 +278,22 @@ async fn json_log_lines_are_objects_with_level_target_and_fields() {
         "{line}"
     );
     assert!(line["timestamp"].is_string(), "{line}");
-    // Every tracing line is JSON (the two plain `fusion:` lines are the CLI's announcements).
+    // Every line on stderr is JSON, the listener's announcement included (it names the URL
+    // and the mode, as the text line does).
     let lines = server.log.lock().map(|l| l.clone()).unwrap_or_default();
-    for l in lines.iter().filter(|l| !l.starts_with("fusion: ")) {
+    for l in &lines {
         assert!(serde_json::from_str::<Value>(l).is_ok(), "not JSON: {l}");
     }
+    let announcement = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["fields"]["message"] == "serving MCP over streamable HTTP")
+        .unwrap_or_else(|| panic!("no JSON announcement: {lines:?}"));
+    assert_eq!(
+        announcement["fields"]["url"],
+        format!("http://{}/mcp", server.addr)
+    );
+    assert_eq!(announcement["fields"]["stateless"], true, "{announcement}");
+    assert_eq!(announcement["level"], "INFO", "{announcement}");
+    assert!(announcement["timestamp"].is_string(), "{announcement}");
 }

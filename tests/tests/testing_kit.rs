@@ -97,9 +97,10 @@ async fn the_readme_server_finds_an_invoice_and_explains_a_missing_one() {
     assert_eq!(v.fields[0].name, "id");
 }
 
-/// The README's test, as written there (keep the two in step).
+/// The README's test ("Testing it"), as written there: [`the_readme_test_is_this_one`] holds
+/// the two to the same text.
 #[tokio::test]
-async fn readme_example() {
+async fn get_invoice_finds_one_and_explains_a_missing_one() {
     let kit = TestServer::build(
         Server::builder()
             .name("billing")
@@ -126,6 +127,33 @@ async fn readme_example() {
         .call("billing_get_invoice", json!({"id": "INV-1"}))
         .await;
     assert_eq!(bad.expect_validation().fields[0].name, "id");
+}
+
+/// The README's test block, from `#[tokio::test]` to its end, is the function above, character
+/// for character: the README cannot show a test that does not compile or does not pass.
+#[test]
+fn the_readme_test_is_this_one() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("### Testing it")
+        .unwrap_or_else(|| panic!("README has no \"### Testing it\" section"));
+    let block = &readme[start..];
+    let open = "```rust,ignore\n";
+    let body = &block[block
+        .find(open)
+        .unwrap_or_else(|| panic!("no Rust block under it"))
+        + open.len()..];
+    let body = &body[..body
+        .find("```\n")
+        .unwrap_or_else(|| panic!("the block is not closed"))];
+    let test = &body[body
+        .find("#[tokio::test]")
+        .unwrap_or_else(|| panic!("the README's block holds no #[tokio::test]"))..];
+    let here = include_str!("testing_kit.rs");
+    assert!(
+        here.contains(test),
+        "the README's test differs from the one in tests/tests/testing_kit.rs; README's:\n{test}"
+    );
 }
 
 // ---- One test per capability.

@@ -5,26 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::Format;
+pub use super::rules::num::Num;
 use crate::schema::{DEPRECATED_KEY, EXPECTED_KEY, KEYS_KEY, for_each_schema, strip_rust_formats};
-/// A number written in an attribute.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Num {
-    /// A negative or positive integer.
-    Int(i64),
-    /// A number with a fraction or exponent.
-    Float(f64),
-}
-
-impl Num {
-    /// As a JSON number.
-    pub fn to_json(self) -> Value {
-        match self {
-            Num::Int(i) => Value::from(i),
-            Num::Float(f) => Value::from(f),
-        }
-    }
-}
-
 /// One constraint of a field, as written in `#[fusion(..)]`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Rule {

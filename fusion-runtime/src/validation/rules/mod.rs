@@ -31,6 +31,7 @@ pub mod format;
 pub mod items;
 pub mod length;
 pub mod multiple_of;
+pub mod num;
 pub mod pattern;
 pub mod properties;
 pub mod range;

@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
+use super::num::Num;
 use super::{Check, Typed};
 use crate::validation::sent::push_number;
-use crate::validation::spec::Num;
 
 /// Its keyword.
 pub fn keywords(divisor: Num, schema: &mut Map<String, Value>) {

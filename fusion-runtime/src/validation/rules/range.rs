@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
+use super::num::Num;
 use super::{Check, Typed};
 use crate::validation::sent::push_number;
-use crate::validation::spec::Num;
 
 /// Its keywords.
 pub fn keywords(
