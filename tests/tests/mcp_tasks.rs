@@ -3,8 +3,9 @@
 //! bearer tokens for two principals.
 //!
 //! - A client that declared the extension gets `resultType: "task"` and polls `tasks/get` to
-//!   a result byte-equal to the one a client that did not declare it gets synchronously (a
-//!   success, and an envelope that stays an `isError` result in a `completed` task).
+//!   a result equal to the one a client that did not declare it gets synchronously — the same
+//!   JSON, the text blocks byte for byte (a success, and an envelope that stays an `isError`
+//!   result in a `completed` task).
 //! - `billing_reconcile` of 6 s: the synchronous call answers `TIMEOUT` at 5 s; as a task it
 //!   completes.
 //! - A handler that panics, and a task that outlives its TTL: `failed`, with a readable
@@ -193,6 +194,16 @@ async fn a_task_completes_with_the_synchronous_result_and_a_client_without_tasks
             task["result"].to_string(),
             sync["result"].to_string(),
             "the task's result is the synchronous call's"
+        );
+        let text = |m: &Value| m["content"][0]["text"].as_str().map(str::to_owned);
+        assert!(
+            text(&sync["result"]).is_some_and(|t| !t.is_empty()),
+            "{sync}"
+        );
+        assert_eq!(
+            text(&task["result"]),
+            text(&sync["result"]),
+            "the text, byte for byte"
         );
         assert_eq!(task["taskId"], id.as_str());
         assert_eq!(task["pollIntervalMs"], 500, "{task}");

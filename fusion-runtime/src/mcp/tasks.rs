@@ -4,8 +4,9 @@
 //! the same pipeline call runs in the background; `tasks/get` and `tasks/cancel` read and end
 //! it in the server's [`TaskStore`](crate::store::TaskStore), from any instance that shares it.
 //!
-//! The stored result is the `CallToolResult` the synchronous call returns, byte for byte (a
-//! `<tool_error>` or `<validation_error>` stays an `isError` result in a `completed` task).
+//! The stored result is the `CallToolResult` the synchronous call returns: the same JSON, its
+//! text blocks byte for byte; only its keys come sorted (it is kept as a JSON object). A
+//! `<tool_error>` or `<validation_error>` stays an `isError` result in a `completed` task.
 //! A call the server itself could not answer — a handler that panicked or failed
 //! unexpectedly (`INTERNAL_ERROR`), or a task that outlived its TTL (`TIMEOUT`) — is a
 //! `failed` task: its JSON-RPC error (`-32603`) carries the envelope's message, and in
