@@ -337,6 +337,23 @@ async fn another_principal_cannot_read_or_cancel_a_task_and_learns_nothing() {
     );
     let cancel = rpc(addr, "bob", "tasks/cancel", json!({"taskId": id}), true).await;
     assert_eq!(cancel["error"]["code"], -32602, "{cancel}");
+    // SEP-2663: `Mcp-Name` carries the task id; one naming another task is refused.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+        "params": {"taskId": id, "_meta": tasks::meta(true)}});
+    let bearer = format!("Bearer {}", token("alice"));
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tasks/get"),
+        ("mcp-name", "0123456789abcdef0123456789abcdef"),
+        ("authorization", bearer.as_str()),
+    ];
+    let wrong = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(wrong.status, 400, "{}", wrong.body);
+    assert!(wrong.message()["error"].is_object(), "{}", wrong.body);
     // A poll that did not declare the extension: -32021, as the spec says.
     let undeclared = rpc(addr, "alice", "tasks/get", json!({"taskId": id}), false).await;
     assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
