@@ -129,6 +129,11 @@ fn token(sub: &str) -> String {
 /// The billing example and the actions above, stateless HTTP, bearer auth (optional), its
 /// tasks kept within `limits`.
 async fn serve(limits: TaskLimits) -> HttpServer {
+    serve_with(limits, true).await
+}
+
+/// [`serve`], stateless or with 2025 sessions.
+async fn serve_with(limits: TaskLimits, stateless: bool) -> HttpServer {
     let server = examples::billing::builder()
         .action::<NapAction>()
         .action::<BoomAction>()
@@ -148,7 +153,7 @@ async fn serve(limits: TaskLimits) -> HttpServer {
     spawn_http(
         server,
         SocketAddr::from(([127, 0, 0, 1], 0)),
-        HttpOptions::default().stateless(true).auth(auth),
+        HttpOptions::default().stateless(stateless).auth(auth),
     )
     .await
     .unwrap_or_else(|e| panic!("spawn: {e}"))
@@ -550,5 +555,164 @@ async fn a_question_inside_a_task_is_input_required_and_answered_by_tasks_update
         .as_str()
         .unwrap_or_default();
     assert!(text.contains("ELICITATION_UNSUPPORTED"), "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A 2025-11-25 session of `who` on `addr`: its id (initialized).
+async fn session(addr: SocketAddr, who: &str) -> String {
+    let bearer = format!("Bearer {}", token(who));
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("authorization", bearer.as_str()),
+    ];
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let id = r
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {r:?}"))
+        .to_owned();
+    legacy(
+        addr,
+        who,
+        &id,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    id
+}
+
+/// POSTs `body` on 2025-11-25 session `session` as `who`: the message answered.
+async fn legacy(addr: SocketAddr, who: &str, session: &str, body: Value) -> Value {
+    let bearer = format!("Bearer {}", token(who));
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("authorization", bearer.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ];
+    fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .message()
+}
+
+#[tokio::test]
+async fn experimental_2025_tasks_are_owned_bounded_and_answer_the_synchronous_result() {
+    let server = serve_with(
+        TaskLimits {
+            max_ttl: Duration::from_secs(90),
+            ..TaskLimits::default()
+        },
+        false,
+    )
+    .await;
+    let addr = server.local_addr;
+    let (alice, bob) = (session(addr, "alice").await, session(addr, "bob").await);
+    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params});
+
+    // A TTL past the ceiling is cut to it.
+    let call = rpc(
+        "tools/call",
+        json!({"name": "billing_reconcile",
+        "arguments": {"duration_ms": 300}, "task": {"ttl": 36_000_000}}),
+    );
+    let created = legacy(addr, "alice", &alice, call).await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert_eq!(task["ttl"], 90_000, "cut to the ceiling: {created}");
+    let id = task["taskId"].as_str().unwrap_or_default().to_owned();
+
+    // Bob, on his own session, learns nothing of alice's task.
+    let theirs = legacy(addr, "bob", &bob, rpc("tasks/get", json!({"taskId": id}))).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    let theirs = legacy(
+        addr,
+        "bob",
+        &bob,
+        rpc("tasks/result", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+
+    // tasks/result waits for the end and answers the synchronous call's result.
+    let result = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/result", json!({"taskId": id})),
+    )
+    .await;
+    let sync = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc(
+            "tools/call",
+            json!({"name": "billing_reconcile",
+        "arguments": {"duration_ms": 300}}),
+        ),
+    )
+    .await;
+    let mut got = result["result"].clone();
+    let related = got["_meta"]
+        .as_object_mut()
+        .and_then(|m| m.remove("io.modelcontextprotocol/related-task"));
+    assert_eq!(related, Some(json!({"taskId": id})), "{result}");
+    if got["_meta"].as_object().is_some_and(|m| m.is_empty()) {
+        got.as_object_mut().map(|o| o.remove("_meta"));
+    }
+    assert_eq!(got, sync["result"], "{result} against {sync}");
+    let done = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/get", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let again = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/cancel", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(again["error"]["code"], -32602, "ended: {again}");
+
+    // A tool that does not run as a task: -32601, as the 2025-11-25 spec says.
+    let call = rpc(
+        "tools/call",
+        json!({"name": "billing_list_invoices", "arguments": {}, "task": {}}),
+    );
+    let refused = legacy(addr, "alice", &alice, call).await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    // A panic fails the task; tasks/result answers its JSON-RPC error.
+    let call = rpc(
+        "tools/call",
+        json!({"name": "boom", "arguments": {}, "task": {}}),
+    );
+    let created = legacy(addr, "alice", &alice, call).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let failed = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/result", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(
+        failed["error"]["data"]["code"], "INTERNAL_ERROR",
+        "{failed}"
+    );
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

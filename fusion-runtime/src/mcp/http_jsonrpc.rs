@@ -123,6 +123,26 @@ async fn check(
             return Err(reply(status, &answer));
         }
     };
+    // 2025-11-25 experimental tasks, which rmcp does not speak (a server with task actions
+    // only; the message is parsed again only for a 2025-11-25 session request).
+    if guard.server.has_tasks()
+        && parts
+            .headers
+            .get(&HEADER_PROTOCOL_VERSION)
+            .is_some_and(|v| v == "2025-11-25")
+        && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
+        && let Some(answer) = super::tasks_2025::answer(&guard.server, &parts, &message).await
+    {
+        return Err((
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            answer.to_string(),
+        )
+            .into_response());
+    }
     let id = passed.id.clone();
     // The cancellation step reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);

@@ -51,6 +51,8 @@ pub mod era;
 mod notify;
 mod scope;
 mod tasks;
+#[cfg(feature = "server-http")]
+mod tasks_2025;
 mod tools;
 mod trace;
 #[cfg(feature = "gateway")]

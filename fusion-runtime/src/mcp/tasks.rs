@@ -67,23 +67,51 @@ pub(crate) async fn start(
     server: &Server,
     era: &Era,
     request: CallToolRequestParams,
-    mut scope: RequestScope,
+    scope: RequestScope,
     can: Can,
 ) -> Result<CallToolResponse, ErrorData> {
-    let owner = ClientKey::of(&scope);
-    let store = Arc::clone(server.task_store());
-    let ttl = store.limits().default_ttl;
-    let record = match store.create(&owner.0, ttl).await {
-        Ok(record) => record,
-        Err(why) => {
-            let refusal = crate::envelope::error(ErrorCode::ServerBusy, why.to_string())
-                .suggest("Wait for one of your tasks to end and expire, or call again later.")
-                .retry_after(crate::guard::STORE_RETRY_AFTER);
+    let ttl = server.task_store().limits().default_ttl;
+    match launch(
+        server,
+        era,
+        &request.name,
+        request.arguments,
+        scope,
+        can,
+        ttl,
+    )
+    .await
+    {
+        Ok(record) => Ok(CallToolResponse::Task(CreateTaskResult::new(wire_task(
+            &record,
+        )))),
+        Err(refusal) => {
             let mut result = super::to_call_tool_result(ToolResponse::from(refusal));
             era.stamp(&mut result.meta, server);
-            return Ok(result.into());
+            Ok(result.into())
         }
-    };
+    }
+}
+
+/// Creates a task of the scope's client living `ttl` (cut to the store's ceiling) and runs
+/// the call of `tool` in the background: the stored task, or the `SERVER_BUSY` envelope
+/// that refuses it (a bound reached, the store unreachable).
+pub(crate) async fn launch(
+    server: &Server,
+    era: &Era,
+    tool: &str,
+    arguments: Option<crate::input::JsonObject>,
+    mut scope: RequestScope,
+    can: Can,
+    ttl: Duration,
+) -> Result<TaskRecord, ToolError> {
+    let owner = ClientKey::of(&scope);
+    let store = Arc::clone(server.task_store());
+    let record = store.create(&owner.0, ttl).await.map_err(|why| {
+        crate::envelope::error(ErrorCode::ServerBusy, why.to_string())
+            .suggest("Wait for one of your tasks to end and expire, or call again later.")
+            .retry_after(crate::guard::STORE_RETRY_AFTER)
+    })?;
     let watch = store.watch(&record.id);
     // The request ends with this answer: the call is the task's, stopped by `tasks/cancel`
     // or its TTL, not by the request; progress goes to the task's status message.
@@ -102,9 +130,9 @@ pub(crate) async fn start(
     let scope = scope.with_cancellation(watch.token().clone());
     let id = record.id.clone();
     let ttl = Duration::from_millis(record.ttl_ms);
-    let (server, era) = (server.clone(), era.clone());
+    let (server, era, tool) = (server.clone(), era.clone(), tool.to_owned());
     tokio::spawn(async move {
-        let call = server.call(&request.name, request.arguments, scope);
+        let call = server.call(&tool, arguments, scope);
         let outcome = tokio::select! {
             biased;
             // Stored `cancelled` by whoever cancelled it.
@@ -121,9 +149,7 @@ pub(crate) async fn start(
             tracing::error!(task = %id, store = store.name(), error = %e.0, "could not store a task's end; it fails when its lease lapses");
         }
     });
-    Ok(CallToolResponse::Task(CreateTaskResult::new(wire_task(
-        &record,
-    ))))
+    Ok(record)
 }
 
 /// Renews the task's lease while it runs, every third of it; ends when the store says the
@@ -197,7 +223,13 @@ fn outcome_of(server: &Server, era: &Era, response: ToolResponse) -> TaskOutcome
     let mut result = super::to_call_tool_result(response);
     era.stamp(&mut result.meta, server);
     match serde_json::to_value(result) {
-        Ok(serde_json::Value::Object(object)) => TaskOutcome::Completed(object),
+        Ok(serde_json::Value::Object(mut object)) => {
+            // A 2025 result has no `resultType` (rmcp writes it for 2026-07-28 peers only).
+            if !era.is_modern() {
+                object.remove("resultType");
+            }
+            TaskOutcome::Completed(object)
+        }
         _ => failed(&crate::envelope::error(
             ErrorCode::InternalError,
             "the task's result could not be written as JSON",
@@ -215,7 +247,7 @@ fn unescape(text: &str) -> String {
 }
 
 /// What the client that started a task said it can answer (its request's capabilities).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Can {
     elicit: bool,
     sample: bool,
@@ -366,7 +398,7 @@ fn owner(handler: &super::McpHandler, context: &RequestContext<RoleServer>) -> C
 
 /// The answer for a task that is unknown, expired, or another client's: the same for all
 /// three, so an id is no oracle.
-fn not_found(id: &str) -> ErrorData {
+pub(crate) fn not_found(id: &str) -> ErrorData {
     let shown: String = id.chars().take(64).collect();
     ErrorData::invalid_params(
         format!("no task `{shown}`: it is unknown, has expired, or was started by another client"),
@@ -374,7 +406,7 @@ fn not_found(id: &str) -> ErrorData {
     )
 }
 
-fn store_error(e: &crate::store::StoreError) -> ErrorData {
+pub(crate) fn store_error(e: &crate::store::StoreError) -> ErrorData {
     crate::metrics::store_error("tasks");
     ErrorData::internal_error(
         format!(
@@ -478,7 +510,7 @@ fn detailed(record: &TaskRecord) -> DetailedTask {
 }
 
 /// `ms` since the epoch as ISO 8601 UTC (`2026-07-28T10:30:00.123Z`).
-fn iso8601(ms: u64) -> String {
+pub(crate) fn iso8601(ms: u64) -> String {
     let secs = ms / 1000;
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rem = secs % 86_400;
