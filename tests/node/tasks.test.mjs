@@ -65,11 +65,15 @@ test('a 2025-11-25 task is cancelled, and another task of the same tool then run
   const { child, url } = await startHttp(BIN, ENV);
   try {
     const client = await connect(url);
-    const stream = client.experimental.tasks.callToolStream(
-      { name: 'billing_reconcile', arguments: { duration_ms: 8000 } },
-      undefined,
-      { task: {} },
-    );
+    // The server says so (initialize, tools/list): the SDK makes the call a task by itself.
+    assert.deepEqual(client.getServerCapabilities().tasks, { cancel: {}, requests: { tools: { call: {} } } });
+    const { tools } = await client.listTools();
+    const reconcile = tools.find((t) => t.name === 'billing_reconcile');
+    assert.deepEqual(reconcile.execution, { taskSupport: 'optional' });
+    const stream = client.experimental.tasks.callToolStream({
+      name: 'billing_reconcile',
+      arguments: { duration_ms: 8000 },
+    });
     const first = await stream.next();
     assert.equal(first.value.type, 'taskCreated');
     const id = first.value.task.taskId;

@@ -558,8 +558,9 @@ async fn a_question_inside_a_task_is_input_required_and_answered_by_tasks_update
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
-/// A 2025-11-25 session of `who` on `addr`: its id (initialized).
-async fn session(addr: SocketAddr, who: &str) -> String {
+/// A 2025-11-25 session of `who` on `addr`: its id (initialized) and the `initialize`
+/// answer.
+async fn session(addr: SocketAddr, who: &str) -> (String, Value) {
     let bearer = format!("Bearer {}", token(who));
     let headers = [
         ("content-type", "application/json"),
@@ -583,7 +584,7 @@ async fn session(addr: SocketAddr, who: &str) -> String {
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     )
     .await;
-    id
+    (id, r.message())
 }
 
 /// POSTs `body` on 2025-11-25 session `session` as `who`: the message answered.
@@ -613,7 +614,38 @@ async fn experimental_2025_tasks_are_owned_bounded_and_answer_the_synchronous_re
     )
     .await;
     let addr = server.local_addr;
-    let (alice, bob) = (session(addr, "alice").await, session(addr, "bob").await);
+    let ((alice, init), (bob, _)) = (session(addr, "alice").await, session(addr, "bob").await);
+    // The session's answers say what runs as a task (rmcp's types carry neither field).
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"],
+        json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{init}"
+    );
+    let listed = legacy(
+        addr,
+        "alice",
+        &alice,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    )
+    .await;
+    let tools = listed["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let execution = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["execution"].clone())
+            .unwrap_or_else(|| panic!("no {name}: {listed}"))
+    };
+    assert_eq!(
+        execution("billing_reconcile"),
+        json!({"taskSupport": "optional"})
+    );
+    assert_eq!(execution("only_task"), json!({"taskSupport": "required"}));
+    assert_eq!(execution("billing_list_invoices"), Value::Null);
+    assert_eq!(tools.len(), 15, "every tool still listed: {listed}");
     let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params});
 
     // A TTL past the ceiling is cut to it.

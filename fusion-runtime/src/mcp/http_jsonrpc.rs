@@ -41,7 +41,16 @@ where
     // One `await` of `next`, after the check's: the two futures share their place in this
     // one's state (it is moved into a box for every request).
     match check(guard, request).await {
-        Ok((request, id, passed)) => json_errors(next(request).await, id, passed).await,
+        Ok((request, id, passed)) => {
+            let advertise = passed.as_deref().and_then(|bytes| {
+                super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
+            });
+            let response = json_errors(next(request).await, id, passed).await;
+            match advertise {
+                Some(advertise) => advertise.apply(response),
+                None => response,
+            }
+        }
         Err(answer) => answer,
     }
 }

@@ -10,9 +10,9 @@
 //! rmcp 3.11 knows only the 2026-07-28 shapes (it drops the `task` parameter and refuses
 //! `tasks/*` from a client without the extension), so these requests are answered by the
 //! HTTP JSON-RPC step before rmcp, from facts the request steps already worked out (the
-//! principal, the client's key); a request naming no session is left to rmcp. The
-//! `initialize` answer does not advertise `capabilities.tasks`, nor `tools/list`
-//! `execution.taskSupport`: a client asks for a task explicitly.
+//! principal, the client's key); a request naming no session is left to rmcp. For the same
+//! reason the session's `initialize` and `tools/list` answers are edited on their way out
+//! ([`Advertise`]): `capabilities.tasks` and each task tool's `execution.taskSupport`.
 
 use std::time::{Duration, Instant};
 
@@ -187,4 +187,155 @@ fn task_json(record: &TaskRecord) -> Value {
 
 fn error(e: &ErrorData) -> Value {
     serde_json::to_value(e).unwrap_or_else(|_| json!({"code": -32603, "message": e.message}))
+}
+
+/// The longest answer [`Advertise`] reads whole (an SSE event, or a plain JSON answer);
+/// past it the answer passes unchanged.
+const MAX_ADVERTISED_BYTES: usize = 8 << 20;
+
+/// What a 2025-11-25 session's `initialize` and `tools/list` answers gain on a server with
+/// task actions: `capabilities.tasks` (`tools/call` as a task, `tasks/cancel`), and each
+/// task tool's `execution.taskSupport`. rmcp's types have neither field, so the answer is
+/// edited on its way out, event by event.
+pub(crate) struct Advertise {
+    server: Server,
+    tools_list: bool,
+}
+
+/// The edit `bytes` (a request body the check passed) calls for, if any.
+pub(crate) fn advertising(
+    server: &Server,
+    headers: &axum::http::HeaderMap,
+    bytes: &[u8],
+) -> Option<Advertise> {
+    if !server.has_tasks() {
+        return None;
+    }
+    let message: Value = serde_json::from_slice(bytes).ok()?;
+    let tools_list = match message.get("method")?.as_str()? {
+        "initialize" if message["params"]["protocolVersion"] == "2025-11-25" => false,
+        "tools/list" if headers.get("mcp-protocol-version")? == "2025-11-25" => true,
+        _ => return None,
+    };
+    Some(Advertise {
+        server: server.clone(),
+        tools_list,
+    })
+}
+
+impl Advertise {
+    /// Edits one JSON-RPC answer.
+    fn edit(&self, message: &mut Value) {
+        let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
+            return;
+        };
+        if !self.tools_list {
+            if result.get("protocolVersion").and_then(Value::as_str) != Some("2025-11-25") {
+                return;
+            }
+            if let Some(caps) = result
+                .get_mut("capabilities")
+                .and_then(Value::as_object_mut)
+            {
+                caps.insert(
+                    "tasks".to_owned(),
+                    json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+                );
+            }
+            return;
+        }
+        let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
+            return;
+        };
+        for tool in tools {
+            let support = tool
+                .get("name")
+                .and_then(Value::as_str)
+                .map(|name| self.server.task_support(name))
+                .filter(|s| s.allows_task());
+            if let (Some(support), Some(tool)) = (support, tool.as_object_mut()) {
+                tool.insert(
+                    "execution".to_owned(),
+                    json!({ "taskSupport": support.as_str() }),
+                );
+            }
+        }
+    }
+
+    /// `unit` (one SSE event, or a whole JSON answer) with its answer edited.
+    fn edit_unit(&self, unit: &[u8], sse: bool) -> axum::body::Bytes {
+        let Ok(text) = std::str::from_utf8(unit) else {
+            return axum::body::Bytes::copy_from_slice(unit);
+        };
+        if !sse {
+            return match serde_json::from_str::<Value>(text) {
+                Ok(mut message) => {
+                    self.edit(&mut message);
+                    axum::body::Bytes::from(message.to_string())
+                }
+                Err(_) => axum::body::Bytes::copy_from_slice(unit),
+            };
+        }
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|line| {
+                let Some(data) = line.strip_prefix("data:") else {
+                    return line.to_owned();
+                };
+                match serde_json::from_str::<Value>(data.trim()) {
+                    Ok(mut message) if message.get("result").is_some() => {
+                        self.edit(&mut message);
+                        format!("data: {message}")
+                    }
+                    _ => line.to_owned(),
+                }
+            })
+            .collect();
+        axum::body::Bytes::from(lines.join("\n"))
+    }
+
+    /// `response` with its answer edited (a success only; anything else passes as it is).
+    pub(crate) fn apply(self, response: axum::response::Response) -> axum::response::Response {
+        use futures::StreamExt as _;
+        if !response.status().is_success() {
+            return response;
+        }
+        let (mut parts, body) = response.into_parts();
+        parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+        let sse = parts
+            .headers
+            .get(axum::http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let state = (body.into_data_stream(), Vec::<u8>::new(), self, false);
+        let edited =
+            futures::stream::unfold(state, move |(mut stream, mut buf, me, done)| async move {
+                if done {
+                    return None;
+                }
+                loop {
+                    if sse && let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
+                        let unit: Vec<u8> = buf.drain(..end + 2).collect();
+                        let out = me.edit_unit(&unit, true);
+                        return Some((Ok(out), (stream, buf, me, false)));
+                    }
+                    match stream.next().await {
+                        Some(Ok(chunk)) => {
+                            buf.extend_from_slice(&chunk);
+                            if buf.len() > MAX_ADVERTISED_BYTES {
+                                let out = axum::body::Bytes::from(std::mem::take(&mut buf));
+                                return Some((Ok(out), (stream, buf, me, false)));
+                            }
+                        }
+                        Some(Err(e)) => return Some((Err(e), (stream, buf, me, true))),
+                        None if buf.is_empty() => return None,
+                        None => {
+                            let out = me.edit_unit(&buf, sse);
+                            return Some((Ok(out), (stream, Vec::new(), me, true)));
+                        }
+                    }
+                }
+            });
+        axum::response::Response::from_parts(parts, axum::body::Body::from_stream(edited.boxed()))
+    }
 }
