@@ -724,6 +724,9 @@ async fn experimental_2025_tasks_are_owned_bounded_and_answer_the_synchronous_re
     );
     let refused = legacy(addr, "alice", &alice, call).await;
     assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    let call = rpc("tools/call", json!({"name": "only_task", "arguments": {}}));
+    let refused = legacy(addr, "alice", &alice, call).await;
+    assert_eq!(refused["error"]["code"], -32601, "required: {refused}");
     // A panic fails the task; tasks/result answers its JSON-RPC error.
     let call = rpc(
         "tools/call",

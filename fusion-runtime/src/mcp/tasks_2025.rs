@@ -49,10 +49,20 @@ pub(crate) async fn answer(server: &Server, parts: &Parts, message: &Value) -> O
     };
     let task_id = || params.get("taskId").and_then(Value::as_str).unwrap_or("");
     let answered = match method {
-        "tools/call" => {
-            let task = params.get("task").filter(|t| t.is_object())?;
-            call(server, &params, task, principal, owner).await
-        }
+        "tools/call" => match params.get("task").filter(|t| t.is_object()) {
+            Some(task) => call(server, &params, task, principal, owner).await,
+            None => {
+                let name = params.get("name").and_then(Value::as_str)?;
+                if server.task_support(name) != crate::TaskSupport::Required {
+                    return None;
+                }
+                // The spec's answer to a tool that runs only as a task, called without one.
+                Err(json!({
+                    "code": -32601,
+                    "message": format!("`{}` runs only as a task: call it with `task`", name.chars().take(64).collect::<String>()),
+                }))
+            }
+        },
         "tasks/get" => get(server, &owner, task_id()).await,
         "tasks/result" => result(server, &owner, task_id()).await,
         "tasks/cancel" => cancel(server, &owner, task_id()).await,
