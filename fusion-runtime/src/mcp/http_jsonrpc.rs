@@ -133,14 +133,21 @@ async fn check(
         }
     };
     // 2025-11-25 experimental tasks, which rmcp does not speak (a server with task actions
-    // only; the message is parsed again only for a 2025-11-25 session request).
+    // only; the message is parsed again only for a 2025-11-25 request that names a task, or
+    // any call when an action runs only as a task).
     if guard.server.has_tasks()
         && parts
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
             .is_some_and(|v| v == "2025-11-25")
+        && (super::tasks_2025::mentions(&bytes, b"\"task")
+            || (guard.server.has_required_tasks()
+                && super::tasks_2025::mentions(&bytes, b"\"tools/call\"")))
         && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
-        && let Some(answer) = super::tasks_2025::answer(&guard.server, &parts, &message).await
+        // Boxed: this step's future is moved into a box for every request; the task
+        // path's stays out of it.
+        && let Some(answer) =
+            Box::pin(super::tasks_2025::answer(&guard.server, &parts, &message)).await
     {
         return Err((
             StatusCode::OK,

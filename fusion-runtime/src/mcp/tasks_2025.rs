@@ -199,6 +199,11 @@ fn error(e: &ErrorData) -> Value {
     serde_json::to_value(e).unwrap_or_else(|_| json!({"code": -32603, "message": e.message}))
 }
 
+/// Whether `bytes` hold `needle` (a cheap test before a second parse of a body).
+pub(crate) fn mentions(bytes: &[u8], needle: &[u8]) -> bool {
+    bytes.windows(needle.len()).any(|w| w == needle)
+}
+
 /// The longest answer [`Advertise`] reads whole (an SSE event, or a plain JSON answer);
 /// past it the answer passes unchanged.
 const MAX_ADVERTISED_BYTES: usize = 8 << 20;
@@ -219,6 +224,15 @@ pub(crate) fn advertising(
     bytes: &[u8],
 ) -> Option<Advertise> {
     if !server.has_tasks() {
+        return None;
+    }
+    // Parsed again only when it may be one of the two.
+    let wanted: &[u8] = match headers.get("mcp-protocol-version") {
+        None => b"\"initialize\"",
+        Some(v) if v == "2025-11-25" => b"\"tools/list\"",
+        Some(_) => return None,
+    };
+    if !mentions(bytes, wanted) {
         return None;
     }
     let message: Value = serde_json::from_slice(bytes).ok()?;

@@ -1143,6 +1143,15 @@ impl Server {
         !self.inner.tasked.is_empty()
     }
 
+    /// Whether any action runs only as a task (`task = "required"`).
+    #[cfg(feature = "server-http")]
+    pub(crate) fn has_required_tasks(&self) -> bool {
+        self.inner
+            .tasked
+            .values()
+            .any(|t| *t == crate::TaskSupport::Required)
+    }
+
     /// Shares change notifications through `bus` from now on (the `serve --redis-url` flag):
     /// for a server built without [`ServerBuilder::change_bus`], before it serves. `Err`
     /// (with the bus given back) when one is already set.
