@@ -268,13 +268,17 @@ pub struct Reconciled {
 
 /// Reconcile the ledger against the payment processor. Slow (about 2 seconds) and exclusive:
 /// one reconciliation at a time, none waiting.
+//
+// `task`: a 2026-07-28 client that declared the tasks extension gets a task and polls it, so
+// a run longer than the 5-second timeout completes; other clients get the synchronous call.
 #[tool_action(
     name = "billing.reconcile",
     read_only,
     idempotent,
     max_active = 1,
     max_queue = 0,
-    timeout = "5s"
+    timeout = "5s",
+    task
 )]
 pub async fn reconcile(input: Reconcile, store: Context<Store>) -> Result<Reconciled, ToolError> {
     let took_ms = input.duration_ms.unwrap_or(2000);

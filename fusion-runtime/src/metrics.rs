@@ -142,7 +142,7 @@ pub(crate) fn open_delta(what: Open, delta: i64) {
     let _ = (what, delta);
 }
 
-/// A shared store (`rate_limit`, `once`, `bus`) failed to answer.
+/// A shared store (`rate_limit`, `once`, `bus`, `tasks`) failed to answer.
 #[inline]
 pub(crate) fn store_error(store: &'static str) {
     #[cfg(feature = "metrics")]

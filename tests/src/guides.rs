@@ -33,3 +33,6 @@ pub mod state {}
 
 #[doc = include_str!("../../docs/gateway.md")]
 pub mod gateway {}
+
+#[doc = include_str!("../../docs/tasks.md")]
+pub mod tasks {}

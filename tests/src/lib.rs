@@ -10,6 +10,7 @@ pub mod raw_http;
 pub mod raw_stdio;
 pub mod services;
 pub mod sinks;
+pub mod tasks;
 pub mod triage;
 
 use fusion_runtime::envelope::ToolResponse;

@@ -23,6 +23,7 @@ pub struct Args {
     timeout: Option<u64>,
     max_result_bytes: Option<usize>,
     scopes: Option<Vec<LitStr>>,
+    task: Option<syn::Ident>,
 }
 
 /// A rate limit as written: `calls` per `per_ms` milliseconds.
@@ -153,13 +154,34 @@ impl super::AttrArgs for Args {
                 ));
             }
             set(&mut self.max_result_bytes, n, &meta)
+        } else if meta.path.is_ident("task") {
+            // #[tool_action(task)] or #[tool_action(task = "optional" | "required")]
+            let (word, span) = if meta.input.peek(syn::Token![=]) {
+                let lit: LitStr = meta.value()?.parse()?;
+                (lit.value(), lit.span())
+            } else {
+                ("optional".to_owned(), meta.path.span())
+            };
+            let variant = match word.as_str() {
+                "optional" => "Optional",
+                "required" => "Required",
+                other => {
+                    return Err(syn::Error::new(
+                        span,
+                        format_args!(
+                            "unknown task support `{other}`; expected `task`, `task = \"optional\"` or `task = \"required\"` (the spec's `execution.taskSupport` words)"
+                        ),
+                    ));
+                }
+            };
+            set(&mut self.task, syn::Ident::new(variant, span), &meta)
         } else if meta.path.is_ident("scopes") {
             // #[tool_action(scopes = ["billing:write"])]
             let scopes = parse_scopes(&meta)?;
             set(&mut self.scopes, scopes, &meta)
         } else {
             Err(meta.error(format_args!(
-                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `max_result_bytes`, `scopes`",
+                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `max_result_bytes`, `scopes`, `task`",
                 path_str(&meta.path)
             )))
         }
@@ -472,9 +494,19 @@ fn limits(args: &Args) -> TokenStream {
         },
         None => quote!(),
     };
+    let tasked = match &args.task {
+        Some(variant) => quote! {
+            let __fusion_info = ::fusion_runtime::__private::with_task(
+                __fusion_info,
+                ::fusion_runtime::__private::TaskSupport::#variant,
+            );
+        },
+        None => quote!(),
+    };
     let guards = guards(args);
     quote! {
         #scoped
+        #tasked
         #guards
     }
 }

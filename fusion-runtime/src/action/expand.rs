@@ -9,7 +9,7 @@ pub use futures::future::BoxFuture;
 
 pub use super::{
     ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
-    handler_outcome,
+    TaskSupport, handler_outcome,
 };
 pub use crate::context::{CallContext, FromCallContext, StateRequirement};
 
@@ -44,7 +44,14 @@ pub fn action_info(
         state,
         limits: ActionLimits::none(),
         scopes: Vec::new(),
+        task: TaskSupport::Forbidden,
     }
+}
+
+/// Sets whether the action runs as a task (`task`, `task = "optional" | "required"`).
+pub fn with_task(mut info: ActionInfo, task: TaskSupport) -> ActionInfo {
+    info.task = task;
+    info
 }
 
 /// Sets the scopes an action requires (`scopes = [..]`), sorted and without repeats.

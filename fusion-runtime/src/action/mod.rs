@@ -198,6 +198,44 @@ pub struct ActionInfo {
     /// [`ServerBuilder::scopes`](crate::ServerBuilder::scopes)); empty: anyone may call it.
     /// See [`auth`](crate::auth).
     pub scopes: Vec<Cow<'static, str>>,
+    /// Whether a client that declared the tasks extension gets the call as a task
+    /// (`#[tool_action(task)]`); see [`TaskSupport`].
+    pub task: TaskSupport,
+}
+
+/// Whether an action runs as an MCP task (`io.modelcontextprotocol/tasks`, SEP-2663), in the
+/// words of the 2025-11-25 tool field `execution.taskSupport`. In 2026-07-28 the server alone
+/// decides, per request, whether a call becomes a task, and never for a request that did not
+/// declare the extension (SEP-2663: "MUST NOT return `CreateTaskResult` to a client that did
+/// not include the extension capability on its request"); this says what it decides.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TaskSupport {
+    /// Never a task (the default): the call answers when the handler is done.
+    #[default]
+    Forbidden,
+    /// `#[tool_action(task)]` or `task = "optional"`: a task for every request that declared
+    /// the extension; the synchronous call, under the action's `timeout`, for the others.
+    Optional,
+    /// `task = "required"`: a task for a request that declared the extension; any other is
+    /// refused with `-32021` (missing required client capability), as SEP-2663 says of a
+    /// request the server cannot serve without a task.
+    Required,
+}
+
+impl TaskSupport {
+    /// The spec's word: `forbidden`, `optional` or `required`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Whether a client that declared tasks may get this call as a task.
+    pub fn allows_task(self) -> bool {
+        self != TaskSupport::Forbidden
+    }
 }
 
 /// The result of running a handler: a success (a value or a ready response) or a tool error

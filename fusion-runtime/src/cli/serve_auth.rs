@@ -131,7 +131,7 @@ fn read_pem(path: &PathBuf) -> anyhow::Result<Vec<u8>> {
 /// `serve` with a shared rate-limit store.
 #[derive(Debug, Default, clap::Args)]
 pub struct StoreArgs {
-    /// Keep rate limits and one-time ids (answered confirmations) in this Redis
+    /// Keep rate limits, one-time ids (answered confirmations) and MCP tasks in this Redis
     /// (`redis://127.0.0.1:6379/0`), and fan change notifications out through it, shared by
     /// every instance pointed at it. Concurrency limits and sessions stay per instance.
     #[arg(long, value_name = "URL", env = "FUSION_REDIS_URL")]
@@ -146,6 +146,10 @@ pub struct StoreArgs {
     /// The prefix of the Redis keys (default `fusion:rl`); one per server sharing a Redis.
     #[arg(long, value_name = "PREFIX", env = "FUSION_REDIS_PREFIX")]
     pub redis_prefix: Option<String>,
+    /// With `--redis-url`: how long a running task's lease lasts (default 10s, renewed every
+    /// third of it); a task whose instance died reads as `failed` this long after.
+    #[arg(long, value_name = "DURATION", env = "FUSION_TASK_LEASE", value_parser = super::parse_duration)]
+    pub task_lease: Option<Duration>,
 }
 
 #[cfg(feature = "redis")]
@@ -199,9 +203,23 @@ impl StoreArgs {
             bus = bus.prefix(p);
         }
         let _ = server.set_change_bus(Arc::new(bus)); // one set by the builder stays
+        // Tasks: polled, cancelled and failed (when their instance dies) from any instance.
+        if server.has_tasks() {
+            let mut tasks = crate::store::RedisTasks::new(url)?;
+            if let Some(t) = self.redis_timeout {
+                tasks = tasks.timeout(t);
+            }
+            if let Some(p) = &self.redis_prefix {
+                tasks = tasks.prefix(p.clone());
+            }
+            if let Some(lease) = self.task_lease {
+                tasks = tasks.lease(lease);
+            }
+            let _ = server.set_task_store(Arc::new(tasks)); // one set by the builder stays
+        }
         tracing::info!(
             ?on_failure,
-            "rate limits and one-time ids are kept in Redis, change notifications go through it"
+            "rate limits, one-time ids and tasks are kept in Redis, change notifications go through it"
         );
         Ok(())
     }

@@ -197,6 +197,9 @@ pub struct RequestScope {
     pub handoff: Option<Arc<HandoffSlot>>,
     /// The request's `_meta` object, when it sent one (the MCP bridge moves it here).
     pub meta: Option<Arc<JsonObject>>,
+    /// Whether the call runs as an MCP task: its action's `timeout` gives way to the task's
+    /// time to live, which the task's runner enforces.
+    pub(crate) as_task: bool,
 }
 
 impl RequestScope {

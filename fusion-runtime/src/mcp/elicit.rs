@@ -187,13 +187,13 @@ impl Elicitor for LegacyElicitor {
     }
 }
 
-fn too_many() -> ElicitFailure {
+pub(crate) fn too_many() -> ElicitFailure {
     ElicitFailure::Failed(format!(
         "a call may ask at most {MAX_ELICITATION_ROUNDS} questions"
     ))
 }
 
-fn form_params(request: &ElicitRequest) -> Value {
+pub(crate) fn form_params(request: &ElicitRequest) -> Value {
     json!({
         "mode": "form",
         "message": request.message,
@@ -202,7 +202,7 @@ fn form_params(request: &ElicitRequest) -> Value {
 }
 
 /// An `ElicitResult` as JSON → the answer.
-fn parse_answer(value: &Value) -> Option<ElicitAnswer> {
+pub(crate) fn parse_answer(value: &Value) -> Option<ElicitAnswer> {
     match value.get("action")?.as_str()? {
         "accept" => Some(ElicitAnswer::Accept(
             value

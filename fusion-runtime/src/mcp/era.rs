@@ -64,7 +64,8 @@ pub(crate) fn supported_versions() -> &'static [ProtocolVersion] {
 /// Why a 2026-07-28 request's `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers
 /// do not match its body (`message`), or `None` when they do. The rules of the
 /// streamable HTTP transport, §Server Validation: every header present once, `Mcp-Name` is
-/// `params.name` (`tools/call`, `prompts/get`) or `params.uri` (`resources/*`), possibly
+/// `params.name` (`tools/call`, `prompts/get`), `params.uri` (`resources/*`) or
+/// `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`), possibly
 /// in the `=?base64?…?=` form.
 pub(crate) fn header_mismatch_reason(
     headers: &axum::http::HeaderMap,
@@ -109,6 +110,8 @@ pub(crate) fn header_mismatch_reason(
         let key = match method {
             "tools/call" | "prompts/get" => "name",
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => "uri",
+            // SEP-2663: the task id, so a load balancer can route by it.
+            "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
             _ => return Ok(()),
         };
         let Some(expected) = params.and_then(|p| p.get(key)).and_then(|v| v.as_str()) else {

@@ -41,7 +41,16 @@ where
     // One `await` of `next`, after the check's: the two futures share their place in this
     // one's state (it is moved into a box for every request).
     match check(guard, request).await {
-        Ok((request, id, passed)) => json_errors(next(request).await, id, passed).await,
+        Ok((request, id, passed)) => {
+            let advertise = passed.as_deref().and_then(|bytes| {
+                super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
+            });
+            let response = json_errors(next(request).await, id, passed).await;
+            match advertise {
+                Some(advertise) => advertise.apply(response),
+                None => response,
+            }
+        }
         Err(answer) => answer,
     }
 }
@@ -123,6 +132,33 @@ async fn check(
             return Err(reply(status, &answer));
         }
     };
+    // 2025-11-25 experimental tasks, which rmcp does not speak (a server with task actions
+    // only; the message is parsed again only for a 2025-11-25 request that names a task, or
+    // any call when an action runs only as a task).
+    if guard.server.has_tasks()
+        && parts
+            .headers
+            .get(&HEADER_PROTOCOL_VERSION)
+            .is_some_and(|v| v == "2025-11-25")
+        && (super::tasks_2025::mentions(&bytes, b"\"task")
+            || (guard.server.has_required_tasks()
+                && super::tasks_2025::mentions(&bytes, b"\"tools/call\"")))
+        && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
+        // Boxed: this step's future is moved into a box for every request; the task
+        // path's stays out of it.
+        && let Some(answer) =
+            Box::pin(super::tasks_2025::answer(&guard.server, &parts, &message)).await
+    {
+        return Err((
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            answer.to_string(),
+        )
+            .into_response());
+    }
     let id = passed.id.clone();
     // The cancellation step reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);

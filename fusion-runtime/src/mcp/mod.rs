@@ -51,6 +51,9 @@ pub mod era;
 mod listing;
 mod notify;
 mod scope;
+mod tasks;
+#[cfg(feature = "server-http")]
+mod tasks_2025;
 mod tools;
 mod trace;
 #[cfg(feature = "gateway")]
@@ -270,6 +273,17 @@ impl McpHandler {
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
+        let support = self.server.task_support(&request.name);
+        if support.allows_task() && request.request_state.is_none() {
+            if tasks::declared(&context) {
+                let can = tasks::Can::of(&context);
+                scope.meta = scope::take_meta(&mut context);
+                return tasks::start(&self.server, &era, request, scope, can).await;
+            }
+            if support == crate::TaskSupport::Required {
+                return Err(tasks::required_error());
+            }
+        }
         let owner = crate::context::ClientKey::of(&scope);
         let binding = elicit::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)
             .signed_with(self.server.request_state_key());
@@ -328,6 +342,7 @@ impl ServerHandler for McpHandler {
             .enable_logging()
             .build();
         catalog::add_capabilities(&self.server, &mut capabilities, true);
+        tasks::advertise(&self.server, &mut capabilities);
         let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
             self.server.name(),
             self.server.version(),
@@ -431,6 +446,30 @@ impl ServerHandler for McpHandler {
             self.answer_call(request, context),
             span,
         ))
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        tasks::get(self, request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(self, request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(self, request, context).await
     }
 
     async fn list_prompts(

@@ -73,6 +73,7 @@ fn scope_with_sink(
         elicitor: None,
         handoff: None,
         meta: None,
+        as_task: false,
     }
 }
 

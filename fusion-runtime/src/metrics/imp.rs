@@ -168,7 +168,7 @@ impl Metrics {
         let store_errors = Family::<StoreLabel, Counter>::default();
         registry.register(
             "fusion_store_errors",
-            "Shared store (Redis) operations that failed, by store (rate_limit, once, bus)",
+            "Shared store (Redis) operations that failed, by store (rate_limit, once, bus, tasks)",
             store_errors.clone(),
         );
         let upstream_up = Family::<UpstreamLabel, Gauge>::default();

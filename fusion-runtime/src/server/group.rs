@@ -237,6 +237,7 @@ mod tests {
             state: None,
             limits: Default::default(),
             scopes: Vec::new(),
+            task: Default::default(),
         }
     }
 

@@ -63,7 +63,7 @@ use crate::guard::{
     ConcurrencyLimit, GuardState, OnStoreFailure, RateLimit, RateLimitStore, SharedLimits,
 };
 use crate::input::JsonObject;
-use crate::store::{ChangeBus, OnceStore};
+use crate::store::{ChangeBus, OnceStore, TaskStore};
 use catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use failure::InternalErrors;
 use registry::{Erased, Inner, Registered};
@@ -133,6 +133,7 @@ pub struct ServerBuilder {
     changes: (usize, ListenLimits),
     request_state_key: Option<Arc<[u8]>>,
     once: Option<Arc<dyn OnceStore>>,
+    tasks: Option<Arc<dyn TaskStore>>,
     read_cache: ReadCache,
     change_bus: Option<Arc<dyn ChangeBus>>,
     max_result_bytes: usize,
@@ -239,6 +240,7 @@ impl Default for ServerBuilder {
             ),
             request_state_key: None,
             once: None,
+            tasks: None,
             read_cache: ReadCache::default(),
             change_bus: None,
             sources: Vec::new(),
@@ -536,6 +538,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps MCP tasks (the actions marked `#[tool_action(task)]`, run for clients that
+    /// declared tasks) in `store` instead of this process's memory
+    /// ([`MemoryTasks`](crate::store::MemoryTasks) with its default bounds).
+    pub fn task_store(mut self, store: impl TaskStore) -> Self {
+        self.tasks = Some(Arc::new(store));
+        self
+    }
+
     /// Adds tools served by `source` (what [`ServerBuilder::mount`] adds for an upstream
     /// MCP server): calls of a name no action has go to the source that owns it, and
     /// `tools/list` shows its tools after the actions'.
@@ -725,8 +735,14 @@ impl ServerBuilder {
             // A fresh notifier has no bus: this cannot be refused.
             let _ = self.states.changes.attach_bus(bus);
         }
+        let tasked: std::collections::HashMap<String, crate::TaskSupport> = entries
+            .iter()
+            .filter(|a| a.info.task.allows_task())
+            .map(|a| (a.tool.clone(), a.info.task))
+            .collect();
         Ok(Server {
             inner: Arc::new(Inner {
+                tasked,
                 contracts,
                 awareness,
                 source_awareness,
@@ -753,6 +769,10 @@ impl ServerBuilder {
                 request_state_key: self.request_state_key,
                 names,
                 once: Arc::new(match self.once {
+                    Some(store) => std::sync::OnceLock::from(store),
+                    None => std::sync::OnceLock::new(),
+                }),
+                tasks: Arc::new(match self.tasks {
                     Some(store) => std::sync::OnceLock::from(store),
                     None => std::sync::OnceLock::new(),
                 }),
@@ -1110,6 +1130,49 @@ impl Server {
         self.inner
             .once
             .get_or_init(|| Arc::new(crate::store::MemoryOnce::default()))
+    }
+
+    /// Keeps MCP tasks in `store` from now on: for a server built without
+    /// [`ServerBuilder::task_store`], before it serves. `Err` (with the store given back)
+    /// when one is already set.
+    pub fn set_task_store(&self, store: Arc<dyn TaskStore>) -> Result<(), Arc<dyn TaskStore>> {
+        self.inner.tasks.set(store)
+    }
+
+    /// Where MCP tasks are kept: the store set on the builder or with
+    /// [`Server::set_task_store`], else this process's memory.
+    pub fn task_store(&self) -> &Arc<dyn TaskStore> {
+        self.inner
+            .tasks
+            .get_or_init(|| Arc::new(crate::store::MemoryTasks::default()))
+    }
+
+    /// How `tool` runs for a client that declared the tasks extension: as its action says
+    /// (`#[tool_action(task)]`), [`TaskSupport::Forbidden`](crate::TaskSupport) for a tool
+    /// no action with a task key serves.
+    pub fn task_support(&self, tool: &str) -> crate::TaskSupport {
+        if self.inner.tasked.is_empty() {
+            return crate::TaskSupport::Forbidden;
+        }
+        self.inner
+            .tasked
+            .get(tool)
+            .copied()
+            .unwrap_or(crate::TaskSupport::Forbidden)
+    }
+
+    /// Whether any action runs as a task (the server then advertises the tasks extension).
+    pub fn has_tasks(&self) -> bool {
+        !self.inner.tasked.is_empty()
+    }
+
+    /// Whether any action runs only as a task (`task = "required"`).
+    #[cfg(feature = "server-http")]
+    pub(crate) fn has_required_tasks(&self) -> bool {
+        self.inner
+            .tasked
+            .values()
+            .any(|t| *t == crate::TaskSupport::Required)
     }
 
     /// Shares change notifications through `bus` from now on (the `serve --redis-url` flag):

@@ -450,7 +450,8 @@ async fn run_action(
                     limit,
                 )
             };
-            finish(info.name, guards.timeout, internal, &cx, handler, done).await
+            let timeout = guards.timeout.filter(|_| !cx.scope().as_task);
+            finish(info.name, timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
             let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
@@ -478,7 +479,8 @@ async fn run_action(
             let run = next
                 .run(request)
                 .instrument(tracing::info_span!(target: SPANS, "fusion.middleware"));
-            finish(info.name, guards.timeout, internal, &cx, run, |r| r).await
+            let timeout = guards.timeout.filter(|_| !cx.scope().as_task);
+            finish(info.name, timeout, internal, &cx, run, |r| r).await
         }
         Started::Invalid(report) => {
             let report = match &entry.discriminator {

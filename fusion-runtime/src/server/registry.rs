@@ -250,6 +250,11 @@ pub(super) struct Inner {
     pub(super) names: Arc<Names>,
     /// One-time ids (see [`Server::once_store`](super::Server::once_store)).
     pub(super) once: Arc<std::sync::OnceLock<Arc<dyn crate::store::OnceStore>>>,
+    /// The tools whose action runs as a task, and how (see
+    /// [`Server::task_support`](super::Server::task_support)); empty for most servers.
+    pub(super) tasked: std::collections::HashMap<String, crate::TaskSupport>,
+    /// MCP tasks (see [`Server::task_store`](super::Server::task_store)).
+    pub(super) tasks: Arc<std::sync::OnceLock<Arc<dyn crate::store::TaskStore>>>,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
     /// What is disabled now.

@@ -428,6 +428,7 @@ mod tests {
             state: None,
             limits: Default::default(),
             scopes: Vec::new(),
+            task: Default::default(),
         }
     }
 

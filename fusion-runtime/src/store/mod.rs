@@ -9,6 +9,10 @@
 //!   instance reaches the listeners of every instance — with [`RedisChangeBus`], through
 //!   Redis pub/sub; without a bus (the default), the listeners of its own process only.
 //!
+//! - tasks ([`TaskStore`]): what a task-augmented `tools/call` leaves for `tasks/get` to read
+//!   (status, status message, result, expiry, owner), and how `tasks/cancel` reaches the
+//!   instance running it; in this process's memory by default ([`MemoryTasks`]).
+//!
 //! Rate-limit buckets, which also live in Redis when asked, are [`guard`](crate::guard)'s.
 //! Every entry is keyed by a digest of what it guards (never the raw id a client sent) and
 //! expires with the thing it guards: nothing here grows without a bound.
@@ -19,6 +23,9 @@ mod once;
 mod redis_bus;
 #[cfg(feature = "redis")]
 mod redis_once;
+#[cfg(feature = "redis")]
+mod redis_tasks;
+mod tasks;
 
 pub use crate::guard::StoreError;
 pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
@@ -29,3 +36,10 @@ pub use redis_bus::{MAX_MESSAGE_BYTES, MAX_URI_BYTES, RedisChangeBus};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_once::RedisOnce;
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
+pub use tasks::{
+    DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL, DEFAULT_TASKS_PER_OWNER, MemoryTasks,
+    Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,
+};

@@ -1,0 +1,757 @@
+//! MCP tasks (`io.modelcontextprotocol/tasks`): what a task-augmented `tools/call` leaves
+//! behind for `tasks/get` and `tasks/cancel` to read, behind [`TaskStore`], with the
+//! in-process [`MemoryTasks`] as the default.
+//!
+//! A task belongs to the client that started it (its [`ClientKey`](crate::context::ClientKey)):
+//! every read names the owner, and another owner's task is answered as if it did not exist.
+//! Everything is bounded: tasks per owner and overall ([`TaskLimits`]), the size of a stored
+//! result, and how long a task may live.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::StoreError;
+
+/// A JSON object.
+type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// Where a task stands (the spec's `status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Waiting for the client's answer to a question (`tasks/update`).
+    InputRequired,
+    /// Answered: the result is the call's `CallToolResult`.
+    Completed,
+    /// The server could not answer: the error says why.
+    Failed,
+    /// Cancelled by the client.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The spec's word: `working`, `input_required`, `completed`, `failed`, `cancelled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Working => "working",
+            TaskStatus::InputRequired => "input_required",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether the task has ended (`completed`, `failed`, `cancelled`); it changes no more.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+/// The bounds a [`TaskStore`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// Live tasks one owner may hold (running or finished, until they expire).
+    pub per_owner: usize,
+    /// Live tasks in the whole store.
+    pub overall: usize,
+    /// Bytes of a result's JSON; a bigger result makes the task `failed`, saying so.
+    pub max_result_bytes: usize,
+    /// The longest lifetime a task may have, whatever the action asks for.
+    pub max_ttl: Duration,
+    /// The lifetime of a task when nothing asks for another.
+    pub default_ttl: Duration,
+    /// How often a client is told to poll.
+    pub poll_interval: Duration,
+}
+
+/// [`TaskLimits::per_owner`] by default.
+pub const DEFAULT_TASKS_PER_OWNER: usize = 64;
+/// [`TaskLimits::overall`] by default.
+pub const DEFAULT_TASKS_OVERALL: usize = 1_000;
+/// [`TaskLimits::max_result_bytes`] by default: 1 MiB.
+pub const DEFAULT_TASK_RESULT_BYTES: usize = 1 << 20;
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            per_owner: DEFAULT_TASKS_PER_OWNER,
+            overall: DEFAULT_TASKS_OVERALL,
+            max_result_bytes: DEFAULT_TASK_RESULT_BYTES,
+            max_ttl: Duration::from_secs(60 * 60),
+            default_ttl: Duration::from_secs(5 * 60),
+            poll_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+impl TaskLimits {
+    /// `ttl`, or the default, cut to [`max_ttl`](TaskLimits::max_ttl).
+    pub fn ttl(&self, ttl: Option<Duration>) -> Duration {
+        ttl.unwrap_or(self.default_ttl).min(self.max_ttl)
+    }
+}
+
+/// How a task ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TaskOutcome {
+    /// The call answered: its `CallToolResult` as JSON (an `isError` result included).
+    Completed(JsonObject),
+    /// The server could not answer: a JSON-RPC error object (`code`, `message`, `data`).
+    Failed(JsonObject),
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl TaskOutcome {
+    /// The status of a task that ended so.
+    pub fn status(&self) -> TaskStatus {
+        match self {
+            TaskOutcome::Completed(_) => TaskStatus::Completed,
+            TaskOutcome::Failed(_) => TaskStatus::Failed,
+            TaskOutcome::Cancelled => TaskStatus::Cancelled,
+        }
+    }
+
+    /// The status message of a task that ended so: a failure's message, or who cancelled.
+    pub fn status_message(&self) -> Option<String> {
+        match self {
+            TaskOutcome::Failed(e) => e.get("message").and_then(|m| m.as_str()).map(str::to_owned),
+            TaskOutcome::Cancelled => Some("cancelled by the client (tasks/cancel)".to_owned()),
+            TaskOutcome::Completed(_) => None,
+        }
+    }
+
+    /// A `failed` outcome with JSON-RPC `code`, a readable `message` and the envelope code
+    /// (`INTERNAL_ERROR`, `TIMEOUT`) in `data.code`.
+    pub fn failed(code: i32, envelope_code: &str, message: impl Into<String>) -> Self {
+        let mut error = JsonObject::new();
+        error.insert("code".into(), code.into());
+        error.insert("message".into(), message.into().into());
+        error.insert("data".into(), serde_json::json!({ "code": envelope_code }));
+        TaskOutcome::Failed(error)
+    }
+}
+
+/// One task as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskRecord {
+    /// The id the client polls with: random, unguessable.
+    pub id: String,
+    /// Who started it ([`ClientKey`](crate::context::ClientKey)'s string).
+    pub owner: String,
+    /// Where it stands.
+    pub status: TaskStatus,
+    /// A message for the user or model, if any.
+    pub status_message: Option<String>,
+    /// The result or error of a finished task.
+    pub outcome: Option<TaskOutcome>,
+    /// The questions waiting for the client's answer (`tasks/update`), by key, each an MCP
+    /// `InputRequest` (`{"method": "elicitation/create", "params": …}`): what `tasks/get`
+    /// shows as `inputRequests` while the task is `input_required`.
+    pub input_requests: JsonObject,
+    /// When it was created, in milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// When it last changed, in milliseconds since the Unix epoch.
+    pub updated_ms: u64,
+    /// How long it lives from creation, in milliseconds: the work is stopped (`failed`,
+    /// `TIMEOUT`) when it lapses, and the record is dropped one TTL after it ends.
+    pub ttl_ms: u64,
+    /// How often the client should poll, in milliseconds.
+    pub poll_interval_ms: u64,
+}
+
+impl TaskRecord {
+    /// Ends the task with `outcome` at `now` (ms), unless it already ended: `true` when this
+    /// ended it. The status message becomes the error's message for `failed`, says who
+    /// cancelled for `cancelled`, and is cleared for `completed`.
+    pub fn end(&mut self, outcome: TaskOutcome, now: u64) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        self.status = outcome.status();
+        self.status_message = outcome.status_message();
+        self.input_requests.clear();
+        self.outcome = Some(outcome);
+        self.updated_ms = now;
+        true
+    }
+
+    /// When the record may be dropped: one TTL after it ended, or, while it runs, never
+    /// (the runner ends it when its TTL lapses).
+    fn expires_ms(&self) -> Option<u64> {
+        self.status
+            .is_terminal()
+            .then(|| self.updated_ms.saturating_add(self.ttl_ms))
+    }
+}
+
+/// Why a task was not created.
+#[derive(Debug)]
+pub enum TaskRefused {
+    /// The owner holds [`TaskLimits::per_owner`] live tasks.
+    OwnerFull(usize),
+    /// The store holds [`TaskLimits::overall`] live tasks.
+    StoreFull(usize),
+    /// The store could not be reached.
+    Store(StoreError),
+}
+
+impl fmt::Display for TaskRefused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TaskRefused::OwnerFull(n) => write!(
+                f,
+                "this client already has {n} tasks, the most it may hold; wait for one to end and expire"
+            ),
+            TaskRefused::StoreFull(n) => write!(
+                f,
+                "the server holds {n} tasks, the most it keeps; try again later"
+            ),
+            TaskRefused::Store(e) => write!(f, "the task store cannot be reached: {e}"),
+        }
+    }
+}
+
+/// Keeps tasks. Every method is bounded in time; a read names the owner and never returns
+/// another owner's task.
+///
+/// The instance that runs a task [`watch`](TaskStore::watch)es it (a token cancelled when a
+/// `tasks/cancel` for it arrives at any instance) and, when the store has a
+/// [`lease`](TaskStore::lease), [`renew`](TaskStore::renew)s it while it runs: a task whose
+/// lease lapsed (its instance died) reads as `failed`, never `working` forever.
+pub trait TaskStore: Send + Sync + 'static {
+    /// The bounds it keeps.
+    fn limits(&self) -> &TaskLimits;
+
+    /// Creates a `working` task of `owner` living `ttl` (cut to the ceiling).
+    fn create<'a>(
+        &'a self,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<TaskRecord, TaskRefused>>;
+
+    /// The task `id` of `owner`; `None` when it is unknown, expired or someone else's.
+    fn get<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>>;
+
+    /// Ends task `id` with `outcome`, unless it already ended (a cancelled task stays
+    /// cancelled): `Ok(true)` when this ended it. A completed result bigger than
+    /// [`TaskLimits::max_result_bytes`] ends it `failed` instead, saying so.
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        outcome: TaskOutcome,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Cancels task `id` of `owner`: marks it `cancelled` unless it already ended, and
+    /// stops its call wherever it runs. `Ok(false)` when `owner` has no such task.
+    fn cancel<'a>(&'a self, owner: &'a str, id: &'a str)
+    -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Sets the status message of a running task (the handler's last progress message).
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Asks the client of running task `id` `request` (an MCP `InputRequest` as JSON) under
+    /// `key`, unique in the task: the task is `input_required` until it is answered.
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        request: serde_json::Value,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// Takes `owner`'s answers to task `id`'s questions (`tasks/update`): only keys asked and
+    /// not yet answered count, the others are ignored (SEP-2663); the task is `working` again
+    /// when nothing is left unanswered. `Ok(false)` when `owner` has no such task.
+    fn answer<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+        responses: JsonObject,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// The answer to question `key` of task `id`, taken once, when it has come.
+    fn take_answer<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, StoreError>>;
+
+    /// A token cancelled when task `id` is cancelled, from this instance or (for a shared
+    /// store) any other; held by the instance that runs it, until the [`TaskWatch`] drops.
+    fn watch(&self, id: &str) -> TaskWatch;
+
+    /// How long a running task's lease lasts: `None` when the store lives and dies with
+    /// the process that runs the tasks (in-process), so no lease is needed.
+    fn lease(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Renews the lease of running task `id` (see [`lease`](TaskStore::lease)): `Ok(false)`
+    /// when the task has ended meanwhile (cancelled from an instance whose message this one
+    /// missed): the runner then stops its call.
+    fn renew<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>> {
+        let _ = id;
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
+    /// A name for logs and errors (`in-process`, `redis`).
+    fn name(&self) -> &'static str;
+}
+
+/// The tasks this process runs, by id: what [`TaskStore::cancel`] (or a cancel that came
+/// from another instance) stops.
+#[derive(Clone, Debug, Default)]
+pub struct Running(Arc<Mutex<HashMap<String, CancellationToken>>>);
+
+impl Running {
+    /// Registers task `id` as running here.
+    pub fn watch(&self, id: &str) -> TaskWatch {
+        let token = CancellationToken::new();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned(), token.clone());
+        TaskWatch {
+            id: id.to_owned(),
+            token,
+            running: self.clone(),
+        }
+    }
+
+    /// Cancels task `id` if it runs here: `true` when it did.
+    pub fn cancel(&self, id: &str) -> bool {
+        let token = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        token.map(|t| t.cancel()).is_some()
+    }
+
+    /// How many tasks run here.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether no task runs here.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A task running in this process (see [`TaskStore::watch`]): its token is cancelled when
+/// the task is; dropping it forgets the task.
+#[derive(Debug)]
+pub struct TaskWatch {
+    id: String,
+    token: CancellationToken,
+    running: Running,
+}
+
+impl TaskWatch {
+    /// The token cancelled when the task is.
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+impl Drop for TaskWatch {
+    fn drop(&mut self) {
+        self.running
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
+/// A completed outcome bigger than `limit` bytes of JSON, made a readable `failed` one.
+pub(crate) fn bounded(outcome: TaskOutcome, limit: usize) -> TaskOutcome {
+    let TaskOutcome::Completed(result) = &outcome else {
+        return outcome;
+    };
+    let size = serde_json::to_vec(result).map_or(usize::MAX, |v| v.len());
+    if size <= limit {
+        return outcome;
+    }
+    TaskOutcome::failed(
+        -32603,
+        "INTERNAL_ERROR",
+        format!(
+            "the task's result is {size} bytes, more than the {limit} a task may keep; ask for less (a narrower query, fewer items)"
+        ),
+    )
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A new task id: 128 random bits, hex.
+pub(crate) fn new_task_id() -> Result<String, StoreError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| StoreError(format!("no task id: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The in-process [`TaskStore`]: tasks in this process's memory, for one instance. Expired
+/// records are dropped as new tasks are created.
+pub struct MemoryTasks {
+    limits: TaskLimits,
+    tasks: Mutex<HashMap<String, TaskRecord>>,
+    /// Answers not yet taken, by task id and key.
+    answers: Mutex<HashMap<(String, String), serde_json::Value>>,
+    running: Running,
+}
+
+impl fmt::Debug for MemoryTasks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryTasks")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for MemoryTasks {
+    fn default() -> Self {
+        MemoryTasks::new(TaskLimits::default())
+    }
+}
+
+impl MemoryTasks {
+    /// An empty store keeping `limits`.
+    pub fn new(limits: TaskLimits) -> Self {
+        MemoryTasks {
+            limits,
+            tasks: Mutex::new(HashMap::new()),
+            answers: Mutex::new(HashMap::new()),
+            running: Running::default(),
+        }
+    }
+
+    fn create_now(&self, owner: &str, ttl: Duration) -> Result<TaskRecord, TaskRefused> {
+        let now = now_ms();
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks.retain(|_, t| t.expires_ms().is_none_or(|at| at > now));
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(id, _), _| tasks.get(id).is_some_and(|t| !t.status.is_terminal()));
+        if tasks.len() >= self.limits.overall {
+            return Err(TaskRefused::StoreFull(self.limits.overall));
+        }
+        if tasks.values().filter(|t| t.owner == owner).count() >= self.limits.per_owner {
+            return Err(TaskRefused::OwnerFull(self.limits.per_owner));
+        }
+        let record = TaskRecord {
+            id: new_task_id().map_err(TaskRefused::Store)?,
+            owner: owner.to_owned(),
+            status: TaskStatus::Working,
+            status_message: None,
+            outcome: None,
+            input_requests: JsonObject::new(),
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: u64::try_from(self.limits.ttl(Some(ttl)).as_millis()).unwrap_or(u64::MAX),
+            poll_interval_ms: u64::try_from(self.limits.poll_interval.as_millis())
+                .unwrap_or(u64::MAX),
+        };
+        tasks.insert(record.id.clone(), record.clone());
+        Ok(record)
+    }
+
+    fn get_now(&self, owner: &str, id: &str) -> Option<TaskRecord> {
+        let now = now_ms();
+        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks
+            .get(id)
+            .filter(|t| t.owner == owner && t.expires_ms().is_none_or(|at| at > now))
+            .cloned()
+    }
+
+    fn finish_now(&self, id: &str, outcome: TaskOutcome) -> bool {
+        let outcome = bounded(outcome, self.limits.max_result_bytes);
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks
+            .get_mut(id)
+            .is_some_and(|task| task.end(outcome, now_ms()))
+    }
+
+    fn cancel_now(&self, owner: &str, id: &str) -> bool {
+        let found = {
+            let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+            match tasks.get_mut(id).filter(|t| t.owner == owner) {
+                Some(task) => {
+                    task.end(TaskOutcome::Cancelled, now_ms());
+                    true
+                }
+                None => false,
+            }
+        };
+        if found {
+            self.running.cancel(id);
+        }
+        found
+    }
+
+    fn ask_now(&self, id: &str, key: &str, request: serde_json::Value) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks.get_mut(id).filter(|t| !t.status.is_terminal()) {
+            task.input_requests.insert(key.to_owned(), request);
+            task.status = TaskStatus::InputRequired;
+            task.updated_ms = now_ms();
+        }
+    }
+
+    fn answer_now(&self, owner: &str, id: &str, responses: JsonObject) -> bool {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(task) = tasks.get_mut(id).filter(|t| t.owner == owner) else {
+            return false;
+        };
+        if task.status.is_terminal() {
+            return true;
+        }
+        let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        for (key, response) in responses {
+            if task.input_requests.remove(&key).is_some() {
+                answers.insert((id.to_owned(), key), response);
+            }
+        }
+        if task.input_requests.is_empty() && task.status == TaskStatus::InputRequired {
+            task.status = TaskStatus::Working;
+            task.updated_ms = now_ms();
+        }
+        true
+    }
+
+    fn take_answer_now(&self, id: &str, key: &str) -> Option<serde_json::Value> {
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&(id.to_owned(), key.to_owned()))
+    }
+
+    fn set_message_now(&self, id: &str, message: String) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks.get_mut(id).filter(|t| !t.status.is_terminal()) {
+            task.status_message = Some(message);
+            task.updated_ms = now_ms();
+        }
+    }
+}
+
+impl TaskStore for MemoryTasks {
+    fn limits(&self) -> &TaskLimits {
+        &self.limits
+    }
+
+    fn create<'a>(
+        &'a self,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<TaskRecord, TaskRefused>> {
+        Box::pin(std::future::ready(self.create_now(owner, ttl)))
+    }
+
+    fn get<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.get_now(owner, id))))
+    }
+
+    fn finish<'a>(
+        &'a self,
+        id: &'a str,
+        outcome: TaskOutcome,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.finish_now(id, outcome))))
+    }
+
+    fn cancel<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.cancel_now(owner, id))))
+    }
+
+    fn set_message<'a>(
+        &'a self,
+        id: &'a str,
+        message: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.set_message_now(id, message);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn ask<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+        request: serde_json::Value,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.ask_now(id, key, request);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn answer<'a>(
+        &'a self,
+        owner: &'a str,
+        id: &'a str,
+        responses: JsonObject,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(std::future::ready(
+            Ok(self.answer_now(owner, id, responses)),
+        ))
+    }
+
+    fn take_answer<'a>(
+        &'a self,
+        id: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<serde_json::Value>, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.take_answer_now(id, key))))
+    }
+
+    fn watch(&self, id: &str) -> TaskWatch {
+        self.running.watch(id)
+    }
+
+    fn name(&self) -> &'static str {
+        "in-process"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> TaskLimits {
+        TaskLimits {
+            per_owner: 2,
+            overall: 3,
+            max_result_bytes: 64,
+            max_ttl: Duration::from_secs(10),
+            default_ttl: Duration::from_secs(5),
+            poll_interval: Duration::from_millis(100),
+        }
+    }
+
+    fn result(text: &str) -> JsonObject {
+        serde_json::from_value(serde_json::json!({
+            "content": [{"type": "text", "text": text}], "isError": false
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn an_owner_past_its_bound_is_refused_others_are_not() {
+        let store = MemoryTasks::new(small());
+        let ttl = Duration::from_secs(1);
+        for _ in 0..2 {
+            store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let refused = store.create_now("a", ttl);
+        assert!(
+            matches!(refused, Err(TaskRefused::OwnerFull(2))),
+            "{refused:?}"
+        );
+        store.create_now("b", ttl).unwrap_or_else(|e| panic!("{e}"));
+        let full = store.create_now("c", ttl);
+        assert!(matches!(full, Err(TaskRefused::StoreFull(3))), "{full:?}");
+    }
+
+    #[test]
+    fn the_ttl_is_cut_to_the_ceiling() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(3600))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(task.ttl_ms, 10_000);
+        assert_eq!(task.poll_interval_ms, 100);
+    }
+
+    #[test]
+    fn another_owner_reads_nothing() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.get_now("a", &task.id).is_some());
+        assert_eq!(store.get_now("b", &task.id), None);
+        assert_eq!(store.get_now("a", "no-such-task"), None);
+    }
+
+    #[test]
+    fn a_result_past_the_bound_fails_the_task_readably() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&task.id, TaskOutcome::Completed(result(&"x".repeat(100)))));
+        let read = store
+            .get_now("a", &task.id)
+            .unwrap_or_else(|| panic!("gone"));
+        assert_eq!(read.status, TaskStatus::Failed);
+        let message = read.status_message.unwrap_or_default();
+        assert!(message.contains("more than the 64"), "{message}");
+        let small_one = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&small_one.id, TaskOutcome::Completed(result("ok"))));
+        let read = store
+            .get_now("a", &small_one.id)
+            .unwrap_or_else(|| panic!("gone"));
+        assert_eq!(read.status, TaskStatus::Completed);
+    }
+
+    #[test]
+    fn a_cancelled_task_stays_cancelled() {
+        let store = MemoryTasks::new(small());
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&task.id, TaskOutcome::Cancelled));
+        assert!(!store.finish_now(&task.id, TaskOutcome::Completed(result("late"))));
+        let read = store
+            .get_now("a", &task.id)
+            .unwrap_or_else(|| panic!("gone"));
+        assert_eq!(read.status, TaskStatus::Cancelled);
+    }
+
+    #[test]
+    fn a_finished_task_expires_one_ttl_after_it_ended() {
+        let store = MemoryTasks::new(TaskLimits {
+            max_ttl: Duration::from_millis(1),
+            ..small()
+        });
+        let task = store
+            .create_now("a", Duration::from_secs(1))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.finish_now(&task.id, TaskOutcome::Completed(result("ok"))));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(store.get_now("a", &task.id), None);
+    }
+}

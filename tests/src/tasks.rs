@@ -1,0 +1,113 @@
+//! MCP tasks (`io.modelcontextprotocol/tasks`) over raw HTTP, as a 2026-07-28 client speaks
+//! them: a `tools/call` that declares the extension, `tasks/get` polled until the task ends,
+//! `tasks/cancel`; every request with its `Mcp-Method` and `Mcp-Name` headers and a bearer
+//! token.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::raw_http;
+
+/// A 2026-07-28 request's `_meta`, the tasks extension declared when `tasks`.
+pub fn meta(tasks: bool) -> Value {
+    let extensions = if tasks {
+        json!({"io.modelcontextprotocol/tasks": {}})
+    } else {
+        json!({})
+    };
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": extensions},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    })
+}
+
+/// POSTs `method` with `params` (and [`meta`]) to `addr` with the bearer `token`; the
+/// JSON-RPC message answered. `Mcp-Name` is the tool's name or the task's id.
+pub async fn rpc(
+    addr: SocketAddr,
+    token: &str,
+    method: &str,
+    mut params: Value,
+    tasks: bool,
+) -> Value {
+    params["_meta"] = meta(tasks);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let bearer = format!("Bearer {token}");
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+        ("authorization", bearer.as_str()),
+    ];
+    if !name.is_empty() {
+        headers.push(("mcp-name", &name));
+    }
+    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("POST {method}: {e}"))
+        .message()
+}
+
+/// A `tools/call` of `tool`, declaring the tasks extension when `tasks`.
+pub async fn call(
+    addr: SocketAddr,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+    tasks: bool,
+) -> Value {
+    let params = json!({"name": tool, "arguments": arguments});
+    rpc(addr, token, "tools/call", params, tasks).await
+}
+
+/// Starts `tool` as a task: its id (the answer must be `resultType: "task"`, `working`).
+pub async fn start(addr: SocketAddr, token: &str, tool: &str, arguments: Value) -> String {
+    let m = call(addr, token, tool, arguments, true).await;
+    assert_eq!(m["result"]["resultType"], "task", "{m}");
+    assert_eq!(m["result"]["status"], "working", "{m}");
+    m["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no taskId: {m}"))
+        .to_owned()
+}
+
+/// `tasks/get` of `id`: the message answered.
+pub async fn get(addr: SocketAddr, token: &str, id: &str) -> Value {
+    rpc(addr, token, "tasks/get", json!({"taskId": id}), true).await
+}
+
+/// `tasks/cancel` of `id`: the message answered.
+pub async fn cancel(addr: SocketAddr, token: &str, id: &str) -> Value {
+    rpc(addr, token, "tasks/cancel", json!({"taskId": id}), true).await
+}
+
+/// Polls task `id` every 100 ms until it ends (at most `limit`; it must stay `working`
+/// meanwhile): the last `tasks/get` result.
+pub async fn poll(addr: SocketAddr, token: &str, id: &str, limit: Duration) -> Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let m = get(addr, token, id).await;
+        let status = m["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if ["completed", "failed", "cancelled"].contains(&status.as_str()) {
+            return m["result"].clone();
+        }
+        assert_eq!(status, "working", "{m}");
+        assert!(
+            Instant::now() < deadline,
+            "still working after {limit:?}: {m}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,753 @@
+//! MCP tasks (`io.modelcontextprotocol/tasks`, SEP-2663) over real HTTP, raw JSON-RPC as a
+//! 2026-07-28 client sends it: the billing example with a few task actions of its own, real
+//! bearer tokens for two principals.
+//!
+//! - A client that declared the extension gets `resultType: "task"` and polls `tasks/get` to
+//!   a result equal to the one a client that did not declare it gets synchronously — the same
+//!   JSON, the text blocks byte for byte (a success, and an envelope that stays an `isError`
+//!   result in a `completed` task).
+//! - `billing_reconcile` of 6 s: the synchronous call answers `TIMEOUT` at 5 s; as a task it
+//!   completes.
+//! - A handler that panics, and a task that outlives its TTL: `failed`, with a readable
+//!   message and the envelope in `error.data`.
+//! - `tasks/cancel` stops the handler; another principal's `tasks/get` / `tasks/cancel` is
+//!   answered as an unknown task.
+//! - Bounds, each pushed past: tasks per principal, tasks overall, result size, the TTL
+//!   ceiling; `task = "required"` refuses a client without the extension (`-32021`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::context::Elicited;
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::store::{MemoryTasks, TaskLimits};
+use fusion_runtime::{Context, Elicitable, ToolError, ToolInput, tool_action};
+use fusion_tests::services::{mint, now};
+use fusion_tests::tasks;
+use jsonwebtoken::{Algorithm, EncodingKey};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const SECRET: &str = "tasks-secret-of-at-least-32-bytes-hs256";
+const ISSUER: &str = "https://auth.example.com";
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+/// How long to sleep.
+#[derive(Deserialize, ToolInput)]
+struct Nap {
+    /// Milliseconds.
+    #[fusion(range(min = 0, max = 60000))]
+    ms: u64,
+}
+
+/// Naps that finished (not cancelled, not stopped), by length: each test naps its own.
+static NAPS_DONE: Mutex<BTreeMap<u64, usize>> = Mutex::new(BTreeMap::new());
+
+fn naps_done(ms: u64) -> usize {
+    let done = NAPS_DONE.lock().unwrap_or_else(PoisonError::into_inner);
+    done.get(&ms).copied().unwrap_or(0)
+}
+
+/// Sleeps `ms` milliseconds, saying so halfway, and counts itself done.
+#[tool_action(name = "nap", task)]
+async fn nap(input: Nap, cx: Context) -> Result<Value, ToolError> {
+    tokio::time::sleep(Duration::from_millis(input.ms / 2)).await;
+    cx.progress(1.0, Some(2.0), Some("halfway through the nap"))
+        .await;
+    tokio::time::sleep(Duration::from_millis(input.ms / 2)).await;
+    *NAPS_DONE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(input.ms)
+        .or_default() += 1;
+    Ok(json!({ "slept_ms": input.ms }))
+}
+
+/// Nothing.
+#[derive(Deserialize, ToolInput)]
+struct Nothing {}
+
+/// Panics.
+#[tool_action(name = "boom", task)]
+async fn boom(_input: Nothing) -> Result<Value, ToolError> {
+    panic!("the handler fell over")
+}
+
+/// How big an answer.
+#[derive(Deserialize, ToolInput)]
+struct Size {
+    /// Bytes of text.
+    #[fusion(range(min = 0, max = 100000))]
+    bytes: usize,
+}
+
+/// Answers `bytes` bytes of text.
+#[tool_action(name = "big", task)]
+async fn big(input: Size) -> Result<String, ToolError> {
+    Ok("x".repeat(input.bytes))
+}
+
+/// A name to greet.
+#[derive(Deserialize, ToolInput, Elicitable)]
+struct Name {
+    /// The name.
+    #[fusion(length(min = 1, max = 40))]
+    name: String,
+}
+
+/// Asks for a name twice over (two questions), then greets both.
+#[tool_action(name = "greet", task)]
+async fn greet(_input: Nothing, cx: Context) -> Result<String, ToolError> {
+    let mut names = Vec::new();
+    for question in ["Who is first?", "Who is second?"] {
+        match cx.elicit::<Name>(question).await? {
+            Elicited::Accept(n) => names.push(n.name),
+            Elicited::Decline | Elicited::Cancel => return Ok("nobody".to_owned()),
+        }
+    }
+    Ok(format!("hello {}", names.join(" and ")))
+}
+
+/// Answers "done"; only as a task.
+#[tool_action(name = "only_task", task = "required")]
+async fn only_task(_input: Nothing) -> Result<String, ToolError> {
+    Ok("done".to_owned())
+}
+
+fn token(sub: &str) -> String {
+    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    mint(
+        Algorithm::HS256,
+        &key,
+        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
+    )
+}
+
+/// The billing example and the actions above, stateless HTTP, bearer auth (optional), its
+/// tasks kept within `limits`.
+async fn serve(limits: TaskLimits) -> HttpServer {
+    serve_with(limits, true).await
+}
+
+/// [`serve`], stateless or with 2025 sessions.
+async fn serve_with(limits: TaskLimits, stateless: bool) -> HttpServer {
+    let server = examples::billing::builder()
+        .action::<NapAction>()
+        .action::<BoomAction>()
+        .action::<BigAction>()
+        .action::<OnlyTaskAction>()
+        .action::<GreetAction>()
+        .task_store(MemoryTasks::new(limits))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let verifier = JwtVerifier::new(RESOURCE)
+        .issuer(ISSUER)
+        .hs256_secret(SECRET.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let auth = Auth::new(verifier, RESOURCE)
+        .authorization_server(ISSUER)
+        .mode(AuthMode::Optional);
+    spawn_http(
+        server,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        HttpOptions::default().stateless(stateless).auth(auth),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("spawn: {e}"))
+}
+
+async fn rpc(addr: SocketAddr, who: &str, method: &str, params: Value, tasks: bool) -> Value {
+    tasks::rpc(addr, &token(who), method, params, tasks).await
+}
+
+async fn call(addr: SocketAddr, who: &str, tool: &str, arguments: Value, tasks: bool) -> Value {
+    tasks::call(addr, &token(who), tool, arguments, tasks).await
+}
+
+async fn start(addr: SocketAddr, who: &str, tool: &str, arguments: Value) -> String {
+    tasks::start(addr, &token(who), tool, arguments).await
+}
+
+async fn get(addr: SocketAddr, who: &str, id: &str) -> Value {
+    tasks::get(addr, &token(who), id).await
+}
+
+async fn poll(addr: SocketAddr, who: &str, id: &str, limit: Duration) -> Value {
+    tasks::poll(addr, &token(who), id, limit).await
+}
+
+#[tokio::test]
+async fn a_task_completes_with_the_synchronous_result_and_a_client_without_tasks_gets_that_result()
+{
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    for arguments in [
+        json!({"duration_ms": 200}),
+        // An invalid argument: a `<validation_error>`, an `isError` result in a completed task.
+        json!({"duration_ms": "soon"}),
+    ] {
+        let sync = call(addr, "alice", "billing_reconcile", arguments.clone(), false).await;
+        assert!(sync["result"]["content"].is_array(), "{sync}");
+        assert_ne!(sync["result"]["resultType"], "task", "{sync}");
+        let id = start(addr, "alice", "billing_reconcile", arguments).await;
+        let task = poll(addr, "alice", &id, Duration::from_secs(10)).await;
+        assert_eq!(task["status"], "completed", "{task}");
+        assert_eq!(
+            task["result"].to_string(),
+            sync["result"].to_string(),
+            "the task's result is the synchronous call's"
+        );
+        let text = |m: &Value| m["content"][0]["text"].as_str().map(str::to_owned);
+        assert!(
+            text(&sync["result"]).is_some_and(|t| !t.is_empty()),
+            "{sync}"
+        );
+        assert_eq!(
+            text(&task["result"]),
+            text(&sync["result"]),
+            "the text, byte for byte"
+        );
+        assert_eq!(task["taskId"], id.as_str());
+        assert_eq!(task["pollIntervalMs"], 500, "{task}");
+        assert!(task["ttlMs"].as_u64().is_some_and(|t| t > 0), "{task}");
+    }
+    let invalid = call(
+        addr,
+        "alice",
+        "billing_reconcile",
+        json!({"duration_ms": "soon"}),
+        false,
+    )
+    .await;
+    assert_eq!(invalid["result"]["isError"], true, "{invalid}");
+    // The server says it speaks tasks.
+    let discover = rpc(addr, "alice", "server/discover", json!({}), false).await;
+    assert!(
+        discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{discover}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn billing_reconcile_of_six_seconds_times_out_synchronously_and_completes_as_a_task() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let six = json!({"duration_ms": 6000});
+    let sync = call(addr, "alice", "billing_reconcile", six.clone(), false).await;
+    let text = sync["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("<tool_error code=\"TIMEOUT\""), "{sync}");
+    // The timed-out call's slot is free again; as a task the same call completes.
+    let started = Instant::now();
+    let id = start(addr, "alice", "billing_reconcile", six).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "answered at once"
+    );
+    let task = poll(addr, "alice", &id, Duration::from_secs(15)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["result"]["isError"], false, "{task}");
+    assert_eq!(
+        task["result"]["structuredContent"]["took_ms"], 6000,
+        "{task}"
+    );
+    assert!(started.elapsed() >= Duration::from_secs(6));
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_panicking_handler_and_a_lapsed_ttl_fail_the_task_readably() {
+    let server = serve(TaskLimits {
+        default_ttl: Duration::from_millis(800),
+        ..TaskLimits::default()
+    })
+    .await;
+    let addr = server.local_addr;
+    let id = start(addr, "alice", "boom", json!({})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["error"]["code"], -32603, "{task}");
+    assert_eq!(task["error"]["data"]["code"], "INTERNAL_ERROR", "{task}");
+    let envelope = task["error"]["data"]["envelope"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        envelope.starts_with("<tool_error code=\"INTERNAL_ERROR\""),
+        "{task}"
+    );
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("boom"), "names the action: {task}");
+    assert_eq!(task["statusMessage"], task["error"]["message"], "{task}");
+
+    // A 3-second nap in a task that lives 800 ms: stopped, `failed` with `TIMEOUT`.
+    let id = start(addr, "alice", "nap", json!({"ms": 3000})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    assert_eq!(task["error"]["data"]["code"], "TIMEOUT", "{task}");
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("time to live (800 ms)"), "{task}");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(naps_done(3000), 0, "the nap was stopped");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_handler_and_progress_is_the_status_message() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let id = start(addr, "alice", "nap", json!({"ms": 1600})).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let halfway = get(addr, "alice", &id).await;
+    assert_eq!(halfway["result"]["status"], "working", "{halfway}");
+    assert_eq!(
+        halfway["result"]["statusMessage"], "halfway through the nap",
+        "{halfway}"
+    );
+    let cancelled = rpc(addr, "alice", "tasks/cancel", json!({"taskId": id}), true).await;
+    assert!(cancelled["result"].is_object(), "{cancelled}");
+    let task = get(addr, "alice", &id).await;
+    assert_eq!(task["result"]["status"], "cancelled", "{task}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(naps_done(1600), 0, "the nap was stopped");
+    let task = get(addr, "alice", &id).await;
+    assert_eq!(
+        task["result"]["status"], "cancelled",
+        "stays cancelled: {task}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn another_principal_cannot_read_or_cancel_a_task_and_learns_nothing() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let id = start(addr, "alice", "nap", json!({"ms": 1000})).await;
+    let unknown = get(addr, "bob", "0123456789abcdef0123456789abcdef").await;
+    let theirs = get(addr, "bob", &id).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    assert_eq!(
+        theirs["error"]["message"]
+            .as_str()
+            .map(|m| m.replace(&id, "ID")),
+        unknown["error"]["message"]
+            .as_str()
+            .map(|m| m.replace("0123456789abcdef0123456789abcdef", "ID")),
+        "the same answer as for an unknown task"
+    );
+    let cancel = rpc(addr, "bob", "tasks/cancel", json!({"taskId": id}), true).await;
+    assert_eq!(cancel["error"]["code"], -32602, "{cancel}");
+    // SEP-2663: `Mcp-Name` carries the task id; one naming another task is refused.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get",
+        "params": {"taskId": id, "_meta": tasks::meta(true)}});
+    let bearer = format!("Bearer {}", token("alice"));
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tasks/get"),
+        ("mcp-name", "0123456789abcdef0123456789abcdef"),
+        ("authorization", bearer.as_str()),
+    ];
+    let wrong = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(wrong.status, 400, "{}", wrong.body);
+    assert!(wrong.message()["error"].is_object(), "{}", wrong.body);
+    // A poll that did not declare the extension: -32021, as the spec says.
+    let undeclared = rpc(addr, "alice", "tasks/get", json!({"taskId": id}), false).await;
+    assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(
+        task["status"], "completed",
+        "bob's cancel did nothing: {task}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn tasks_per_principal_and_overall_are_bounded() {
+    let server = serve(TaskLimits {
+        per_owner: 2,
+        overall: 3,
+        ..TaskLimits::default()
+    })
+    .await;
+    let addr = server.local_addr;
+    for _ in 0..2 {
+        start(addr, "alice", "nap", json!({"ms": 10})).await;
+    }
+    let refused = call(addr, "alice", "nap", json!({"ms": 10}), true).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.starts_with("<tool_error code=\"SERVER_BUSY\""),
+        "{text}"
+    );
+    assert!(text.contains("already has 2 tasks"), "{text}");
+    // Bob has his own bound, but the server's is 3.
+    start(addr, "bob", "nap", json!({"ms": 10})).await;
+    let full = call(addr, "carol", "nap", json!({"ms": 10}), true).await;
+    let text = full["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("the server holds 3 tasks"), "{text}");
+    // A client without tasks is not held to them.
+    let sync = call(addr, "carol", "nap", json!({"ms": 10}), false).await;
+    assert_eq!(
+        sync["result"]["content"][0]["text"], r#"{"slept_ms":10}"#,
+        "{sync}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_result_past_the_size_bound_fails_and_the_ttl_is_cut_to_its_ceiling() {
+    let server = serve(TaskLimits {
+        max_result_bytes: 4096,
+        default_ttl: Duration::from_secs(24 * 3600),
+        max_ttl: Duration::from_secs(90),
+        ..TaskLimits::default()
+    })
+    .await;
+    let addr = server.local_addr;
+    let small = start(addr, "alice", "big", json!({"bytes": 1000})).await;
+    let task = poll(addr, "alice", &small, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["ttlMs"], 90_000, "cut to the ceiling: {task}");
+    let large = start(addr, "alice", "big", json!({"bytes": 5000})).await;
+    let task = poll(addr, "alice", &large, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "failed", "{task}");
+    let message = task["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("more than the 4096"), "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn a_required_task_refuses_a_client_without_the_extension() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    let refused = call(addr, "alice", "only_task", json!({}), false).await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{refused}"
+    );
+    let id = start(addr, "alice", "only_task", json!({})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["result"]["content"][0]["text"], r#""done""#, "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Polls task `id` of `who` until it is `status` (at most 5 s): the `tasks/get` result.
+async fn until(addr: SocketAddr, who: &str, id: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let m = get(addr, who, id).await;
+        if m["result"]["status"] == status {
+            return m["result"].clone();
+        }
+        assert!(Instant::now() < deadline, "not {status}: {m}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_question_inside_a_task_is_input_required_and_answered_by_tasks_update() {
+    let server = serve(TaskLimits::default()).await;
+    let addr = server.local_addr;
+    // The client declares elicitation as well as tasks.
+    let mut params = json!({"name": "greet", "arguments": {}});
+    let mut meta = tasks::meta(true);
+    meta["io.modelcontextprotocol/clientCapabilities"]["elicitation"] = json!({});
+    params["_meta"] = meta;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let m = fusion_tests::mrtr::post(addr, Some(&token("alice")), None, true, &body)
+        .await
+        .message();
+    assert_eq!(m["result"]["resultType"], "task", "{m}");
+    let id = m["result"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    let task = until(addr, "alice", &id, "input_required").await;
+    let asked = &task["inputRequests"]["e0"];
+    assert_eq!(asked["method"], "elicitation/create", "{task}");
+    assert_eq!(asked["params"]["message"], "Who is first?", "{task}");
+    // Bob cannot answer alice's question; an answer to a key never asked is ignored.
+    let update = |who: &'static str, responses: Value| {
+        let id = id.clone();
+        async move {
+            rpc(
+                addr,
+                who,
+                "tasks/update",
+                json!({"taskId": id, "inputResponses": responses}),
+                true,
+            )
+            .await
+        }
+    };
+    let theirs = update(
+        "bob",
+        json!({"e0": {"action": "accept", "content": {"name": "Mallory"}}}),
+    )
+    .await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    let stray = update(
+        "alice",
+        json!({"e7": {"action": "accept", "content": {"name": "Eve"}}}),
+    )
+    .await;
+    assert!(stray["result"].is_object(), "{stray}");
+    let still = get(addr, "alice", &id).await;
+    assert_eq!(still["result"]["status"], "input_required", "{still}");
+
+    let ok = update(
+        "alice",
+        json!({"e0": {"action": "accept", "content": {"name": "Ada"}}}),
+    )
+    .await;
+    assert!(ok["result"].is_object(), "{ok}");
+    let task = until(addr, "alice", &id, "input_required").await;
+    assert_eq!(
+        task["inputRequests"]["e1"]["params"]["message"], "Who is second?",
+        "{task}"
+    );
+    assert!(
+        task["inputRequests"].get("e0").is_none(),
+        "answered: {task}"
+    );
+    // The same answer again, now to a question already answered: ignored.
+    update(
+        "alice",
+        json!({"e0": {"action": "accept", "content": {"name": "Ada"}}}),
+    )
+    .await;
+    update(
+        "alice",
+        json!({"e1": {"action": "accept", "content": {"name": "Grace"}}}),
+    )
+    .await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(
+        task["result"]["content"][0]["text"], r#""hello Ada and Grace""#,
+        "{task}"
+    );
+
+    // A client that did not declare elicitation: the handler's question fails as on a
+    // synchronous call, and the task completes with that envelope.
+    let id = start(addr, "alice", "greet", json!({})).await;
+    let task = poll(addr, "alice", &id, Duration::from_secs(5)).await;
+    assert_eq!(task["status"], "completed", "{task}");
+    let text = task["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("ELICITATION_UNSUPPORTED"), "{task}");
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A 2025-11-25 session of `who` on `addr`: its id (initialized) and the `initialize`
+/// answer.
+async fn session(addr: SocketAddr, who: &str) -> (String, Value) {
+    let bearer = format!("Bearer {}", token(who));
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("authorization", bearer.as_str()),
+    ];
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let id = r
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {r:?}"))
+        .to_owned();
+    legacy(
+        addr,
+        who,
+        &id,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    (id, r.message())
+}
+
+/// POSTs `body` on 2025-11-25 session `session` as `who`: the message answered.
+async fn legacy(addr: SocketAddr, who: &str, session: &str, body: Value) -> Value {
+    let bearer = format!("Bearer {}", token(who));
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("authorization", bearer.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ];
+    fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .message()
+}
+
+#[tokio::test]
+async fn experimental_2025_tasks_are_owned_bounded_and_answer_the_synchronous_result() {
+    let server = serve_with(
+        TaskLimits {
+            max_ttl: Duration::from_secs(90),
+            ..TaskLimits::default()
+        },
+        false,
+    )
+    .await;
+    let addr = server.local_addr;
+    let ((alice, init), (bob, _)) = (session(addr, "alice").await, session(addr, "bob").await);
+    // The session's answers say what runs as a task (rmcp's types carry neither field).
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"],
+        json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+        "{init}"
+    );
+    let listed = legacy(
+        addr,
+        "alice",
+        &alice,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    )
+    .await;
+    let tools = listed["result"]["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let execution = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["execution"].clone())
+            .unwrap_or_else(|| panic!("no {name}: {listed}"))
+    };
+    assert_eq!(
+        execution("billing_reconcile"),
+        json!({"taskSupport": "optional"})
+    );
+    assert_eq!(execution("only_task"), json!({"taskSupport": "required"}));
+    assert_eq!(execution("billing_list_invoices"), Value::Null);
+    assert_eq!(tools.len(), 15, "every tool still listed: {listed}");
+    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params});
+
+    // A TTL past the ceiling is cut to it.
+    let call = rpc(
+        "tools/call",
+        json!({"name": "billing_reconcile",
+        "arguments": {"duration_ms": 300}, "task": {"ttl": 36_000_000}}),
+    );
+    let created = legacy(addr, "alice", &alice, call).await;
+    let task = &created["result"]["task"];
+    assert_eq!(task["status"], "working", "{created}");
+    assert_eq!(task["ttl"], 90_000, "cut to the ceiling: {created}");
+    let id = task["taskId"].as_str().unwrap_or_default().to_owned();
+
+    // Bob, on his own session, learns nothing of alice's task.
+    let theirs = legacy(addr, "bob", &bob, rpc("tasks/get", json!({"taskId": id}))).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+    let theirs = legacy(
+        addr,
+        "bob",
+        &bob,
+        rpc("tasks/result", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+
+    // tasks/result waits for the end and answers the synchronous call's result.
+    let result = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/result", json!({"taskId": id})),
+    )
+    .await;
+    let sync = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc(
+            "tools/call",
+            json!({"name": "billing_reconcile",
+        "arguments": {"duration_ms": 300}}),
+        ),
+    )
+    .await;
+    let mut got = result["result"].clone();
+    let related = got["_meta"]
+        .as_object_mut()
+        .and_then(|m| m.remove("io.modelcontextprotocol/related-task"));
+    assert_eq!(related, Some(json!({"taskId": id})), "{result}");
+    if got["_meta"].as_object().is_some_and(|m| m.is_empty()) {
+        got.as_object_mut().map(|o| o.remove("_meta"));
+    }
+    assert_eq!(got, sync["result"], "{result} against {sync}");
+    let done = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/get", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let again = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/cancel", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(again["error"]["code"], -32602, "ended: {again}");
+
+    // A tool that does not run as a task: -32601, as the 2025-11-25 spec says.
+    let call = rpc(
+        "tools/call",
+        json!({"name": "billing_list_invoices", "arguments": {}, "task": {}}),
+    );
+    let refused = legacy(addr, "alice", &alice, call).await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    let call = rpc("tools/call", json!({"name": "only_task", "arguments": {}}));
+    let refused = legacy(addr, "alice", &alice, call).await;
+    assert_eq!(refused["error"]["code"], -32601, "required: {refused}");
+    // A panic fails the task; tasks/result answers its JSON-RPC error.
+    let call = rpc(
+        "tools/call",
+        json!({"name": "boom", "arguments": {}, "task": {}}),
+    );
+    let created = legacy(addr, "alice", &alice, call).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let failed = legacy(
+        addr,
+        "alice",
+        &alice,
+        rpc("tasks/result", json!({"taskId": id})),
+    )
+    .await;
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    assert_eq!(
+        failed["error"]["data"]["code"], "INTERNAL_ERROR",
+        "{failed}"
+    );
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
