@@ -14,7 +14,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::era::Era;
+use super::era::{CachedList, Era};
 use super::{McpHandler, catalog, tools};
 use crate::auth::{Principal, Seal};
 use crate::envelope::ToolError;
@@ -299,32 +299,69 @@ impl McpHandler {
     }
 }
 
+/// A list method's answer, paged: run the method middleware around `fetch`, add the icons the
+/// client's version shows, cut the page `request`'s cursor asks for, and stamp the list as
+/// its era wants. `items` takes the entries out of what `fetch` gave, `parts` names one entry
+/// and reaches its icons, `build` makes the answer from a page and the next cursor.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site per list method, each a table row"
+)]
+async fn paged<L, T, R>(
+    handler: &McpHandler,
+    request: Option<PaginatedRequestParams>,
+    context: RequestContext<RoleServer>,
+    method: Method,
+    kind: Item,
+    fetch: fn(&Server) -> Result<L, ErrorData>,
+    items: fn(L) -> Vec<T>,
+    parts: fn(&mut T) -> (&str, &mut Option<Vec<rmcp::model::Icon>>),
+    build: fn(Vec<T>, Option<String>) -> R,
+) -> Result<R, ErrorData>
+where
+    L: Send + 'static,
+    R: CachedList,
+{
+    let era = Era::of(&context)?;
+    let from = start(&handler.server, method, cursor_of(request).as_deref())?;
+    let list = guarded(
+        handler,
+        &context,
+        &era,
+        method,
+        None,
+        move |h, _, _, _| async move { fetch(&h.server) },
+    )
+    .await?;
+    let server = &handler.server;
+    let mut list = items(list);
+    with_icons(server, &context, kind, &mut list, parts);
+    let (page, next) = page(server, method, list, from)?;
+    Ok(era.finish_list(build(page, next), server))
+}
+
 /// `prompts/list`.
 pub(super) async fn list_prompts(
     handler: &McpHandler,
     request: Option<PaginatedRequestParams>,
     context: RequestContext<RoleServer>,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let era = Era::of(&context)?;
-    let method = Method::ListPrompts;
-    let from = start(&handler.server, method, cursor_of(request).as_deref())?;
-    let mut list = guarded(
+    paged(
         handler,
-        &context,
-        &era,
-        method,
-        None,
-        |h, _, _, _| async move { catalog::list_prompts(&h.server) },
+        request,
+        context,
+        Method::ListPrompts,
+        Item::Prompt,
+        catalog::list_prompts,
+        |l| l.prompts,
+        |p| (&*p.name, &mut p.icons),
+        |page, next| {
+            let mut result = ListPromptsResult::with_all_items(page);
+            result.next_cursor = next;
+            result
+        },
     )
-    .await?;
-    let server = &handler.server;
-    with_icons(server, &context, Item::Prompt, &mut list.prompts, |p| {
-        (&*p.name, &mut p.icons)
-    });
-    let (prompts, next) = page(server, method, list.prompts, from)?;
-    let mut result = ListPromptsResult::with_all_items(prompts);
-    result.next_cursor = next;
-    Ok(era.finish_list(result, server))
+    .await
 }
 
 /// `resources/list`.
@@ -333,26 +370,22 @@ pub(super) async fn list_resources(
     request: Option<PaginatedRequestParams>,
     context: RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let era = Era::of(&context)?;
-    let method = Method::ListResources;
-    let from = start(&handler.server, method, cursor_of(request).as_deref())?;
-    let mut list = guarded(
+    paged(
         handler,
-        &context,
-        &era,
-        method,
-        None,
-        |h, _, _, _| async move { catalog::list_resources(&h.server) },
+        request,
+        context,
+        Method::ListResources,
+        Item::Resource,
+        catalog::list_resources,
+        |l| l.resources,
+        |r| (&*r.uri, &mut r.icons),
+        |page, next| {
+            let mut result = ListResourcesResult::with_all_items(page);
+            result.next_cursor = next;
+            result
+        },
     )
-    .await?;
-    let server = &handler.server;
-    with_icons(server, &context, Item::Resource, &mut list.resources, |r| {
-        (&*r.uri, &mut r.icons)
-    });
-    let (resources, next) = page(server, method, list.resources, from)?;
-    let mut result = ListResourcesResult::with_all_items(resources);
-    result.next_cursor = next;
-    Ok(era.finish_list(result, server))
+    .await
 }
 
 /// `resources/templates/list`.
@@ -361,27 +394,22 @@ pub(super) async fn list_resource_templates(
     request: Option<PaginatedRequestParams>,
     context: RequestContext<RoleServer>,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let era = Era::of(&context)?;
-    let method = Method::ListResourceTemplates;
-    let from = start(&handler.server, method, cursor_of(request).as_deref())?;
-    let mut list = guarded(
+    paged(
         handler,
-        &context,
-        &era,
-        method,
-        None,
-        |h, _, _, _| async move { catalog::list_resource_templates(&h.server) },
+        request,
+        context,
+        Method::ListResourceTemplates,
+        Item::Resource,
+        catalog::list_resource_templates,
+        |l| l.resource_templates,
+        |r| (&*r.uri_template, &mut r.icons),
+        |page, next| {
+            let mut result = ListResourceTemplatesResult::with_all_items(page);
+            result.next_cursor = next;
+            result
+        },
     )
-    .await?;
-    let server = &handler.server;
-    let templates = &mut list.resource_templates;
-    with_icons(server, &context, Item::Resource, templates, |r| {
-        (&*r.uri_template, &mut r.icons)
-    });
-    let (templates, next) = page(server, method, list.resource_templates, from)?;
-    let mut result = ListResourceTemplatesResult::with_all_items(templates);
-    result.next_cursor = next;
-    Ok(era.finish_list(result, server))
+    .await
 }
 
 #[cfg(test)]
