@@ -84,9 +84,26 @@ fn latency() -> Histogram {
 
 /// A tool's counters for the hot path, found by name without allocating.
 struct ToolHandles {
+    /// The tool's label value (its name, or `<other>` past the bound).
+    label: String,
     ok: Counter,
     duration: Histogram,
     healed: Counter,
+    /// Error outcome → its counter, at most [`MAX_LABEL_VALUES`] entries.
+    outcomes: RwLock<HashMap<Box<str>, Counter>>,
+    /// Issue kind → field path as the issue gave it → its counter, at most
+    /// [`MAX_LABEL_VALUES`] paths in all; past that, issues take the labelled way.
+    issues: RwLock<HashMap<&'static str, HashMap<Box<str>, Counter>>>,
+    issue_paths: AtomicUsize,
+}
+
+/// A counter found in a two-level map under a read lock, without allocating.
+fn cached<'m>(
+    map: &'m HashMap<&'static str, HashMap<Box<str>, Counter>>,
+    kind: &str,
+    path: &str,
+) -> Option<&'m Counter> {
+    map.get(kind)?.get(path)
 }
 
 /// Distinct values of one label, at most [`MAX_LABEL_VALUES`].
@@ -229,6 +246,10 @@ impl Metrics {
         }
         let label = self.tool_names.admit(name).into_owned();
         let handles = Arc::new(ToolHandles {
+            label: label.clone(),
+            outcomes: RwLock::default(),
+            issues: RwLock::default(),
+            issue_paths: AtomicUsize::new(0),
             ok: self
                 .calls
                 .get_or_create(&CallLabels {
@@ -295,11 +316,7 @@ impl Metrics {
                 }
             }
             other => {
-                let tool = self.tool_names.admit(name).into_owned();
-                let outcome = self.outcomes.admit(other.as_str()).into_owned();
-                self.calls
-                    .get_or_create(&CallLabels { tool, outcome })
-                    .inc();
+                self.count_error(&handles, other.as_str());
                 if *other == Outcome::Validation {
                     self.remember_failure(client, name);
                 }
@@ -321,17 +338,75 @@ impl Metrics {
         self.pending_len.store(pending.len(), Ordering::Relaxed);
     }
 
+    /// An error outcome's counter: from the tool's cache, else made from its labels and
+    /// kept while the cache has room.
+    fn count_error(&self, handles: &ToolHandles, outcome: &str) {
+        if let Some(c) = handles
+            .outcomes
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(outcome)
+        {
+            c.inc();
+            return;
+        }
+        let label = self.outcomes.admit(outcome).into_owned();
+        let counter = self
+            .calls
+            .get_or_create(&CallLabels {
+                tool: handles.label.clone(),
+                outcome: label,
+            })
+            .clone();
+        counter.inc();
+        let mut cache = handles
+            .outcomes
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if cache.len() < MAX_LABEL_VALUES {
+            cache.insert(outcome.into(), counter);
+        }
+    }
+
     pub(super) fn validation_issue(&self, tool: &str, field: &str, kind: &'static str) {
-        let tool = self.tool_names.admit(tool).into_owned();
-        let field = super::field_label(field);
-        let field = self.fields.admit(&field).into_owned();
-        self.issues
+        let handles = self.tool(tool);
+        if let Some(c) = cached(
+            &handles
+                .issues
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+            kind,
+            field,
+        ) {
+            c.inc();
+            return;
+        }
+        let label = super::field_label(field);
+        let label = self.fields.admit(&label).into_owned();
+        let counter = self
+            .issues
             .get_or_create(&IssueLabels {
-                tool,
-                field,
+                tool: handles.label.clone(),
+                field: label,
                 kind: kind.to_owned(),
             })
-            .inc();
+            .clone();
+        counter.inc();
+        // Raw paths carry array indices, so they are bounded on their own.
+        if handles.issue_paths.load(Ordering::Relaxed) < MAX_LABEL_VALUES {
+            let mut cache = handles
+                .issues
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            if cache
+                .entry(kind)
+                .or_default()
+                .insert(field.into(), counter)
+                .is_none()
+            {
+                handles.issue_paths.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     pub(super) fn refused(&self, refusal: Refusal) {
@@ -423,6 +498,32 @@ mod tests {
             .filter(|l| l.starts_with("fusion_validation_issues_total"))
             .count();
         assert_eq!(series, MAX_LABEL_VALUES + 1);
+    }
+
+    #[test]
+    fn repeated_issues_and_errors_count_on_one_series() {
+        let m = Metrics::new();
+        for i in 0..3 {
+            // The first goes the labelled way, the rest through the tool's cache; an index
+            // is a `*` either way.
+            m.validation_issue("t", &format!("items.{i}.sku"), "pattern");
+            m.validation_issue("t", "items.0.sku", "pattern");
+            m.validation_issue("t", "qty", "range");
+            m.call(
+                Some("t"),
+                &Outcome::Code(Cow::Borrowed("NOT_FOUND")),
+                "alice",
+                Duration::ZERO,
+            );
+        }
+        let text = scrape(&m);
+        for line in [
+            "fusion_validation_issues_total{tool=\"t\",field=\"items.*.sku\",kind=\"pattern\"} 6\n",
+            "fusion_validation_issues_total{tool=\"t\",field=\"qty\",kind=\"range\"} 3\n",
+            "fusion_calls_total{tool=\"t\",outcome=\"NOT_FOUND\"} 3\n",
+        ] {
+            assert!(text.contains(line), "{line} not in {text}");
+        }
     }
 
     #[test]
