@@ -9,6 +9,9 @@
 
 #[doc(hidden)]
 pub mod expand;
+mod exposure;
+
+pub use exposure::{Exposure, Placement};
 
 use std::any::Any;
 use std::borrow::Cow;

@@ -3,11 +3,12 @@
 use std::path::Path;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::{Map, Value};
 
-use super::Principal;
+use super::{InvalidToken, Principal, TokenVerifier};
 
 /// The longest token read; longer ones are refused unread (a bound on what one request
 /// makes the verifier do).
@@ -277,5 +278,18 @@ fn describe(kind: &jsonwebtoken::errors::ErrorKind) -> &'static str {
         K::MissingRequiredClaim(_) => "the token lacks a required claim",
         K::InvalidAlgorithm => "the token's algorithm is not accepted",
         _ => "the token is malformed",
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
+        let verdict = self
+            .verify_token(token)
+            .map_err(|e| InvalidToken(e.to_string()));
+        Box::pin(std::future::ready(verdict))
+    }
+
+    fn pinned_issuer(&self) -> Option<&str> {
+        JwtVerifier::pinned_issuer(self)
     }
 }

@@ -195,20 +195,6 @@ pub trait TokenVerifier: Send + Sync + 'static {
     }
 }
 
-#[cfg(feature = "auth-jwt")]
-impl TokenVerifier for JwtVerifier {
-    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<Principal, InvalidToken>> {
-        let verdict = self
-            .verify_token(token)
-            .map_err(|e| InvalidToken(e.to_string()));
-        Box::pin(std::future::ready(verdict))
-    }
-
-    fn pinned_issuer(&self) -> Option<&str> {
-        JwtVerifier::pinned_issuer(self)
-    }
-}
-
 /// Why an [`Auth`] cannot be served.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

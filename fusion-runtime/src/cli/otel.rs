@@ -10,7 +10,7 @@ use tracing_subscriber::filter::{LevelFilter, Targets};
 /// The exporter's pipeline for `endpoint` (a collector's base URL; `/v1/traces` is
 /// appended, as `OTEL_EXPORTER_OTLP_ENDPOINT` specifies), the service named
 /// `OTEL_SERVICE_NAME` or else `server`.
-pub(super) fn provider(endpoint: &str, server: &str) -> anyhow::Result<SdkTracerProvider> {
+pub(crate) fn provider(endpoint: &str, server: &str) -> anyhow::Result<SdkTracerProvider> {
     let exporter = SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
@@ -28,7 +28,7 @@ pub(super) fn provider(endpoint: &str, server: &str) -> anyhow::Result<SdkTracer
 
 /// The layer that turns spans into OpenTelemetry spans: Fusion's, and a handler's own at
 /// `info` and above; not the HTTP stack's, nor the exporter's own (it would trace itself).
-pub(super) fn layer<S>(provider: &SdkTracerProvider) -> impl tracing_subscriber::Layer<S>
+pub(crate) fn layer<S>(provider: &SdkTracerProvider) -> impl tracing_subscriber::Layer<S>
 where
     S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
 {
@@ -50,7 +50,7 @@ where
 }
 
 /// Sends the spans still batched, then stops the exporter (on its own thread: it blocks).
-pub(super) async fn shutdown(provider: SdkTracerProvider) {
+pub(crate) async fn shutdown(provider: SdkTracerProvider) {
     let stopped = tokio::task::spawn_blocking(move || provider.shutdown()).await;
     if let Ok(Err(e)) = stopped {
         eprintln!("fusion: flushing the OTLP spans failed: {e}");

@@ -10,9 +10,9 @@ use rmcp::{ServiceExt, transport::IntoTransport};
 use serde_json::Value;
 
 use super::outcome::{CallOutcome, ToolCallError};
+use crate::action::Exposure;
 use crate::action::ToolAction;
 use crate::envelope::ToolError;
-use crate::server::Exposure;
 
 /// What can go wrong on the client side.
 #[derive(Debug, thiserror::Error)]

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::ToolContract;
 use super::canonical::to_canonical_pretty;
 use super::diff::{Delta, diff};
+use super::{Annotations, ToolContract};
 
 /// The value of the lockfile's `format` key; anything else is not a Fusion lockfile.
 pub const LOCK_FORMAT: &str = "fusion-lock";
@@ -271,4 +271,104 @@ impl fmt::Display for Lockfile {
         f.write_str(&to_canonical_pretty(&self.to_json()))?;
         f.write_str("\n")
     }
+}
+
+impl ToolContract {
+    /// Reads the form written by [`ToolContract::to_json`]. `at` is the path used in error
+    /// messages (`actions.billing.get_invoice.contract`).
+    pub fn from_json(value: &Value, at: &str) -> Result<ToolContract, LockError> {
+        let obj = value
+            .as_object()
+            .ok_or_else(|| LockError::invalid(at, "expected an object"))?;
+        for key in obj.keys() {
+            if !matches!(
+                key.as_str(),
+                "action"
+                    | "annotations"
+                    | "deprecated"
+                    | "description"
+                    | "input"
+                    | "scopes"
+                    | "tool"
+            ) {
+                return Err(LockError::invalid(
+                    format!("{at}.{key}"),
+                    "unknown key in a contract",
+                ));
+            }
+        }
+        let string = |key: &str| -> Result<String, LockError> {
+            obj.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| LockError::invalid(format!("{at}.{key}"), "expected a string"))
+        };
+        let deprecated = match obj.get("deprecated") {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                return Err(LockError::invalid(
+                    format!("{at}.deprecated"),
+                    "expected a string",
+                ));
+            }
+        };
+        let input_schema = obj
+            .get("input")
+            .cloned()
+            .ok_or_else(|| LockError::invalid(format!("{at}.input"), "missing input schema"))?;
+        Ok(ToolContract {
+            action: string("action")?,
+            tool: string("tool")?,
+            description: string("description")?,
+            annotations: annotations_from_json(obj.get("annotations"), at)?,
+            deprecated,
+            input_schema,
+            scopes: scopes_from_json(obj.get("scopes"), at)?,
+        })
+    }
+}
+
+fn scopes_from_json(value: Option<&Value>, at: &str) -> Result<Vec<String>, LockError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    let bad = || LockError::invalid(format!("{at}.scopes"), "expected an array of strings");
+    let mut scopes = value
+        .as_array()
+        .ok_or_else(bad)?
+        .iter()
+        .map(|s| s.as_str().map(str::to_owned).ok_or_else(bad))
+        .collect::<Result<Vec<_>, _>>()?;
+    scopes.sort();
+    scopes.dedup();
+    Ok(scopes)
+}
+
+fn annotations_from_json(value: Option<&Value>, at: &str) -> Result<Annotations, LockError> {
+    let Some(value) = value else {
+        return Ok(Annotations::default());
+    };
+    let obj = value
+        .as_object()
+        .ok_or_else(|| LockError::invalid(format!("{at}.annotations"), "expected an object"))?;
+    let mut a = Annotations::default();
+    for (key, v) in obj {
+        let slot = match key.as_str() {
+            "readOnlyHint" => &mut a.read_only,
+            "destructiveHint" => &mut a.destructive,
+            "idempotentHint" => &mut a.idempotent,
+            "openWorldHint" => &mut a.open_world,
+            _ => {
+                return Err(LockError::invalid(
+                    format!("{at}.annotations.{key}"),
+                    "unknown hint",
+                ));
+            }
+        };
+        *slot = Some(v.as_bool().ok_or_else(|| {
+            LockError::invalid(format!("{at}.annotations.{key}"), "expected a boolean")
+        })?);
+    }
+    Ok(a)
 }

@@ -31,6 +31,7 @@
 mod answers;
 mod backoff;
 mod handle;
+mod handoff;
 mod mount;
 
 pub use answers::{CONNECTING_RETRY_SECS, MAX_QUOTED_CHARS};
@@ -46,12 +47,10 @@ use serde_json::Value;
 
 use crate::action::Hints;
 use crate::auth::DelegationKey;
-use crate::context::{ActiveHandoff, CallContext, RequestScope};
-use crate::envelope::{Content, ToolResponse, codes, error};
+use crate::context::RequestScope;
+use crate::envelope::Content;
 use crate::guard::{ConcurrencyLimit, RateLimit};
 use crate::input::JsonObject;
-use crate::server::{RETURN_TOOL, ServerBuilder};
-use mount::Mount;
 
 /// An upstream MCP server to mount: how to reach it.
 #[derive(Clone)]
@@ -253,96 +252,5 @@ impl Default for MountOptions {
             handoff_only: false,
             scopes: Vec::new(),
         }
-    }
-}
-
-impl ServerBuilder {
-    /// Mounts an upstream MCP server under `prefix` with the default [`MountOptions`]: its
-    /// tools are listed as `prefix` + separator + their name, and their calls forwarded (see
-    /// [`gateway`](crate::gateway)).
-    pub fn mount(self, prefix: impl Into<String>, upstream: Upstream) -> Self {
-        self.mount_with(prefix, upstream, MountOptions::default())
-    }
-
-    /// [`ServerBuilder::mount`] with other bounds.
-    pub fn mount_with(
-        self,
-        prefix: impl Into<String>,
-        upstream: Upstream,
-        options: MountOptions,
-    ) -> Self {
-        self.tool_source(Mount::new(prefix.into(), upstream, options))
-    }
-
-    /// Mounts an upstream as a domain a handler hands a 2025 session off to
-    /// ([`CallContext::handoff`]): its tools are listed only to sessions handed off to it,
-    /// next to [`RETURN_TOOL`], and while a session is there, calls of other tools are
-    /// answered `HANDOFF_NAMESPACE_MISMATCH`.
-    pub fn handoff_domain(self, domain: impl Into<String>, upstream: Upstream) -> Self {
-        let options = MountOptions {
-            handoff_only: true,
-            ..MountOptions::default()
-        };
-        self.mount_with(domain, upstream, options)
-    }
-}
-
-/// Who a handoff or a delegation is for: the principal's subject, else the client key.
-pub(crate) fn caller(scope: &RequestScope) -> String {
-    match scope.principal() {
-        Some(p) => p.subject().to_owned(),
-        None => crate::context::ClientKey::of(scope).0,
-    }
-}
-
-impl CallContext {
-    /// Hands the caller's session off to `domain` (a [`ServerBuilder::handoff_domain`]) for
-    /// `reason`, with `carry` (carried to the upstream in every call's delegation token):
-    /// from the next `tools/list` on, the session sees the domain's tools and
-    /// [`RETURN_TOOL`], and is sent `notifications/tools/list_changed`. Return the response
-    /// from the handler. A request with no session (2026-07-28, or any over stateless HTTP):
-    /// the response carries a handle (text and `structuredContent.handoff`) that the domain's
-    /// tools take as their [`HANDLE_ARGUMENT`]. Without any connection (an in-process call)
-    /// nothing is handed off and the response is an error saying so.
-    pub fn handoff(
-        &self,
-        domain: &str,
-        reason: impl Into<String>,
-        carry: serde_json::Value,
-    ) -> ToolResponse {
-        let Some(slot) = &self.scope().handoff else {
-            return ToolResponse::error(
-                error(
-                    codes::HANDOFF_UPSTREAM_UNAVAILABLE,
-                    format!("{domain} cannot take over: this request has no session to hand off"),
-                )
-                .suggest(format!("Call the {domain} tools directly instead")),
-            );
-        };
-        let reason = reason.into();
-        if slot.is_stateless() {
-            let subject = caller(self.scope());
-            let handle = match handle::mint(domain, &subject, carry) {
-                Ok(h) => h,
-                Err(e) => return ToolResponse::error(e),
-            };
-            let mut response = ToolResponse::text(format!(
-                "Handed off to {domain}: {reason}. Call {domain}'s tools ({domain}_…) with \"{HANDLE_ARGUMENT}\": \"{handle}\"."
-            ));
-            response.structured_content = Some(serde_json::json!({
-                "domain": domain,
-                HANDLE_ARGUMENT: handle,
-            }));
-            return response;
-        }
-        let text = format!(
-            "Handed off to {domain}: {reason}. Its tools are listed now; call {RETURN_TOOL} to come back."
-        );
-        slot.set(Some(ActiveHandoff {
-            domain: domain.to_owned(),
-            reason,
-            carry,
-        }));
-        ToolResponse::text(text)
     }
 }

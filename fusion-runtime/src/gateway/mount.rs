@@ -11,13 +11,14 @@ use tokio::time::Instant;
 
 use super::answers;
 use super::handle::{self, HANDLE_ARGUMENT};
+use super::handoff::caller;
 use super::{Connection, MountOptions, Upstream, UpstreamEvents, UpstreamFailure, UpstreamTool};
 use crate::auth::DELEGATION_META_KEY;
 use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{Content, ToolError, ToolResponse, codes};
 use crate::guard::{ConcurrencyGuard, RateLimiterGuard};
 use crate::input::JsonObject;
-use crate::server::{ToolSource, ToolSpec, valid_tool_name};
+use crate::server::{ServerBuilder, ToolSource, ToolSpec, valid_tool_name};
 
 /// A mounted upstream, as the server's tool source.
 pub(super) struct Mount {
@@ -433,7 +434,7 @@ impl Shared {
         let Some(d) = &self.options.delegation else {
             return Ok(None);
         };
-        let subject = super::caller(scope);
+        let subject = caller(scope);
         let carry = match carry {
             Some(c) => c,
             None => scope
@@ -470,7 +471,7 @@ impl Shared {
         let sent = arguments.as_mut().and_then(|a| a.remove(HANDLE_ARGUMENT));
         let why = match &sent {
             Some(serde_json::Value::String(h)) => {
-                match handle::open(h, &self.prefix, &super::caller(scope)) {
+                match handle::open(h, &self.prefix, &caller(scope)) {
                     Ok(handle) => return Ok(Some(handle.carry)),
                     Err(why) => format!("the {HANDLE_ARGUMENT} argument was refused: {why}"),
                 }
@@ -639,5 +640,36 @@ fn failure_text(f: &UpstreamFailure) -> String {
     match f {
         UpstreamFailure::Closed(why) | UpstreamFailure::Other(why) => why.clone(),
         UpstreamFailure::Rpc { code, message } => format!("JSON-RPC error {code}: {message}"),
+    }
+}
+
+impl ServerBuilder {
+    /// Mounts an upstream MCP server under `prefix` with the default [`MountOptions`]: its
+    /// tools are listed as `prefix` + separator + their name, and their calls forwarded (see
+    /// [`gateway`](crate::gateway)).
+    pub fn mount(self, prefix: impl Into<String>, upstream: Upstream) -> Self {
+        self.mount_with(prefix, upstream, MountOptions::default())
+    }
+
+    /// [`ServerBuilder::mount`] with other bounds.
+    pub fn mount_with(
+        self,
+        prefix: impl Into<String>,
+        upstream: Upstream,
+        options: MountOptions,
+    ) -> Self {
+        self.tool_source(Mount::new(prefix.into(), upstream, options))
+    }
+
+    /// Mounts an upstream as a domain a handler hands a 2025 session off to
+    /// ([`CallContext::handoff`](crate::context::CallContext::handoff)): its tools are listed only to sessions handed off to it,
+    /// next to [`RETURN_TOOL`](crate::server::RETURN_TOOL), and while a session is there, calls of other tools are
+    /// answered `HANDOFF_NAMESPACE_MISMATCH`.
+    pub fn handoff_domain(self, domain: impl Into<String>, upstream: Upstream) -> Self {
+        let options = MountOptions {
+            handoff_only: true,
+            ..MountOptions::default()
+        };
+        self.mount_with(domain, upstream, options)
     }
 }

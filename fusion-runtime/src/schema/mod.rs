@@ -6,8 +6,9 @@ mod walk;
 
 pub(crate) use walk::for_each_schema;
 pub use walk::{
-    ANNOTATION_KEYWORDS, INSTANCE_KEYWORDS, MAX_REF_HOPS, Overlaid, SCHEMA_MAP_KEYWORDS, has_ref,
-    ref_target, resolve, resolve_overlaid, unwrap_nullable, without_annotations,
+    ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, DEPRECATED_KEY, EXPECTED_KEY, INSTANCE_KEYWORDS,
+    KEYS_KEY, MAX_REF_HOPS, Overlaid, SCHEMA_MAP_KEYWORDS, has_ref, ref_target, resolve,
+    resolve_overlaid, unwrap_nullable, without_annotations,
 };
 
 use serde_json::{Map, Value};
@@ -15,18 +16,6 @@ use serde_json::{Map, Value};
 /// A JSON object (the crate's [`JsonObject`](crate::JsonObject), named here so that `schema`
 /// imports nothing of the crate).
 type JsonObject = Map<String, Value>;
-
-/// Prefix of the annotations kept only in the validator's copy of a schema (the author's
-/// "Expected …" text, the declared key order); [`strip_annotations`] removes them from the copy
-/// agents see. They are annotations: they never change what validates.
-pub const ANNOTATION_PREFIX: &str = "x-fusion-";
-/// The author's "Expected …" text of a field.
-pub const EXPECTED_KEY: &str = "x-fusion-expected";
-/// The declared order of an object's keys.
-pub const KEYS_KEY: &str = "x-fusion-keys";
-/// The author's note on a deprecated field (`#[fusion(deprecated = "..")]`): what to use
-/// instead. Agents see it in the field's description, beside `"deprecated": true`.
-pub const DEPRECATED_KEY: &str = "x-fusion-deprecated";
 
 /// The `format`s `schemars` writes for Rust number types. They are not JSON Schema formats.
 const RUST_NUMBER_FORMATS: &[&str] = &[

@@ -7,7 +7,17 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::ANNOTATION_PREFIX;
+/// Prefix of the annotations kept only in the validator's copy of a schema (the author's
+/// "Expected …" text, the declared key order); [`strip_annotations`](super::strip_annotations)
+/// removes them from the copy agents see. They are annotations: they never change what validates.
+pub const ANNOTATION_PREFIX: &str = "x-fusion-";
+/// The author's "Expected …" text of a field.
+pub const EXPECTED_KEY: &str = "x-fusion-expected";
+/// The declared order of an object's keys.
+pub const KEYS_KEY: &str = "x-fusion-keys";
+/// The author's note on a deprecated field (`#[fusion(deprecated = "..")]`): what to use
+/// instead. Agents see it in the field's description, beside `"deprecated": true`.
+pub const DEPRECATED_KEY: &str = "x-fusion-deprecated";
 
 /// Keywords that annotate a schema without changing what validates (JSON Schema 2020-12's
 /// meta-data and core annotation keywords).

@@ -222,7 +222,8 @@ mod tests {
     use std::borrow::Cow;
 
     use super::*;
-    use crate::server::routing::{Exposure, layout};
+    use crate::action::Exposure;
+    use crate::server::routing::layout;
 
     fn info(name: &'static str, schema: Value, hints: Hints) -> ActionInfo {
         ActionInfo {

@@ -17,15 +17,13 @@ use std::error::Error;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::FutureExt as _;
 use futures::future::BoxFuture;
 
 use super::failure::InternalErrors;
-use super::{Server, ServerBuilder};
 use crate::action::{HandlerFailure, failure_from};
 use crate::auth::Principal;
 use crate::context::RequestScope;
-use crate::envelope::{ToolError, codes};
+use crate::envelope::ToolError;
 
 /// The largest page size [`ServerBuilder::page_size`] accepts.
 pub const MAX_PAGE_SIZE: usize = 1000;
@@ -91,7 +89,7 @@ impl std::fmt::Display for Method {
 /// A request as method middleware sees it: the method, what it names, who is calling.
 #[derive(Clone, Debug)]
 pub struct MethodRequest {
-    method: Method,
+    pub(crate) method: Method,
     target: Option<String>,
     scope: RequestScope,
 }
@@ -130,9 +128,9 @@ impl MethodRequest {
 
 /// What the rest of the chain answered: the method's result, or the refusal of a
 /// middleware further in. Opaque: pass it on, or look at [`MethodAnswer::refusal`].
-pub struct MethodAnswer(Answer);
+pub struct MethodAnswer(pub(crate) Answer);
 
-enum Answer {
+pub(crate) enum Answer {
     Done(Box<dyn Any + Send>),
     Refused(ToolError),
 }
@@ -218,10 +216,10 @@ type MethodEndpoint = Box<dyn FnOnce(MethodRequest) -> BoxFuture<'static, Method
 
 /// The rest of the method chain: the following middleware, then the method itself.
 pub struct MethodNext {
-    chain: Arc<[Arc<dyn MethodMiddleware>]>,
-    index: usize,
-    internal: InternalErrors,
-    endpoint: MethodEndpoint,
+    pub(crate) chain: Arc<[Arc<dyn MethodMiddleware>]>,
+    pub(crate) index: usize,
+    pub(crate) internal: InternalErrors,
+    pub(crate) endpoint: MethodEndpoint,
 }
 
 impl MethodNext {
@@ -330,179 +328,5 @@ impl Listing {
     pub(super) fn built(mut self) -> Self {
         self.chain = Some(std::mem::take(&mut self.methods).into());
         self
-    }
-}
-
-impl ServerBuilder {
-    /// Appends a [`MethodMiddleware`]: it wraps every method but `tools/call` (see the
-    /// [`listing`](crate::server::listing) docs); the first added runs first (outermost).
-    pub fn method_middleware(mut self, middleware: impl MethodMiddleware) -> Self {
-        self.listing.methods.push(Arc::new(middleware));
-        self
-    }
-
-    /// Splits `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list`
-    /// into pages of at most `size` items, each with a `nextCursor` for the next one (off by
-    /// default: one page holds everything). The cursors are opaque, signed with the
-    /// server's [`request_state_key`](Self::request_state_key) (else its process key), and
-    /// bound to the list and to the visibility changes made so far: a cursor that was
-    /// tampered with, made for another list, or issued before a tool, prompt or resource was
-    /// enabled or disabled is refused with `-32602` (list again from the start: clients are
-    /// told of each change). A cursor holds a position, not a snapshot: a mounted upstream
-    /// whose tools change between two pages shifts the ones after (the change is announced
-    /// with `list_changed`, as any other). [`build`](Self::build) fails for `0` or more than
-    /// [`MAX_PAGE_SIZE`].
-    pub fn page_size(mut self, size: usize) -> Self {
-        self.listing.page_size = Some(size);
-        self
-    }
-
-    /// Lists to each caller only the tools it may call (off by default): a tool whose action
-    /// requires scopes the caller's principal lacks — or any scope, from a caller with no
-    /// principal — is left out of its `tools/list`; a grouped tool is listed while the caller
-    /// may call one of its actions; a mounted tool needs its mount's scopes and its own. A
-    /// call is decided as before: a hidden tool called by name still answers
-    /// `FORBIDDEN` or `AUTH_REQUIRED`, which say what is missing.
-    ///
-    /// Off by default because the list is also the contract: the lockfile (`lock`), the
-    /// contract diff, `<contract_awareness>` and the `tools` command always describe the
-    /// full list, whoever asks, and so does [`Server::contracts`](crate::Server::contracts).
-    /// With it on, a client's `tools/list` is that contract filtered by its scopes.
-    pub fn hide_forbidden(mut self, hide: bool) -> Self {
-        self.listing.hide_forbidden = hide;
-        self
-    }
-
-    /// Icons for the tool, prompt or resource `name` (a tool as `tools/list` shows it, a
-    /// resource or template by its URI or URI template), listed to 2025-11-25 and later
-    /// clients. [`build`](Self::build) fails when nothing goes by that name.
-    pub fn icons(
-        mut self,
-        item: super::Item,
-        name: impl Into<String>,
-        icons: impl IntoIterator<Item = Icon>,
-    ) -> Self {
-        self.listing
-            .icons
-            .push((item, name.into(), icons.into_iter().collect()));
-        self
-    }
-}
-
-impl Server {
-    /// The page size of the lists ([`ServerBuilder::page_size`]), if they are paginated.
-    pub fn page_size(&self) -> Option<usize> {
-        self.inner.listing.page_size
-    }
-
-    /// The icons set for `name` ([`ServerBuilder::icons`]); empty when none are.
-    pub fn icons_of(&self, item: super::Item, name: &str) -> &[Icon] {
-        self.inner
-            .listing
-            .icons
-            .iter()
-            .find(|(i, n, _)| *i == item && n == name)
-            .map(|(_, _, icons)| icons.as_slice())
-            .unwrap_or_default()
-    }
-
-    /// Whether `tools/list` leaves out what the caller may not call
-    /// ([`ServerBuilder::hide_forbidden`]).
-    pub fn hides_forbidden(&self) -> bool {
-        self.inner.listing.hide_forbidden
-    }
-
-    /// Whether `principal` holds every scope a call of the MCP tool `tool` requires (for a
-    /// grouped tool: of one of its actions); `true` for a tool the server does not know.
-    pub fn may_call(&self, tool: &str, principal: Option<&Principal>) -> bool {
-        fn granted<'a>(mut required: impl Iterator<Item = &'a str>, p: Option<&Principal>) -> bool {
-            match p {
-                Some(p) => required.all(|s| p.has_scope(s)),
-                None => required.next().is_none(),
-            }
-        }
-        let inner = &self.inner;
-        let action = |i: usize| {
-            inner
-                .entries
-                .get(i)
-                .is_none_or(|d| granted(d.info.scopes.iter().map(|s| s.as_ref()), principal))
-        };
-        match inner.routes.get(tool) {
-            Some(super::routing::Route::Action(i)) => action(*i),
-            Some(super::routing::Route::Group(g)) => inner
-                .groups
-                .get(*g)
-                .is_none_or(|g| g.members.iter().any(|(_, i)| action(*i))),
-            None => match inner.sources.iter().find(|s| s.owns(tool)) {
-                Some(source) => {
-                    let own = inner.mounted_scopes.get(tool).into_iter().flatten();
-                    let mount = source.scopes();
-                    let required = own.map(|s| s.as_ref());
-                    granted(required.chain(mount.iter().map(String::as_str)), principal)
-                }
-                None => true,
-            },
-        }
-    }
-
-    /// Whether any icon is set (the lists skip looking them up when none is).
-    #[cfg_attr(
-        not(any(feature = "server-stdio", feature = "server-http")),
-        allow(dead_code, reason = "called by mcp/ only")
-    )]
-    pub(crate) fn has_icons(&self) -> bool {
-        !self.inner.listing.icons.is_empty()
-    }
-
-    /// Runs `req` through the method middleware, then `endpoint`; its value, or the error a
-    /// middleware refused the request with (a middleware that panics: `INTERNAL_ERROR`).
-    /// Without method middleware, `endpoint` runs directly.
-    #[cfg_attr(
-        not(any(feature = "server-stdio", feature = "server-http")),
-        allow(dead_code, reason = "called by mcp/ only")
-    )]
-    pub(crate) async fn through_method_middleware<T, F>(
-        &self,
-        req: MethodRequest,
-        endpoint: impl FnOnce(MethodRequest) -> F + Send + 'static,
-    ) -> Result<T, ToolError>
-    where
-        T: Send + 'static,
-        F: Future<Output = T> + Send + 'static,
-    {
-        let chain = match &self.inner.listing.chain {
-            Some(chain) if !chain.is_empty() => chain.clone(),
-            _ => return Ok(endpoint(req).await),
-        };
-        let method = req.method;
-        let next = MethodNext {
-            chain,
-            index: 0,
-            internal: self.inner.internal,
-            endpoint: Box::new(move |req| {
-                let fut = endpoint(req);
-                Box::pin(async move { MethodAnswer(Answer::Done(Box::new(fut.await))) })
-            }),
-        };
-        let answer = std::panic::AssertUnwindSafe(next.run(req))
-            .catch_unwind()
-            .await;
-        let Ok(answer) = answer else {
-            return Err(self.inner.internal.panic_envelope(method.as_str()));
-        };
-        match answer.0 {
-            Answer::Refused(e) => Err(e),
-            Answer::Done(value) => value.downcast::<T>().map(|v| *v).map_err(|_| {
-                ToolError::new(
-                    codes::INTERNAL_ERROR,
-                    format!(
-                        "{method} failed: a method middleware answered with another request's answer"
-                    ),
-                )
-                .suggest(super::INTERNAL_RECOVERY)
-                .critical()
-            }),
-        }
     }
 }

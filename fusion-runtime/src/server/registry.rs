@@ -16,11 +16,12 @@ use super::failure::InternalErrors;
 use super::limits::ActionGuards;
 use super::middleware::Middleware;
 use super::routing::{Group, Routes};
-use crate::action::{ActionInfo, HandlerOutcome, Hints, ToolAction};
+use super::source::ToolSpec;
+use crate::action::{ActionInfo, HandlerOutcome, ToolAction};
 use crate::context::{CallContext, States};
 use crate::contract::{ContractAwareness, ToolContract};
 use crate::guard::ConcurrencyGuard;
-use crate::input::{JsonObject, ToolInput};
+use crate::input::ToolInput;
 use crate::validation::ValidationReport;
 
 /// One registered action, as the server keeps and exposes it: its metadata, the MCP tool it
@@ -102,24 +103,6 @@ impl fmt::Debug for ActionDescriptor {
             .field("discriminator", &self.discriminator)
             .finish_non_exhaustive()
     }
-}
-
-/// One MCP tool as `tools/list` shows it, before the MCP bridge writes it in the protocol's
-/// types: a flat action's tool, or a grouped tool standing for its members.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolSpec {
-    /// The tool's name.
-    pub name: String,
-    /// Its human-readable title, if any.
-    pub title: Option<String>,
-    /// Its description (a deprecated action's starts with `DEPRECATED: `).
-    pub description: String,
-    /// The JSON Schema of its arguments.
-    pub input_schema: Arc<JsonObject>,
-    /// The JSON Schema of its structured result, if any.
-    pub output_schema: Option<Arc<JsonObject>>,
-    /// Its annotations; `None` shows none.
-    pub hints: Option<Hints>,
 }
 
 /// A validated input waiting for its handler.

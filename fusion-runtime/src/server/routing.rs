@@ -10,64 +10,10 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::action::ActionInfo;
+use crate::action::{ActionInfo, Exposure, Placement};
 use crate::envelope::{ToolError, codes};
 use crate::input::JsonObject;
 use crate::validation::{closest, describe_sent};
-
-/// How actions are exposed as MCP tools.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Exposure {
-    /// Each action its own tool; the dots of its name replaced by `separator`.
-    Flat {
-        /// Replaces `.` in action names (`_` by default).
-        separator: String,
-    },
-    /// One tool per group (the action name's first segment); `discriminator` names the action.
-    Grouped {
-        /// The argument naming the action (`action` by default).
-        discriminator: String,
-    },
-}
-
-impl Exposure {
-    /// The MCP tool an action is reached through, and its discriminator value in a grouped
-    /// tool (the same rule the server lays its tools out by; a typed client uses it too).
-    pub fn place(&self, action: &str) -> Placement {
-        match self {
-            Exposure::Flat { separator } => Placement {
-                tool: action.replace('.', separator),
-                discriminator: None,
-            },
-            Exposure::Grouped { .. } => match action.split_once('.') {
-                Some((group, rest)) => Placement {
-                    tool: group.to_owned(),
-                    discriminator: Some(rest.to_owned()),
-                },
-                None => Placement {
-                    tool: action.to_owned(),
-                    discriminator: None,
-                },
-            },
-        }
-    }
-
-    /// The discriminator's argument name, for grouped exposure.
-    pub fn discriminator(&self) -> Option<&str> {
-        match self {
-            Exposure::Grouped { discriminator } => Some(discriminator),
-            Exposure::Flat { .. } => None,
-        }
-    }
-}
-
-impl Default for Exposure {
-    fn default() -> Self {
-        Exposure::Flat {
-            separator: "_".into(),
-        }
-    }
-}
 
 /// Where a tool name leads.
 #[derive(Clone, Debug)]
@@ -82,15 +28,6 @@ pub(crate) struct Group {
     pub tool: String,
     /// Discriminator value → action index, in registration order.
     pub members: Vec<(String, usize)>,
-}
-
-/// Where an action is exposed: its tool and, in a group, its discriminator value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placement {
-    /// The MCP tool name.
-    pub tool: String,
-    /// The discriminator value, in a grouped tool.
-    pub discriminator: Option<String>,
 }
 
 /// Tool name → where it leads. Built once with the server and only read per call.

@@ -9,11 +9,29 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use tokio::sync::watch;
 
+use crate::action::Hints;
 use crate::context::RequestScope;
 use crate::contract::{ContractAwareness, ToolContract, diff};
 use crate::envelope::{Content, ToolError, ToolResponse, codes};
 use crate::input::JsonObject;
-use crate::server::ToolSpec;
+
+/// One MCP tool as `tools/list` shows it, before the MCP bridge writes it in the protocol's
+/// types: a flat action's tool, or a grouped tool standing for its members.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// Its human-readable title, if any.
+    pub title: Option<String>,
+    /// Its description (a deprecated action's starts with `DEPRECATED: `).
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Arc<JsonObject>,
+    /// The JSON Schema of its structured result, if any.
+    pub output_schema: Option<Arc<JsonObject>>,
+    /// Its annotations; `None` shows none.
+    pub hints: Option<Hints>,
+}
 
 /// Tools a server serves besides its actions: their list changes at run time, and each call
 /// is answered by the source, never by the pipeline's validation stage.

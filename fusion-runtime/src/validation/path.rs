@@ -5,6 +5,9 @@ use serde_json::Value;
 
 use super::sent::{push_cut, push_int};
 
+/// Longest field path shown in a `name` attribute, in characters (its keys cut to 50 first).
+pub const MAX_PATH_CHARS: usize = 200;
+
 /// One step into the arguments.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Segment {
@@ -54,10 +57,10 @@ impl IssuePath {
     }
 
     /// The dotted text (`items.0.sku`); when `cut`, each key cut to 50 characters, and no
-    /// more segments than [`MAX_PATH_CHARS`](super::MAX_PATH_CHARS) characters need.
+    /// more segments than [`MAX_PATH_CHARS`](MAX_PATH_CHARS) characters need.
     pub(crate) fn write(&self, out: &mut String, cut: bool) {
         for (i, seg) in self.0.iter().enumerate() {
-            if cut && out.len() > super::MAX_PATH_CHARS * 4 {
+            if cut && out.len() > MAX_PATH_CHARS * 4 {
                 break;
             }
             if i > 0 {

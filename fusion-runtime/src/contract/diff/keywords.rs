@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use super::delta::{DeltaSeverity, json};
 use super::walk::{Change, Walker, capitalized, join_field, subject};
-use super::{DeltaSeverity, json};
 use crate::schema::without_annotations;
 
 use DeltaSeverity::{Cosmetic, Risky, Safe};

@@ -2,7 +2,7 @@
 //! deprecation, hints and required scopes, each one row of a table with the words for its
 //! changes.
 
-use super::{Delta, DeltaSeverity, fill, json_str};
+use super::delta::{Delta, DeltaSeverity, fill, json_str};
 use crate::contract::{Annotations, ToolContract};
 
 use DeltaSeverity::{Breaking, Cosmetic, Risky, Safe};

@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::{Delta, DeltaSeverity, ToolContract, json, json_str, unique_pairs};
+use super::delta::{Delta, DeltaSeverity, json, json_str, unique_pairs};
+use crate::contract::ToolContract;
 use crate::schema::{has_ref, resolve_overlaid};
 
 /// Nesting followed before the walk stops.

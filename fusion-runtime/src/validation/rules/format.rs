@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
+pub use crate::validation::issue::Format;
 
 /// Its keyword: the first name of its row (an attribute's format is a known one).
 pub fn keywords(format: &Format, schema: &mut Map<String, Value>) {
@@ -128,31 +129,6 @@ const EMAIL_NEXT2: [[u8; 64]; 16] = {
     }
     t
 };
-
-/// A string format, as issues name it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// `email`
-    Email,
-    /// `uri`
-    Url,
-    /// `uuid`
-    Uuid,
-    /// `date-time`
-    DateTime,
-    /// `date`
-    Date,
-    /// `time`
-    Time,
-    /// `ipv4`
-    Ipv4,
-    /// `ipv6`
-    Ipv6,
-    /// `pattern`: the regex (its wording is [`super::pattern`]'s).
-    Pattern(String),
-    /// Any other JSON Schema format, by name.
-    Other(String),
-}
 
 /// One known format: it, the `format` values that name it, its problem, its expected text.
 pub type FormatRow = (Format, &'static [&'static str], &'static str, &'static str);
