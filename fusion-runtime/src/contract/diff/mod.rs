@@ -19,6 +19,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use super::delta::fill;
     use crate::contract::ToolContract;
 
     /// A schema whose field `line` points at a definition named `name` through `reference`.
