@@ -21,7 +21,7 @@
 // (`--no-default-features`, `server-stdio` alone) has the points it does not call.
 #![cfg_attr(
     not(all(feature = "server-http", feature = "redis", feature = "gateway")),
-    allow(dead_code)
+    allow(dead_code, unused_imports)
 )]
 
 use std::borrow::Cow;
