@@ -23,6 +23,8 @@ impl CallContext {
     /// the response carries a handle (text and `structuredContent.handoff`) that the domain's
     /// tools take as their [`HANDLE_ARGUMENT`]. Without any connection (an in-process call)
     /// nothing is handed off and the response is an error saying so.
+    ///
+    /// [`ServerBuilder::handoff_domain`]: crate::server::ServerBuilder::handoff_domain
     pub fn handoff(
         &self,
         domain: &str,

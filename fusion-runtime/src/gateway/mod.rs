@@ -189,11 +189,15 @@ pub struct MountOptions {
     pub delegation: Option<MountDelegation>,
     /// A domain entered only by handoff (default false): its tools are listed only to a
     /// session handed off to it ([`ServerBuilder::handoff_domain`]).
+    ///
+    /// [`ServerBuilder::handoff_domain`]: crate::server::ServerBuilder::handoff_domain
     pub handoff_only: bool,
     /// The OAuth scopes every call of the mount's tools requires (default none), checked
     /// before anything is forwarded, as `#[tool_action(scopes = [..])]` is for an action:
     /// without a principal `AUTH_REQUIRED`, missing one `FORBIDDEN`. Scopes set for one tool
     /// with [`ServerBuilder::scopes`] (by its prefixed name) are required on top.
+    ///
+    /// [`ServerBuilder::scopes`]: crate::server::ServerBuilder::scopes
     pub scopes: Vec<std::borrow::Cow<'static, str>>,
 }
 

@@ -172,6 +172,8 @@ impl ServerBuilder {
     /// How long 2026-07-28 clients may cache `server/discover` and the lists, and who may
     /// (see [`ListCache`]; default [`DEFAULT_LIST_CACHE`]). Use [`CacheScope::Private`]
     /// when what a caller sees depends on who it is.
+    ///
+    /// [`DEFAULT_LIST_CACHE`]: super::DEFAULT_LIST_CACHE
     pub fn list_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
         self.list_cache = ListCache { ttl, scope };
         self
@@ -186,7 +188,7 @@ impl ServerBuilder {
     }
 
     /// Bounds the `subscriptions/listen` streams 2026-07-28 clients keep open: `per_client`
-    /// per [`ClientKey`], `total` for the server (defaults
+    /// per [`ClientKey`](super::ClientKey), `total` for the server (defaults
     /// [`DEFAULT_MAX_LISTENS_PER_CLIENT`](crate::context::DEFAULT_MAX_LISTENS_PER_CLIENT),
     /// [`DEFAULT_MAX_LISTENS`](crate::context::DEFAULT_MAX_LISTENS)). One past either is
     /// answered with an error naming the limit.
@@ -236,6 +238,8 @@ impl ServerBuilder {
     /// The cache hints of every resource read without its own
     /// ([`resource_cache`](Self::resource_cache)); default [`DEFAULT_READ_CACHE`], not
     /// cached.
+    ///
+    /// [`DEFAULT_READ_CACHE`]: super::DEFAULT_READ_CACHE
     pub fn read_cache(mut self, ttl: Duration, scope: CacheScope) -> Self {
         self.read_cache.default = Some(ListCache { ttl, scope });
         self
@@ -936,6 +940,8 @@ impl Server {
     /// The tools a session handed off to `domain` sees: that domain's, and [`RETURN_TOOL`];
     /// with `None` (or an unknown domain), the actions' and every source's that is not a
     /// handoff domain.
+    ///
+    /// [`RETURN_TOOL`]: super::RETURN_TOOL
     pub async fn listed_tool_specs_in(&self, domain: Option<&str>) -> Vec<ToolSpec> {
         let entered = domain.and_then(|d| {
             self.inner

@@ -25,7 +25,7 @@ use crate::auth::Principal;
 use crate::context::RequestScope;
 use crate::envelope::ToolError;
 
-/// The largest page size [`ServerBuilder::page_size`] accepts.
+/// The largest page size [`ServerBuilder::page_size`](super::ServerBuilder::page_size) accepts.
 pub const MAX_PAGE_SIZE: usize = 1000;
 
 /// A method a [`MethodMiddleware`] wraps.

@@ -13,6 +13,8 @@
 //! A call goes through [`Server::call`]: route → (guard slot) → validate → middleware →
 //! handler → response. Every failure on the way is a [`ToolResponse`] carrying an envelope;
 //! nothing panics out of it.
+//!
+//! [`ToolResponse`]: crate::ToolResponse
 
 mod cache;
 pub mod catalog;

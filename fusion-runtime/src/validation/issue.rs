@@ -24,6 +24,8 @@ pub const MAX_COLLECTED_ISSUES: usize = 200;
 
 /// The longest name or key, in characters, [`closest`] looks for a near match of: edit
 /// distance costs the product of the two lengths, and a longer text is no typo of a name.
+///
+/// [`closest`]: super::closest
 pub const MAX_COMPARED_CHARS: usize = 128;
 
 /// What a size bound measures.

@@ -18,8 +18,8 @@ pub use engine::diff;
 mod tests {
     use serde_json::json;
 
-    use super::*;
     use super::delta::fill;
+    use super::*;
     use crate::contract::ToolContract;
 
     /// A schema whose field `line` points at a definition named `name` through `reference`.
