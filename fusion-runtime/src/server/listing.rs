@@ -277,7 +277,7 @@ pub struct Icon {
 }
 
 /// The theme an [`Icon`] is drawn for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IconTheme {
     /// For a light background.
     Light,
@@ -315,6 +315,56 @@ impl Icon {
     }
 }
 
+/// An icon declared where its tool, prompt or resource is (`icon = ".."` or `icon(..)` in
+/// `#[tool_action]`, `#[prompt]`, `#[resource]`): an [`Icon`] known, and checked, at compile
+/// time — an `https:` URL or a base64 `data:` URI, sizes `WxH` or `any`, a `light` or `dark`
+/// theme. The lists show it unless [`ServerBuilder::icons`] sets icons for the same name, and
+/// not on a grouped tool (see [`ServerBuilder::icons`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StaticIcon {
+    /// Where the icon is: an `https:` URL or a `data:` URI.
+    pub src: &'static str,
+    /// Its MIME type (`image/png`), when declared.
+    pub mime_type: Option<&'static str>,
+    /// The sizes it fits, each `WxH` (`48x48`) or `any`; empty: any size.
+    pub sizes: &'static [&'static str],
+    /// The theme it is drawn for; `None` for any.
+    pub theme: Option<IconTheme>,
+}
+
+impl From<&StaticIcon> for Icon {
+    fn from(icon: &StaticIcon) -> Self {
+        Icon {
+            src: icon.src.to_owned(),
+            mime_type: icon.mime_type.map(str::to_owned),
+            sizes: icon.sizes.iter().map(|s| (*s).to_owned()).collect(),
+            theme: icon.theme,
+        }
+    }
+}
+
+/// The icons the attributes declare, by the name each list shows: a tool exposed on its own
+/// (flat exposure, or an ungrouped action), every prompt, resource and template. A grouped
+/// tool takes none of its members' icons: they describe one action each, and which of them
+/// would speak for the group would depend on registration order.
+pub(super) fn declared_icons(
+    entries: &[super::ActionDescriptor],
+    catalog: &super::catalog::Catalog,
+) -> Vec<(super::Item, String, Vec<Icon>)> {
+    let owned = |icons: &[StaticIcon]| icons.iter().map(Icon::from).collect::<Vec<_>>();
+    let tools = entries
+        .iter()
+        .filter(|d| d.discriminator.is_none() && !d.info.icons.is_empty())
+        .map(|d| (super::Item::Tool, d.tool.clone(), owned(d.info.icons)));
+    let prompts = (catalog.prompts().iter())
+        .filter(|p| !p.info.icons.is_empty())
+        .map(|p| (super::Item::Prompt, p.name.clone(), owned(p.info.icons)));
+    let resources = (catalog.resources().iter())
+        .filter(|r| !r.info.icons.is_empty())
+        .map(|r| (super::Item::Resource, r.info.uri.to_owned(), owned(r.info.icons)));
+    tools.chain(prompts).chain(resources).collect()
+}
+
 /// The builder's listing settings, kept by the server.
 #[derive(Clone, Default)]
 pub(crate) struct Listing {
@@ -326,9 +376,15 @@ pub(crate) struct Listing {
 }
 
 impl Listing {
-    /// Freezes the chain.
-    pub(super) fn built(mut self) -> Self {
+    /// Freezes the chain, and adds the `declared` icons (see [`declared_icons`]) of every
+    /// name the builder set none for: the builder's replace the attribute's.
+    pub(super) fn built(mut self, declared: Vec<(super::Item, String, Vec<Icon>)>) -> Self {
         self.chain = Some(std::mem::take(&mut self.methods).into());
+        for (item, name, icons) in declared {
+            if !(self.icons.iter()).any(|(i, n, _)| *i == item && *n == name) {
+                self.icons.push((item, name, icons));
+            }
+        }
         self
     }
 }
@@ -376,6 +432,12 @@ impl ServerBuilder {
     /// Icons for the tool, prompt or resource `name` (a tool as `tools/list` shows it, a
     /// resource or template by its URI or URI template), listed to 2025-11-25 and later
     /// clients. [`build`](Self::build) fails when nothing goes by that name.
+    ///
+    /// They replace the icons the item's attribute declares (`icon = ".."`, a
+    /// [`StaticIcon`]), which are not merged with them: the builder is where a deployment
+    /// changes what the code says (another host, another theme), and an empty list hides the
+    /// declared ones. A grouped tool has only the icons set here: its members' declared icons
+    /// are not listed, on the group or anywhere else.
     pub fn icons(
         mut self,
         item: super::Item,
@@ -395,7 +457,8 @@ impl Server {
         self.inner.listing.page_size
     }
 
-    /// The icons set for `name` ([`ServerBuilder::icons`]); empty when none are.
+    /// The icons listed for `name`: the ones [`ServerBuilder::icons`] set, else the ones its
+    /// attribute declares ([`StaticIcon`]); empty when there are none.
     pub fn icons_of(&self, item: super::Item, name: &str) -> &[Icon] {
         self.inner
             .listing
@@ -446,7 +509,7 @@ impl Server {
         }
     }
 
-    /// Whether any icon is set (the lists skip looking them up when none is).
+    /// Whether any icon is set or declared (the lists skip looking them up when none is).
     #[cfg_attr(
         not(any(feature = "server-stdio", feature = "server-http")),
         allow(dead_code, reason = "called by mcp/ only")

@@ -36,7 +36,7 @@ pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use listing::{
     FnMethodMiddleware, Icon, IconTheme, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware,
-    MethodNext, MethodRequest, method_middleware_fn,
+    MethodNext, MethodRequest, StaticIcon, method_middleware_fn,
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
@@ -740,6 +740,7 @@ impl ServerBuilder {
             .filter(|a| a.info.task.allows_task())
             .map(|a| (a.tool.clone(), a.info.task))
             .collect();
+        let declared_icons = listing::declared_icons(&entries, &catalog);
         Ok(Server {
             inner: Arc::new(Inner {
                 tasked,
@@ -779,7 +780,7 @@ impl ServerBuilder {
                 read_cache: self.read_cache,
                 sources: self.sources,
                 visibility,
-                listing: self.listing.built(),
+                listing: self.listing.built(declared_icons),
             }),
         })
     }
