@@ -147,7 +147,10 @@ struct InvoiceId {
 }
 
 /// One invoice document.
-#[resource(template = "iconic://invoices/{id}", icon = "https://example.com/doc.png")]
+#[resource(
+    template = "iconic://invoices/{id}",
+    icon = "https://example.com/doc.png"
+)]
 async fn iconic_doc(p: InvoiceId) -> Result<ResourceContent, ToolError> {
     Ok(ResourceContent::text(p.id))
 }
@@ -604,7 +607,11 @@ async fn icons_declared_in_attributes_are_listed_unless_the_builder_sets_others(
         server.icons_of(Item::Tool, "iconic_refund"),
         [Icon::new("https://cdn.example.com/refund.svg").sizes(["any"])]
     );
-    assert!(server.icons_of(Item::Resource, "iconic://policy").is_empty());
+    assert!(
+        server
+            .icons_of(Item::Resource, "iconic://policy")
+            .is_empty()
+    );
     assert!(server.icons_of(Item::Tool, "t_one").is_empty());
     let running = http(server.clone()).await;
     for version in ["2025-11-25", MODERN] {
@@ -636,7 +643,11 @@ async fn icons_declared_in_attributes_are_listed_unless_the_builder_sets_others(
                     "theme": "light"}]),
             "{version}: {prompts}"
         );
-        assert!(entry(&prompts, "prompts", "name", "hello").get("icons").is_none());
+        assert!(
+            entry(&prompts, "prompts", "name", "hello")
+                .get("icons")
+                .is_none()
+        );
         let resources = request(&running, version, "resources/list", json!({})).await;
         // An empty list from the builder hides the declared icon.
         assert!(
@@ -647,8 +658,12 @@ async fn icons_declared_in_attributes_are_listed_unless_the_builder_sets_others(
         );
         let templates = request(&running, version, "resources/templates/list", json!({})).await;
         assert_eq!(
-            entry(&templates, "resourceTemplates", "uriTemplate", "iconic://invoices/{id}")
-                ["icons"],
+            entry(
+                &templates,
+                "resourceTemplates",
+                "uriTemplate",
+                "iconic://invoices/{id}"
+            )["icons"],
             json!([{"src": "https://example.com/doc.png"}]),
             "{version}: {templates}"
         );
@@ -657,10 +672,18 @@ async fn icons_declared_in_attributes_are_listed_unless_the_builder_sets_others(
     for (method, list, key, name) in [
         ("tools/list", "tools", "name", "iconic_invoice"),
         ("prompts/list", "prompts", "name", "iconic_remind"),
-        ("resources/templates/list", "resourceTemplates", "uriTemplate", "iconic://invoices/{id}"),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate",
+            "iconic://invoices/{id}",
+        ),
     ] {
         let answer = request(&running, "2025-06-18", method, json!({})).await;
-        assert!(entry(&answer, list, key, name).get("icons").is_none(), "{answer}");
+        assert!(
+            entry(&answer, list, key, name).get("icons").is_none(),
+            "{answer}"
+        );
     }
     let _ = running.shutdown().await;
     // Over stdio, a session's negotiated version decides.
@@ -684,7 +707,9 @@ async fn a_grouped_tool_has_only_the_icons_the_builder_sets() {
     let tools = request(&plain, "2025-11-25", "tools/list", json!({})).await;
     assert_eq!(names(&tools, "tools", "name"), ["iconic"], "{tools}");
     assert!(
-        entry(&tools, "tools", "name", "iconic").get("icons").is_none(),
+        entry(&tools, "tools", "name", "iconic")
+            .get("icons")
+            .is_none(),
         "the members' declared icons are not the group's: {tools}"
     );
     let _ = plain.shutdown().await;

@@ -30,6 +30,11 @@ pub fn parse(meta: &syn::meta::ParseNestedMeta, attr: &str) -> syn::Result<Icon>
             theme: None,
         });
     }
+    if !meta.input.peek(syn::token::Paren) {
+        return Err(meta.error(format_args!(
+            "write `#[{attr}(icon = \"https://example.com/icon.png\")]` or `icon(src = \"..\", mime_type = \"..\", sizes = \"..\", theme = \"..\")`"
+        )));
+    }
     let mut src: Option<LitStr> = None;
     let mut mime_type: Option<LitStr> = None;
     let mut sizes: Option<Vec<String>> = None;
@@ -258,8 +263,81 @@ mod tests {
             Ok(vec!["48x48".to_owned(), "96x96".to_owned()])
         );
         assert_eq!(parse_sizes("any"), Ok(vec!["any".to_owned()]));
-        for bad in ["", "48", "48x", "x48", "0x0", "48X48", "48x48,96x96", "-1x2"] {
+        for bad in [
+            "",
+            "48",
+            "48x",
+            "x48",
+            "0x0",
+            "48X48",
+            "48x48,96x96",
+            "-1x2",
+        ] {
             assert!(parse_sizes(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// The icons in `args` (the inside of `#[tool_action(..)]`), or the first error's message.
+    fn icons(args: proc_macro2::TokenStream) -> Result<Vec<Icon>, String> {
+        let mut out = Vec::new();
+        let parser = syn::meta::parser(|meta| {
+            out.push(parse(&meta, "tool_action")?);
+            Ok(())
+        });
+        syn::parse::Parser::parse2(parser, args).map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    #[test]
+    fn both_forms_parse_and_each_mistake_is_named() {
+        let parsed = icons(quote!(
+            icon = "https://example.com/a.png",
+            icon(
+                src = "https://example.com/b.svg",
+                mime_type = "image/svg+xml",
+                sizes = "any",
+                theme = "dark"
+            )
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(parsed.len(), 2);
+        assert_eq!(parsed[0].src.value(), "https://example.com/a.png");
+        assert!(parsed[0].theme.is_none() && parsed[0].sizes.is_empty());
+        assert_eq!(parsed[1].sizes, ["any"]);
+        assert_eq!(
+            parsed[1].mime_type.as_ref().map(LitStr::value).as_deref(),
+            Some("image/svg+xml")
+        );
+        assert_eq!(
+            parsed[1].theme.as_ref().map(ToString::to_string).as_deref(),
+            Some("Dark")
+        );
+        for (args, says) in [
+            (quote!(icon), "write `#[tool_action(icon = "),
+            (quote!(icon(theme = "dark")), "`icon(..)` needs `src`"),
+            (
+                quote!(icon(src = "https://a.example", src = "https://b.example")),
+                "duplicate `icon` key `src`",
+            ),
+            (
+                quote!(icon(src = "https://a.example", size = "48x48")),
+                "unknown `icon` key `size`",
+            ),
+            (
+                quote!(icon(src = "https://a.example", theme = "sepia")),
+                "unknown icon theme `sepia`",
+            ),
+            (
+                quote!(icon(src = "https://a.example", mime_type = "png")),
+                "is not a MIME type",
+            ),
+            (
+                quote!(icon = "http://a.example/i.png"),
+                "instead of `http:`",
+            ),
+        ] {
+            let err = icons(args.clone()).err().unwrap_or_default();
+            assert!(err.contains(says), "{args}: {err}");
         }
     }
 

@@ -13,6 +13,7 @@
 //! recovery). Either way `data` carries the code.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::error::Error;
 use std::future::Future;
 use std::sync::Arc;
@@ -361,7 +362,13 @@ pub(super) fn declared_icons(
         .map(|p| (super::Item::Prompt, p.name.clone(), owned(p.info.icons)));
     let resources = (catalog.resources().iter())
         .filter(|r| !r.info.icons.is_empty())
-        .map(|r| (super::Item::Resource, r.info.uri.to_owned(), owned(r.info.icons)));
+        .map(|r| {
+            (
+                super::Item::Resource,
+                r.info.uri.to_owned(),
+                owned(r.info.icons),
+            )
+        });
     tools.chain(prompts).chain(resources).collect()
 }
 
@@ -372,7 +379,19 @@ pub(crate) struct Listing {
     pub(super) chain: Option<Arc<[Arc<dyn MethodMiddleware>]>>,
     pub(super) page_size: Option<usize>,
     pub(super) icons: Vec<(super::Item, String, Vec<Icon>)>,
+    /// Where the icons of each name are in `icons`, per item kind (see [`icon_slot`]): the
+    /// lists look up every item they show.
+    icon_index: [HashMap<String, usize>; 3],
     pub(super) hide_forbidden: bool,
+}
+
+/// The kind's place in [`Listing`]'s `icon_index`.
+fn icon_slot(item: super::Item) -> usize {
+    match item {
+        super::Item::Tool => 0,
+        super::Item::Prompt => 1,
+        super::Item::Resource => 2,
+    }
 }
 
 impl Listing {
@@ -380,8 +399,17 @@ impl Listing {
     /// name the builder set none for: the builder's replace the attribute's.
     pub(super) fn built(mut self, declared: Vec<(super::Item, String, Vec<Icon>)>) -> Self {
         self.chain = Some(std::mem::take(&mut self.methods).into());
+        self.icon_index = Default::default();
+        for (at, (item, name, _)) in self.icons.iter().enumerate() {
+            self.icon_index[icon_slot(*item)]
+                .entry(name.clone())
+                .or_insert(at);
+        }
         for (item, name, icons) in declared {
-            if !(self.icons.iter()).any(|(i, n, _)| *i == item && *n == name) {
+            if let std::collections::hash_map::Entry::Vacant(slot) =
+                self.icon_index[icon_slot(item)].entry(name.clone())
+            {
+                slot.insert(self.icons.len());
                 self.icons.push((item, name, icons));
             }
         }
@@ -460,11 +488,10 @@ impl Server {
     /// The icons listed for `name`: the ones [`ServerBuilder::icons`] set, else the ones its
     /// attribute declares ([`StaticIcon`]); empty when there are none.
     pub fn icons_of(&self, item: super::Item, name: &str) -> &[Icon] {
-        self.inner
-            .listing
-            .icons
-            .iter()
-            .find(|(i, n, _)| *i == item && n == name)
+        let listing = &self.inner.listing;
+        listing.icon_index[icon_slot(item)]
+            .get(name)
+            .and_then(|at| listing.icons.get(*at))
             .map(|(_, _, icons)| icons.as_slice())
             .unwrap_or_default()
     }

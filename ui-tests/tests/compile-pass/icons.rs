@@ -42,7 +42,11 @@ async fn plain(input: Id) -> Result<String, ToolError> {
 }
 
 /// A prompt with a light-theme icon in two sizes.
-#[prompt(icon(src = "https://example.com/remind.png", sizes = "48x48 96x96", theme = "light"))]
+#[prompt(icon(
+    src = "https://example.com/remind.png",
+    sizes = "48x48 96x96",
+    theme = "light"
+))]
 async fn remind() -> Result<PromptReply, ToolError> {
     Ok(PromptReply::new().user("pay"))
 }
@@ -54,7 +58,10 @@ async fn policy() -> Result<ResourceContent, ToolError> {
 }
 
 /// A template with an icon.
-#[resource(template = "billing://invoices/{id}", icon(src = "https://example.com/i.png", mime_type = "image/png"))]
+#[resource(
+    template = "billing://invoices/{id}",
+    icon(src = "https://example.com/i.png", mime_type = "image/png")
+)]
 async fn invoice(p: Id) -> Result<ResourceContent, ToolError> {
     Ok(ResourceContent::text(p.id))
 }
@@ -82,5 +89,8 @@ fn main() {
     assert_eq!(RemindPrompt::info().icons[0].sizes, ["48x48", "96x96"]);
     assert_eq!(RemindPrompt::info().icons[0].theme, Some(IconTheme::Light));
     assert_eq!(PolicyResource::info().icons.len(), 1);
-    assert_eq!(InvoiceResource::info().icons[0].mime_type, Some("image/png"));
+    assert_eq!(
+        InvoiceResource::info().icons[0].mime_type,
+        Some("image/png")
+    );
 }
