@@ -492,7 +492,8 @@ fn opt_str(s: &Option<LitStr>) -> TokenStream {
     }
 }
 
-/// The tail of `info()`: the declared scopes and guards set on `__fusion_info`, or it as is.
+/// The tail of `info()`: the declared scopes, task support, icons and guards set on
+/// `__fusion_info`, or it as is.
 fn limits(args: &Args) -> TokenStream {
     let scoped = match &args.scopes {
         Some(scopes) => quote! {
