@@ -282,6 +282,7 @@ pub use fusion_macros::Elicitable;
 /// | `title` | string | a human-readable title |
 /// | `description` | string | replaces the doc comment |
 /// | `complete(arg = path, ..)` | function paths | a completer per argument: `async fn(CompletionRequest) -> Vec<String>` or `async fn(CompletionRequest, Context<S>) -> Vec<String>` |
+/// | `icon` | string or list, repeatable | an MCP 2025-11-25 icon, as for `#[tool_action]`: `icon = "https://.."` or `icon(src = "..", mime_type = "..", sizes = "48x48 any", theme = "light")`, checked at compile time; [`ServerBuilder::icons`](crate::ServerBuilder::icons) for the same prompt replaces it |
 ///
 /// See the [`prompt`](mod@prompt) module for an example.
 pub use fusion_macros::prompt;
@@ -304,6 +305,7 @@ pub use fusion_macros::prompt;
 /// | `description` | string | replaces the doc comment |
 /// | `mime` | string | the contents' MIME type (a `ResourceContent` can set its own) |
 /// | `complete(param = path, ..)` | function paths | a completer per template parameter, as for `#[prompt]` |
+/// | `icon` | string or list, repeatable | an MCP 2025-11-25 icon, as for `#[tool_action]`; [`ServerBuilder::icons`](crate::ServerBuilder::icons) for the same URI or URI template replaces it |
 ///
 /// See the [`resource`](mod@resource) module for an example.
 pub use fusion_macros::resource;

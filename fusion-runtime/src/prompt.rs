@@ -152,6 +152,9 @@ pub struct PromptInfo {
     pub arguments_schema: Arc<JsonObject>,
     /// The shared state the handler needs, checked when the server is built.
     pub state: Option<StateRequirement>,
+    /// The icons its attribute declares (`icon = ".."`), listed unless
+    /// [`ServerBuilder::icons`](crate::ServerBuilder::icons) sets others.
+    pub icons: &'static [crate::action::StaticIcon],
 }
 
 /// A prompt `#[prompt]` generated: its name, arguments and handler.
@@ -227,7 +230,17 @@ pub mod __private {
             description: crate::action::expand::description_text(description),
             arguments_schema,
             state,
+            icons: &[],
         }
+    }
+
+    /// Sets the icons a prompt declares (`icon = ".."`, `icon(..)`).
+    pub fn prompt_with_icons(
+        mut info: PromptInfo,
+        icons: &'static [crate::action::StaticIcon],
+    ) -> PromptInfo {
+        info.icons = icons;
+        info
     }
 
     /// A handler's return value as its outcome: the reply, a branded `ToolError` found, or any

@@ -99,6 +99,62 @@ async fn notes() -> Result<ResourceContent, ToolError> {
     Ok(ResourceContent::text("secret"))
 }
 
+/// An invoice, with two icons declared: a URL, and an SVG `data:` URI for dark themes.
+#[tool_action(
+    name = "iconic.invoice",
+    icon = "https://example.com/invoice.png",
+    icon(
+        src = "data:image/svg+xml;base64,PHN2Zy8+",
+        mime_type = "image/svg+xml",
+        sizes = "any",
+        theme = "dark"
+    )
+)]
+async fn iconic_invoice(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!("invoice"))
+}
+
+/// A refund, whose declared icon the builder replaces.
+#[tool_action(name = "iconic.refund", icon = "https://example.com/refund.png")]
+async fn iconic_refund(_: Nothing) -> Result<Value, ToolError> {
+    Ok(json!("refund"))
+}
+
+/// A reminder, with an icon for light themes in two sizes.
+#[prompt(
+    name = "iconic.remind",
+    icon(
+        src = "https://example.com/remind.png",
+        sizes = "48x48 96x96",
+        theme = "light"
+    )
+)]
+async fn iconic_remind() -> Result<PromptReply, ToolError> {
+    Ok(PromptReply::new().user("remind"))
+}
+
+/// The policy, whose declared icon the builder hides.
+#[resource(uri = "iconic://policy", icon = "https://example.com/policy.png")]
+async fn iconic_policy() -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text("policy"))
+}
+
+/// An invoice document's ID.
+#[derive(Deserialize, ToolInput)]
+struct InvoiceId {
+    /// The invoice, e.g. `a1`.
+    id: String,
+}
+
+/// One invoice document.
+#[resource(
+    template = "iconic://invoices/{id}",
+    icon = "https://example.com/doc.png"
+)]
+async fn iconic_doc(p: InvoiceId) -> Result<ResourceContent, ToolError> {
+    Ok(ResourceContent::text(p.id))
+}
+
 fn builder() -> fusion_runtime::ServerBuilder {
     Server::builder()
         .name("listing")
@@ -519,6 +575,158 @@ async fn icons_are_listed_to_2025_11_25_and_later_clients_only() {
         Err(BuildError::Icons(Item::Tool, name)) => assert_eq!(name, "t_six"),
         other => panic!("{:?}", other.map(|_| ())),
     }
+}
+
+/// The entry of `list` in `answer` whose `key` is `name`.
+fn entry<'a>(answer: &'a Value, list: &str, key: &str, name: &str) -> &'a Value {
+    answer["result"][list]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i[key] == name))
+        .unwrap_or_else(|| panic!("no {name} in {answer}"))
+}
+
+#[tokio::test]
+async fn icons_declared_in_attributes_are_listed_unless_the_builder_sets_others() {
+    let server = built(
+        builder()
+            .action::<IconicInvoiceAction>()
+            .action::<IconicRefundAction>()
+            .prompt::<IconicRemindPrompt>()
+            .resource::<IconicPolicyResource>()
+            .resource::<IconicDocResource>()
+            .icons(
+                Item::Tool,
+                "iconic_refund",
+                [Icon::new("https://cdn.example.com/refund.svg").sizes(["any"])],
+            )
+            .icons(Item::Resource, "iconic://policy", []),
+    );
+    // The server's own view: the builder's icons, else the declared ones.
+    assert_eq!(server.icons_of(Item::Tool, "iconic_invoice").len(), 2);
+    assert_eq!(
+        server.icons_of(Item::Tool, "iconic_refund"),
+        [Icon::new("https://cdn.example.com/refund.svg").sizes(["any"])]
+    );
+    assert!(
+        server
+            .icons_of(Item::Resource, "iconic://policy")
+            .is_empty()
+    );
+    assert!(server.icons_of(Item::Tool, "t_one").is_empty());
+    let running = http(server.clone()).await;
+    for version in ["2025-11-25", MODERN] {
+        let tools = request(&running, version, "tools/list", json!({})).await;
+        assert_eq!(
+            entry(&tools, "tools", "name", "iconic_invoice")["icons"],
+            json!([
+                {"src": "https://example.com/invoice.png"},
+                {"src": "data:image/svg+xml;base64,PHN2Zy8+", "mimeType": "image/svg+xml",
+                 "sizes": ["any"], "theme": "dark"},
+            ]),
+            "{version}: {tools}"
+        );
+        // The builder's icons replace the declared ones: they are not merged.
+        assert_eq!(
+            entry(&tools, "tools", "name", "iconic_refund")["icons"],
+            json!([{"src": "https://cdn.example.com/refund.svg", "sizes": ["any"]}]),
+            "{version}: {tools}"
+        );
+        assert!(
+            entry(&tools, "tools", "name", "t_one")
+                .get("icons")
+                .is_none()
+        );
+        let prompts = request(&running, version, "prompts/list", json!({})).await;
+        assert_eq!(
+            entry(&prompts, "prompts", "name", "iconic_remind")["icons"],
+            json!([{"src": "https://example.com/remind.png", "sizes": ["48x48", "96x96"],
+                    "theme": "light"}]),
+            "{version}: {prompts}"
+        );
+        assert!(
+            entry(&prompts, "prompts", "name", "hello")
+                .get("icons")
+                .is_none()
+        );
+        let resources = request(&running, version, "resources/list", json!({})).await;
+        // An empty list from the builder hides the declared icon.
+        assert!(
+            entry(&resources, "resources", "uri", "iconic://policy")
+                .get("icons")
+                .is_none(),
+            "{version}: {resources}"
+        );
+        let templates = request(&running, version, "resources/templates/list", json!({})).await;
+        assert_eq!(
+            entry(
+                &templates,
+                "resourceTemplates",
+                "uriTemplate",
+                "iconic://invoices/{id}"
+            )["icons"],
+            json!([{"src": "https://example.com/doc.png"}]),
+            "{version}: {templates}"
+        );
+    }
+    // 2025-06-18 has no icons: the declared ones are not listed either.
+    for (method, list, key, name) in [
+        ("tools/list", "tools", "name", "iconic_invoice"),
+        ("prompts/list", "prompts", "name", "iconic_remind"),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate",
+            "iconic://invoices/{id}",
+        ),
+    ] {
+        let answer = request(&running, "2025-06-18", method, json!({})).await;
+        assert!(
+            entry(&answer, list, key, name).get("icons").is_none(),
+            "{answer}"
+        );
+    }
+    let _ = running.shutdown().await;
+    // Over stdio, a session's negotiated version decides.
+    for (version, shown) in [("2025-11-25", true), ("2025-06-18", false)] {
+        let (answer, _) = stdio_session(server.clone(), None, version).await;
+        let icons = &entry(&answer, "tools", "name", "iconic_invoice")["icons"];
+        assert_eq!(icons.is_array(), shown, "{version}: {answer}");
+    }
+}
+
+#[tokio::test]
+async fn a_grouped_tool_has_only_the_icons_the_builder_sets() {
+    let grouped = || {
+        Server::builder()
+            .name("grouped-icons")
+            .grouped()
+            .action::<IconicInvoiceAction>()
+            .action::<IconicRefundAction>()
+    };
+    let plain = http(built(grouped())).await;
+    let tools = request(&plain, "2025-11-25", "tools/list", json!({})).await;
+    assert_eq!(names(&tools, "tools", "name"), ["iconic"], "{tools}");
+    assert!(
+        entry(&tools, "tools", "name", "iconic")
+            .get("icons")
+            .is_none(),
+        "the members' declared icons are not the group's: {tools}"
+    );
+    let _ = plain.shutdown().await;
+    let set = built(grouped().icons(
+        Item::Tool,
+        "iconic",
+        [Icon::new("https://example.com/billing.png")],
+    ));
+    assert!(set.icons_of(Item::Tool, "iconic_invoice").is_empty());
+    let running = http(set).await;
+    let tools = request(&running, "2025-11-25", "tools/list", json!({})).await;
+    assert_eq!(
+        entry(&tools, "tools", "name", "iconic")["icons"],
+        json!([{"src": "https://example.com/billing.png"}]),
+        "{tools}"
+    );
+    let _ = running.shutdown().await;
 }
 
 /// `tools/list` and a call of `t_five` over stdio (a real MCP connection), as protocol

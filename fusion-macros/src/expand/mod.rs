@@ -1,5 +1,6 @@
 pub mod elicit;
 pub mod fallback;
+pub mod icon;
 pub mod prompt;
 pub mod resource;
 pub mod tool_action;

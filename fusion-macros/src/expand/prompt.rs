@@ -222,6 +222,7 @@ struct Args {
     title: Option<LitStr>,
     description: Option<LitStr>,
     completers: Vec<(String, Path)>,
+    icons: Vec<super::icon::Icon>,
 }
 
 impl super::AttrArgs for Args {
@@ -242,9 +243,13 @@ impl super::AttrArgs for Args {
         } else if meta.path.is_ident("complete") {
             // #[prompt(complete(invoice_id = complete_invoice_ids))]
             parse_completers(&meta, &mut self.completers)
+        } else if meta.path.is_ident("icon") {
+            // #[prompt(icon = "https://example.com/reminder.png")], repeatable; or `icon(..)`
+            self.icons.push(super::icon::parse(&meta, "prompt")?);
+            Ok(())
         } else {
             Err(meta.error(format_args!(
-                "unknown `prompt` key `{}`; expected one of `name`, `title`, `description`, `complete`",
+                "unknown `prompt` key `{}`; expected one of `name`, `title`, `description`, `complete`, `icon`",
                 path_str(&meta.path)
             )))
         }
@@ -340,6 +345,21 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
         ::fusion_runtime::prompt::__private::prompt_outcome::<#ret>(#fn_ident(#call_args).await)
     };
     let completers = completer_items(&args.completers, "completed_arguments");
+    let info = quote! {
+        ::fusion_runtime::prompt::__private::prompt_info(
+            Self::NAME,
+            #title,
+            #description,
+            <#args_ty as ::fusion_runtime::ToolInput>::input_schema(),
+            #state,
+        )
+    };
+    let info = if args.icons.is_empty() {
+        info
+    } else {
+        let icons = super::icon::tokens(&args.icons);
+        quote!(::fusion_runtime::prompt::__private::prompt_with_icons(#info, #icons))
+    };
     quote! {
         #item
         #companion_struct
@@ -351,13 +371,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                 type Args = #args_ty;
 
                 fn info() -> ::fusion_runtime::prompt::PromptInfo {
-                    ::fusion_runtime::prompt::__private::prompt_info(
-                        Self::NAME,
-                        #title,
-                        #description,
-                        <#args_ty as ::fusion_runtime::ToolInput>::input_schema(),
-                        #state,
-                    )
+                    #info
                 }
 
                 fn get(

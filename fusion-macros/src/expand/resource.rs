@@ -21,6 +21,7 @@ struct Args {
     description: Option<LitStr>,
     mime: Option<LitStr>,
     completers: Vec<(String, Path)>,
+    icons: Vec<super::icon::Icon>,
 }
 
 impl super::AttrArgs for Args {
@@ -64,9 +65,13 @@ impl super::AttrArgs for Args {
         } else if meta.path.is_ident("complete") {
             // #[resource(complete(id = complete_invoice_ids))]
             parse_completers(&meta, &mut self.completers)
+        } else if meta.path.is_ident("icon") {
+            // #[resource(icon = "https://example.com/invoice.png")], repeatable; or `icon(..)`
+            self.icons.push(super::icon::parse(&meta, "resource")?);
+            Ok(())
         } else {
             Err(meta.error(format_args!(
-                "unknown `resource` key `{}`; expected one of `uri`, `template`, `name`, `title`, `description`, `mime`, `complete`",
+                "unknown `resource` key `{}`; expected one of `uri`, `template`, `name`, `title`, `description`, `mime`, `complete`, `icon`",
                 path_str(&meta.path)
             )))
         }
@@ -181,6 +186,24 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
         ::fusion_runtime::resource::__private::resource_outcome::<#ret>(#fn_ident(#call_args).await)
     };
     let completers = completer_items(&args.completers, "completed_parameters");
+    let info = quote! {
+        ::fusion_runtime::resource::__private::resource_info(
+            Self::URI,
+            #is_template,
+            #name,
+            #title,
+            #description,
+            #mime,
+            <#params_ty as ::fusion_runtime::ToolInput>::input_schema(),
+            #state,
+        )
+    };
+    let info = if args.icons.is_empty() {
+        info
+    } else {
+        let icons = super::icon::tokens(&args.icons);
+        quote!(::fusion_runtime::resource::__private::resource_with_icons(#info, #icons))
+    };
     quote! {
         #item
         #companion_struct
@@ -192,16 +215,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                 type Params = #params_ty;
 
                 fn info() -> ::fusion_runtime::resource::ResourceInfo {
-                    ::fusion_runtime::resource::__private::resource_info(
-                        Self::URI,
-                        #is_template,
-                        #name,
-                        #title,
-                        #description,
-                        #mime,
-                        <#params_ty as ::fusion_runtime::ToolInput>::input_schema(),
-                        #state,
-                    )
+                    #info
                 }
 
                 fn read(

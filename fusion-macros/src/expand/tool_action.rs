@@ -24,6 +24,7 @@ pub struct Args {
     max_result_bytes: Option<usize>,
     scopes: Option<Vec<LitStr>>,
     task: Option<syn::Ident>,
+    icons: Vec<super::icon::Icon>,
 }
 
 /// A rate limit as written: `calls` per `per_ms` milliseconds.
@@ -179,9 +180,14 @@ impl super::AttrArgs for Args {
             // #[tool_action(scopes = ["billing:write"])]
             let scopes = parse_scopes(&meta)?;
             set(&mut self.scopes, scopes, &meta)
+        } else if meta.path.is_ident("icon") {
+            // #[tool_action(icon = "https://example.com/invoice.png")], repeatable
+            // #[tool_action(icon(src = "..", mime_type = "image/png", sizes = "48x48", theme = "dark"))]
+            self.icons.push(super::icon::parse(&meta, "tool_action")?);
+            Ok(())
         } else {
             Err(meta.error(format_args!(
-                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `max_result_bytes`, `scopes`, `task`",
+                "unknown `tool_action` key `{}`; expected one of `name`, `title`, `description`, `read_only`, `destructive`, `idempotent`, `open_world`, `deprecated`, `max_active`, `max_queue`, `rate_limit`, `timeout`, `max_result_bytes`, `scopes`, `task`, `icon`",
                 path_str(&meta.path)
             )))
         }
@@ -486,7 +492,8 @@ fn opt_str(s: &Option<LitStr>) -> TokenStream {
     }
 }
 
-/// The tail of `info()`: the declared scopes and guards set on `__fusion_info`, or it as is.
+/// The tail of `info()`: the declared scopes, task support, icons and guards set on
+/// `__fusion_info`, or it as is.
 fn limits(args: &Args) -> TokenStream {
     let scoped = match &args.scopes {
         Some(scopes) => quote! {
@@ -503,10 +510,19 @@ fn limits(args: &Args) -> TokenStream {
         },
         None => quote!(),
     };
+    let iconed = if args.icons.is_empty() {
+        quote!()
+    } else {
+        let icons = super::icon::tokens(&args.icons);
+        quote! {
+            let __fusion_info = ::fusion_runtime::__private::with_icons(__fusion_info, #icons);
+        }
+    };
     let guards = guards(args);
     quote! {
         #scoped
         #tasked
+        #iconed
         #guards
     }
 }

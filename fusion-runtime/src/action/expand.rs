@@ -12,6 +12,7 @@ pub use super::{
     TaskSupport, handler_outcome,
 };
 pub use crate::context::{CallContext, FromCallContext, StateRequirement};
+pub use super::{IconTheme, StaticIcon};
 
 use super::HandlerFailure;
 use crate::envelope::ToolError;
@@ -45,7 +46,14 @@ pub fn action_info(
         limits: ActionLimits::none(),
         scopes: Vec::new(),
         task: TaskSupport::Forbidden,
+        icons: &[],
     }
+}
+
+/// Sets the icons an action declares (`icon = ".."`, `icon(..)`).
+pub fn with_icons(mut info: ActionInfo, icons: &'static [StaticIcon]) -> ActionInfo {
+    info.icons = icons;
+    info
 }
 
 /// Sets whether the action runs as a task (`task`, `task = "optional" | "required"`).

@@ -10,8 +10,10 @@
 #[doc(hidden)]
 pub mod expand;
 mod exposure;
+mod icon;
 
 pub use exposure::{Exposure, Placement};
+pub use icon::{IconTheme, StaticIcon};
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -204,6 +206,10 @@ pub struct ActionInfo {
     /// Whether a client that declared the tasks extension gets the call as a task
     /// (`#[tool_action(task)]`); see [`TaskSupport`].
     pub task: TaskSupport,
+    /// The icons its attribute declares (`icon = ".."`), listed for its tool in flat
+    /// exposure unless [`ServerBuilder::icons`](crate::ServerBuilder::icons) sets others;
+    /// empty for most actions.
+    pub icons: &'static [StaticIcon],
 }
 
 /// Whether an action runs as an MCP task (`io.modelcontextprotocol/tasks`, SEP-2663), in the

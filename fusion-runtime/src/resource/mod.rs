@@ -169,6 +169,9 @@ pub struct ResourceInfo {
     pub params_schema: Arc<JsonObject>,
     /// The shared state the handler needs, checked when the server is built.
     pub state: Option<StateRequirement>,
+    /// The icons its attribute declares (`icon = ".."`), listed unless
+    /// [`ServerBuilder::icons`](crate::ServerBuilder::icons) sets others.
+    pub icons: &'static [crate::action::StaticIcon],
 }
 
 /// What a resource handler produced: its contents, or why it failed.
@@ -255,7 +258,17 @@ pub mod __private {
             mime_type: mime_type.map(Cow::Borrowed),
             params_schema,
             state,
+            icons: &[],
         }
+    }
+
+    /// Sets the icons a resource declares (`icon = ".."`, `icon(..)`).
+    pub fn resource_with_icons(
+        mut info: ResourceInfo,
+        icons: &'static [crate::action::StaticIcon],
+    ) -> ResourceInfo {
+        info.icons = icons;
+        info
     }
 
     /// A handler's return value as its outcome.

@@ -650,6 +650,7 @@ impl ServerBuilder {
             .filter(|a| a.info.task.allows_task())
             .map(|a| (a.tool.clone(), a.info.task))
             .collect();
+        let declared_icons = declared_icons(&entries, &catalog);
         Ok(Server {
             inner: Arc::new(Inner {
                 tasked,
@@ -689,7 +690,7 @@ impl ServerBuilder {
                 read_cache: self.read_cache,
                 sources: self.sources,
                 visibility,
-                listing: self.listing.built(),
+                listing: self.listing.built(declared_icons),
             }),
         })
     }
@@ -1195,6 +1196,12 @@ impl ServerBuilder {
     /// Icons for the tool, prompt or resource `name` (a tool as `tools/list` shows it, a
     /// resource or template by its URI or URI template), listed to 2025-11-25 and later
     /// clients. [`build`](Self::build) fails when nothing goes by that name.
+    ///
+    /// They replace the icons the item's attribute declares (`icon = ".."`, a
+    /// [`StaticIcon`](crate::action::StaticIcon)), which are not merged with them: the builder
+    /// is where a deployment changes what the code says (another host, another theme), and an
+    /// empty list hides the declared ones. A grouped tool has only the icons set here: its
+    /// members' declared icons are not listed, on the group or anywhere else.
     pub fn icons(
         mut self,
         item: super::Item,
@@ -1214,13 +1221,14 @@ impl Server {
         self.inner.listing.page_size
     }
 
-    /// The icons set for `name` ([`ServerBuilder::icons`]); empty when none are.
+    /// The icons listed for `name`: the ones [`ServerBuilder::icons`] set, else the ones its
+    /// attribute declares ([`StaticIcon`](crate::action::StaticIcon)); empty when there are
+    /// none.
     pub fn icons_of(&self, item: super::Item, name: &str) -> &[Icon] {
-        self.inner
-            .listing
-            .icons
-            .iter()
-            .find(|(i, n, _)| *i == item && n == name)
+        let listing = &self.inner.listing;
+        listing.icon_index[listing::icon_slot(item)]
+            .get(name)
+            .and_then(|at| listing.icons.get(*at))
             .map(|(_, _, icons)| icons.as_slice())
             .unwrap_or_default()
     }
@@ -1265,7 +1273,7 @@ impl Server {
         }
     }
 
-    /// Whether any icon is set (the lists skip looking them up when none is).
+    /// Whether any icon is set or declared (the lists skip looking them up when none is).
     #[cfg_attr(
         not(any(feature = "server-stdio", feature = "server-http")),
         allow(dead_code, reason = "called by mcp/ only")
@@ -1324,4 +1332,26 @@ impl Server {
             }),
         }
     }
+}
+
+/// The icons the attributes declare, by the name each list shows: a tool exposed on its own
+/// (flat exposure, or an ungrouped action), every prompt, resource and template. A grouped
+/// tool takes none of its members' icons: they describe one action each, and which of them
+/// would speak for the group would depend on registration order.
+fn declared_icons(
+    entries: &[ActionDescriptor],
+    catalog: &Catalog,
+) -> Vec<(super::Item, String, Vec<Icon>)> {
+    let owned = |icons: &[crate::action::StaticIcon]| icons.iter().map(Icon::from).collect();
+    let tools = entries
+        .iter()
+        .filter(|d| d.discriminator.is_none() && !d.info.icons.is_empty())
+        .map(|d| (super::Item::Tool, d.tool.clone(), owned(d.info.icons)));
+    let prompts = (catalog.prompts().iter())
+        .filter(|p| !p.info.icons.is_empty())
+        .map(|p| (super::Item::Prompt, p.name.clone(), owned(p.info.icons)));
+    let resources = (catalog.resources().iter())
+        .filter(|r| !r.info.icons.is_empty())
+        .map(|r| (super::Item::Resource, r.info.uri.to_owned(), owned(r.info.icons)));
+    tools.chain(prompts).chain(resources).collect()
 }

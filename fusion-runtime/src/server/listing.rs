@@ -13,6 +13,7 @@
 //! recovery). Either way `data` carries the code.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::error::Error;
 use std::future::Future;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::failure::InternalErrors;
-use crate::action::{HandlerFailure, failure_from};
+use crate::action::{HandlerFailure, IconTheme, StaticIcon, failure_from};
 use crate::auth::Principal;
 use crate::context::RequestScope;
 use crate::envelope::ToolError;
@@ -274,15 +275,6 @@ pub struct Icon {
     pub theme: Option<IconTheme>,
 }
 
-/// The theme an [`Icon`] is drawn for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IconTheme {
-    /// For a light background.
-    Light,
-    /// For a dark background.
-    Dark,
-}
-
 impl Icon {
     /// An icon at `src`.
     pub fn new(src: impl Into<String>) -> Self {
@@ -313,6 +305,17 @@ impl Icon {
     }
 }
 
+impl From<&StaticIcon> for Icon {
+    fn from(icon: &StaticIcon) -> Self {
+        Icon {
+            src: icon.src.to_owned(),
+            mime_type: icon.mime_type.map(str::to_owned),
+            sizes: icon.sizes.iter().map(|s| (*s).to_owned()).collect(),
+            theme: icon.theme,
+        }
+    }
+}
+
 /// The builder's listing settings, kept by the server.
 #[derive(Clone, Default)]
 pub(crate) struct Listing {
@@ -320,13 +323,40 @@ pub(crate) struct Listing {
     pub(super) chain: Option<Arc<[Arc<dyn MethodMiddleware>]>>,
     pub(super) page_size: Option<usize>,
     pub(super) icons: Vec<(super::Item, String, Vec<Icon>)>,
+    /// Where the icons of each name are in `icons`, per item kind (see [`icon_slot`]): the
+    /// lists look up every item they show.
+    pub(super) icon_index: [HashMap<String, usize>; 3],
     pub(super) hide_forbidden: bool,
 }
 
+/// The kind's place in [`Listing`]'s `icon_index`.
+pub(super) fn icon_slot(item: super::Item) -> usize {
+    match item {
+        super::Item::Tool => 0,
+        super::Item::Prompt => 1,
+        super::Item::Resource => 2,
+    }
+}
+
 impl Listing {
-    /// Freezes the chain.
-    pub(super) fn built(mut self) -> Self {
+    /// Freezes the chain, and adds the `declared` icons (the attributes', by listed name) of
+    /// every name the builder set none for: the builder's replace the attribute's.
+    pub(super) fn built(mut self, declared: Vec<(super::Item, String, Vec<Icon>)>) -> Self {
         self.chain = Some(std::mem::take(&mut self.methods).into());
+        self.icon_index = Default::default();
+        for (at, (item, name, _)) in self.icons.iter().enumerate() {
+            self.icon_index[icon_slot(*item)]
+                .entry(name.clone())
+                .or_insert(at);
+        }
+        for (item, name, icons) in declared {
+            if let std::collections::hash_map::Entry::Vacant(slot) =
+                self.icon_index[icon_slot(item)].entry(name.clone())
+            {
+                slot.insert(self.icons.len());
+                self.icons.push((item, name, icons));
+            }
+        }
         self
     }
 }

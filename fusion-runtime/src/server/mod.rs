@@ -42,8 +42,9 @@ pub use cache::{CacheScope, DEFAULT_LIST_CACHE, DEFAULT_READ_CACHE, ListCache};
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use instance::{BuildError, DEFAULT_MAX_RESULT_BYTES, Server, ServerBuilder};
+pub use crate::action::{IconTheme, StaticIcon};
 pub use listing::{
-    FnMethodMiddleware, Icon, IconTheme, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware,
+    FnMethodMiddleware, Icon, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware,
     MethodNext, MethodRequest, method_middleware_fn,
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};

@@ -366,6 +366,7 @@ mod tests {
             limits: Default::default(),
             scopes: Vec::new(),
             task: Default::default(),
+            icons: &[],
         }
     }
 

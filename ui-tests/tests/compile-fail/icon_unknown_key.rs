@@ -1,0 +1,14 @@
+use fusion_runtime::{ToolError, ToolInput, tool_action};
+
+#[derive(serde::Deserialize, ToolInput)]
+struct Ping {
+    message: String,
+}
+
+/// Answers a ping.
+#[tool_action(name = "net.ping", icon(src = "https://example.com/ping.png", size = "48x48"))]
+async fn ping(input: Ping) -> Result<String, ToolError> {
+    Ok(input.message)
+}
+
+fn main() {}
