@@ -19,7 +19,7 @@ use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{Mutex, mpsc};
 
-use super::McpHandler;
+use super::handler::McpHandler;
 use super::jsonrpc::{self, INVALID_REQUEST, Refusal, Reply};
 use crate::server::Server;
 
@@ -319,6 +319,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
         }
     }
+}
+
+/// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether
+/// the client initialized or not). Nothing but protocol messages goes to stdout.
+pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
+    serve_stdio_with(server, StdioOptions::default()).await
 }
 
 #[cfg(test)]

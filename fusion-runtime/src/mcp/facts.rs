@@ -1,48 +1,32 @@
-//! Cancellation over streamable HTTP when the client goes away or cancels from another request.
+//! The doorway between the two rooms of `mcp`: what the HTTP side (`mcp/http/`) works out
+//! about one request, once, and the handler side (`mcp/handler/`) reads — [`RequestFacts`] —
+//! and the request's [`Exchange`]: the calls it carries, whether its client went away, and the
+//! log events waiting for a 2025 session call's own response stream.
 //!
-//! rmcp cancels a call on `notifications/cancelled` within a session, and a stateless call
-//! whose connection closes before its answer. Left to itself it keeps running, holding its
-//! guard slot, a call whose client:
+//! The HTTP side writes: [`RequestFacts`] (with its [`Exchange`]) into the request's
+//! extensions, in the cancellation step (`http/cancel.rs`), after identity and authentication.
+//! The handler side reads: [`RequestFacts::of`] a `RequestContext`; [`watch`] / [`watched`]
+//! list a running call in the endpoint's [`Calls`], bounded per client
+//! ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]); [`Exchange::inject`] queues a
+//! log event (bounded: [`MAX_INJECTED_EVENTS`], [`MAX_INJECTED_BYTES`]).
 //!
-//! - closes the response stream of a session's call (the socket closes mid-call);
-//! - deletes its session (`DELETE`): rmcp waits up to 5 s for running calls to finish;
-//! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
-//!   or a 2026-07-28 client): rmcp ignores notifications there.
-//!
-//! [`layer`] wraps the rmcp service: it gives each HTTP request an [`Exchange`] (found by the
-//! handler in the request's `http::request::Parts`), cancels the calls attached to it when
-//! the response is dropped before its end, and handles the two messages above. The handler
-//! attaches each call with [`watch`]; the calls are listed by owner in [`Calls`], bounded per
-//! client ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]).
-//!
-//! The [`Exchange`] also carries a 2025 session call's log messages onto the call's own
-//! response stream: rmcp sends a session's `notifications/message` to the separate GET
-//! stream, where a client reading only its POST answer never sees them. [`Exchange::inject`]
-//! queues the event (bounded: [`MAX_INJECTED_EVENTS`], [`MAX_INJECTED_BYTES`]) and the
-//! response body yields it before rmcp's next frame, so a call's logs come before its
-//! result.
+//! Neither room is imported here: both import this file.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
 
-use axum::body::{Body, Bytes, HttpBody};
-use axum::extract::Request;
+use axum::body::Bytes;
 use axum::http::request::Parts;
-use axum::http::{HeaderName, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderName, Method};
 use futures::task::AtomicWaker;
-use http_body::{Frame, SizeHint};
 use rmcp::RoleServer;
 use rmcp::model::RequestId;
 use rmcp::service::RequestContext;
-use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::jsonrpc::Passed;
 use crate::auth::Principal;
 use crate::context::ClientKey;
 
@@ -54,9 +38,6 @@ pub const MAX_TRACKED_PER_CLIENT: usize = 256;
 /// Running calls tracked for cancellation, all clients together.
 pub const MAX_TRACKED: usize = 16_384;
 
-/// Larger POST bodies are not inspected for a session-less `notifications/cancelled` (a real
-/// one is a few hundred bytes); neither are bodies of unknown length.
-const MAX_INSPECTED_BODY: usize = 64 * 1024;
 
 /// Log events one session call can have waiting for its response stream; past it (a client
 /// that does not read its stream) `Context::log` reports the message as not sent.
@@ -67,25 +48,24 @@ pub const MAX_INJECTED_BYTES: usize = 1024 * 1024;
 
 /// The header naming a request's session (a `HeaderName`: looked up without parsing a name).
 pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
-const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
-const CANCELLED: &str = "notifications/cancelled";
 
 /// Whose call it is: a session's, or a session-less client's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Owner {
+pub(crate) enum Owner {
     Session(Arc<str>),
     Client(ClientKey),
 }
 
-struct Entry {
+pub(crate) struct Entry {
     serial: u64,
     id: RequestId,
     token: CancellationToken,
 }
 
 #[derive(Default)]
-struct Table {
-    owners: HashMap<Owner, Vec<Entry>>,
+pub(crate) struct Table {
+    /// The running calls, by owner.
+    pub(crate) owners: HashMap<Owner, Vec<Entry>>,
     len: usize,
     next_serial: u64,
 }
@@ -104,7 +84,7 @@ impl Default for Calls {
 }
 
 impl Calls {
-    fn with_limits(per_owner: usize, total: usize) -> Self {
+    pub(crate) fn with_limits(per_owner: usize, total: usize) -> Self {
         Calls {
             table: Mutex::new(Table::default()),
             per_owner,
@@ -112,7 +92,7 @@ impl Calls {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Table> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -161,7 +141,7 @@ impl Calls {
 
     /// Cancels `owner`'s running calls with request id `id` (all of them when `None`); returns
     /// how many.
-    fn cancel(&self, owner: &Owner, id: Option<&RequestId>) -> usize {
+    pub(crate) fn cancel(&self, owner: &Owner, id: Option<&RequestId>) -> usize {
         let table = self.lock();
         let Some(entries) = table.owners.get(owner) else {
             return 0;
@@ -175,7 +155,7 @@ impl Calls {
     }
 
     #[cfg(test)]
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lock().len
     }
 }
@@ -197,14 +177,14 @@ impl Drop for Tracked {
 /// whether its client went away before the response's end.
 #[derive(Clone)]
 pub(crate) struct Exchange {
-    inner: Arc<ExchangeInner>,
+    pub(crate) inner: Arc<ExchangeInner>,
 }
 
-struct ExchangeInner {
+pub(crate) struct ExchangeInner {
     calls: Arc<Calls>,
     state: Mutex<ExchangeState>,
     /// Wakes the response body when an event is queued.
-    waker: AtomicWaker,
+    pub(crate) waker: AtomicWaker,
 }
 
 #[derive(Default)]
@@ -219,7 +199,7 @@ struct ExchangeState {
 }
 
 impl Exchange {
-    fn new(calls: Arc<Calls>) -> Self {
+    pub(crate) fn new(calls: Arc<Calls>) -> Self {
         Exchange {
             inner: Arc::new(ExchangeInner {
                 calls,
@@ -237,7 +217,7 @@ impl Exchange {
     }
 
     /// Cancels `token` when the client goes away (at once if it already has).
-    fn attach(&self, token: &CancellationToken) {
+    pub(crate) fn attach(&self, token: &CancellationToken) {
         let mut state = self.lock();
         if state.gone {
             token.cancel();
@@ -268,25 +248,25 @@ impl Exchange {
         Ok(())
     }
 
-    fn pop_event(&self) -> Option<Bytes> {
+    pub(crate) fn pop_event(&self) -> Option<Bytes> {
         let mut state = self.lock();
         let event = state.events.pop_front()?;
         state.event_bytes -= event.len();
         Some(event)
     }
 
-    fn has_events(&self) -> bool {
+    pub(crate) fn has_events(&self) -> bool {
         !self.lock().events.is_empty()
     }
 
-    fn end(&self) {
+    pub(crate) fn end(&self) {
         let mut state = self.lock();
         state.ended = true;
         state.events.clear();
         state.event_bytes = 0;
     }
 
-    fn client_gone(&self) {
+    pub(crate) fn client_gone(&self) {
         let tokens = {
             let mut state = self.lock();
             state.gone = true;
@@ -304,159 +284,113 @@ impl Exchange {
     }
 }
 
-/// Cancels the exchange's calls when dropped, unless the response reached its end first.
-struct GoneGuard {
-    exchange: Option<Exchange>,
+/// The facts of one HTTP request, worked out once by the HTTP side (the cancellation step,
+/// after identity and authentication) and read by the handler side: who the client is, who
+/// the principal is, which session the request names, and the request's [`Exchange`].
+///
+/// It travels in the request's `http::request::Parts` extensions, which rmcp hands the
+/// handler in its `RequestContext`; [`RequestFacts::of`] is the one reader.
+#[derive(Clone)]
+pub(crate) struct RequestFacts {
+    /// The client's key: the identity step's ([`ClientKey`] in the extensions), or one key for
+    /// every HTTP caller when the router is served without it.
+    pub(crate) client: ClientKey,
+    /// The principal the authentication step verified, if any.
+    pub(crate) principal: Option<Arc<Principal>>,
+    /// The `mcp-session-id` the request sent, if any.
+    pub(crate) session: Option<Arc<str>>,
+    /// Whether the request is a `POST`.
+    pub(crate) post: bool,
+    /// The request's exchange with the cancellation step; `None` when it did not pass there.
+    pub(crate) exchange: Option<Exchange>,
 }
 
-impl GoneGuard {
-    fn disarm(&mut self) {
-        self.exchange = None;
-    }
-}
-
-impl Drop for GoneGuard {
-    fn drop(&mut self) {
-        if let Some(exchange) = self.exchange.take() {
-            exchange.client_gone();
-        }
-    }
-}
-
-/// A response body that tells its exchange when it is dropped before its end and, for a
-/// session call's SSE stream (`inject`), yields the events queued with
-/// [`Exchange::inject`] before the inner body's next frame.
-struct GuardedBody {
-    body: Body,
-    guard: GoneGuard,
-    inject: Option<Exchange>,
-    /// An inner frame held back while queued events go first.
-    stashed: Option<Frame<Bytes>>,
-    /// The inner body ended; queued events are still yielded.
-    inner_done: bool,
-}
-
-impl GuardedBody {
-    fn queued(&self) -> Option<Bytes> {
-        self.inject.as_ref()?.pop_event()
+impl RequestFacts {
+    /// Reads the facts of the request `parts` (its `ClientKey` and `Principal` extensions and
+    /// its `mcp-session-id` header): for a request that did not pass the HTTP side's first
+    /// step, which makes them with [`RequestFacts::new`].
+    pub(crate) fn read(parts: &Parts) -> Self {
+        RequestFacts::new(
+            parts
+                .extensions
+                .get::<ClientKey>()
+                .cloned()
+                .unwrap_or_else(|| ClientKey::new("http")),
+            parts.extensions.get::<Principal>(),
+            &parts.headers,
+            &parts.method,
+        )
     }
 
-    fn finish(&mut self) {
-        if let Some(exchange) = self.inject.take() {
-            exchange.end();
-        }
-    }
-}
-
-impl HttpBody for GuardedBody {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let this = self.get_mut();
-        if let Some(event) = this.queued() {
-            return Poll::Ready(Some(Ok(Frame::data(event))));
-        }
-        if let Some(frame) = this.stashed.take() {
-            return Poll::Ready(Some(Ok(frame)));
-        }
-        if this.inner_done {
-            this.finish();
-            return Poll::Ready(None);
-        }
-        if let Some(exchange) = &this.inject {
-            exchange.inner.waker.register(cx.waker());
-        }
-        let polled = Pin::new(&mut this.body).poll_frame(cx);
-        match &polled {
-            Poll::Ready(None) => this.guard.disarm(),
-            Poll::Ready(Some(Ok(_))) if this.body.is_end_stream() => this.guard.disarm(),
-            _ => {}
-        }
-        match polled {
-            // An event queued while the inner body was polled was queued before the frame
-            // it produced was made (the handler logs before it answers): it goes first.
-            Poll::Ready(Some(Ok(frame))) => match this.queued() {
-                Some(event) => {
-                    this.stashed = Some(frame);
-                    Poll::Ready(Some(Ok(Frame::data(event))))
-                }
-                None => Poll::Ready(Some(Ok(frame))),
-            },
-            Poll::Ready(None) => match this.queued() {
-                Some(event) => {
-                    this.inner_done = true;
-                    Poll::Ready(Some(Ok(Frame::data(event))))
-                }
-                None => {
-                    this.finish();
-                    Poll::Ready(None)
-                }
-            },
-            Poll::Pending => match this.queued() {
-                Some(event) => Poll::Ready(Some(Ok(Frame::data(event)))),
-                None => Poll::Pending,
-            },
-            other => other,
+    /// The facts of a request from `client`, authenticated as `principal`, with `headers`
+    /// (its `mcp-session-id`), sent with `method`; no exchange yet.
+    pub(crate) fn new(
+        client: ClientKey,
+        principal: Option<&Principal>,
+        headers: &HeaderMap,
+        method: &Method,
+    ) -> Self {
+        RequestFacts {
+            client,
+            principal: principal.cloned().map(Arc::new),
+            session: headers
+                .get(&SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(Arc::<str>::from),
+            post: method == Method::POST,
+            exchange: None,
         }
     }
 
-    fn is_end_stream(&self) -> bool {
-        self.stashed.is_none()
-            && (self.inner_done || self.body.is_end_stream())
-            && self.inject.as_ref().is_none_or(|e| !e.has_events())
+    /// The facts of an rmcp request: those the HTTP side inserted, else (a router served
+    /// without its steps) read from the request's parts now; `None` when `cx` is not an HTTP
+    /// request (stdio, in-process).
+    pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Option<Cow<'_, RequestFacts>> {
+        cx.extensions.get::<Parts>().map(RequestFacts::of_parts)
     }
 
-    fn size_hint(&self) -> SizeHint {
-        match self.inject {
-            Some(_) => SizeHint::default(),
-            None => self.body.size_hint(),
+    /// The facts of the request `parts`: those the HTTP side inserted, else read now.
+    pub(crate) fn of_parts(parts: &Parts) -> Cow<'_, RequestFacts> {
+        match parts.extensions.get::<RequestFacts>() {
+            Some(facts) => Cow::Borrowed(facts),
+            None => Cow::Owned(RequestFacts::read(parts)),
         }
     }
-}
 
-impl Drop for GuardedBody {
-    fn drop(&mut self) {
-        self.finish();
+    /// Whether the request names no session (stateless HTTP, or a 2026-07-28 client).
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.session.is_none()
     }
-}
 
-/// The exchange a 2025 session call's log messages go to: its own POST's response stream.
-/// `None` for anything else (stdio, stateless, a 2026-07-28 request, no [`layer`] step),
-/// whose peer already sends them on the right stream.
-pub(crate) fn session_stream(cx: &RequestContext<RoleServer>) -> Option<Exchange> {
-    let parts = cx.extensions.get::<Parts>()?;
-    if parts.method != Method::POST || !parts.headers.contains_key(&SESSION_HEADER) {
-        return None;
+    /// The exchange a 2025 session call's log messages go to: its own POST's response stream.
+    /// `None` for anything else (stateless, a 2026-07-28 request, no cancellation step), whose
+    /// peer already sends them on the right stream.
+    pub(crate) fn session_stream(&self) -> Option<Exchange> {
+        if !self.post || self.session.is_none() {
+            return None;
+        }
+        self.exchange.clone()
     }
-    parts.extensions.get::<Exchange>().cloned()
 }
 
 /// Ties a running call to its HTTP request: it is cancelled when the client goes away before
 /// the response's end, and listed for a later `notifications/cancelled` (session-less) or
-/// session `DELETE`. `None` when the request did not come through [`layer`] or the list is
-/// full; keep the value until the call ends. A session-less call is listed under its
-/// client's key, as [`ClientKey::of`] works it out: the principal's (the request's, else
+/// session `DELETE`. `None` when the request did not come through the cancellation step or
+/// the list is full; keep the value until the call ends. A session-less call is listed under
+/// its client's key, as [`ClientKey::of`] works it out: the principal's (the request's, else
 /// `principal`, the session's), else the request's client.
 pub(crate) fn watch(
     cx: &RequestContext<RoleServer>,
     principal: Option<&Principal>,
 ) -> Option<Tracked> {
-    let parts = cx.extensions.get::<Parts>()?;
-    let exchange = parts.extensions.get::<Exchange>()?;
+    let facts = RequestFacts::of(cx)?;
+    let exchange = facts.exchange.as_ref()?;
     exchange.attach(&cx.ct);
-    let owner = match parts
-        .headers
-        .get(&SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-    {
-        Some(session) => Owner::Session(session.into()),
-        None => Owner::Client(match parts.extensions.get::<Principal>().or(principal) {
+    let owner = match &facts.session {
+        Some(session) => Owner::Session(session.clone()),
+        None => Owner::Client(match facts.principal.as_deref().or(principal) {
             Some(principal) => ClientKey(principal.client_key()),
-            None => super::scope::http_client_key(parts),
+            None => facts.client.clone(),
         }),
     };
     exchange
@@ -487,126 +421,6 @@ pub(crate) fn watched<'a, F: Future>(
         }
         polled
     })
-}
-
-/// The cancellation step of the HTTP endpoint (see the module's documentation): runs
-/// `next` (rmcp) on `request`, after the steps that insert the `ClientKey` it reads.
-pub(crate) async fn layer<F, Fut>(calls: &Arc<Calls>, request: Request, next: F) -> Response
-where
-    F: FnOnce(Request) -> Fut,
-    Fut: Future<Output = Response>,
-{
-    let exchange = Exchange::new(calls.clone());
-    let mut guard = GoneGuard {
-        exchange: Some(exchange.clone()),
-    };
-    let (mut parts, body) = request.into_parts();
-    parts.extensions.insert(exchange);
-    let session = parts
-        .headers
-        .get(&SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(Arc::<str>::from);
-    let is_session_post = parts.method == Method::POST && session.is_some();
-
-    let mut after = None;
-    let body = if parts.method == Method::POST && session.is_none() && may_cancel(&parts, &body) {
-        let Ok(bytes) = axum::body::to_bytes(body, MAX_INSPECTED_BODY).await else {
-            guard.disarm();
-            return StatusCode::BAD_REQUEST.into_response();
-        };
-        if let Some(id) = cancelled_request(&bytes) {
-            after = Some((
-                Owner::Client(super::scope::http_client_key(&parts)),
-                Some(id),
-            ));
-        }
-        Body::from(bytes)
-    } else {
-        if parts.method == Method::DELETE
-            && let Some(session) = session
-        {
-            after = Some((Owner::Session(session), None));
-        }
-        body
-    };
-
-    let response = next(Request::from_parts(parts, body)).await;
-    if let Some((owner, id)) = after {
-        let accepted = match id {
-            Some(_) => response.status() == StatusCode::ACCEPTED,
-            None => response.status().is_success(),
-        };
-        if accepted {
-            let n = calls.cancel(&owner, id.as_ref());
-            tracing::debug!(?owner, ?id, cancelled = n, "cancelled from another request");
-        }
-    }
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let inject = match is_session_post && is_sse {
-        true => guard.exchange.clone(),
-        false => {
-            if let Some(exchange) = &guard.exchange {
-                exchange.end();
-            }
-            None
-        }
-    };
-    response.map(|body| {
-        Body::new(GuardedBody {
-            body,
-            guard,
-            inject,
-            stashed: None,
-            inner_done: false,
-        })
-    })
-}
-
-/// Whether a session-less POST may be a `notifications/cancelled` worth reading first. A body
-/// the JSON-RPC check has read says so itself ([`Passed`]); only one that did not pass there
-/// (which rmcp then refuses) is sniffed here.
-fn may_cancel(parts: &Parts, body: &Body) -> bool {
-    let method_ok = match parts.extensions.get::<Passed>() {
-        Some(passed) => passed.cancels,
-        None => parts
-            .headers
-            .get(&METHOD_HEADER)
-            .is_none_or(|m| m.as_bytes() == CANCELLED.as_bytes()),
-    };
-    method_ok
-        && body
-            .size_hint()
-            .exact()
-            .is_some_and(|n| n <= MAX_INSPECTED_BODY as u64)
-}
-
-/// The request a `notifications/cancelled` message names, if `body` is one.
-fn cancelled_request(body: &[u8]) -> Option<RequestId> {
-    #[derive(Deserialize)]
-    struct Probe<'a> {
-        #[serde(borrow)]
-        method: Option<Cow<'a, str>>,
-    }
-    #[derive(Deserialize)]
-    struct Cancelled {
-        params: Params,
-    }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Params {
-        request_id: RequestId,
-    }
-    let probe: Probe<'_> = serde_json::from_slice(body).ok()?;
-    if probe.method.as_deref() != Some(CANCELLED) {
-        return None;
-    }
-    let cancelled: Cancelled = serde_json::from_slice(body).ok()?;
-    Some(cancelled.params.request_id)
 }
 
 #[cfg(test)]
@@ -692,22 +506,6 @@ mod tests {
         let after = CancellationToken::new();
         exchange.attach(&after);
         assert!(after.is_cancelled());
-    }
-
-    #[test]
-    fn only_a_cancelled_notification_names_a_request() {
-        let n = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#;
-        assert_eq!(cancelled_request(n), Some(id(7)));
-        let s =
-            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}"#;
-        assert_eq!(cancelled_request(s), Some(RequestId::String("r".into())));
-        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notifications/cancelled"}}"#;
-        assert_eq!(cancelled_request(call), None);
-        assert_eq!(
-            cancelled_request(br#"{"method":"notifications/cancelled"}"#),
-            None
-        );
-        assert_eq!(cancelled_request(b"[1,2"), None);
     }
 }
 

@@ -61,8 +61,8 @@ fn legacy_unsupported(cx: &RequestContext<RoleServer>) -> Option<&'static str> {
 /// Whether `cx` is an HTTP request without a session.
 fn is_stateless_http(cx: &RequestContext<RoleServer>) -> bool {
     #[cfg(feature = "server-http")]
-    if let Some(parts) = cx.extensions.get::<axum::http::request::Parts>() {
-        return !parts.headers.contains_key(&super::cancel::SESSION_HEADER);
+    if let Some(facts) = crate::mcp::facts::RequestFacts::of(cx) {
+        return facts.is_stateless();
     }
     let _ = cx;
     false
@@ -77,9 +77,10 @@ pub(crate) struct LegacyFacts {
 }
 
 impl LegacyFacts {
-    pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Self {
+    /// The facts of `cx`, whose HTTP request names no session when `stateless`.
+    pub(crate) fn of(cx: &RequestContext<RoleServer>, stateless: bool) -> Self {
         LegacyFacts {
-            stateless: is_stateless_http(cx),
+            stateless,
             meta_capabilities: cx.meta.client_capabilities(),
         }
     }

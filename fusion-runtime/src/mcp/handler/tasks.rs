@@ -86,7 +86,7 @@ pub(crate) async fn start(
             &record,
         )))),
         Err(refusal) => {
-            let mut result = super::to_call_tool_result(ToolResponse::from(refusal));
+            let mut result = super::mcp_handler::to_call_tool_result(ToolResponse::from(refusal));
             era.stamp(&mut result.meta, server);
             Ok(result.into())
         }
@@ -220,7 +220,7 @@ fn outcome_of(server: &Server, era: &Era, response: ToolResponse) -> TaskOutcome
             .map_or(text, |(m, _)| m);
         return failed_with(&code, &unescape(message), text);
     }
-    let mut result = super::to_call_tool_result(response);
+    let mut result = super::mcp_handler::to_call_tool_result(response);
     era.stamp(&mut result.meta, server);
     match serde_json::to_value(result) {
         Ok(serde_json::Value::Object(mut object)) => {
@@ -388,7 +388,7 @@ impl RequestSink for TaskSink {
 }
 
 /// The owner a `tasks/*` request is asked for: the same key its `tools/call` was stored under.
-fn owner(handler: &super::McpHandler, context: &RequestContext<RoleServer>) -> ClientKey {
+fn owner(handler: &super::mcp_handler::McpHandler, context: &RequestContext<RoleServer>) -> ClientKey {
     let mut scope = super::scope::request_scope_in_session(context, Default::default());
     if scope.principal.is_none() {
         scope.principal = handler.principal.clone();
@@ -419,7 +419,7 @@ pub(crate) fn store_error(e: &crate::store::StoreError) -> ErrorData {
 
 /// `tasks/get`: the task as stored, if it is the caller's.
 pub(crate) async fn get(
-    handler: &super::McpHandler,
+    handler: &super::mcp_handler::McpHandler,
     request: GetTaskParams,
     context: RequestContext<RoleServer>,
 ) -> Result<GetTaskResult, ErrorData> {
@@ -434,7 +434,7 @@ pub(crate) async fn get(
 
 /// `tasks/update`: the caller's answers to its task's open questions (others are ignored).
 pub(crate) async fn update(
-    handler: &super::McpHandler,
+    handler: &super::mcp_handler::McpHandler,
     request: UpdateTaskParams,
     context: RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {
@@ -452,7 +452,7 @@ pub(crate) async fn update(
 /// `tasks/cancel`: the caller's task is marked `cancelled` and its call stopped wherever it
 /// runs (a task that already ended keeps its end).
 pub(crate) async fn cancel(
-    handler: &super::McpHandler,
+    handler: &super::mcp_handler::McpHandler,
     request: CancelTaskParams,
     context: RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {

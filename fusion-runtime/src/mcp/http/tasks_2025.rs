@@ -20,9 +20,10 @@ use axum::http::request::Parts;
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
-use super::era::Era;
-use super::tasks::{self, Can};
+use crate::mcp::handler::era::Era;
+use crate::mcp::handler::tasks::{self, Can};
 use crate::context::{ClientKey, RequestScope};
+use crate::mcp::facts::RequestFacts;
 use crate::server::Server;
 use crate::store::{TaskOutcome, TaskRecord};
 
@@ -32,7 +33,11 @@ const RESULT_POLL: Duration = Duration::from_millis(200);
 /// The JSON-RPC answer (`result` or `error` object, and which) to a 2025-11-25 task request
 /// in `message`; `None` for anything else (rmcp answers it).
 pub(crate) async fn answer(server: &Server, parts: &Parts, message: &Value) -> Option<Value> {
-    if !server.has_tasks() || parts.headers.get("mcp-session-id").is_none() {
+    if !server.has_tasks() {
+        return None;
+    }
+    let facts = RequestFacts::of_parts(parts);
+    if facts.is_stateless() {
         return None;
     }
     let version = parts.headers.get("mcp-protocol-version")?.to_str().ok()?;
@@ -42,10 +47,10 @@ pub(crate) async fn answer(server: &Server, parts: &Parts, message: &Value) -> O
     let method = message.get("method")?.as_str()?;
     let id = message.get("id")?.clone();
     let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
-    let principal = parts.extensions.get::<crate::auth::Principal>().cloned();
+    let principal = facts.principal.as_deref().cloned();
     let owner = match &principal {
         Some(p) => ClientKey::new(p.client_key()),
-        None => super::scope::http_client_key(parts),
+        None => facts.client.clone(),
     };
     let task_id = || params.get("taskId").and_then(Value::as_str).unwrap_or("");
     let answered = match method {

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::era::{CachedList, Era};
-use super::{McpHandler, catalog, tools};
+use super::mcp_handler::McpHandler;
+use super::{catalog, tools};
 use crate::auth::{Principal, Seal};
 use crate::envelope::ToolError;
 use crate::server::{Icon, IconTheme, Item, Method, MethodRequest, Server};
