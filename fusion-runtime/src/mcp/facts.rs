@@ -1,5 +1,5 @@
 //! The doorway between the two rooms of `mcp`: what the HTTP side (`mcp/http/`) works out
-//! about one request, once, and the handler side (`mcp/handler/`) reads — [`RequestFacts`] —
+//! about one request, once, and the handler side (`mcp/handlers/`) reads — [`RequestFacts`] —
 //! and the request's [`Exchange`]: the calls it carries, whether its client went away, and the
 //! log events waiting for a 2025 session call's own response stream.
 //!

@@ -25,7 +25,7 @@
 //!
 //! Change notifications from application code ([`Notifier`](crate::Notifier)) reach a 2025
 //! session through `resources/subscribe` and the list-changed notifications, and a
-//! 2026-07-28 client through `subscriptions/listen` (`mcp/handler/notify.rs`).
+//! 2026-07-28 client through `subscriptions/listen` (`mcp/handlers/notify.rs`).
 //!
 //! Between the bytes and rmcp sits a check ([`jsonrpc`]) that answers what rmcp would drop
 //! or answer unreadably: over stdio ([`serve_io`]) and HTTP ([`http_router`]) alike, a
@@ -35,22 +35,22 @@
 //!
 //! ## Two rooms, one doorway
 //!
-//! - [`http`](self::http) (`mcp/http/`): the listener and its caps, the one bounded and timed
+//! - `http` (`mcp/http/`): the listener and its caps, the one bounded and timed
 //!   body read, the request steps, sessions, identity, authentication, error rewriting. It
 //!   works out a request's facts once.
-//! - `handler` (`mcp/handler/`): [`McpHandler`], rmcp's `ServerHandler`, and what it needs.
+//! - `handlers` (`mcp/handlers/`): [`McpHandler`], rmcp's `ServerHandler`, and what it needs.
 //! - `facts` (`mcp/facts.rs`): the doorway — what the HTTP room wrote and the handler room
 //!   reads ([`MAX_TRACKED`] and the other bounds of a request's exchange are there).
 //! - [`jsonrpc`] (`mcp/jsonrpc/`): the check both transports run before rmcp; `stdio.rs` is
 //!   the other transport, `upstream.rs` the client of mounted upstream servers.
 //!
-//! Imports go one way: `http → {facts, jsonrpc, handler}`, `stdio → {jsonrpc, handler}`,
-//! `jsonrpc → handler → facts`. `docs/architecture.md` walks one call through the files.
+//! Imports go one way: `http → {facts, jsonrpc, handlers}`, `stdio → {jsonrpc, handlers}`,
+//! `jsonrpc → handlers → facts`. `docs/architecture.md` walks one call through the files.
 
 
 #[cfg(feature = "server-http")]
 mod facts;
-mod handler;
+mod handlers;
 #[cfg(feature = "server-http")]
 mod http;
 pub mod jsonrpc;
@@ -59,7 +59,7 @@ mod stdio;
 #[cfg(feature = "gateway")]
 mod upstream;
 
-pub use handler::{
+pub use handlers::{
     MAX_CURSOR_BYTES, MAX_SUBSCRIPTIONS, MOUNT_META_KEY, McpHandler, Subscriptions, elicit, era,
     request_scope, to_call_tool_result,
 };

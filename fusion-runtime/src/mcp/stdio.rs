@@ -19,7 +19,7 @@ use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{Mutex, mpsc};
 
-use super::handler::McpHandler;
+use super::handlers::McpHandler;
 use super::jsonrpc::{self, INVALID_REQUEST, Refusal, Reply};
 use crate::server::Server;
 

@@ -194,7 +194,7 @@ fn unsupported_version(
     id: impl FnOnce() -> Value,
 ) -> Option<Response> {
     let requested = headers.get(&HEADER_PROTOCOL_VERSION)?;
-    let supported = crate::mcp::handler::era::supported_versions();
+    let supported = crate::mcp::handlers::era::supported_versions();
     let known = requested
         .to_str()
         .is_ok_and(|v| supported.iter().any(|s| s.as_str() == v));
@@ -207,7 +207,7 @@ fn unsupported_version(
     Some(reply_with_data(
         StatusCode::BAD_REQUEST,
         id(),
-        crate::mcp::handler::era::UNSUPPORTED_PROTOCOL_VERSION,
+        crate::mcp::handlers::era::UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         data,
     ))
@@ -223,16 +223,16 @@ fn header_mismatch(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Option<
         return None;
     }
     let version = headers.get(&HEADER_PROTOCOL_VERSION)?.to_str().ok()?;
-    if !crate::mcp::handler::era::is_modern_version(version) {
+    if !crate::mcp::handlers::era::is_modern_version(version) {
         return None;
     }
     let message: Value = serde_json::from_slice(bytes).ok()?;
-    let reason = crate::mcp::handler::era::header_mismatch_reason(headers, version, &message)?;
+    let reason = crate::mcp::handlers::era::header_mismatch_reason(headers, version, &message)?;
     tracing::debug!(%reason, "header mismatch on a framework answer");
     Some(reply_with_data(
         StatusCode::BAD_REQUEST,
         message.get("id").cloned().unwrap_or(Value::Null),
-        crate::mcp::handler::era::HEADER_MISMATCH,
+        crate::mcp::handlers::era::HEADER_MISMATCH,
         &format!("Header mismatch: {reason}"),
         Value::Null,
     ))

@@ -13,7 +13,7 @@
 //! | JSON-RPC check | `check.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
 //! | cancellation | `cancel.rs` | the facts | the request's exchange, in its facts |
 //!
-//! Then rmcp, and the handler room ([`handler`](super::handler)), which reads the facts.
+//! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts.
 //! `health.rs` and `metrics.rs` are the listener's other routes and its metrics listener.
 
 mod auth;

@@ -28,7 +28,7 @@ use super::options::HttpOptions;
 use super::sessions::CappedSessions;
 use crate::auth::Auth;
 use crate::mcp::facts::Calls;
-use crate::mcp::handler::{McpHandler, notify};
+use crate::mcp::handlers::{McpHandler, notify};
 use crate::server::Server;
 
 /// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).

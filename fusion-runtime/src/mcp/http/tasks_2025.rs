@@ -20,8 +20,8 @@ use axum::http::request::Parts;
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
-use crate::mcp::handler::era::Era;
-use crate::mcp::handler::tasks::{self, Can};
+use crate::mcp::handlers::era::Era;
+use crate::mcp::handlers::tasks::{self, Can};
 use crate::context::{ClientKey, RequestScope};
 use crate::mcp::facts::RequestFacts;
 use crate::server::Server;

@@ -14,8 +14,8 @@ use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess
 use serde_json::Value;
 
 use super::reply::{INVALID_PARAMS, INVALID_REQUEST, Reply};
-use crate::mcp::handler::era;
-use crate::mcp::handler::to_call_tool_result;
+use crate::mcp::handlers::era;
+use crate::mcp::handlers::to_call_tool_result;
 use crate::server::Server;
 
 

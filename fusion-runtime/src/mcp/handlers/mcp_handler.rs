@@ -4,7 +4,7 @@
 //! and [`McpHandler::elicitable`] for a request that may ask the user.
 //!
 //! Reads: nothing of the request but what each caller passes. Writes: nothing; the
-//! `ServerHandler` methods are in `serve.rs`, `tools/call` in `call.rs`.
+//! `ServerHandler` methods are in `methods.rs`, `tools/call` in `call.rs`.
 
 use rmcp::model::{CallToolResult, ContentBlock, InputRequiredResult, ResourceContents};
 use rmcp::service::RequestContext;

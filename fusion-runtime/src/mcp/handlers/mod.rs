@@ -8,7 +8,7 @@
 //!
 //! | file | answers |
 //! |---|---|
-//! | `serve.rs` | the `ServerHandler` methods, each handed to the file below that answers it |
+//! | `methods.rs` | the `ServerHandler` methods, each handed to the file below that answers it |
 //! | `call.rs` | `tools/call` |
 //! | `listing.rs`, `tools.rs` | the lists (paged, cached), and tools as rmcp `Tool`s |
 //! | `catalog.rs` | prompts, resources, completions |
@@ -25,7 +25,7 @@ mod listing;
 mod mcp_handler;
 pub(crate) mod notify;
 pub(crate) mod scope;
-mod serve;
+mod methods;
 mod subscriptions;
 pub(crate) mod tasks;
 mod tools;
