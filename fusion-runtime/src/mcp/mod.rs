@@ -47,7 +47,6 @@
 //! Imports go one way: `http → {facts, jsonrpc, handlers}`, `stdio → {jsonrpc, handlers}`,
 //! `jsonrpc → handlers → facts`. `docs/architecture.md` walks one call through the files.
 
-
 #[cfg(feature = "server-http")]
 mod facts;
 mod handlers;

@@ -11,7 +11,7 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
 use super::mcp_handler::{McpHandler, stamp_input, to_call_tool_result};
-use super::{elicit, scope, tasks};
+use super::{elicit, request_state, scope, tasks};
 use crate::envelope::ToolResponse;
 
 impl McpHandler {
@@ -66,9 +66,10 @@ impl McpHandler {
             }
         }
         let owner = crate::context::ClientKey::of(&scope);
-        let binding = elicit::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)
-            .signed_with(self.server.request_state_key());
-        let answers = match elicit::answers(
+        let binding =
+            request_state::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)
+                .signed_with(self.server.request_state_key());
+        let answers = match request_state::answers(
             request.request_state.as_deref(),
             request.input_responses.as_ref(),
             &binding,
@@ -77,8 +78,8 @@ impl McpHandler {
         .await
         {
             Ok(answers) => answers,
-            Err(elicit::Refused::Invalid(e)) => return Err(e),
-            Err(elicit::Refused::Unchecked(why)) => {
+            Err(request_state::Refused::Invalid(e)) => return Err(e),
+            Err(request_state::Refused::Unchecked(why)) => {
                 let refusal = crate::envelope::error(crate::envelope::ErrorCode::ServerBusy, why)
                     .suggest("Wait for the time below, then send the same request again.")
                     .detail("oneTimeStore", "unreachable")

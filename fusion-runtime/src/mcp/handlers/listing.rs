@@ -47,7 +47,7 @@ struct Position {
 fn key(server: &Server) -> Option<std::sync::Arc<[u8]>> {
     server
         .request_state_key()
-        .or_else(|| super::elicit::key().map(std::sync::Arc::from))
+        .or_else(|| super::request_state::key().map(std::sync::Arc::from))
 }
 
 fn bad_cursor(method: Method, why: &str) -> ErrorData {

@@ -13,6 +13,7 @@ use rmcp::{ErrorData, RoleServer};
 use super::elicit;
 use super::era::Era;
 use super::notify;
+use super::request_state;
 use super::subscriptions::Subscriptions;
 use crate::auth::Principal;
 use crate::context::{LogLevel, LogThreshold};
@@ -145,6 +146,7 @@ pub(crate) fn to_block(c: Content) -> ContentBlock {
     }
 }
 
+/// How a request that may ask the user ended.
 pub(crate) enum Asked<T> {
     /// It ran to its end.
     Done(T),
@@ -181,16 +183,17 @@ impl McpHandler {
             return Ok(Asked::Done(work(scope).await));
         }
         let owner = crate::context::ClientKey::of(&scope);
-        let binding = elicit::Binding::of(retry.bound_to.0, retry.bound_to.1, &owner.0)
+        let binding = request_state::Binding::of(retry.bound_to.0, retry.bound_to.1, &owner.0)
             .signed_with(self.server.request_state_key());
         let once = self.server.once_store().as_ref();
-        let answers = match elicit::answers(retry.state, retry.responses, &binding, once).await {
-            Ok(answers) => answers,
-            Err(elicit::Refused::Invalid(e)) => return Err(e),
-            Err(elicit::Refused::Unchecked(why)) => {
-                return Err(ErrorData::internal_error(why, None));
-            }
-        };
+        let answers =
+            match request_state::answers(retry.state, retry.responses, &binding, once).await {
+                Ok(answers) => answers,
+                Err(request_state::Refused::Invalid(e)) => return Err(e),
+                Err(request_state::Refused::Unchecked(why)) => {
+                    return Err(ErrorData::internal_error(why, None));
+                }
+            };
         let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, context));
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         tokio::select! {
@@ -207,7 +210,11 @@ impl McpHandler {
 
 /// An `input_required` result with the server named in its `_meta` (modern requests only
 /// ever get one).
-pub(crate) fn stamp_input(era: &Era, mut r: InputRequiredResult, server: &Server) -> InputRequiredResult {
+pub(crate) fn stamp_input(
+    era: &Era,
+    mut r: InputRequiredResult,
+    server: &Server,
+) -> InputRequiredResult {
     era.stamp(&mut r.meta, server);
     r
 }

@@ -292,8 +292,6 @@ impl ServerHandler for McpHandler {
     }
 }
 
-/// How a request that may ask the user ended.
-
 #[cfg(test)]
 mod tests {
     use super::*;

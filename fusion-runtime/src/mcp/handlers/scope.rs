@@ -12,9 +12,9 @@ use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 
 use super::elicit::{LegacyElicitor, LegacyFacts};
+use crate::context::{Elicitor, LogLevel, LogThreshold, RequestScope, RequestSink};
 #[cfg(feature = "server-http")]
 use crate::mcp::facts::{Exchange, RequestFacts};
-use crate::context::{Elicitor, LogLevel, LogThreshold, RequestScope, RequestSink};
 
 /// The scope of an rmcp request, with the default log threshold.
 pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {

@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
-use http_body::{Frame, SizeHint};
 use futures::StreamExt;
-
+use http_body::{Frame, SizeHint};
 
 /// A request body that fails once its deadline passes.
 pub(crate) struct DeadlineBody {

@@ -13,8 +13,8 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Reply};
 use super::body::read_bounded;
+use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Reply};
 use crate::server::Server;
 
 /// The longest plain-text error body of rmcp's rewritten into JSON.

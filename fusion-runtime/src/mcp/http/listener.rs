@@ -16,9 +16,9 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::forwarded;
+use super::health;
 use super::identity::{Identity, ip_key};
 use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};
-use super::health;
 use super::router::router;
 use crate::server::Server;
 

@@ -49,7 +49,11 @@ pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
 
 /// [`http_router`] once its options are checked. rmcp ends every stream it serves (calls in
 /// flight included) once `streams_end` is cancelled and the open listens have answered.
-pub(crate) fn router(server: Server, options: &HttpOptions, streams_end: &CancellationToken) -> axum::Router {
+pub(crate) fn router(
+    server: Server,
+    options: &HttpOptions,
+    streams_end: &CancellationToken,
+) -> axum::Router {
     let auth_server = server.clone();
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)

@@ -20,10 +20,10 @@ use axum::http::request::Parts;
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
-use crate::mcp::handlers::era::Era;
-use crate::mcp::handlers::tasks::{self, Can};
 use crate::context::{ClientKey, RequestScope};
 use crate::mcp::facts::RequestFacts;
+use crate::mcp::handlers::era::Era;
+use crate::mcp::handlers::tasks::{self, Can};
 use crate::server::Server;
 use crate::store::{TaskOutcome, TaskRecord};
 

@@ -6,10 +6,13 @@
 
 #[cfg(feature = "server-stdio")]
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+#[cfg(feature = "server-http")]
 use serde_json::Value;
 
 use super::probe::Probe;
-use super::reply::{INVALID_PARAMS, Reply, parse_error};
+#[cfg(feature = "server-stdio")]
+use super::reply::INVALID_PARAMS;
+use super::reply::{Reply, parse_error};
 use crate::server::Server;
 
 #[cfg(feature = "server-stdio")]

@@ -22,5 +22,5 @@ mod tests;
 pub(crate) use check::{Passed, check_body, refused_by_rmcp};
 #[cfg(feature = "server-stdio")]
 pub(crate) use check::{Refusal, read_line};
-pub use reply::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
 pub(crate) use reply::Reply;
+pub use reply::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};

@@ -18,7 +18,6 @@ use crate::mcp::handlers::era;
 use crate::mcp::handlers::to_call_tool_result;
 use crate::server::Server;
 
-
 /// A JSON value's type, with the few values the checks need.
 #[derive(Debug, PartialEq)]
 pub(super) enum Sniff<'a> {
