@@ -1,5 +1,5 @@
 //! The stdio transport: newline-delimited JSON-RPC read with a bounded line length, checked
-//! before rmcp sees it (see [`jsonrpc`](super::jsonrpc)), and one ordered writer for
+//! before rmcp sees it (see [`jsonrpc`]), and one ordered writer for
 //! everything that goes out.
 //!
 //! Lifecycle: the server ends, successfully, when the client closes its input, at any

@@ -1,9 +1,9 @@
 //! `tools/call`, for either generation of the protocol.
 //!
 //! Reads: the request's parameters and its [`RequestContext`] (era, `_meta`, and over HTTP the
-//! request's facts through [`scope`](super::scope)); the session's principal and handoff.
+//! request's facts through [`scope`]); the session's principal and handoff.
 //! Writes: the call's [`CallToolResponse`]; a 2026-07-28 call that asks the user ends with
-//! `input_required`, one a task may run starts the task ([`tasks`](super::tasks)).
+//! `input_required`, one a task may run starts the task ([`tasks`]).
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequiredResult};
 use rmcp::service::RequestContext;

@@ -2,7 +2,7 @@
 //! `tools/call` of a task action (`#[tool_action(task)]`) from a client that declared the
 //! extension on that request is answered at once with the task (`resultType: "task"`), and
 //! the same pipeline call runs in the background; `tasks/get` and `tasks/cancel` read and end
-//! it in the server's [`TaskStore`](crate::store::TaskStore), from any instance that shares it.
+//! it in the server's [`TaskStore`], from any instance that shares it.
 //!
 //! The stored result is the `CallToolResult` the synchronous call returns: the same JSON, its
 //! text blocks byte for byte; only its keys come sorted (it is kept as a JSON object). A

@@ -1,4 +1,4 @@
-//! The HTTP side of [`jsonrpc`](super::jsonrpc): a step in front of rmcp's streamable
+//! The HTTP side of [`jsonrpc`]: a step in front of rmcp's streamable
 //! HTTP service. A POST body is read once, bounded, and checked; what the framework answers
 //! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
 //! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error

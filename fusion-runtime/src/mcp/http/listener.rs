@@ -50,7 +50,7 @@ impl HttpServer {
 
 /// Binds `addr` and serves `server` over streamable HTTP in a background task, within the
 /// bounds of `options`. Fails before binding when [`HttpOptions::auth`] does not pass
-/// [`Auth::check`].
+/// [`Auth::check`](crate::auth::Auth::check).
 pub async fn spawn_http(
     server: Server,
     addr: SocketAddr,

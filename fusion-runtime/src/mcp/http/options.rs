@@ -33,7 +33,7 @@ use crate::auth::Auth;
 /// `Host` is not allowed get `403` too (DNS-rebinding protection). A session `DELETE` answers
 /// `200`.
 ///
-/// [`spawn_http`] also answers `GET /healthz` (`200 ok` while it serves) and `GET /readyz`
+/// [`spawn_http`](crate::mcp::spawn_http) also answers `GET /healthz` (`200 ok` while it serves) and `GET /readyz`
 /// (`200 ready`; `503` and a one-line reason while draining or while a
 /// [`ready_check`](HttpOptions::ready_check) fails), outside [`path`](HttpOptions::path),
 /// without authentication. On the shutdown token it drains, in the order a load balancer
@@ -223,7 +223,7 @@ impl HttpOptions {
     }
 
     /// Authenticates requests with `auth` (bearer tokens, `401`, Protected Resource
-    /// Metadata), instead of the server's own. [`spawn_http`] refuses to start when it
+    /// Metadata), instead of the server's own. [`spawn_http`](crate::mcp::spawn_http) refuses to start when it
     /// requires tokens but names no issuer ([`Auth::check`]).
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = Some(Arc::new(auth));

@@ -1,6 +1,6 @@
 //! The streamable HTTP endpoint as an axum router: rmcp's service behind the request steps,
 //! in order — [`guard_request`] (identity, session ownership, the body's deadline; it writes
-//! the request's [`RequestFacts`]), the JSON-RPC check ([`check`]: the one bounded body
+//! the request's [`RequestFacts`](crate::mcp::facts::RequestFacts)), the JSON-RPC check ([`check`]: the one bounded body
 //! read), the cancellation step ([`cancel`](super::cancel): the request's exchange) — and, when
 //! configured, authentication around them all ([`auth`](super::auth)).
 //!
@@ -34,12 +34,12 @@ use crate::server::Server;
 /// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
 ///
 /// Serve it with connect info (`into_make_service_with_connect_info::<SocketAddr>()`) so
-/// clients are told apart by address, or put a [`ClientKey`] in each request's extensions
+/// clients are told apart by address, or put a [`ClientKey`](crate::context::ClientKey) in each request's extensions
 /// from a layer around it (an authentication layer that knows the principal). The connection
-/// bounds (count, header timeout) are [`spawn_http`]'s; the rest apply here.
+/// bounds (count, header timeout) are [`spawn_http`](crate::mcp::spawn_http)'s; the rest apply here.
 ///
 /// It cannot fail: authentication in [`HttpOptions::auth`] that [`Auth::check`] refuses is
-/// logged as an error here, where [`spawn_http`] refuses to start.
+/// logged as an error here, where [`spawn_http`](crate::mcp::spawn_http) refuses to start.
 pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
     if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
         tracing::error!("{e}");
@@ -146,7 +146,7 @@ impl tower_service::Service<Request> for Shared {
 }
 
 /// The request guard ([`guard_request`]), the JSON-RPC check
-/// ([`http_jsonrpc`](super::http_jsonrpc)) and the cancellation step
+/// (`check.rs`) and the cancellation step
 /// ([`cancel`](super::cancel)) as one layer: plain async functions called one inside the
 /// other — one boxed future and one clone of the inner route per request, where three
 /// `from_fn` layers boxed a future and cloned the route each.

@@ -4,7 +4,7 @@
 //! reads it, `tasks/result` waits for its end and answers what the call would have
 //! (the `CallToolResult`, or the JSON-RPC error of a `failed` task), `tasks/cancel` cancels
 //! it. The same tasks, store, owner rules and bounds as the 2026-07-28 extension
-//! ([`tasks`](super::tasks)); a question inside such a task is refused (2025 asks it on the
+//! (`handlers/tasks.rs`); a question inside such a task is refused (2025 asks it on the
 //! `tasks/result` stream, which is not served here).
 //!
 //! rmcp 3.11 knows only the 2026-07-28 shapes (it drops the `task` parameter and refuses

@@ -78,7 +78,7 @@ impl<'a> Probe<'a> {
     /// for its syntax (`serde_json`'s `ignore_value`: a string's UTF-8 and `\u` escapes, a
     /// number's range and the nesting depth go unchecked). A message that passes it goes to
     /// rmcp, whose own parse refuses what the exact probe would; the answer to that is then
-    /// the exact probe's ([`refused_by_rmcp`]).
+    /// the exact probe's (`refused_by_rmcp`).
     #[cfg(feature = "server-http")]
     pub(super) fn quick(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
         Probe::with::<serde::de::IgnoredAny>(bytes)
