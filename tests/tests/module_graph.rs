@@ -952,7 +952,7 @@ fn the_reader_finds_what_it_looks_for() {
     let k = krate();
     // Every file the compiler reads is read, and no test file.
     assert!(
-        k.files.iter().any(|f| f.rel == "mcp/cancel.rs"),
+        k.files.iter().any(|f| f.rel == "mcp/http/cancel.rs"),
         "files are read"
     );
     assert!(

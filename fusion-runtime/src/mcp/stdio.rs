@@ -1,5 +1,5 @@
 //! The stdio transport: newline-delimited JSON-RPC read with a bounded line length, checked
-//! before rmcp sees it (see [`jsonrpc`](super::jsonrpc)), and one ordered writer for
+//! before rmcp sees it (see [`jsonrpc`]), and one ordered writer for
 //! everything that goes out.
 //!
 //! Lifecycle: the server ends, successfully, when the client closes its input, at any
@@ -19,7 +19,7 @@ use rmcp::{ServerHandler, ServiceExt};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{Mutex, mpsc};
 
-use super::McpHandler;
+use super::handlers::McpHandler;
 use super::jsonrpc::{self, INVALID_REQUEST, Refusal, Reply};
 use crate::server::Server;
 
@@ -319,6 +319,12 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             }
         }
     }
+}
+
+/// Serves `server` over stdio until the client closes stdin (then returns `Ok`, whether
+/// the client initialized or not). Nothing but protocol messages goes to stdout.
+pub async fn serve_stdio(server: Server) -> anyhow::Result<()> {
+    serve_stdio_with(server, StdioOptions::default()).await
 }
 
 #[cfg(test)]

@@ -178,7 +178,7 @@ impl ClientHandler for Relay {
     ) {
         // A log message names no request: it goes on only when one call is in flight, so
         // it cannot reach another client's call.
-        let level = super::scope::from_rmcp(params.level);
+        let level = super::handlers::scope::from_rmcp(params.level);
         let scope = {
             let calls = self.calls.map();
             if calls.len() != 1 {

@@ -18,7 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use http_body::{Frame, SizeHint};
 
-use crate::mcp::identity::Identity;
+use super::identity::Identity;
 
 /// Open connections or requests per client key, at most `max` each.
 pub(crate) struct PerClient {

@@ -1,4 +1,4 @@
-//! The HTTP side of [`jsonrpc`](super::jsonrpc): a step in front of rmcp's streamable
+//! The HTTP side of [`jsonrpc`]: a step in front of rmcp's streamable
 //! HTTP service. A POST body is read once, bounded, and checked; what the framework answers
 //! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
 //! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error
@@ -11,10 +11,10 @@ use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
 use serde_json::Value;
 
-use super::jsonrpc::{self, INVALID_REQUEST, Reply};
+use super::body::read_bounded;
+use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Reply};
 use crate::server::Server;
 
 /// The longest plain-text error body of rmcp's rewritten into JSON.
@@ -194,7 +194,7 @@ fn unsupported_version(
     id: impl FnOnce() -> Value,
 ) -> Option<Response> {
     let requested = headers.get(&HEADER_PROTOCOL_VERSION)?;
-    let supported = super::era::supported_versions();
+    let supported = crate::mcp::handlers::era::supported_versions();
     let known = requested
         .to_str()
         .is_ok_and(|v| supported.iter().any(|s| s.as_str() == v));
@@ -207,7 +207,7 @@ fn unsupported_version(
     Some(reply_with_data(
         StatusCode::BAD_REQUEST,
         id(),
-        super::era::UNSUPPORTED_PROTOCOL_VERSION,
+        crate::mcp::handlers::era::UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         data,
     ))
@@ -223,16 +223,16 @@ fn header_mismatch(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Option<
         return None;
     }
     let version = headers.get(&HEADER_PROTOCOL_VERSION)?.to_str().ok()?;
-    if !super::era::is_modern_version(version) {
+    if !crate::mcp::handlers::era::is_modern_version(version) {
         return None;
     }
     let message: Value = serde_json::from_slice(bytes).ok()?;
-    let reason = super::era::header_mismatch_reason(headers, version, &message)?;
+    let reason = crate::mcp::handlers::era::header_mismatch_reason(headers, version, &message)?;
     tracing::debug!(%reason, "header mismatch on a framework answer");
     Some(reply_with_data(
         StatusCode::BAD_REQUEST,
         message.get("id").cloned().unwrap_or(Value::Null),
-        super::era::HEADER_MISMATCH,
+        crate::mcp::handlers::era::HEADER_MISMATCH,
         &format!("Header mismatch: {reason}"),
         Value::Null,
     ))
@@ -282,34 +282,6 @@ fn too_large(max: usize) -> Response {
             format!("Invalid Request: the body exceeds {max} bytes"),
         ),
     )
-}
-
-/// The body, or `Err(Some(()))` past `max` bytes, `Err(None)` when reading failed.
-async fn read_bounded(body: Body, max: usize) -> Result<Bytes, Option<()>> {
-    let mut stream = body.into_data_stream();
-    let mut first: Option<Bytes> = None;
-    let mut rest: Vec<u8> = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| None)?;
-        let so_far = first.as_ref().map_or(0, Bytes::len) + rest.len();
-        if so_far + chunk.len() > max {
-            return Err(Some(()));
-        }
-        match &first {
-            None => first = Some(chunk),
-            Some(f) => {
-                if rest.is_empty() {
-                    rest.extend_from_slice(f);
-                }
-                rest.extend_from_slice(&chunk);
-            }
-        }
-    }
-    Ok(if rest.is_empty() {
-        first.unwrap_or_default()
-    } else {
-        Bytes::from(rest)
-    })
 }
 
 fn is_json(headers: &HeaderMap) -> bool {

@@ -25,7 +25,7 @@ use rmcp::service::{SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use super::catalog::{MAX_SUBSCRIPTIONS, Subscriptions};
+use super::subscriptions::{MAX_SUBSCRIPTIONS, Subscriptions};
 use crate::context::{Change, Changes, ClientKey, ListenRefused, Received};
 use crate::server::Server;
 use crate::server::catalog::MAX_URI_BYTES;

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::era::{CachedList, Era};
-use super::{McpHandler, catalog, tools};
+use super::mcp_handler::McpHandler;
+use super::{catalog, tools};
 use crate::auth::{Principal, Seal};
 use crate::envelope::ToolError;
 use crate::server::{Icon, IconTheme, Item, Method, MethodRequest, Server};
@@ -46,7 +47,7 @@ struct Position {
 fn key(server: &Server) -> Option<std::sync::Arc<[u8]>> {
     server
         .request_state_key()
-        .or_else(|| super::elicit::key().map(std::sync::Arc::from))
+        .or_else(|| super::request_state::key().map(std::sync::Arc::from))
 }
 
 fn bad_cursor(method: Method, why: &str) -> ErrorData {

@@ -4,7 +4,7 @@
 //! reads it, `tasks/result` waits for its end and answers what the call would have
 //! (the `CallToolResult`, or the JSON-RPC error of a `failed` task), `tasks/cancel` cancels
 //! it. The same tasks, store, owner rules and bounds as the 2026-07-28 extension
-//! ([`tasks`](super::tasks)); a question inside such a task is refused (2025 asks it on the
+//! (`handlers/tasks.rs`); a question inside such a task is refused (2025 asks it on the
 //! `tasks/result` stream, which is not served here).
 //!
 //! rmcp 3.11 knows only the 2026-07-28 shapes (it drops the `task` parameter and refuses
@@ -20,9 +20,10 @@ use axum::http::request::Parts;
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
-use super::era::Era;
-use super::tasks::{self, Can};
 use crate::context::{ClientKey, RequestScope};
+use crate::mcp::facts::RequestFacts;
+use crate::mcp::handlers::era::Era;
+use crate::mcp::handlers::tasks::{self, Can};
 use crate::server::Server;
 use crate::store::{TaskOutcome, TaskRecord};
 
@@ -32,7 +33,11 @@ const RESULT_POLL: Duration = Duration::from_millis(200);
 /// The JSON-RPC answer (`result` or `error` object, and which) to a 2025-11-25 task request
 /// in `message`; `None` for anything else (rmcp answers it).
 pub(crate) async fn answer(server: &Server, parts: &Parts, message: &Value) -> Option<Value> {
-    if !server.has_tasks() || parts.headers.get("mcp-session-id").is_none() {
+    if !server.has_tasks() {
+        return None;
+    }
+    let facts = RequestFacts::of_parts(parts);
+    if facts.is_stateless() {
         return None;
     }
     let version = parts.headers.get("mcp-protocol-version")?.to_str().ok()?;
@@ -42,10 +47,10 @@ pub(crate) async fn answer(server: &Server, parts: &Parts, message: &Value) -> O
     let method = message.get("method")?.as_str()?;
     let id = message.get("id")?.clone();
     let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
-    let principal = parts.extensions.get::<crate::auth::Principal>().cloned();
+    let principal = facts.principal.as_deref().cloned();
     let owner = match &principal {
         Some(p) => ClientKey::new(p.client_key()),
-        None => super::scope::http_client_key(parts),
+        None => facts.client.clone(),
     };
     let task_id = || params.get("taskId").and_then(Value::as_str).unwrap_or("");
     let answered = match method {

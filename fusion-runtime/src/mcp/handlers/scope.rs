@@ -12,9 +12,9 @@ use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 
 use super::elicit::{LegacyElicitor, LegacyFacts};
-#[cfg(feature = "server-http")]
-use crate::context::ClientKey;
 use crate::context::{Elicitor, LogLevel, LogThreshold, RequestScope, RequestSink};
+#[cfg(feature = "server-http")]
+use crate::mcp::facts::{Exchange, RequestFacts};
 
 /// The scope of an rmcp request, with the default log threshold.
 pub fn request_scope(cx: &RequestContext<RoleServer>) -> RequestScope {
@@ -29,7 +29,7 @@ pub(crate) fn request_scope_in_session(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
 ) -> RequestScope {
-    scope_with_sink(cx, log_threshold, None)
+    scope_with_sink(cx, log_threshold, false)
 }
 
 /// [`request_scope_in_session`] for a 2025 `tools/call`: its sink makes the call's
@@ -38,26 +38,29 @@ pub(crate) fn legacy_call_scope(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
 ) -> RequestScope {
-    scope_with_sink(cx, log_threshold, Some(LegacyFacts::of(cx)))
+    scope_with_sink(cx, log_threshold, true)
 }
 
 fn scope_with_sink(
     cx: &RequestContext<RoleServer>,
     log_threshold: LogThreshold,
-    legacy: Option<LegacyFacts>,
+    legacy: bool,
 ) -> RequestScope {
+    // Over HTTP, the facts the HTTP side worked out once (`mcp::facts`): read here, once.
     #[cfg(feature = "server-http")]
-    let (client, principal) = {
-        let parts = cx.extensions.get::<axum::http::request::Parts>();
-        // Set by the authentication layer (`mcp::auth`) from the request's bearer token.
-        let principal = parts
-            .and_then(|p| p.extensions.get::<crate::auth::Principal>())
-            .cloned()
-            .map(Arc::new);
-        (parts.map(http_client_key), principal)
+    let facts = RequestFacts::of(cx);
+    #[cfg(feature = "server-http")]
+    let (client, principal, session_stream, stateless) = match &facts {
+        Some(facts) => (
+            Some(facts.client.clone()),
+            facts.principal.clone(),
+            facts.session_stream(),
+            facts.is_stateless(),
+        ),
+        None => (None, None, None, false),
     };
     #[cfg(not(feature = "server-http"))]
-    let (client, principal) = (None, None);
+    let (client, principal, stateless) = (None, None, false);
     RequestScope {
         cancellation: Some(cx.ct.clone()),
         client,
@@ -65,8 +68,8 @@ fn scope_with_sink(
             peer: cx.peer.clone(),
             progress_token: cx.meta.get_progress_token(),
             #[cfg(feature = "server-http")]
-            session_stream: super::cancel::session_stream(cx),
-            legacy: legacy.map(|facts| (facts, OnceLock::new())),
+            session_stream,
+            legacy: legacy.then(|| (LegacyFacts::of(cx, stateless), OnceLock::new())),
         })),
         log_threshold,
         principal,
@@ -86,17 +89,6 @@ pub(crate) fn take_meta(
     (!meta.is_empty()).then(|| Arc::new(meta))
 }
 
-/// Who the client of an HTTP request is: the key the request layer worked out (see
-/// `identity`), or one key for every HTTP caller when the router is served without it.
-#[cfg(feature = "server-http")]
-pub(crate) fn http_client_key(parts: &axum::http::request::Parts) -> ClientKey {
-    parts
-        .extensions
-        .get::<ClientKey>()
-        .cloned()
-        .unwrap_or_else(|| ClientKey::new("http"))
-}
-
 /// Notifications over an rmcp peer, with the request's progress token. A 2025 session
 /// call over HTTP sends its log messages on its own response stream (`session_stream`)
 /// rather than through the peer, which would put them on the session's GET stream.
@@ -104,7 +96,7 @@ struct PeerSink {
     peer: Peer<RoleServer>,
     progress_token: Option<ProgressToken>,
     #[cfg(feature = "server-http")]
-    session_stream: Option<super::cancel::Exchange>,
+    session_stream: Option<Exchange>,
     /// A 2025 call's elicitor: what it needs, and the elicitor once made.
     legacy: Option<(LegacyFacts, OnceLock<Arc<LegacyElicitor>>)>,
 }

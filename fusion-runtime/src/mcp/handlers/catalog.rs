@@ -3,8 +3,7 @@
 //! clients (stripped for 2025 ones), cache hints, and the resource-not-found code (`-32002`
 //! for 2025 clients, remapped to `-32602` for 2026-07-28 ones).
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::PoisonError;
 
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
@@ -17,7 +16,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
-use super::{Asked, McpHandler, Retry, to_block};
+use super::mcp_handler::{Asked, McpHandler, Retry, to_block};
+use super::subscriptions::MAX_SUBSCRIPTIONS;
 use crate::completion::CompletionRequest;
 use crate::prompt;
 use crate::server::catalog::{
@@ -25,44 +25,6 @@ use crate::server::catalog::{
     completion_arguments,
 };
 use crate::server::{Item, RequestScope, Server};
-
-/// At most this many resource subscriptions per session.
-pub const MAX_SUBSCRIPTIONS: usize = 256;
-
-/// The URIs one session subscribed to with `resources/subscribe` (2025 clients; 2026-07-28
-/// ones use `subscriptions/listen`). Clones share the set.
-#[derive(Clone, Debug, Default)]
-pub struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
-
-impl Subscriptions {
-    /// Whether the session subscribed to `uri`.
-    pub fn contains(&self, uri: &str) -> bool {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(uri)
-    }
-
-    /// How many URIs the session subscribed to.
-    pub fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
-
-    /// Whether the session subscribed to nothing.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The URIs, in order.
-    pub fn uris(&self) -> Vec<String> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
-    }
-}
 
 /// The capabilities the catalog adds: prompts, resources and completions, each only when
 /// something is registered; with `notifications`, the list-changed and resource

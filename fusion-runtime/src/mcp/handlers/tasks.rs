@@ -2,7 +2,7 @@
 //! `tools/call` of a task action (`#[tool_action(task)]`) from a client that declared the
 //! extension on that request is answered at once with the task (`resultType: "task"`), and
 //! the same pipeline call runs in the background; `tasks/get` and `tasks/cancel` read and end
-//! it in the server's [`TaskStore`](crate::store::TaskStore), from any instance that shares it.
+//! it in the server's [`TaskStore`], from any instance that shares it.
 //!
 //! The stored result is the `CallToolResult` the synchronous call returns: the same JSON, its
 //! text blocks byte for byte; only its keys come sorted (it is kept as a JSON object). A
@@ -19,10 +19,9 @@
 //! answered exactly as an unknown task.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, DetailedTask,
     GetTaskParams, GetTaskResult, Task, TaskPayload, TaskStatus as WireStatus, UpdateTaskParams,
@@ -31,10 +30,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
-use crate::context::{
-    ClientKey, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitor, LogLevel, RequestScope,
-    RequestSink,
-};
+pub(crate) use super::task_run::Can;
+use super::task_run::{TaskElicitor, TaskSink};
+use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ErrorCode, ToolError, ToolResponse};
 use crate::server::Server;
 use crate::store::{TaskOutcome, TaskRecord, TaskStatus, TaskStore};
@@ -86,7 +84,7 @@ pub(crate) async fn start(
             &record,
         )))),
         Err(refusal) => {
-            let mut result = super::to_call_tool_result(ToolResponse::from(refusal));
+            let mut result = super::mcp_handler::to_call_tool_result(ToolResponse::from(refusal));
             era.stamp(&mut result.meta, server);
             Ok(result.into())
         }
@@ -220,7 +218,7 @@ fn outcome_of(server: &Server, era: &Era, response: ToolResponse) -> TaskOutcome
             .map_or(text, |(m, _)| m);
         return failed_with(&code, &unescape(message), text);
     }
-    let mut result = super::to_call_tool_result(response);
+    let mut result = super::mcp_handler::to_call_tool_result(response);
     era.stamp(&mut result.meta, server);
     match serde_json::to_value(result) {
         Ok(serde_json::Value::Object(mut object)) => {
@@ -246,149 +244,11 @@ fn unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// What the client that started a task said it can answer (its request's capabilities).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Can {
-    elicit: bool,
-    sample: bool,
-}
-
-impl Can {
-    /// What the request in `cx` declared.
-    pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Can {
-        Can {
-            elicit: super::elicit::client_can_elicit(cx),
-            sample: super::elicit::client_can_sample(cx),
-        }
-    }
-}
-
-/// How often a handler waiting for an answer looks for it in the store.
-const ANSWER_POLL: Duration = Duration::from_millis(200);
-
-/// Asks a task's client: the k-th question is `e{k}`, stored as the task's `inputRequests`
-/// (the task is `input_required`) until a `tasks/update` on any instance answers it; the
-/// handler waits, and its task's TTL keeps running.
-struct TaskElicitor {
-    store: Arc<dyn TaskStore>,
-    id: String,
-    can: Can,
-    asked: AtomicUsize,
-}
-
-impl TaskElicitor {
-    fn ask(
-        &self,
-        method: &'static str,
-        params: serde_json::Value,
-    ) -> BoxFuture<'static, Result<serde_json::Value, ElicitFailure>> {
-        let k = self.asked.fetch_add(1, Ordering::Relaxed);
-        if k >= super::elicit::MAX_ELICITATION_ROUNDS {
-            return Box::pin(async { Err(super::elicit::too_many()) });
-        }
-        let (store, id) = (Arc::clone(&self.store), self.id.clone());
-        Box::pin(async move {
-            let key = format!("e{k}");
-            let request = serde_json::json!({"method": method, "params": params});
-            let failed = |e: crate::store::StoreError| {
-                ElicitFailure::Failed(format!("the task store cannot be reached: {}", e.0))
-            };
-            store.ask(&id, &key, request).await.map_err(failed)?;
-            loop {
-                tokio::time::sleep(ANSWER_POLL).await;
-                match store.take_answer(&id, &key).await {
-                    Ok(Some(answer)) => return Ok(answer),
-                    Ok(None) => {}
-                    Err(e) => {
-                        tracing::warn!(task = %id, error = %e.0, "could not read a task's answer")
-                    }
-                }
-            }
-        })
-    }
-}
-
-impl Elicitor for TaskElicitor {
-    fn elicit(
-        &self,
-        request: ElicitRequest,
-    ) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
-        if !self.can.elicit {
-            return Box::pin(async {
-                Err(ElicitFailure::Unsupported(
-                    "it did not declare the elicitation capability".to_owned(),
-                ))
-            });
-        }
-        let asked = self.ask("elicitation/create", super::elicit::form_params(&request));
-        Box::pin(async move {
-            let value = asked.await?;
-            super::elicit::parse_answer(&value).ok_or_else(|| {
-                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
-            })
-        })
-    }
-
-    fn sample(
-        &self,
-        params: serde_json::Value,
-    ) -> BoxFuture<'static, Result<serde_json::Value, ElicitFailure>> {
-        if !self.can.sample {
-            return Box::pin(async {
-                Err(ElicitFailure::Unsupported(
-                    "it did not declare the sampling capability".to_owned(),
-                ))
-            });
-        }
-        self.ask("sampling/createMessage", params)
-    }
-}
-
-/// Where a task's handler reports: progress messages become the task's status message; logs
-/// go nowhere (the extension sends no notifications for a task).
-struct TaskSink {
-    store: Arc<dyn TaskStore>,
-    id: String,
-}
-
-impl RequestSink for TaskSink {
-    fn has_progress_token(&self) -> bool {
-        true
-    }
-
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> BoxFuture<'static, Result<(), String>> {
-        let message = message.unwrap_or_else(|| match total {
-            Some(total) => format!("{progress} of {total}"),
-            None => format!("{progress}"),
-        });
-        let (store, id) = (Arc::clone(&self.store), self.id.clone());
-        Box::pin(async move {
-            store
-                .set_message(&id, message)
-                .await
-                .map_err(|e| e.to_string())
-        })
-    }
-
-    fn log(
-        &self,
-        _level: LogLevel,
-        _logger: &'static str,
-        _data: serde_json::Value,
-    ) -> BoxFuture<'static, Result<(), String>> {
-        Box::pin(std::future::ready(Err(
-            "a task sends no log notifications".to_owned()
-        )))
-    }
-}
-
 /// The owner a `tasks/*` request is asked for: the same key its `tools/call` was stored under.
-fn owner(handler: &super::McpHandler, context: &RequestContext<RoleServer>) -> ClientKey {
+fn owner(
+    handler: &super::mcp_handler::McpHandler,
+    context: &RequestContext<RoleServer>,
+) -> ClientKey {
     let mut scope = super::scope::request_scope_in_session(context, Default::default());
     if scope.principal.is_none() {
         scope.principal = handler.principal.clone();
@@ -419,7 +279,7 @@ pub(crate) fn store_error(e: &crate::store::StoreError) -> ErrorData {
 
 /// `tasks/get`: the task as stored, if it is the caller's.
 pub(crate) async fn get(
-    handler: &super::McpHandler,
+    handler: &super::mcp_handler::McpHandler,
     request: GetTaskParams,
     context: RequestContext<RoleServer>,
 ) -> Result<GetTaskResult, ErrorData> {
@@ -434,7 +294,7 @@ pub(crate) async fn get(
 
 /// `tasks/update`: the caller's answers to its task's open questions (others are ignored).
 pub(crate) async fn update(
-    handler: &super::McpHandler,
+    handler: &super::mcp_handler::McpHandler,
     request: UpdateTaskParams,
     context: RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {
@@ -452,7 +312,7 @@ pub(crate) async fn update(
 /// `tasks/cancel`: the caller's task is marked `cancelled` and its call stopped wherever it
 /// runs (a task that already ended keeps its end).
 pub(crate) async fn cancel(
-    handler: &super::McpHandler,
+    handler: &super::mcp_handler::McpHandler,
     request: CancelTaskParams,
     context: RequestContext<RoleServer>,
 ) -> Result<(), ErrorData> {

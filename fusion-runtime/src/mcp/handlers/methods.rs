@@ -1,0 +1,321 @@
+//! The rmcp `ServerHandler` of [`McpHandler`]: each MCP method to the file that answers it
+//! (`call.rs`, `listing.rs`, `catalog.rs`, `tasks.rs`, `notify.rs`).
+//!
+//! Reads: the request rmcp parsed and its [`RequestContext`]. Writes: rmcp's result types.
+
+#[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
+use rmcp::model::SetLevelRequestParams;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::model::{
+    DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use super::era::Era;
+use super::mcp_handler::{McpHandler, stamp_input};
+use super::{catalog, era, listing, notify, scope, tasks, trace};
+use crate::context::LogThreshold;
+
+impl ServerHandler for McpHandler {
+    // MCP logging is deprecated by SEP-2577 but still what clients speak.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_logging()
+            .build();
+        catalog::add_capabilities(&self.server, &mut capabilities, true);
+        tasks::advertise(&self.server, &mut capabilities);
+        let info = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            self.server.name(),
+            self.server.version(),
+        ));
+        match self.server.instructions() {
+            Some(i) => info.with_instructions(i),
+            None => info,
+        }
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if self.sessionless {
+            // No session, no way to send a change: advertise none.
+            let caps = &mut result.capabilities;
+            if let Some(tools) = caps.tools.as_mut() {
+                tools.list_changed = None;
+            }
+            catalog::add_capabilities(&self.server, caps, false);
+        }
+        Ok(result)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        use std::sync::atomic::Ordering;
+        if self.sessionless || self.session.forwarding.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        notify::forward_to_session(
+            &self.server,
+            context.peer,
+            self.subscriptions.clone(),
+            self.session.token.clone(),
+        );
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Listening starts now, before rmcp acknowledges: nothing sent after the
+        // acknowledgment is missed.
+        self.pending_listens.push(self.server.notifier().watch());
+        Some(notify::accepted_filter(&self.server, requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let request = context.request_context();
+        let mut scope = scope::request_scope_in_session(request, LogThreshold::off());
+        if scope.principal.is_none() {
+            scope.principal = self.principal.clone();
+        }
+        let client = crate::context::ClientKey::of(&scope);
+        #[cfg(feature = "server-http")]
+        let _watch = crate::mcp::facts::watch(request, self.principal.as_deref());
+        let changes = self.pending_listens.take(&self.server);
+        notify::listen(&self.server, &client, changes, context, &self.closing).await
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Era::of(&context)?;
+        let cache = self.server.list_cache();
+        let mut result = DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        result.ttl_ms = era::ttl_ms(cache);
+        result.cache_scope = era::to_rmcp_scope(cache.scope);
+        // `from_server_info` puts `serverInfo` in `_meta` already.
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Box::pin(listing::list_tools(self, request, context)).await
+    }
+
+    fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
+        // Boxed: rmcp moves the future it spawns for a request (into the task, into its
+        // cell, through its stages), and a call's state is ~4 KB — inline it was copied
+        // over and over, ~80 k instructions of `memcpy` per HTTP request.
+        // The request span (disabled, and free, when nothing listens); the stages' are its
+        // children.
+        let span = trace::call_span(&context);
+        Box::pin(tracing::Instrument::instrument(
+            self.answer_call(request, context),
+            span,
+        ))
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        tasks::get(self, request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::update(self, request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(self, request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Box::pin(listing::list_prompts(self, request, context)).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let era = Era::of(&context)?;
+        let target = Some(request.name.clone());
+        let method = crate::server::Method::GetPrompt;
+        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era, _| {
+            Box::pin(async move { catalog::get_prompt(&h, request, cx, &era).await })
+        });
+        let response = Box::pin(response).await?;
+        Ok(match response {
+            GetPromptResponse::Complete(mut r) => {
+                era.stamp(&mut r.meta, &self.server);
+                GetPromptResponse::Complete(r)
+            }
+            GetPromptResponse::InputRequired(r) => {
+                GetPromptResponse::InputRequired(stamp_input(&era, r, &self.server))
+            }
+            other => other,
+        })
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Box::pin(listing::list_resources(self, request, context)).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Box::pin(listing::list_resource_templates(self, request, context)).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let era = Era::of(&context)?;
+        let target = Some(request.uri.clone());
+        let method = crate::server::Method::ReadResource;
+        let response = listing::guarded(self, &context, &era, method, target, |h, cx, era, _| {
+            Box::pin(async move { catalog::read_resource(&h, request, cx, &era).await })
+        });
+        let response = Box::pin(response).await?;
+        Ok(match response {
+            ReadResourceResponse::Complete(mut r) => {
+                era.stamp(&mut r.meta, &self.server);
+                ReadResourceResponse::Complete(r)
+            }
+            ReadResourceResponse::InputRequired(r) => {
+                ReadResourceResponse::InputRequired(stamp_input(&era, r, &self.server))
+            }
+            other => other,
+        })
+    }
+
+    #[allow(deprecated)] // resources/subscribe is what 2025 clients speak.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        catalog::subscribe(self, request.uri)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        catalog::unsubscribe(self, &request.uri)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let era = Era::of(&context)?;
+        let target = (request.r#ref.as_prompt_name())
+            .or(request.r#ref.as_resource_uri())
+            .map(str::to_owned);
+        let method = crate::server::Method::Complete;
+        let result = listing::guarded(self, &context, &era, method, target, |h, cx, era, _| {
+            Box::pin(async move { catalog::complete(&h, request, cx, &era).await })
+        });
+        let mut result = Box::pin(result).await?;
+        era.stamp(&mut result.meta, &self.server);
+        Ok(result)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // 2026-07-28 removed `logging/setLevel`: the level comes with each request.
+        if Era::of(&context)?.is_modern() {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: logging/setLevel is not part of MCP 2026-07-28; send io.modelcontextprotocol/logLevel in each request's _meta",
+                None,
+            ));
+        }
+        let level = scope::from_rmcp(request.level);
+        tracing::debug!(%level, "client set the log level");
+        self.log_threshold.set(level);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size<'a, P, Fut>(_: fn(&'a McpHandler, P, RequestContext<RoleServer>) -> Fut) -> usize {
+        std::mem::size_of::<Fut>()
+    }
+
+    /// rmcp spawns one task per request whose future holds the largest of the handler's
+    /// futures, and moves it several times (into the task, its cell, its stages): a call's
+    /// state inline (4.4 KB) cost ~80 k instructions of `memcpy` per HTTP request.
+    #[test]
+    fn no_handler_future_holds_a_calls_state_inline() {
+        type H = McpHandler;
+        let sizes = [
+            ("call_tool", size(<H as ServerHandler>::call_tool)),
+            ("get_prompt", size(<H as ServerHandler>::get_prompt)),
+            ("read_resource", size(<H as ServerHandler>::read_resource)),
+            ("complete", size(<H as ServerHandler>::complete)),
+            ("list_tools", size(<H as ServerHandler>::list_tools)),
+            ("initialize", size(<H as ServerHandler>::initialize)),
+        ];
+        for (method, bytes) in sizes {
+            assert!(bytes <= 1024, "{method}'s future is {bytes} bytes");
+        }
+    }
+}

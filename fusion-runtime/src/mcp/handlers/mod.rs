@@ -1,0 +1,40 @@
+//! The handler room: [`McpHandler`], the rmcp `ServerHandler` of a Fusion server — tools,
+//! prompts, resources, completions, tasks, subscriptions — and what it needs: the protocol
+//! generation's rules ([`era`]), elicitation ([`elicit`]), change notifications, a request's
+//! scope.
+//!
+//! Nothing here knows HTTP: what the HTTP room worked out about a request (client, principal,
+//! session, exchange) is read through [`facts`](super::facts), the one doorway.
+//!
+//! | file | answers |
+//! |---|---|
+//! | `methods.rs` | the `ServerHandler` methods, each handed to the file below that answers it |
+//! | `call.rs` | `tools/call` |
+//! | `listing.rs`, `tools.rs` | the lists (paged, cached), and tools as rmcp `Tool`s |
+//! | `catalog.rs` | prompts, resources, completions |
+//! | `tasks.rs` | the 2026-07-28 tasks extension |
+//! | `notify.rs`, `subscriptions.rs` | change notifications, `subscriptions/listen`, `resources/subscribe` |
+//! | `scope.rs`, `trace.rs` | a request's [`RequestScope`](crate::context::RequestScope) and span |
+//! | `mcp_handler.rs` | the handler's state, results as rmcp's `CallToolResult` |
+
+mod call;
+mod catalog;
+pub mod elicit;
+pub mod era;
+mod listing;
+mod mcp_handler;
+mod methods;
+pub(crate) mod notify;
+mod request_state;
+pub(crate) mod scope;
+mod subscriptions;
+mod task_run;
+pub(crate) mod tasks;
+mod tools;
+mod trace;
+
+pub use listing::MAX_CURSOR_BYTES;
+pub use mcp_handler::{McpHandler, to_call_tool_result};
+pub use scope::request_scope;
+pub use subscriptions::{MAX_SUBSCRIPTIONS, Subscriptions};
+pub use tools::MOUNT_META_KEY;

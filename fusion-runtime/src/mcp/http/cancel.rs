@@ -1,0 +1,310 @@
+//! Cancellation over streamable HTTP when the client goes away or cancels from another request.
+//!
+//! rmcp cancels a call on `notifications/cancelled` within a session, and a stateless call
+//! whose connection closes before its answer. Left to itself it keeps running, holding its
+//! guard slot, a call whose client:
+//!
+//! - closes the response stream of a session's call (the socket closes mid-call);
+//! - deletes its session (`DELETE`): rmcp waits up to 5 s for running calls to finish;
+//! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
+//!   or a 2026-07-28 client): rmcp ignores notifications there.
+//!
+//! [`layer`] wraps the rmcp service: it gives each HTTP request its [`RequestFacts`] and an
+//! [`Exchange`] (found by the handler in the request's `http::request::Parts`), cancels the
+//! calls attached to it when the response is dropped before its end, and handles the two
+//! messages above. The handler attaches each call with [`watch`](crate::mcp::facts::watch);
+//! the calls are listed by owner in [`Calls`].
+//!
+//! The [`Exchange`] also carries a 2025 session call's log messages onto the call's own
+//! response stream: rmcp sends a session's `notifications/message` to the separate GET
+//! stream, where a client reading only its POST answer never sees them. [`Exchange::inject`]
+//! queues the event and the response body yields it before rmcp's next frame, so a call's logs come before its
+//! result.
+
+use std::borrow::Cow;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::Request;
+use axum::http::request::Parts;
+use axum::http::{HeaderName, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use http_body::{Frame, SizeHint};
+use rmcp::model::RequestId;
+use serde::Deserialize;
+
+use super::body::read_bounded;
+use crate::mcp::facts::{Calls, Exchange, Owner, RequestFacts};
+use crate::mcp::jsonrpc::Passed;
+
+/// Larger POST bodies are not inspected for a session-less `notifications/cancelled` (a real
+/// one is a few hundred bytes); neither are bodies of unknown length.
+const MAX_INSPECTED_BODY: usize = 64 * 1024;
+
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const CANCELLED: &str = "notifications/cancelled";
+
+/// Cancels the exchange's calls when dropped, unless the response reached its end first.
+struct GoneGuard {
+    exchange: Option<Exchange>,
+}
+
+impl GoneGuard {
+    fn disarm(&mut self) {
+        self.exchange = None;
+    }
+}
+
+impl Drop for GoneGuard {
+    fn drop(&mut self) {
+        if let Some(exchange) = self.exchange.take() {
+            exchange.client_gone();
+        }
+    }
+}
+
+/// A response body that tells its exchange when it is dropped before its end and, for a
+/// session call's SSE stream (`inject`), yields the events queued with
+/// [`Exchange::inject`] before the inner body's next frame.
+struct GuardedBody {
+    body: Body,
+    guard: GoneGuard,
+    inject: Option<Exchange>,
+    /// An inner frame held back while queued events go first.
+    stashed: Option<Frame<Bytes>>,
+    /// The inner body ended; queued events are still yielded.
+    inner_done: bool,
+}
+
+impl GuardedBody {
+    fn queued(&self) -> Option<Bytes> {
+        self.inject.as_ref()?.pop_event()
+    }
+
+    fn finish(&mut self) {
+        if let Some(exchange) = self.inject.take() {
+            exchange.end();
+        }
+    }
+}
+
+impl HttpBody for GuardedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        if let Some(event) = this.queued() {
+            return Poll::Ready(Some(Ok(Frame::data(event))));
+        }
+        if let Some(frame) = this.stashed.take() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        if this.inner_done {
+            this.finish();
+            return Poll::Ready(None);
+        }
+        if let Some(exchange) = &this.inject {
+            exchange.inner.waker.register(cx.waker());
+        }
+        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(None) => this.guard.disarm(),
+            Poll::Ready(Some(Ok(_))) if this.body.is_end_stream() => this.guard.disarm(),
+            _ => {}
+        }
+        match polled {
+            // An event queued while the inner body was polled was queued before the frame
+            // it produced was made (the handler logs before it answers): it goes first.
+            Poll::Ready(Some(Ok(frame))) => match this.queued() {
+                Some(event) => {
+                    this.stashed = Some(frame);
+                    Poll::Ready(Some(Ok(Frame::data(event))))
+                }
+                None => Poll::Ready(Some(Ok(frame))),
+            },
+            Poll::Ready(None) => match this.queued() {
+                Some(event) => {
+                    this.inner_done = true;
+                    Poll::Ready(Some(Ok(Frame::data(event))))
+                }
+                None => {
+                    this.finish();
+                    Poll::Ready(None)
+                }
+            },
+            Poll::Pending => match this.queued() {
+                Some(event) => Poll::Ready(Some(Ok(Frame::data(event)))),
+                None => Poll::Pending,
+            },
+            other => other,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.stashed.is_none()
+            && (self.inner_done || self.body.is_end_stream())
+            && self.inject.as_ref().is_none_or(|e| !e.has_events())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.inject {
+            Some(_) => SizeHint::default(),
+            None => self.body.size_hint(),
+        }
+    }
+}
+
+impl Drop for GuardedBody {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The cancellation step of the HTTP endpoint (see the module's documentation): runs
+/// `next` (rmcp) on `request`, after the steps that insert the `ClientKey` it reads.
+pub(crate) async fn layer<F, Fut>(calls: &Arc<Calls>, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    let exchange = Exchange::new(calls.clone());
+    let mut guard = GoneGuard {
+        exchange: Some(exchange.clone()),
+    };
+    let (mut parts, body) = request.into_parts();
+    let mut facts = match parts.extensions.remove::<RequestFacts>() {
+        Some(facts) => facts,
+        None => RequestFacts::read(&parts),
+    };
+    facts.exchange = Some(exchange);
+    let (session, client) = (facts.session.clone(), facts.client.clone());
+    parts.extensions.insert(facts);
+    let is_session_post = parts.method == Method::POST && session.is_some();
+
+    let mut after = None;
+    let body = if parts.method == Method::POST && session.is_none() && may_cancel(&parts, &body) {
+        let Ok(bytes) = read_bounded(body, MAX_INSPECTED_BODY).await else {
+            guard.disarm();
+            return StatusCode::BAD_REQUEST.into_response();
+        };
+        if let Some(id) = cancelled_request(&bytes) {
+            after = Some((Owner::Client(client), Some(id)));
+        }
+        Body::from(bytes)
+    } else {
+        if parts.method == Method::DELETE
+            && let Some(session) = session
+        {
+            after = Some((Owner::Session(session), None));
+        }
+        body
+    };
+
+    let response = next(Request::from_parts(parts, body)).await;
+    if let Some((owner, id)) = after {
+        let accepted = match id {
+            Some(_) => response.status() == StatusCode::ACCEPTED,
+            None => response.status().is_success(),
+        };
+        if accepted {
+            let n = calls.cancel(&owner, id.as_ref());
+            tracing::debug!(?owner, ?id, cancelled = n, "cancelled from another request");
+        }
+    }
+    let is_sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let inject = match is_session_post && is_sse {
+        true => guard.exchange.clone(),
+        false => {
+            if let Some(exchange) = &guard.exchange {
+                exchange.end();
+            }
+            None
+        }
+    };
+    response.map(|body| {
+        Body::new(GuardedBody {
+            body,
+            guard,
+            inject,
+            stashed: None,
+            inner_done: false,
+        })
+    })
+}
+
+/// Whether a session-less POST may be a `notifications/cancelled` worth reading first. A body
+/// the JSON-RPC check has read says so itself ([`Passed`]); only one that did not pass there
+/// (which rmcp then refuses) is sniffed here.
+fn may_cancel(parts: &Parts, body: &Body) -> bool {
+    let method_ok = match parts.extensions.get::<Passed>() {
+        Some(passed) => passed.cancels,
+        None => parts
+            .headers
+            .get(&METHOD_HEADER)
+            .is_none_or(|m| m.as_bytes() == CANCELLED.as_bytes()),
+    };
+    method_ok
+        && body
+            .size_hint()
+            .exact()
+            .is_some_and(|n| n <= MAX_INSPECTED_BODY as u64)
+}
+
+/// The request a `notifications/cancelled` message names, if `body` is one.
+fn cancelled_request(body: &[u8]) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        method: Option<Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Cancelled {
+        params: Params,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Params {
+        request_id: RequestId,
+    }
+    let probe: Probe<'_> = serde_json::from_slice(body).ok()?;
+    if probe.method.as_deref() != Some(CANCELLED) {
+        return None;
+    }
+    let cancelled: Cancelled = serde_json::from_slice(body).ok()?;
+    Some(cancelled.params.request_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: i64) -> RequestId {
+        RequestId::Number(n)
+    }
+
+    #[test]
+    fn only_a_cancelled_notification_names_a_request() {
+        let n = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#;
+        assert_eq!(cancelled_request(n), Some(id(7)));
+        let s =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}}"#;
+        assert_eq!(cancelled_request(s), Some(RequestId::String("r".into())));
+        let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notifications/cancelled"}}"#;
+        assert_eq!(cancelled_request(call), None);
+        assert_eq!(
+            cancelled_request(br#"{"method":"notifications/cancelled"}"#),
+            None
+        );
+        assert_eq!(cancelled_request(b"[1,2"), None);
+    }
+}

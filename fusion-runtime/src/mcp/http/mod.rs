@@ -1,0 +1,42 @@
+//! The HTTP room: streamable HTTP, held against hostile clients. Every cost a client can
+//! drive — open connections, slow requests, body size, live sessions — has a bound (see
+//! [`HttpOptions`]), and who a client is never comes from something the client picks (see
+//! [`ClientKey`](crate::context::ClientKey)).
+//!
+//! A request goes through these steps, each in its own file, in order:
+//!
+//! | step | file | reads | writes |
+//! |---|---|---|---|
+//! | connection caps | `listener.rs`, `forwarded.rs` | the socket, trusted proxies' headers | a connection slot, the peer's `ClientKey` |
+//! | authentication (when configured) | `auth.rs` | the bearer token | `Principal`, its `ClientKey`, or `401`/`403` |
+//! | identity, sessions, deadline | `guard.rs`, `identity.rs`, `sessions.rs` | `ClientKey`, `Principal`, `mcp-session-id` | the request's facts ([`facts`](super::facts)), the body's deadline (`body.rs`) |
+//! | JSON-RPC check | `check.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
+//! | cancellation | `cancel.rs` | the facts | the request's exchange, in its facts |
+//!
+//! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts.
+//! `health.rs` and `metrics.rs` are the listener's other routes and its metrics listener.
+
+mod auth;
+mod body;
+mod cancel;
+mod check;
+mod forwarded;
+mod guard;
+mod health;
+mod identity;
+mod listener;
+#[cfg(feature = "metrics")]
+mod metrics;
+mod options;
+mod router;
+mod sessions;
+mod tasks_2025;
+
+pub use health::ReadyCheck;
+pub use identity::ForwardedHeader;
+pub use listener::{HttpServer, spawn_http};
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use metrics::{MetricsServer, spawn_metrics};
+pub use options::HttpOptions;
+pub use router::http_router;

@@ -1,0 +1,150 @@
+//! The two checks, one per transport: [`read_line`] (stdio) and [`check_body`] (HTTP), each
+//! one pass of the [`Probe`] over the message's bytes.
+//!
+//! Reads: the message's bytes and the server (which tools it has, for a malformed
+//! `tools/call`'s envelope). Writes: the message for rmcp, or the framework's own answer.
+
+#[cfg(feature = "server-stdio")]
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+#[cfg(feature = "server-http")]
+use serde_json::Value;
+
+use super::probe::Probe;
+#[cfg(feature = "server-stdio")]
+use super::reply::INVALID_PARAMS;
+use super::reply::{Reply, parse_error};
+use crate::server::Server;
+
+#[cfg(feature = "server-stdio")]
+/// What the framework does instead of handing a stdio line to rmcp.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// Answer this.
+    Reply(Reply),
+    /// Nothing to answer (a response or notification rmcp cannot read).
+    Ignore(&'static str),
+}
+
+#[cfg(feature = "server-stdio")]
+/// Reads one stdio line (without its newline): rmcp's own parse first, so a valid message
+/// costs exactly that; the check runs only when that parse fails or lands on a request
+/// rmcp would answer with `Method not found`.
+pub(crate) fn read_line(bytes: &[u8], server: &Server) -> Result<ClientJsonRpcMessage, Refusal> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
+        Ok(message) if custom_method(&message).is_none() => Ok(message),
+        parsed => refuse(parsed.ok(), bytes, server),
+    }
+}
+
+#[cfg(feature = "server-stdio")]
+fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
+    match message {
+        ClientJsonRpcMessage::Request(r) => match &r.request {
+            ClientRequest::CustomRequest(c) => Some(c.method.as_str()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(feature = "server-stdio")]
+fn refuse(
+    parsed: Option<ClientJsonRpcMessage>,
+    bytes: &[u8],
+    server: &Server,
+) -> Result<ClientJsonRpcMessage, Refusal> {
+    let probe = match Probe::of(bytes) {
+        Ok(p) => p,
+        Err(e) => return Err(Refusal::Reply(parse_error(&e))),
+    };
+    if let Some(reply) = probe.verdict(bytes, server) {
+        return Err(Refusal::Reply(reply));
+    }
+    if let Some(message) = parsed {
+        // A custom method is rmcp's to answer; a method this server serves, with params
+        // rmcp cannot read, gets `Invalid params` rather than `Method not found`.
+        if !custom_method(&message).is_some_and(|m| SERVED_METHODS.contains(&m)) {
+            return Ok(message);
+        }
+    }
+    if probe.method.is_none() {
+        return Err(Refusal::Ignore("a response rmcp cannot read"));
+    }
+    match probe.readable_id() {
+        Some(id) => Err(Refusal::Reply(Reply::error(
+            id,
+            INVALID_PARAMS,
+            "Invalid params",
+        ))),
+        None => Err(Refusal::Ignore("a notification rmcp cannot read")),
+    }
+}
+
+/// What the one read of an HTTP body rmcp should have tells the layers after the check.
+#[cfg(feature = "server-http")]
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Passed {
+    /// The message's id, for an answer about it (`null` when unreadable).
+    pub(crate) id: Value,
+    /// Whether it is a `notifications/cancelled` (the cancellation layer reads those again).
+    pub(crate) cancels: bool,
+}
+
+/// Checks an HTTP body, reading it once: `Err` with the framework's own answer, or what the
+/// layers after the check need when rmcp should have it.
+#[cfg(feature = "server-http")]
+pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply> {
+    // The quick probe decides that rmcp should have it; any answer is the exact probe's.
+    let probe = match Probe::quick(bytes) {
+        Ok(probe) if probe.verdict(bytes, server).is_none() => probe,
+        _ => {
+            let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
+            return match probe.verdict(bytes, server) {
+                Some(answer) => Err(answer),
+                // (The probes never disagree on a message both read.)
+                None => Ok(passed(&probe)),
+            };
+        }
+    };
+    Ok(passed(&probe))
+}
+
+/// The framework's answer to a body it passed and rmcp could not read: the exact probe's,
+/// when `serde_json` refuses it (what the quick probe let through: a lone surrogate, bad
+/// UTF-8, a number out of range, too deep).
+#[cfg(feature = "server-http")]
+pub(crate) fn refused_by_rmcp(bytes: &[u8]) -> Option<Reply> {
+    Probe::of(bytes).err().map(|e| parse_error(&e))
+}
+
+#[cfg(feature = "server-http")]
+fn passed(probe: &Probe<'_>) -> Passed {
+    Passed {
+        id: probe.readable_id().unwrap_or(Value::Null),
+        cancels: probe
+            .method
+            .as_ref()
+            .is_some_and(|m| m.is_str("notifications/cancelled")),
+    }
+}
+
+#[cfg(feature = "server-stdio")]
+/// The methods this server answers (the others are rmcp's `Method not found`).
+const SERVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "subscriptions/listen",
+];

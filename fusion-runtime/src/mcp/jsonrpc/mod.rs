@@ -1,0 +1,26 @@
+//! What the framework answers itself, before rmcp sees a message: bytes that are not JSON,
+//! JSON that is not a JSON-RPC message, batches, and `tools/call` requests whose `name` or
+//! `arguments` cannot be used. Shared by the stdio and HTTP transports.
+//!
+//! The check is one pass over the bytes that allocates nothing for a valid message (strings
+//! are borrowed, nested values skipped) yet validates everything `serde_json` would: syntax,
+//! nesting depth, lone surrogates.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `reply.rs` | the error codes and `Reply`, the framework's own answers |
+//! | `probe.rs` | the one-pass probe of a message's bytes and its verdict |
+//! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP) |
+
+mod check;
+mod probe;
+mod reply;
+#[cfg(test)]
+mod tests;
+
+#[cfg(feature = "server-http")]
+pub(crate) use check::{Passed, check_body, refused_by_rmcp};
+#[cfg(feature = "server-stdio")]
+pub(crate) use check::{Refusal, read_line};
+pub(crate) use reply::Reply;
+pub use reply::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
