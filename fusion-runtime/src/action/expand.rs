@@ -11,8 +11,8 @@ pub use super::{
     ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
     TaskSupport, handler_outcome,
 };
-pub use crate::context::{CallContext, FromCallContext, StateRequirement};
 pub use super::{IconTheme, StaticIcon};
+pub use crate::context::{CallContext, FromCallContext, StateRequirement};
 
 use super::HandlerFailure;
 use crate::envelope::ToolError;

@@ -1352,6 +1352,12 @@ fn declared_icons(
         .map(|p| (super::Item::Prompt, p.name.clone(), owned(p.info.icons)));
     let resources = (catalog.resources().iter())
         .filter(|r| !r.info.icons.is_empty())
-        .map(|r| (super::Item::Resource, r.info.uri.to_owned(), owned(r.info.icons)));
+        .map(|r| {
+            (
+                super::Item::Resource,
+                r.info.uri.to_owned(),
+                owned(r.info.icons),
+            )
+        });
     tools.chain(prompts).chain(resources).collect()
 }

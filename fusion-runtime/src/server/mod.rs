@@ -33,6 +33,7 @@ mod surface;
 mod visibility;
 
 pub use crate::action::{Exposure, Placement, failure_from};
+pub use crate::action::{IconTheme, StaticIcon};
 pub use crate::context::{
     CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, ListenLimits, LogLevel,
     LogThreshold, Notifier, RequestScope, StateRequirement,
@@ -42,10 +43,9 @@ pub use cache::{CacheScope, DEFAULT_LIST_CACHE, DEFAULT_READ_CACHE, ListCache};
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
 pub use instance::{BuildError, DEFAULT_MAX_RESULT_BYTES, Server, ServerBuilder};
-pub use crate::action::{IconTheme, StaticIcon};
 pub use listing::{
-    FnMethodMiddleware, Icon, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware,
-    MethodNext, MethodRequest, method_middleware_fn,
+    FnMethodMiddleware, Icon, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware, MethodNext,
+    MethodRequest, method_middleware_fn,
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
