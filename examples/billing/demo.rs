@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{ExitCode, Stdio};
 
-use fusion_runtime::client::{CallOutcome, FusionClient};
+use fusion_runtime::client::{CallOutcome, FusionClient, TaskStart, TaskState};
 use serde_json::{Value, json};
 
 use super::{
@@ -121,10 +121,15 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
         .and_then(|i| i.server_info.clone())
         .map(|s| s.name)
         .unwrap_or_default();
+    let version = client
+        .service()
+        .peer_info()
+        .map(|i| i.protocol_version.to_string())
+        .unwrap_or_default();
     let tools = client.list_tools().await?;
     writeln!(
         out,
-        "Connected to the '{info}' MCP server over stdio. tools/list:"
+        "Connected to the '{info}' MCP server over stdio (protocol {version}). tools/list:"
     )?;
     for t in &tools {
         let summary = t.description.as_deref().unwrap_or("");
@@ -141,6 +146,7 @@ pub async fn transcript(exe: &Path) -> anyhow::Result<String> {
         writeln!(out)?;
     }
     busy(&client, &mut out).await?;
+    long(&client, &mut out).await?;
     writeln!(
         out,
         "Try it yourself: cargo run --example billing -- call billing_get_invoice '{{\"id\":\"inv_2026_9999\"}}'"
@@ -253,8 +259,67 @@ async fn busy(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How many calls the demo makes besides [`script`]: the two concurrent reconciliations.
-pub const BUSY_CALLS: usize = 2;
+/// How many results the demo prints besides [`script`]'s: the two concurrent
+/// reconciliations, the long one called synchronously, and the same one run as a task.
+pub const BUSY_CALLS: usize = 4;
+
+/// The reconciliation the synchronous call cannot finish: 6 s against the action's 5 s
+/// `timeout`.
+const LONG_RUN: &str = r#"{"duration_ms":6000}"#;
+
+/// A reconciliation of 6 s: called synchronously it answers `TIMEOUT` after 5 s; called as
+/// an MCP task (the client declares the tasks extension on the request) it is answered at
+/// once with a task, which the client polls (`tasks/get`) until it completes.
+async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
+    let args: Value = serde_json::from_str(LONG_RUN)?;
+    writeln!(
+        out,
+        "── a reconciliation of 6 s, past the action's 5 s timeout: synchronously, then as a task"
+    )?;
+    writeln!(out, "→ tools/call billing_reconcile {LONG_RUN}")?;
+    let sync = client.call_tool("billing_reconcile", args.clone()).await?;
+    write_outcome(out, &sync)?;
+    writeln!(
+        out,
+        "→ client.call_tool_as_task(\"billing_reconcile\", {LONG_RUN})   (tools/call declaring io.modelcontextprotocol/tasks)"
+    )?;
+    let task = match client.call_tool_as_task("billing_reconcile", args).await? {
+        TaskStart::Task(task) => task,
+        TaskStart::Done(outcome) => {
+            anyhow::bail!("the server answered at once instead of starting a task: {outcome:?}")
+        }
+    };
+    writeln!(
+        out,
+        "← task started (resultType \"task\"), ttl {} s, poll every {} ms",
+        task.ttl.map(|t| t.as_secs()).unwrap_or_default(),
+        task.poll_interval
+            .map(|p| p.as_millis())
+            .unwrap_or_default()
+    )?;
+    let state = client.task_state(&task).await?;
+    writeln!(
+        out,
+        "→ tasks/get   ← {}",
+        match &state {
+            TaskState::Working { .. } => "working",
+            TaskState::InputRequired { .. } => "input_required",
+            TaskState::Completed(_) => "completed",
+            TaskState::Failed(_) => "failed",
+            TaskState::Cancelled => "cancelled",
+            _ => "another status",
+        }
+    )?;
+    writeln!(
+        out,
+        "→ client.wait_task(&task)   (tasks/get at the poll interval until the task ends)"
+    )?;
+    let done = client.wait_task(&task).await?;
+    write!(out, "completed ")?;
+    write_outcome(out, &done)?;
+    writeln!(out)?;
+    Ok(())
+}
 
 /// What the model reads (every block), then what the client read back from it.
 fn write_outcome(out: &mut String, outcome: &CallOutcome) -> std::fmt::Result {

@@ -328,6 +328,12 @@ async fn the_demo_shows_every_envelope_over_a_real_connection() {
         "panicked; the server is still running",
         "<tool_error code=\"RATE_LIMITED\" severity=\"error\">",
         "<tool_error code=\"SERVER_BUSY\" severity=\"error\">",
+        // The 6 s reconciliation: TIMEOUT synchronously, completed as a task.
+        "<tool_error code=\"TIMEOUT\" severity=\"error\">",
+        "← task started (resultType \"task\")",
+        "→ tasks/get   ← working",
+        "completed ← isError: false",
+        "\"took_ms\":6000",
     ] {
         assert!(
             transcript.contains(needle),

@@ -751,3 +751,172 @@ async fn experimental_2025_tasks_are_owned_bounded_and_answer_the_synchronous_re
     );
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// The typed client speaks tasks: over real HTTP as alice (a 2026-07-28 connection), a task
+/// waited to its end reads exactly as the synchronous call; a tool that runs no task answers
+/// at once; a panic is a failed task read as its `INTERNAL_ERROR` envelope; progress is the
+/// working task's message; a cancelled task, a question (answered with `tasks/update`) and a
+/// wait past its limit are the client's task errors; bob reads none of alice's tasks.
+#[tokio::test]
+async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
+    use fusion_runtime::client::{
+        FusionClient, FusionClientError, TaskError, TaskStart, TaskState,
+    };
+
+    let server = serve(TaskLimits::default()).await;
+    let alice = FusionClient::connect_http_with_token(&server.url, &token("alice"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let task_of = |start: TaskStart| match start {
+        TaskStart::Task(task) => task,
+        TaskStart::Done(outcome) => panic!("answered at once: {outcome:?}"),
+    };
+    let deadline = |what| move |e: tokio::time::error::Elapsed| panic!("{what}: {e}");
+    let limit = Duration::from_secs(10);
+
+    // A success and a validation error, each equal to the synchronous call's outcome.
+    for args in [json!({"ms": 120}), json!({"ms": -1})] {
+        let sync = alice
+            .call_tool("nap", args.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let task = task_of(
+            alice
+                .call_tool_as_task("nap", args)
+                .await
+                .unwrap_or_else(|e| panic!("{e}")),
+        );
+        assert!(
+            task.ttl.is_some() && task.poll_interval.is_some(),
+            "{task:?}"
+        );
+        let waited = tokio::time::timeout(limit, alice.wait_task(&task))
+            .await
+            .unwrap_or_else(deadline("wait"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(waited, sync);
+    }
+
+    // A tool with no task key answers at once.
+    let at_once = alice
+        .call_tool_as_task("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(&at_once, TaskStart::Done(o) if !o.is_error),
+        "{at_once:?}"
+    );
+
+    // A panic: the failed task reads as the INTERNAL_ERROR envelope.
+    let boom = task_of(
+        alice
+            .call_tool_as_task("boom", json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let failed = alice
+        .wait_task(&boom)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let error = failed.error().unwrap_or_else(|| panic!("{failed:?}"));
+    assert_eq!(error.code.as_str(), "INTERNAL_ERROR", "{error:?}");
+    assert!(matches!(
+        alice.task_state(&boom).await,
+        Ok(TaskState::Failed(_))
+    ));
+
+    // Progress is the working task's message; cancel ends it and the handler never finishes.
+    let long = task_of(
+        alice
+            .call_tool_as_task("nap", json!({"ms": 3002}))
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let started = Instant::now();
+    let message = loop {
+        match alice.task_state(&long).await {
+            Ok(TaskState::Working { message: Some(m) }) => break m,
+            Ok(TaskState::Working { message: None }) if started.elapsed() < limit => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(message, "halfway through the nap");
+    // Bob knows nothing of alice's task.
+    let bob = FusionClient::connect_http_with_token(&server.url, &token("bob"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(
+            bob.task_state(&long).await,
+            Err(FusionClientError::Service(_))
+        ),
+        "bob read alice's task"
+    );
+    assert!(
+        bob.cancel_task(&long).await.is_err(),
+        "bob cancelled alice's task"
+    );
+    alice
+        .cancel_task(&long)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    match alice.wait_task(&long).await {
+        Err(FusionClientError::Task(TaskError::Cancelled { task_id })) => {
+            assert_eq!(task_id, long.id);
+        }
+        other => panic!("{other:?}"),
+    }
+    tokio::time::sleep(Duration::from_millis(1700)).await;
+    assert_eq!(naps_done(3002), 0, "the cancelled handler ran on");
+
+    // Two questions, each answered with tasks/update, then the greeting.
+    let greet = task_of(
+        alice
+            .call_tool_as_task("greet", json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    for (key, name) in [("e0", "Ada"), ("e1", "Grace")] {
+        match alice.wait_task(&greet).await {
+            Err(FusionClientError::Task(TaskError::InputRequired { requests, .. })) => {
+                assert!(requests.contains_key(key), "{requests:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let answer = json!({"action": "accept", "content": {"name": name}});
+        alice
+            .answer_task(&greet, BTreeMap::from([(key.to_owned(), answer)]))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        // The answer is taken in eventually: wait until the question is gone.
+        let asked = Instant::now();
+        while let Ok(TaskState::InputRequired { requests, .. }) = alice.task_state(&greet).await {
+            if !requests.contains_key(key) || asked.elapsed() > limit {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let greeted = alice
+        .wait_task(&greet)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(greeted.text(), r#""hello Ada and Grace""#);
+
+    // A wait shorter than the task.
+    let slow = task_of(
+        alice
+            .call_tool_as_task("nap", json!({"ms": 1500}))
+            .await
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    match alice.wait_task_for(&slow, Duration::from_millis(100)).await {
+        Err(FusionClientError::Task(TaskError::StillRunning { waited, .. })) => {
+            assert!(waited >= Duration::from_millis(100), "{waited:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}

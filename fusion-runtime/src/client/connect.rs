@@ -1,12 +1,12 @@
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, Tool};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion, Tool};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::IntoTransport;
 #[cfg(feature = "client-http")]
 use rmcp::transport::StreamableHttpClientTransport;
 #[cfg(feature = "client-stdio")]
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ServiceExt, transport::IntoTransport};
 use serde_json::Value;
 
 use super::outcome::{CallOutcome, ToolCallError};
@@ -31,6 +31,9 @@ pub enum FusionClientError {
     /// Arguments were not a JSON object, or a typed result did not decode.
     #[error("{0}")]
     Json(String),
+    /// A task ended without a result (cancelled), needs input, or outlived the wait.
+    #[error(transparent)]
+    Task(#[from] super::task::TaskError),
 }
 
 impl FusionClientError {
@@ -107,8 +110,14 @@ impl FusionClient {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
+        // The current revision first (`server/discover`), `initialize` for a server that
+        // does not know it.
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
         let service =
-            ().serve(transport)
+            ().serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| FusionClientError::Connect(e.to_string()))?;
         Ok(FusionClient {
@@ -196,6 +205,11 @@ impl FusionClient {
         arguments: Value,
     ) -> Result<CallOutcome, FusionClientError> {
         let outcome = self.call_raw(tool, arguments).await?;
+        self.raise(outcome)
+    }
+
+    /// `outcome`, or its error when errors are raised (`throw_on_error`).
+    pub(super) fn raise(&self, outcome: CallOutcome) -> Result<CallOutcome, FusionClientError> {
         if self.throw_on_error
             && let Some(e) = outcome.error()
         {
@@ -214,12 +228,7 @@ impl FusionClient {
         meta: serde_json::Map<String, Value>,
     ) -> Result<CallOutcome, FusionClientError> {
         let outcome = self.call_with_meta(tool, arguments, Some(meta)).await?;
-        if self.throw_on_error
-            && let Some(e) = outcome.error()
-        {
-            return Err(e.into());
-        }
-        Ok(outcome)
+        self.raise(outcome)
     }
 
     /// Like [`FusionClient::call_tool`], always raising error results.

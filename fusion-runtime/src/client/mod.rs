@@ -4,6 +4,8 @@
 mod connect;
 mod outcome;
 mod parse;
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
+mod task;
 
 #[cfg(any(feature = "client-stdio", feature = "client-http"))]
 #[cfg_attr(
@@ -16,3 +18,9 @@ pub use parse::{
     Envelope, EnvelopeParseError, FieldLine, RawSection, ValidationEnvelope, looks_like_envelope,
     parse_envelope, parse_tool_error, parse_validation_error,
 };
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "client-stdio", feature = "client-http")))
+)]
+pub use task::{TaskError, TaskStart, TaskState, ToolTask};
