@@ -16,8 +16,10 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion}
 use rmcp::service::{ServerInitializeError, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Mutex, mpsc};
+use tokio_util::bytes::{Bytes, BytesMut};
+use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
 
 use super::handlers::McpHandler;
 use super::jsonrpc::{self, INVALID_REQUEST, Refusal, Reply};
@@ -175,8 +177,8 @@ async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(mut r: Reading<
                 INVALID_REQUEST,
                 format!("Invalid Request: the message exceeds {} bytes", r.lines.max),
             )),
-            Line::Ready => {
-                let line = r.lines.line.trim_ascii();
+            Line::Ready(line) => {
+                let line = line.trim_ascii();
                 if line.is_empty() {
                     continue;
                 }
@@ -239,83 +241,58 @@ impl Lifecycle {
 }
 
 enum Line {
-    /// A whole line is in `LineReader::line` (its newline, if any, removed).
-    Ready,
-    /// A line passed the bound; it is being skipped.
+    /// A whole line, its newline removed.
+    Ready(Bytes),
+    /// A line passed the bound; the rest of it is skipped as it arrives.
     TooLong,
     Eof,
     Failed(io::Error),
 }
 
-/// Reads lines without ever holding more than `max` bytes of one.
+/// Reads newline-delimited lines without ever holding more than `max` bytes of one
+/// (`tokio_util`'s delimiter codec, driven here rather than through `FramedRead`: that
+/// stream pauses after a decoder error, and a line too long is no reason to stop).
 struct LineReader<R> {
-    read: BufReader<R>,
-    line: Vec<u8>,
+    read: R,
+    buffer: BytesMut,
+    codec: AnyDelimiterCodec,
     max: usize,
-    /// Skipping the rest of a line already answered as too long.
-    discarding: bool,
     ended: bool,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     fn new(read: R, max: usize) -> Self {
         LineReader {
-            read: BufReader::with_capacity(64 * 1024, read),
-            line: Vec::new(),
+            read,
+            buffer: BytesMut::with_capacity(64 * 1024),
+            codec: AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), Vec::new(), max),
             max,
-            discarding: false,
             ended: false,
         }
     }
 
     async fn next(&mut self) -> Line {
-        self.line.clear();
-        if self.line.capacity() > 1024 * 1024 {
-            self.line.shrink_to(64 * 1024);
-        }
-        if self.ended {
-            return Line::Eof;
-        }
         loop {
-            let available = match self.read.fill_buf().await {
-                Ok(a) => a,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Line::Failed(e),
+            let decoded = match self.ended {
+                false => self.codec.decode(&mut self.buffer),
+                true => self.codec.decode_eof(&mut self.buffer),
             };
-            if available.is_empty() {
-                self.ended = true;
-                // An unterminated last line is still a message.
-                return if self.discarding || self.line.is_empty() {
-                    Line::Eof
-                } else {
-                    Line::Ready
-                };
+            match decoded {
+                Ok(Some(line)) => return Line::Ready(line),
+                Ok(None) if self.ended => return Line::Eof,
+                Ok(None) => {}
+                Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => return Line::TooLong,
+                Err(AnyDelimiterCodecError::Io(e)) => return Line::Failed(e),
             }
-            let newline = available.iter().position(|b| *b == b'\n');
-            let content = newline.unwrap_or(available.len());
-            let consumed = newline.map_or(available.len(), |i| i + 1);
-            let mut too_long = false;
-            if !self.discarding {
-                if self.line.len() + content > self.max {
-                    self.line.clear();
-                    self.discarding = true;
-                    too_long = true;
-                } else {
-                    self.line.extend_from_slice(&available[..content]);
-                }
+            if self.buffer.capacity() > 2 * 1024 * 1024 && self.buffer.is_empty() {
+                // One large line grew it: give the memory back.
+                self.buffer = BytesMut::with_capacity(64 * 1024);
             }
-            self.read.consume(consumed);
-            if newline.is_some() && self.discarding {
-                self.discarding = false;
-                if !too_long {
-                    continue;
-                }
-            }
-            if too_long {
-                return Line::TooLong;
-            }
-            if newline.is_some() {
-                return Line::Ready;
+            match self.read.read_buf(&mut self.buffer).await {
+                Ok(0) => self.ended = true,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Line::Failed(e),
             }
         }
     }
@@ -336,7 +313,7 @@ mod tests {
         let mut out = Vec::new();
         for _ in 0..100 {
             match reader.next().await {
-                Line::Ready => out.push(Ok(String::from_utf8_lossy(&reader.line).into_owned())),
+                Line::Ready(line) => out.push(Ok(String::from_utf8_lossy(&line).into_owned())),
                 Line::TooLong => out.push(Err("too long")),
                 Line::Eof => return out,
                 Line::Failed(_) => out.push(Err("failed")),
@@ -372,9 +349,10 @@ mod tests {
         input.extend_from_slice(b"\nok\n");
         let mut reader = LineReader::new(&input[..], 1024);
         assert!(matches!(reader.next().await, Line::TooLong));
-        assert!(reader.line.capacity() <= 1024);
-        assert!(matches!(reader.next().await, Line::Ready));
-        assert_eq!(reader.line, b"ok");
+        // Skipping it never holds more than a read's worth of it.
+        assert!(reader.buffer.len() <= 64 * 1024, "{}", reader.buffer.len());
+        assert!(matches!(reader.next().await, Line::Ready(line) if line == "ok"));
+        assert!(reader.buffer.capacity() <= 128 * 1024);
         assert!(matches!(reader.next().await, Line::Eof));
     }
 }
