@@ -10,13 +10,15 @@
 //!   unknown session, for a call, an answer to the server's question, and a `DELETE`.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
-use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier, Seal};
+use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_tests::mrtr::{accept, first_round, modern_call, paid, post, refund, retry};
 use fusion_tests::raw_http::{self, RawResponse, Streaming};
 use fusion_tests::services::{mint, now};
 use jsonwebtoken::{Algorithm, EncodingKey};
+use rmcp::model::{RequestStateCodec, SealOptions};
 use serde_json::{Value, json};
 
 const SECRET: &str = "state-secret-of-at-least-32-bytes-hs256";
@@ -121,16 +123,30 @@ async fn answers_count_only_for_the_question_asked_of_the_principal_asked_and_ne
     .message();
     assert_eq!(m["result"]["resultType"], "input_required", "{m}");
 
-    // A state issued a minute in the future (re-sealed with the server's key): refused.
-    let seal = Seal::new("rs1.", 16 * 1024);
-    let opened = seal
-        .open(STATE_KEY, &state)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut inner: Value = serde_json::from_slice(&opened).unwrap_or_else(|e| panic!("{e}"));
+    // A state issued a minute in the future (re-sealed with the server's key, by rmcp's
+    // codec as the server seals it): refused.
+    let codec = RequestStateCodec::try_new(STATE_KEY).unwrap_or_else(|e| panic!("{e}"));
+    let mut inner: Value = codec.open_json(&state).unwrap_or_else(|e| panic!("{e}"));
     inner["iat"] = json!(now() + 60);
-    let ahead = seal
-        .seal(STATE_KEY, inner.to_string().as_bytes())
+    let ahead = codec
+        .seal_json_with(&inner, &SealOptions::new().ttl(Duration::from_secs(600)))
         .unwrap_or_else(|e| panic!("{e}"));
+    // The same state re-sealed unchanged opens (an answer to a key it did not ask: the form
+    // comes back, nothing runs): only the issue time refuses the one above.
+    let same: Value = codec.open_json(&state).unwrap_or_else(|e| panic!("{e}"));
+    let resealed = codec
+        .seal_json_with(&same, &SealOptions::new().ttl(Duration::from_secs(600)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let m = post(
+        addr,
+        Some(&alice),
+        None,
+        true,
+        &retry(json!(resealed), json!({"e5": accept()["e0"].clone()})),
+    )
+    .await
+    .message();
+    assert_eq!(m["result"]["resultType"], "input_required", "{m}");
     let m = post(
         addr,
         Some(&alice),

@@ -1,8 +1,9 @@
 //! Sealing: bytes signed with HMAC-SHA256 into one URL-safe string, opened only with the
 //! same key.
 //!
-//! A sealed text is `<prefix><body>.<mac>`: the versioned prefix (`rs1.` for MRTR request
-//! state, `dg1.` for delegation tokens), the payload in unpadded base64url, a dot, and the
+//! A sealed text is `<prefix><body>.<mac>`: the versioned prefix (`dg1.` for delegation
+//! tokens, `hd1.` for gateway handles, `pg1.` for list cursors; MRTR request state is sealed
+//! by rmcp's `RequestStateCodec`), the payload in unpadded base64url, a dot, and the
 //! unpadded base64url HMAC-SHA256 of everything before that dot — the prefix is signed too,
 //! so a text sealed for one purpose never opens as another's, even under the same key.
 //!

@@ -12,11 +12,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::prelude::BASE64_URL_SAFE_NO_PAD;
 use rmcp::ErrorData;
+use rmcp::model::{RequestStateCodec, SealOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::auth::Seal;
 use crate::store::OnceStore;
 
 /// At most this many forms per call (rounds of a 2026-07-28 call).
@@ -172,19 +172,33 @@ pub(crate) fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// `requestState`: `rs1.`, the state in base64url, `.`, its HMAC-SHA256 (see [`Seal`]).
-pub(crate) const SEALED_STATE: Seal = Seal::new("rs1.", MAX_REQUEST_STATE_BYTES);
-
+/// Seals `state` with rmcp's [`RequestStateCodec`] (HMAC-SHA256 over the JSON, readable
+/// but not forgeable) and an expiry of [`REQUEST_STATE_TTL`] plus the clock skew allowed
+/// between instances. `Err` when the key is unusable or the state outgrows
+/// [`MAX_REQUEST_STATE_BYTES`].
 pub(crate) fn seal(state: &State, key: &[u8]) -> Result<String, String> {
-    let payload = serde_json::to_vec(state).map_err(|e| e.to_string())?;
-    SEALED_STATE
-        .seal(key, &payload)
-        .map_err(|_| format!("the answers so far exceed {MAX_REQUEST_STATE_BYTES} bytes"))
+    let codec = RequestStateCodec::try_new(key).map_err(|e| e.to_string())?;
+    let options = SealOptions::new().ttl(REQUEST_STATE_TTL + REQUEST_STATE_SKEW);
+    let sealed = codec
+        .seal_json_with(state, &options)
+        .map_err(|e| e.to_string())?;
+    if sealed.len() > MAX_REQUEST_STATE_BYTES {
+        return Err(format!(
+            "the answers so far exceed {MAX_REQUEST_STATE_BYTES} bytes"
+        ));
+    }
+    Ok(sealed)
 }
 
+/// Opens a `requestState` sealed by [`seal`] with `key`: `None` when it is longer than
+/// [`MAX_REQUEST_STATE_BYTES`] (not read at all), forged, altered, expired, or not a
+/// [`State`].
 pub(crate) fn open(sealed: &str, key: &[u8]) -> Option<State> {
-    let payload = SEALED_STATE.open(key, sealed).ok()?;
-    serde_json::from_slice(&payload).ok()
+    if sealed.len() > MAX_REQUEST_STATE_BYTES {
+        return None;
+    }
+    let codec = RequestStateCodec::try_new(key).ok()?;
+    codec.open_json(sealed).ok()
 }
 
 /// The signing key without one from the builder: [`REQUEST_STATE_KEY_ENV`] when it holds at
