@@ -1,15 +1,12 @@
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, ProtocolVersion, Tool};
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::IntoTransport;
-#[cfg(feature = "client-http")]
-use rmcp::transport::StreamableHttpClientTransport;
-#[cfg(feature = "client-stdio")]
-use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 use super::outcome::{CallOutcome, ToolCallError};
+use super::transport::{self, Lifecycle};
 use crate::action::Exposure;
 use crate::action::ToolAction;
 use crate::envelope::ToolError;
@@ -33,7 +30,7 @@ pub enum FusionClientError {
     Json(String),
     /// A task ended without a result (cancelled), needs input, or outlived the wait.
     #[error(transparent)]
-    Task(#[from] super::task::TaskError),
+    Task(#[from] super::outcome::TaskError),
 }
 
 impl FusionClientError {
@@ -110,21 +107,10 @@ impl FusionClient {
         T: IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        // The current revision first (`server/discover`), `initialize` for a server that
-        // does not know it.
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::LATEST],
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        };
-        let service =
-            ().serve_with_lifecycle(transport, lifecycle)
-                .await
-                .map_err(|e| FusionClientError::Connect(e.to_string()))?;
-        Ok(FusionClient {
-            service,
-            throw_on_error: false,
-            exposure: Exposure::default(),
-        })
+        let service = transport::open((), transport, Lifecycle::Current)
+            .await
+            .map_err(FusionClientError::Connect)?;
+        Ok(Self::over(service))
     }
 
     /// Spawns a server as a child process and talks to it over its stdio; the child's
@@ -143,18 +129,20 @@ impl FusionClient {
         command: tokio::process::Command,
         stderr: impl Into<std::process::Stdio>,
     ) -> Result<Self, FusionClientError> {
-        let (transport, _) = TokioChildProcess::builder(command)
-            .stderr(stderr)
-            .spawn()
-            .map_err(|e| FusionClientError::Connect(e.to_string()))?;
-        Self::connect(transport).await
+        let service = transport::open_child((), command, stderr, Lifecycle::Current)
+            .await
+            .map_err(FusionClientError::Connect)?;
+        Ok(Self::over(service))
     }
 
     /// Connects to a streamable HTTP endpoint (`http://127.0.0.1:8080/mcp`).
     #[cfg(feature = "client-http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "client-http")))]
     pub async fn connect_http(url: &str) -> Result<Self, FusionClientError> {
-        Self::connect(StreamableHttpClientTransport::from_uri(url.to_owned())).await
+        let service = transport::open_http((), url, None, Lifecycle::Current)
+            .await
+            .map_err(FusionClientError::Connect)?;
+        Ok(Self::over(service))
     }
 
     /// [`FusionClient::connect_http`] sending `Authorization: Bearer <token>` with every
@@ -166,12 +154,18 @@ impl FusionClient {
         url: &str,
         token: &str,
     ) -> Result<Self, FusionClientError> {
-        let config =
-            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-                url.to_owned(),
-            )
-            .auth_header(token.to_owned());
-        Self::connect(StreamableHttpClientTransport::from_config(config)).await
+        let service = transport::open_http((), url, Some(token), Lifecycle::Current)
+            .await
+            .map_err(FusionClientError::Connect)?;
+        Ok(Self::over(service))
+    }
+
+    fn over(service: RunningService<RoleClient, ()>) -> Self {
+        FusionClient {
+            service,
+            throw_on_error: false,
+            exposure: Exposure::default(),
+        }
     }
 
     /// Whether error results become `Err(FusionClientError::Tool(..))` (default: false).

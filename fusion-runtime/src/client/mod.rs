@@ -5,7 +5,9 @@ mod connect;
 mod outcome;
 mod parse;
 #[cfg(any(feature = "client-stdio", feature = "client-http"))]
-mod task;
+mod task_calls;
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
+pub(crate) mod transport;
 
 #[cfg(any(feature = "client-stdio", feature = "client-http"))]
 #[cfg_attr(
@@ -13,7 +15,7 @@ mod task;
     doc(cfg(any(feature = "client-stdio", feature = "client-http")))
 )]
 pub use connect::{FusionClient, FusionClientError, RetryPolicy, Typed};
-pub use outcome::{CallOutcome, ToolCallError, UNKNOWN_CODE};
+pub use outcome::{CallOutcome, TaskError, ToolCallError, UNKNOWN_CODE};
 pub use parse::{
     Envelope, EnvelopeParseError, FieldLine, RawSection, ValidationEnvelope, looks_like_envelope,
     parse_envelope, parse_tool_error, parse_validation_error,
@@ -23,4 +25,4 @@ pub use parse::{
     docsrs,
     doc(cfg(any(feature = "client-stdio", feature = "client-http")))
 )]
-pub use task::{TaskError, TaskStart, TaskState, ToolTask};
+pub use task_calls::{TaskStart, TaskState, ToolTask};

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, InputRequests};
 use serde_json::Value;
 
 use super::parse::{Envelope, FieldLine, looks_like_envelope, parse_envelope};
@@ -182,4 +182,36 @@ impl ToolCallError {
         self.severity != Severity::Critical
             && matches!(self.code, ErrorCode::RateLimited | ErrorCode::ServerBusy)
     }
+}
+
+/// Why `FusionClient::wait_task` returned no result.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// The task was cancelled.
+    #[error("task {task_id} was cancelled")]
+    Cancelled {
+        /// The task.
+        task_id: String,
+    },
+    /// The handler asked a question; answer with `FusionClient::answer_task`, then wait
+    /// again.
+    #[error("task {task_id} needs input ({} question(s))", requests.len())]
+    InputRequired {
+        /// The task.
+        task_id: String,
+        /// The questions, by key.
+        requests: InputRequests,
+    },
+    /// The wait's limit passed with the task still running.
+    #[error("task {task_id} still running after {waited:?}")]
+    StillRunning {
+        /// The task.
+        task_id: String,
+        /// How long the client waited.
+        waited: Duration,
+    },
+    /// The server answered something that is not a task of this protocol.
+    #[error("unexpected task answer: {0}")]
+    Unexpected(String),
 }

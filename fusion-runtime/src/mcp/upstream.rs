@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
@@ -17,10 +18,10 @@ use rmcp::model::{
     ServerResult, Tool,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, Peer, ServiceError, ServiceExt};
+use rmcp::{ClientHandler, Peer, ServiceError};
 
 use crate::action::Hints;
+use crate::client::transport::{self, Lifecycle};
 use crate::context::RequestScope;
 use crate::envelope::Content;
 use crate::gateway::{
@@ -89,12 +90,12 @@ impl Connector for StdioConnector {
         &self,
         events: Arc<dyn UpstreamEvents>,
     ) -> BoxFuture<'static, Result<Arc<dyn Connection>, String>> {
-        let spawned = TokioChildProcess::builder(self.command())
-            .stderr(std::process::Stdio::null())
-            .spawn();
+        let command = self.command();
         Box::pin(async move {
-            let (transport, _) = spawned.map_err(|e| format!("cannot spawn it: {e}"))?;
-            open(transport, events).await
+            let (relay, calls) = Relay::new(events);
+            let service =
+                transport::open_child(relay, command, Stdio::null(), Lifecycle::Initialize).await?;
+            Ok(connection(service, calls))
         })
     }
 }
@@ -112,26 +113,19 @@ impl Connector for HttpConnector {
         &self,
         events: Arc<dyn UpstreamEvents>,
     ) -> BoxFuture<'static, Result<Arc<dyn Connection>, String>> {
-        let transport = StreamableHttpClientTransport::from_uri(self.url.clone());
-        Box::pin(open(transport, events))
+        let url = self.url.clone();
+        Box::pin(async move {
+            let (relay, calls) = Relay::new(events);
+            let service = transport::open_http(relay, &url, None, Lifecycle::Initialize).await?;
+            Ok(connection(service, calls))
+        })
     }
 }
 
-async fn open<T, E, A>(
-    transport: T,
-    events: Arc<dyn UpstreamEvents>,
-) -> Result<Arc<dyn Connection>, String>
-where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let calls = Calls::default();
-    let relay = Relay {
-        events,
-        calls: calls.clone(),
-    };
-    let service = relay.serve(transport).await.map_err(|e| e.to_string())?;
-    Ok(Arc::new(RmcpConnection { service, calls }))
+/// The gateway's connection over an opened `service`. Upstreams are spoken to with
+/// `initialize` (a session): their `tools/list_changed` reaches the mount without a listen.
+fn connection(service: RunningService<RoleClient, Relay>, calls: Calls) -> Arc<dyn Connection> {
+    Arc::new(RmcpConnection { service, calls })
 }
 
 /// The downstream scopes of the calls in flight, by the progress token of their upstream
@@ -148,6 +142,18 @@ impl Calls {
 struct Relay {
     events: Arc<dyn UpstreamEvents>,
     calls: Calls,
+}
+
+impl Relay {
+    /// A relay to `events`, and the calls it relays to (shared with the connection).
+    fn new(events: Arc<dyn UpstreamEvents>) -> (Relay, Calls) {
+        let calls = Calls::default();
+        let relay = Relay {
+            events,
+            calls: calls.clone(),
+        };
+        (relay, calls)
+    }
 }
 
 impl ClientHandler for Relay {

@@ -22,7 +22,7 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 
 use super::connect::{FusionClient, FusionClientError};
-use super::outcome::CallOutcome;
+use super::outcome::{CallOutcome, TaskError};
 
 /// The wait between two polls when the server suggests none.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
@@ -89,38 +89,6 @@ impl TaskState {
             TaskState::Completed(_) | TaskState::Failed(_) | TaskState::Cancelled
         )
     }
-}
-
-/// Why [`FusionClient::wait_task`] returned no result.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TaskError {
-    /// The task was cancelled.
-    #[error("task {task_id} was cancelled")]
-    Cancelled {
-        /// The task.
-        task_id: String,
-    },
-    /// The handler asked a question; answer with [`FusionClient::answer_task`], then wait
-    /// again.
-    #[error("task {task_id} needs input ({} question(s))", requests.len())]
-    InputRequired {
-        /// The task.
-        task_id: String,
-        /// The questions, by key.
-        requests: InputRequests,
-    },
-    /// The wait's limit passed with the task still running.
-    #[error("task {task_id} still running after {waited:?}")]
-    StillRunning {
-        /// The task.
-        task_id: String,
-        /// How long the client waited.
-        waited: Duration,
-    },
-    /// The server answered something that is not a task of this protocol.
-    #[error("unexpected task answer: {0}")]
-    Unexpected(String),
 }
 
 impl FusionClient {
