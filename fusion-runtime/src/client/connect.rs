@@ -330,17 +330,8 @@ impl FusionClient {
         arguments: Value,
         meta: Option<serde_json::Map<String, Value>>,
     ) -> Result<CallOutcome, FusionClientError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
+        let mut params = call_params(tool, arguments)?;
         params.meta = meta.map(Into::into);
-        match arguments {
-            Value::Null => {}
-            Value::Object(map) => params = params.with_arguments(map),
-            other => {
-                return Err(FusionClientError::Json(format!(
-                    "tool arguments must be a JSON object, got {other}"
-                )));
-            }
-        }
         let result = self.service.call_tool(params).await?;
         Ok(CallOutcome::from_result(tool, result))
     }
@@ -370,4 +361,19 @@ fn decode<T: serde::de::DeserializeOwned>(
         value,
         warnings: outcome.warnings().cloned().collect(),
     })
+}
+
+/// A `tools/call`'s parameters: `arguments` must be an object, or `null` for none.
+pub(super) fn call_params(
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolRequestParams, FusionClientError> {
+    let params = CallToolRequestParams::new(tool.to_owned());
+    match arguments {
+        Value::Null => Ok(params),
+        Value::Object(map) => Ok(params.with_arguments(map)),
+        other => Err(FusionClientError::Json(format!(
+            "tool arguments must be a JSON object, got {other}"
+        ))),
+    }
 }

@@ -13,15 +13,15 @@ use std::time::{Duration, Instant};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelTaskParams, CancelTaskRequest, ClientRequest,
-    ContentBlock, CreateTaskResult, ElicitationCapability, GetTaskParams, GetTaskRequest,
-    InputRequests, InputResponses, JsonObject, ServerResult, TASKS_EXTENSION_ID, TaskPayload,
-    UpdateTaskParams, UpdateTaskRequest,
+    CallToolRequest, CancelTaskParams, CancelTaskRequest, ClientRequest, ContentBlock,
+    CreateTaskResult, ElicitationCapability, GetTaskParams, GetTaskRequest, InputRequests,
+    InputResponses, JsonObject, ServerResult, TASKS_EXTENSION_ID, TaskPayload, UpdateTaskParams,
+    UpdateTaskRequest,
 };
 use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 
-use super::connect::{FusionClient, FusionClientError};
+use super::connect::{FusionClient, FusionClientError, call_params};
 use super::outcome::{CallOutcome, TaskError};
 
 /// The wait between two polls when the server suggests none.
@@ -101,16 +101,7 @@ impl FusionClient {
         tool: &str,
         arguments: Value,
     ) -> Result<TaskStart, FusionClientError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        match arguments {
-            Value::Null => {}
-            Value::Object(map) => params = params.with_arguments(map),
-            other => {
-                return Err(FusionClientError::Json(format!(
-                    "tool arguments must be a JSON object, got {other}"
-                )));
-            }
-        }
+        let params = call_params(tool, arguments)?;
         let answer = self
             .task_request(ClientRequest::CallToolRequest(CallToolRequest::new(params)))
             .await?;
