@@ -153,13 +153,7 @@ impl Elicitor for LegacyElicitor {
         if let Some(why) = self.unsupported {
             return Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) });
         }
-        let asked = self.ask("elicitation/create", form_params(&request));
-        Box::pin(async move {
-            let value = asked.await?;
-            parse_answer(&value).ok_or_else(|| {
-                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
-            })
-        })
+        read_answer(self.ask("elicitation/create", form_params(&request)))
     }
 
     fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
@@ -327,13 +321,7 @@ impl Elicitor for Arc<ModernElicitor> {
                 ))
             });
         }
-        let asked = self.ask("elicitation/create", form_params(&request));
-        Box::pin(async move {
-            let value = asked.await?;
-            parse_answer(&value).ok_or_else(|| {
-                ElicitFailure::Failed("the client's answer has no valid action".to_owned())
-            })
-        })
+        read_answer(self.ask("elicitation/create", form_params(&request)))
     }
 
     fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
@@ -346,6 +334,18 @@ impl Elicitor for Arc<ModernElicitor> {
         }
         self.ask("sampling/createMessage", params)
     }
+}
+
+/// What the client answered to an `elicitation/create` `asked`: its action and content.
+fn read_answer(
+    asked: BoxFuture<'static, Result<Value, ElicitFailure>>,
+) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
+    Box::pin(async move {
+        let value = asked.await?;
+        parse_answer(&value).ok_or_else(|| {
+            ElicitFailure::Failed("the client's answer has no valid action".to_owned())
+        })
+    })
 }
 
 #[cfg(test)]
