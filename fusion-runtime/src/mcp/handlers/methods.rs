@@ -23,10 +23,12 @@ use super::mcp_handler::{McpHandler, stamp_input};
 use super::{catalog, era, listing, notify, scope, tasks, trace};
 use crate::context::LogThreshold;
 
-impl ServerHandler for McpHandler {
+impl McpHandler {
+    /// `get_info`'s answer, made anew: the capabilities the server's catalog and tasks call
+    /// for, its name, version and instructions.
     // MCP logging is deprecated by SEP-2577 but still what clients speak.
     #[allow(deprecated)]
-    fn get_info(&self) -> ServerConfig {
+    fn make_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
@@ -42,6 +44,14 @@ impl ServerHandler for McpHandler {
             Some(i) => info.with_instructions(i),
             None => info,
         }
+    }
+}
+
+impl ServerHandler for McpHandler {
+    // MCP logging is deprecated by SEP-2577 but still what clients speak.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        self.info.get_or_init(|| self.make_info()).clone()
     }
 
     async fn initialize(
@@ -300,6 +310,10 @@ mod tests {
         std::mem::size_of::<Fut>()
     }
 
+    fn size1<'a, Fut>(_: fn(&'a McpHandler, RequestContext<RoleServer>) -> Fut) -> usize {
+        std::mem::size_of::<Fut>()
+    }
+
     /// rmcp spawns one task per request whose future holds the largest of the handler's
     /// futures, and moves it several times (into the task, its cell, its stages): a call's
     /// state inline (4.4 KB) cost ~80 k instructions of `memcpy` per HTTP request.
@@ -313,6 +327,13 @@ mod tests {
             ("complete", size(<H as ServerHandler>::complete)),
             ("list_tools", size(<H as ServerHandler>::list_tools)),
             ("initialize", size(<H as ServerHandler>::initialize)),
+            ("discover", size1(<H as ServerHandler>::discover)),
+            ("get_task", size(<H as ServerHandler>::get_task)),
+            ("update_task", size(<H as ServerHandler>::update_task)),
+            ("cancel_task", size(<H as ServerHandler>::cancel_task)),
+            ("list_prompts", size(<H as ServerHandler>::list_prompts)),
+            ("list_resources", size(<H as ServerHandler>::list_resources)),
+            ("set_level", size(<H as ServerHandler>::set_level)),
         ];
         for (method, bytes) in sizes {
             assert!(bytes <= 1024, "{method}'s future is {bytes} bytes");

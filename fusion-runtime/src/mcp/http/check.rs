@@ -109,7 +109,17 @@ async fn check(
     if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
         return Err(refusal);
     }
-    let (mut parts, passed) = match jsonrpc::check_body(&bytes, &guard.server) {
+    // The hot path: a plain message the framework has nothing to say about, read by hand
+    // (the fast probe); anything else by the serde probes.
+    let fast = match rmcp_reads(&parts.headers) {
+        true => jsonrpc::pass_fast(&bytes, &guard.server),
+        false => None,
+    };
+    let checked = match fast {
+        Some(passed) => Ok(passed),
+        None => jsonrpc::check_body(&bytes, &guard.server),
+    };
+    let (mut parts, passed) = match checked {
         Ok(passed) => (parts, passed),
         Err(_) if !rmcp_reads(&parts.headers) => {
             return Ok((

@@ -159,6 +159,50 @@ pub(super) fn routes(readiness: Readiness) -> axum::Router {
         )
 }
 
+/// The probes' router in front of the MCP router: a request for `/healthz` or `/readyz`
+/// goes to [`routes`] (which answers any method there: `405` but for `GET`), every other to
+/// the MCP router — what `routes(..).fallback_service(mcp)` did, with one path compare per
+/// request in place of a second router's route match and its fallback's clone.
+#[derive(Clone)]
+pub(super) struct Front {
+    probes: axum::Router,
+    mcp: axum::Router,
+}
+
+impl Front {
+    pub(super) fn new(readiness: Readiness, mcp: axum::Router) -> Self {
+        Front {
+            probes: routes(readiness),
+            mcp,
+        }
+    }
+}
+
+impl<B> tower_service::Service<axum::http::Request<B>> for Front
+where
+    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = axum::routing::future::RouteFuture<std::convert::Infallible>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // Both routers are always ready.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        match request.uri().path() {
+            "/healthz" | "/readyz" => self.probes.call(request),
+            _ => self.mcp.call(request),
+        }
+    }
+}
+
 fn text(status: StatusCode, body: String) -> Response {
     let mut response = Response::new(Body::from(body + "\n"));
     *response.status_mut() = status;

@@ -69,7 +69,7 @@ pub async fn spawn_http(
     // rmcp's streams end when the drain does (calls in flight finish first); listens are
     // answered on the shutdown token itself.
     let drained = CancellationToken::new();
-    let router = health::routes(readiness).fallback_service(router(server, &options, &drained));
+    let router = health::Front::new(readiness, router(server, &options, &drained));
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
     let task = tokio::spawn(accept_loop(listener, router, options, drained));
@@ -129,7 +129,7 @@ impl Drop for Counted {
 
 async fn accept_loop(
     listener: tokio::net::TcpListener,
-    router: axum::Router,
+    router: health::Front,
     options: HttpOptions,
     drained: CancellationToken,
 ) -> std::io::Result<()> {

@@ -89,10 +89,17 @@ pub(crate) fn router(
     }));
     let stateless = options.stateless;
     let closing = options.shutdown.clone();
+    // Stateless: a handler per request, made from one template (shared parts and the
+    // cached `get_info`, see `McpHandler::per_request`); stateful: one per session.
+    let template = McpHandler::new(server.clone())
+        .sessionless(stateless)
+        .closing(closing);
     let service = Shared(Arc::new(StreamableHttpService::new(
         move || {
-            let handler = McpHandler::new(server.clone()).sessionless(stateless);
-            Ok(handler.closing(closing.clone()))
+            Ok(match stateless {
+                true => template.per_request(),
+                false => McpHandler::new(server.clone()).closing(template.closing.clone()),
+            })
         },
         sessions,
         config,

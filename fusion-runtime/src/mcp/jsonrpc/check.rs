@@ -110,6 +110,20 @@ pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply>
     Ok(passed(&probe))
 }
 
+/// The hot path's check of an HTTP body: what the layers after the check need when the
+/// [fast probe](super::fast) reads it and the framework has nothing to answer; `None` sends
+/// the caller to [`check_body`]. Only for a request whose headers rmcp accepts (`Accept`,
+/// `Host`): the fast probe passes some bodies `serde_json` refuses, which rmcp's parse then
+/// refuses, and the answer to that is [`refused_by_rmcp`]'s, the one [`check_body`] gives.
+#[cfg(feature = "server-http")]
+pub(crate) fn pass_fast(bytes: &[u8], server: &Server) -> Option<Passed> {
+    let probe = super::fast::probe(bytes)?;
+    probe
+        .verdict(bytes, server)
+        .is_none()
+        .then(|| passed(&probe))
+}
+
 /// The framework's answer to a body it passed and rmcp could not read: the exact probe's,
 /// when `serde_json` refuses it (what the quick probe let through: a lone surrogate, bad
 /// UTF-8, a number out of range, too deep).

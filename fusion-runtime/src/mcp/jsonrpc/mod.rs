@@ -10,16 +10,19 @@
 //! |---|---|
 //! | `reply.rs` | the error codes and `Reply`, the framework's own answers |
 //! | `probe.rs` | the one-pass probe of a message's bytes and its verdict |
-//! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP) |
+//! | `fast.rs` | the hand-read probe of a plain message, HTTP's hot path |
+//! | `check.rs` | the per-transport checks: `read_line` (stdio), `pass_fast` and `check_body` (HTTP) |
 
 mod check;
+#[cfg(feature = "server-http")]
+mod fast;
 mod probe;
 mod reply;
 #[cfg(test)]
 mod tests;
 
 #[cfg(feature = "server-http")]
-pub(crate) use check::{Passed, check_body, refused_by_rmcp};
+pub(crate) use check::{Passed, check_body, pass_fast, refused_by_rmcp};
 #[cfg(feature = "server-stdio")]
 pub(crate) use check::{Refusal, read_line};
 pub(crate) use reply::Reply;

@@ -134,3 +134,104 @@ fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
     );
     assert!(check_body(b"{", &server).is_err());
 }
+
+/// Bodies the fast probe must read as the quick probe does, or leave to it.
+#[cfg(feature = "server-http")]
+const CORPUS: &[&str] = &[
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"accounts_register","arguments":{"id":"acc_7f3k9q2m","email":"a@b.c","seats":12,"plan":"pro","tags":["beta","eu-west"]}}}"#,
+    r#" { "jsonrpc" : "2.0" , "id" : "x" , "method" : "ping" } "#,
+    r#"{"jsonrpc":"2.0","id":-5,"method":"tools/list","params":null}"#,
+    r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1","reason":"x\"y"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#,
+    r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":1e3,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":01,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":123456789012345678,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+    r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+    r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+    r#"{"jsonrpc":"2.0","id":1}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[1]}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","requestState":5}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","inputResponses":"x"}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","requestState":"s","inputResponses":{"a":{}}}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t\u0041","arguments":{}}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","name":5}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":true,"b":false,"c":null,"d":-1.5e3,"e":[[],{}]}},"_meta":{}}"#,
+    r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"ping"}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+    r#"{"jsonrpc":"2.0","id":1,"method":"ping""#,
+    r#"{}"#,
+    r#"[]"#,
+    r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+    r#""x""#,
+    "{\"jsonrpc\":\"2.0\",\"id\":\"a\u{1}\",\"method\":\"ping\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"method\":\"ping\"}",
+];
+
+#[test]
+#[cfg(feature = "server-http")]
+fn the_fast_probe_reads_a_body_as_the_quick_probe_or_leaves_it() -> anyhow::Result<()> {
+    let server = crate::server::Server::builder()
+        .name("t")
+        .version("0")
+        .build()?;
+    let garbage = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,]}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":01}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1.}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":-}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\x"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":"\u12"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{1:2}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a" 2}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":{"b":1]}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"a\":\"\t\"}}",
+    ];
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{}{}}}}}}}"#,
+        "[".repeat(129),
+        "]".repeat(129)
+    );
+    let odd = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\ud800","b":1e400,"c":"\u00e9\n\"\\\/\b\f\r\t"}}}"#,
+        deep.as_str(),
+    ];
+    let mut fast_passed = 0;
+    for body in CORPUS.iter().copied().chain(garbage).chain(odd) {
+        let bytes = body.as_bytes();
+        if let Some(fast) = super::fast::probe(bytes) {
+            let quick = Probe::quick(bytes).map_err(|e| anyhow::anyhow!("{e}: {body}"))?;
+            assert_eq!(format!("{fast:?}"), format!("{quick:?}"), "{body}");
+        }
+        if let Some(passed) = pass_fast(bytes, &server) {
+            fast_passed += 1;
+            assert_eq!(check_body(bytes, &server), Ok(passed), "{body}");
+        }
+    }
+    assert_eq!(
+        fast_passed, 11,
+        "the plain bodies the framework passes pass the fast way"
+    );
+    for body in garbage {
+        assert!(super::fast::probe(body.as_bytes()).is_none(), "{body}");
+    }
+    // What only `serde_json`'s full parse refuses passes (rmcp's parse refuses it, and the
+    // answer is the exact probe's), as it passes the quick probe.
+    assert!(super::fast::probe(odd[0].as_bytes()).is_some());
+    assert!(refused_by_rmcp(odd[0].as_bytes()).is_some());
+    Ok(())
+}

@@ -1,0 +1,329 @@
+//! The fast probe: the common case — an object whose members the checks read are plain
+//! (strings without escapes, integer ids) — read by hand in one pass over the bytes, without
+//! `serde`'s visitors. It reads what [`Probe::quick`](super::probe::Probe) reads, or gives up.
+//!
+//! Its contract: `Some(probe)` only for a body the quick probe reads too, read the same way:
+//! an object whose members the checks read are read exactly as `serde_json` reads them, and
+//! whose other values are checked as the quick probe checks them (syntax, escapes, control
+//! characters; not a skipped string's UTF-8 or a number's range, which rmcp's parse checks).
+//! So every body gets the answer it got from the quick probe. `None`: the caller asks the
+//! serde probes.
+
+use std::borrow::Cow;
+
+use super::probe::{Params, Probe, Shape, Sniff};
+
+/// The fast probe of `bytes`, or `None` when it cannot be sure (see the module's contract).
+pub(super) fn probe(bytes: &[u8]) -> Option<Probe<'_>> {
+    let mut s = Scan { b: bytes, i: 0 };
+    let mut p = Probe {
+        shape: Shape::Object,
+        ..Probe::default()
+    };
+    s.ws();
+    s.eat(b'{')?;
+    s.ws();
+    if !s.eat_if(b'}') {
+        loop {
+            let key = s.key()?;
+            match key {
+                b"jsonrpc" => p.jsonrpc = Some(s.sniff()?),
+                b"id" => p.id = Some(s.sniff()?),
+                b"method" => p.method = Some(s.sniff()?),
+                b"params" => p.params = Some(s.params()?),
+                b"result" | b"error" => {
+                    s.skip()?;
+                    p.result_or_error = true;
+                }
+                _ => s.skip()?,
+            }
+            if !s.next_member()? {
+                break;
+            }
+        }
+    }
+    s.ws();
+    (s.i == bytes.len()).then_some(p)
+}
+
+/// A cursor over the body.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.eat_if(c).then_some(())
+    }
+
+    fn eat_if(&mut self, c: u8) -> bool {
+        let hit = self.peek() == Some(c);
+        if hit {
+            self.i += 1;
+        }
+        hit
+    }
+
+    /// After a member's value: `true` at `,` (another member follows), `false` at `}`.
+    fn next_member(&mut self) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.ws();
+                Some(true)
+            }
+            b'}' => {
+                self.i += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// A member name (ASCII, without escapes) and its `:`, the value's first byte next.
+    fn key(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let rest = self.b.get(self.i..)?;
+        let len = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        let key = &rest[..len];
+        if rest[len] != b'"' || !key.is_ascii() {
+            return None;
+        }
+        self.i += len + 1;
+        self.ws();
+        self.eat(b':')?;
+        self.ws();
+        Some(key)
+    }
+
+    /// A string without escapes or control characters, as `serde_json` reads it; `None`
+    /// for any other.
+    fn plain_string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let rest = self.b.get(self.i..)?;
+        let len = rest
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+        if rest[len] != b'"' {
+            return None;
+        }
+        let s = std::str::from_utf8(&rest[..len]).ok()?;
+        self.i += len + 1;
+        Some(s)
+    }
+
+    /// A value's [`Sniff`]: plain strings, integers that are plainly an `i64`, the literals;
+    /// objects and arrays passed over.
+    fn sniff(&mut self) -> Option<Sniff<'a>> {
+        Some(match self.peek()? {
+            b'"' => Sniff::Str(Cow::Borrowed(self.plain_string()?)),
+            b'{' => {
+                self.skip()?;
+                Sniff::Object
+            }
+            b'[' => {
+                self.skip()?;
+                Sniff::Array
+            }
+            b'n' => self.literal(b"null", Sniff::Null)?,
+            b't' => self.literal(b"true", Sniff::Bool)?,
+            b'f' => self.literal(b"false", Sniff::Bool)?,
+            _ => Sniff::Int(self.integer()?),
+        })
+    }
+
+    fn literal<T>(&mut self, word: &[u8], value: T) -> Option<T> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then(|| {
+            self.i = end;
+            value
+        })
+    }
+
+    /// An integer of at most 18 digits, without a fraction or exponent, not `-0`.
+    fn integer(&mut self) -> Option<i64> {
+        let negative = self.eat_if(b'-');
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        let digits = self.b.get(start..self.i)?;
+        if digits.is_empty() || digits.len() > 18 || (digits[0] == b'0' && digits.len() > 1) {
+            return None;
+        }
+        if matches!(self.peek(), Some(b'.' | b'e' | b'E')) || (negative && digits == b"0") {
+            return None;
+        }
+        let n = std::str::from_utf8(digits).ok()?.parse::<i64>().ok()?;
+        Some(if negative { -n } else { n })
+    }
+
+    /// `params`: an object's `name`, `arguments`, `requestState` and `inputResponses`.
+    fn params(&mut self) -> Option<Params<'a>> {
+        match self.peek()? {
+            b'{' => {}
+            b'n' => return self.literal(b"null", Params::Null),
+            _ => {
+                self.skip()?;
+                return Some(Params::Other);
+            }
+        }
+        self.i += 1;
+        self.ws();
+        let (mut name, mut arguments, mut bad_retry) = (None, None, None);
+        if !self.eat_if(b'}') {
+            loop {
+                match self.key()? {
+                    b"name" => name = Some(self.sniff()?),
+                    b"arguments" => arguments = Some(self.sniff()?),
+                    b"requestState" => {
+                        if !matches!(self.sniff()?, Sniff::Str(_) | Sniff::Null) {
+                            bad_retry = Some("Invalid params: requestState must be a string");
+                        }
+                    }
+                    b"inputResponses" => {
+                        if !matches!(self.sniff()?, Sniff::Object | Sniff::Null) {
+                            bad_retry = Some("Invalid params: inputResponses must be an object");
+                        }
+                    }
+                    _ => self.skip()?,
+                }
+                if !self.next_member()? {
+                    break;
+                }
+            }
+        }
+        Some(Params::Object {
+            name,
+            arguments,
+            bad_retry,
+        })
+    }
+
+    /// Passes over a value, checking it as the quick probe does (`serde_json`'s
+    /// `ignore_value`): its syntax, its strings' escapes and control characters, its numbers'
+    /// grammar. Deeper than [`MAX_DEPTH`]: `None`.
+    fn skip(&mut self) -> Option<()> {
+        self.value(0)
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'n' => self.literal(b"null", ()),
+            b't' => self.literal(b"true", ()),
+            b'f' => self.literal(b"false", ()),
+            b'-' | b'0'..=b'9' => self.number(),
+            open @ (b'{' | b'[') => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                let close = if open == b'{' { b'}' } else { b']' };
+                self.i += 1;
+                self.ws();
+                if self.eat_if(close) {
+                    return Some(());
+                }
+                loop {
+                    if open == b'{' {
+                        self.skip_string()?;
+                        self.ws();
+                        self.eat(b':')?;
+                        self.ws();
+                    }
+                    self.value(depth + 1)?;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => {
+                            self.i += 1;
+                            self.ws();
+                        }
+                        c if c == close => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// A string: its escapes checked (not what a `\u` names), no control character.
+    fn skip_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            let rest = self.b.get(self.i..)?;
+            let at = rest
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+            self.i += at + 1;
+            match rest[at] {
+                b'"' => return Some(()),
+                b'\\' => match self.peek()? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                    b'u' => {
+                        let hex = self.b.get(self.i + 1..self.i + 5)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        self.i += 5;
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+    }
+
+    /// A number by JSON's grammar (its range unchecked).
+    fn number(&mut self) -> Option<()> {
+        self.eat_if(b'-');
+        match self.peek()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.eat_if(b'.') {
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+    }
+}
+
+/// How deep a passed-over value may nest before the serde probes take the body.
+const MAX_DEPTH: usize = 64;
