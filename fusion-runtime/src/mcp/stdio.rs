@@ -22,7 +22,7 @@ use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
 
 use super::handlers::McpHandler;
-use super::jsonrpc::{self, INVALID_REQUEST, Refusal, Reply};
+use super::jsonrpc::{self, Refusal, Reply};
 use crate::server::Server;
 
 /// The longest line (one JSON-RPC message) read by default: 4 MiB, as rmcp's HTTP body cap.
@@ -173,8 +173,8 @@ async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(mut r: Reading<
                 return;
             }
             Line::TooLong => Refusal::Reply(Reply::error(
-                serde_json::Value::Null,
-                INVALID_REQUEST,
+                None,
+                rmcp::model::ErrorCode::INVALID_REQUEST,
                 format!("Invalid Request: the message exceeds {} bytes", r.lines.max),
             )),
             Line::Ready(line) => {

@@ -58,19 +58,10 @@ fn is_stateless_http(cx: &RequestContext<RoleServer>) -> bool {
 /// What a 2025 request's elicitor needs of its [`RequestContext`], kept so that the elicitor
 /// is made only when the handler first asks ([`RequestSink::elicitor`](crate::context::RequestSink::elicitor)).
 pub(crate) struct LegacyFacts {
-    stateless: bool,
+    /// The request names no session (stateless HTTP).
+    pub(crate) stateless: bool,
     /// The capabilities the request's `_meta` declared, if any (the session's otherwise).
-    meta_capabilities: Option<rmcp::model::ClientCapabilities>,
-}
-
-impl LegacyFacts {
-    /// The facts of `cx`, whose HTTP request names no session when `stateless`.
-    pub(crate) fn of(cx: &RequestContext<RoleServer>, stateless: bool) -> Self {
-        LegacyFacts {
-            stateless,
-            meta_capabilities: cx.meta.client_capabilities(),
-        }
-    }
+    pub(crate) meta_capabilities: Option<rmcp::model::ClientCapabilities>,
 }
 
 /// `elicitation/create` over a 2025 session.

@@ -48,19 +48,6 @@ pub(crate) fn is_modern_version(version: &str) -> bool {
 }
 
 #[cfg(feature = "server-http")]
-/// `-32022`: the request names a protocol version the server does not speak.
-pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-#[cfg(feature = "server-http")]
-/// `-32020`: a 2026-07-28 request's standard headers do not match its body.
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
-
-#[cfg(feature = "server-http")]
-/// The versions the server speaks: rmcp's default, every version it knows, oldest first.
-pub(crate) fn supported_versions() -> &'static [ProtocolVersion] {
-    ProtocolVersion::KNOWN_VERSIONS
-}
-
-#[cfg(feature = "server-http")]
 /// Why a 2026-07-28 request's `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers
 /// do not match its body (`message`), or `None` when they do. The rules of the
 /// streamable HTTP transport, §Server Validation: every header present once, `Mcp-Name` is

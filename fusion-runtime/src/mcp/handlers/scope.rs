@@ -69,7 +69,13 @@ fn scope_with_sink(
             progress_token: cx.meta.get_progress_token(),
             #[cfg(feature = "server-http")]
             session_stream,
-            legacy: legacy.then(|| (LegacyFacts::of(cx, stateless), OnceLock::new())),
+            legacy: legacy.then(|| {
+                let facts = LegacyFacts {
+                    stateless,
+                    meta_capabilities: cx.meta.client_capabilities(),
+                };
+                (facts, OnceLock::new())
+            }),
         })),
         log_threshold,
         principal,

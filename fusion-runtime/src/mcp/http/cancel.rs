@@ -9,10 +9,10 @@
 //! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
 //!   or a 2026-07-28 client): rmcp ignores notifications there.
 //!
-//! [`layer`] wraps the rmcp service: it gives each HTTP request its [`RequestFacts`] and an
-//! [`Exchange`] (found by the handler in the request's `http::request::Parts`), cancels the
-//! calls attached to it when the response is dropped before its end, and handles the two
-//! messages above. The handler attaches each call with [`watch`](crate::mcp::facts::watch);
+//! [`layer`] wraps the rmcp service: it takes the request's [`Exchange`] from its
+//! [`RequestFacts`] (the guard step makes both; the handler finds them in the request's
+//! `http::request::Parts`), cancels the calls attached to it when the response is dropped
+//! before its end, and handles the two messages above. The handler attaches each call with [`watch`](crate::mcp::facts::watch);
 //! the calls are listed by owner in [`Calls`].
 //!
 //! The [`Exchange`] also carries a 2025 session call's log messages onto the call's own
@@ -173,18 +173,27 @@ where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
-    let exchange = Exchange::new(calls.clone());
-    let mut guard = GoneGuard {
-        exchange: Some(exchange.clone()),
-    };
     let (mut parts, body) = request.into_parts();
-    let mut facts = match parts.extensions.remove::<RequestFacts>() {
-        Some(facts) => facts,
-        None => RequestFacts::read(&parts),
+    let (exchange, session, client) = match parts.extensions.get::<RequestFacts>() {
+        Some(RequestFacts {
+            exchange: Some(exchange),
+            session,
+            client,
+            ..
+        }) => (exchange.clone(), session.clone(), client.clone()),
+        // Served without the guard step, which writes them.
+        _ => {
+            let mut facts = RequestFacts::read(&parts);
+            let exchange = Exchange::new(calls.clone());
+            facts.exchange = Some(exchange.clone());
+            let read = (exchange, facts.session.clone(), facts.client.clone());
+            parts.extensions.insert(facts);
+            read
+        }
     };
-    facts.exchange = Some(exchange);
-    let (session, client) = (facts.session.clone(), facts.client.clone());
-    parts.extensions.insert(facts);
+    let mut guard = GoneGuard {
+        exchange: Some(exchange),
+    };
     let is_session_post = parts.method == Method::POST && session.is_some();
 
     let mut after = None;

@@ -11,17 +11,15 @@ use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::body::read_bounded;
-use crate::mcp::jsonrpc::{self, INVALID_REQUEST, Reply};
+use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
 
 /// The longest plain-text error body of rmcp's rewritten into JSON.
 const MAX_PLAIN_ERROR_BYTES: usize = 16 * 1024;
-
-/// JSON-RPC's implementation-defined server error, for transport refusals.
-const SERVER_ERROR: i64 = -32000;
 
 /// What the check needs.
 pub(crate) struct Guard {
@@ -42,9 +40,13 @@ where
     // one's state (it is moved into a box for every request).
     match check(guard, request).await {
         Ok((request, id, passed)) => {
-            let advertise = passed.as_deref().and_then(|bytes| {
-                super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
-            });
+            // Only a server with task actions edits a 2025-11-25 answer.
+            let advertise = passed
+                .as_deref()
+                .filter(|_| guard.server.has_tasks())
+                .and_then(|bytes| {
+                    super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
+                });
             let response = json_errors(next(request).await, id, passed).await;
             match advertise {
                 Some(advertise) => advertise.apply(response),
@@ -65,7 +67,7 @@ where
 async fn check(
     guard: &Guard,
     request: Request,
-) -> Result<(Request, Value, Option<Bytes>), Response> {
+) -> Result<(Request, Option<RequestId>, Option<Bytes>), Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
         // rmcp refuses these (`415`) or reads no body.
         return pass_unread(request, &guard.server);
@@ -92,19 +94,18 @@ async fn check(
         Err(None) => {
             return Err(reply(
                 StatusCode::BAD_REQUEST,
-                &Reply::error(Value::Null, INVALID_REQUEST, "the request body failed"),
+                &Reply::error(None, ErrorCode::INVALID_REQUEST, "the request body failed"),
             ));
         }
     };
     // The id is read (a second parse) only for the refusal.
     let id = || {
         if !rmcp_reads(&parts.headers) {
-            return Value::Null;
+            return None;
         }
         serde_json::from_slice::<Value>(&bytes)
             .ok()
-            .and_then(|m| m.get("id").cloned())
-            .unwrap_or(Value::Null)
+            .and_then(|m| m.get("id").and_then(request_id))
     };
     if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
         return Err(refusal);
@@ -122,11 +123,7 @@ async fn check(
     let (mut parts, passed) = match checked {
         Ok(passed) => (parts, passed),
         Err(_) if !rmcp_reads(&parts.headers) => {
-            return Ok((
-                Request::from_parts(parts, Body::from(bytes)),
-                Value::Null,
-                None,
-            ));
+            return Ok((Request::from_parts(parts, Body::from(bytes)), None, None));
         }
         Err(answer) => {
             // Our own answer skips rmcp's header check: run it here, so a 2026-07-28
@@ -185,10 +182,10 @@ async fn check(
 fn pass_unread(
     request: Request,
     server: &Server,
-) -> Result<(Request, Value, Option<Bytes>), Response> {
-    match unsupported_version(request.headers(), server, || Value::Null) {
+) -> Result<(Request, Option<RequestId>, Option<Bytes>), Response> {
+    match unsupported_version(request.headers(), server, || None) {
         Some(refusal) => Err(refusal),
-        None => Ok((request, Value::Null, None)),
+        None => Ok((request, None, None)),
     }
 }
 
@@ -201,10 +198,11 @@ const HEADER_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protoco
 fn unsupported_version(
     headers: &HeaderMap,
     server: &Server,
-    id: impl FnOnce() -> Value,
+    id: impl FnOnce() -> Option<RequestId>,
 ) -> Option<Response> {
     let requested = headers.get(&HEADER_PROTOCOL_VERSION)?;
-    let supported = crate::mcp::handlers::era::supported_versions();
+    // What `McpHandler` speaks: rmcp's default, every version rmcp knows, oldest first.
+    let supported = ProtocolVersion::KNOWN_VERSIONS;
     let known = requested
         .to_str()
         .is_ok_and(|v| supported.iter().any(|s| s.as_str() == v));
@@ -214,13 +212,13 @@ fn unsupported_version(
     let requested = String::from_utf8_lossy(requested.as_bytes()).into_owned();
     tracing::debug!(%requested, server = server.name(), "unsupported MCP-Protocol-Version");
     let data = serde_json::json!({ "requested": requested, "supported": supported });
-    Some(reply_with_data(
-        StatusCode::BAD_REQUEST,
+    let answer = Reply::error_with_data(
         id(),
-        crate::mcp::handlers::era::UNSUPPORTED_PROTOCOL_VERSION,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
         "Unsupported protocol version",
         data,
-    ))
+    );
+    Some(reply(StatusCode::BAD_REQUEST, &answer))
 }
 
 /// `400` with `-32020` when a 2026-07-28 request (by its `MCP-Protocol-Version` header)
@@ -239,36 +237,12 @@ fn header_mismatch(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Option<
     let message: Value = serde_json::from_slice(bytes).ok()?;
     let reason = crate::mcp::handlers::era::header_mismatch_reason(headers, version, &message)?;
     tracing::debug!(%reason, "header mismatch on a framework answer");
-    Some(reply_with_data(
-        StatusCode::BAD_REQUEST,
-        message.get("id").cloned().unwrap_or(Value::Null),
-        crate::mcp::handlers::era::HEADER_MISMATCH,
-        &format!("Header mismatch: {reason}"),
-        Value::Null,
-    ))
-}
-
-fn reply_with_data(
-    status: StatusCode,
-    id: Value,
-    code: i64,
-    message: &str,
-    data: Value,
-) -> Response {
-    let mut error = serde_json::json!({ "code": code, "message": message });
-    if !data.is_null() {
-        error["data"] = data;
-    }
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        serde_json::to_vec(&body).unwrap_or_default(),
-    )
-        .into_response()
+    let answer = Reply::error(
+        message.get("id").and_then(request_id),
+        ErrorCode::HEADER_MISMATCH,
+        format!("Header mismatch: {reason}"),
+    );
+    Some(reply(StatusCode::BAD_REQUEST, &answer))
 }
 
 fn reply(status: StatusCode, answer: &Reply) -> Response {
@@ -287,8 +261,8 @@ fn too_large(max: usize) -> Response {
     reply(
         StatusCode::PAYLOAD_TOO_LARGE,
         &Reply::error(
-            Value::Null,
-            INVALID_REQUEST,
+            None,
+            ErrorCode::INVALID_REQUEST,
             format!("Invalid Request: the body exceeds {max} bytes"),
         ),
     )
@@ -340,7 +314,7 @@ fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
 /// (it answers `415` for it) becomes `400`, as the checks above answer the same failures —
 /// with the check's own `Parse error` when `serde_json` refuses it (`passed`: the body the
 /// quick check passed).
-async fn json_errors(response: Response, id: Value, passed: Option<Bytes>) -> Response {
+async fn json_errors(response: Response, id: Option<RequestId>, passed: Option<Bytes>) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
         return response;
@@ -358,9 +332,11 @@ async fn json_errors(response: Response, id: Value, passed: Option<Bytes>) -> Re
     };
     let (status, code) = match status {
         StatusCode::UNSUPPORTED_MEDIA_TYPE if body_was_json => {
-            (StatusCode::BAD_REQUEST, INVALID_REQUEST)
+            (StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST)
         }
-        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => (status, INVALID_REQUEST),
+        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => {
+            (status, ErrorCode::INVALID_REQUEST)
+        }
         _ => (status, SERVER_ERROR),
     };
     parts.status = status;

@@ -3,8 +3,9 @@
 //!
 //! Reads: the request's `ClientKey` (an authentication layer's) or its peer address and
 //! forwarding headers, its `Principal`, its `mcp-session-id`. Writes: the `ClientKey` (when
-//! none was there), the request's [`RequestFacts`] (once, for every step after it and the
-//! handler), a foreign session id replaced by one no session has, the body's deadline.
+//! none was there), the request's [`RequestFacts`] with its [`Exchange`] (once, for every
+//! step after it and the handler), a foreign session id replaced by one no session has, the
+//! body's deadline.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -21,7 +22,8 @@ use super::identity::Identity;
 use super::sessions::{self, Admission, CappedSessions, Refusal};
 use crate::auth::Principal;
 use crate::context::ClientKey;
-use crate::mcp::facts::{RequestFacts, SESSION_HEADER};
+use crate::mcp::facts::{Calls, Exchange, RequestFacts, SESSION_HEADER};
+use crate::mcp::jsonrpc::{Reply, SERVER_ERROR};
 
 /// What the request guard needs.
 pub(crate) struct Guard {
@@ -29,6 +31,8 @@ pub(crate) struct Guard {
     pub(crate) body_timeout: Duration,
     /// The live sessions and their owners; `None` when stateless (none to admit).
     pub(crate) sessions: Option<Arc<CappedSessions>>,
+    /// The endpoint's running calls, which each request's [`Exchange`] lists its calls in.
+    pub(crate) calls: Arc<Calls>,
 }
 
 /// Names the client, holds a session to its owner, bounds the body's time, admits new
@@ -79,13 +83,15 @@ where
             None => {}
         }
     }
-    // The request's facts, once: the steps after this one and the handler read them.
-    let facts = RequestFacts::new(
+    // The request's facts, once, with its exchange: the steps after this one and the
+    // handler read them.
+    let mut facts = RequestFacts::new(
         client,
         request.extensions().get::<Principal>(),
         request.headers(),
         request.method(),
     );
+    facts.exchange = Some(Exchange::new(Arc::clone(&guard.calls)));
     request.extensions_mut().insert(facts);
     let timed_out = Arc::new(AtomicBool::new(false));
     let request = request.map(|body| {
@@ -96,7 +102,11 @@ where
             timed_out: Arc::clone(&timed_out),
         })
     });
-    let mut response = sessions::admit(admission.clone(), next(request)).await;
+    // Only a request that may open a session runs with its admission in scope.
+    let mut response = match &admission {
+        Some(admission) => sessions::admit(Some(Arc::clone(admission)), next(request)).await,
+        None => next(request).await,
+    };
     if let Some(refusal) = admission.and_then(|a| a.refusal()) {
         return refused(refusal);
     }
@@ -159,12 +169,8 @@ fn refused(refusal: Refusal) -> Response {
             ),
         ),
     };
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": -32000, "message": message },
-    });
-    let mut response = Response::new(Body::from(body.to_string()));
+    let body = Reply::error(None, SERVER_ERROR, message).to_json();
+    let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     let headers = response.headers_mut();
     headers.insert(

@@ -73,19 +73,21 @@ pub(crate) fn router(
         options.max_sessions_per_client,
     ));
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
+    let calls = Arc::new(Calls::default());
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
             identity,
             body_timeout: options.body_timeout,
             sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
+            calls: Arc::clone(&calls),
         },
         check: check::Guard {
             server: server.clone(),
             allowed_hosts: options.allowed_hosts.clone().into(),
             max_body_bytes: options.max_body_bytes,
         },
-        calls: Arc::new(Calls::default()),
+        calls,
     }));
     let stateless = options.stateless;
     let closing = options.shutdown.clone();
@@ -287,6 +289,7 @@ mod tests {
                 identity: Identity::new(&[], ForwardedHeader::default()),
                 body_timeout: Duration::from_secs(1),
                 sessions: None,
+                calls: Arc::new(Calls::default()),
             },
             check: check::Guard {
                 server: server.clone(),

@@ -5,13 +5,11 @@
 //! `tools/call`'s envelope). Writes: the message for rmcp, or the framework's own answer.
 
 #[cfg(feature = "server-stdio")]
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
-#[cfg(feature = "server-http")]
-use serde_json::Value;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode};
 
+#[cfg(feature = "server-http")]
+use super::probe::Passed;
 use super::probe::Probe;
-#[cfg(feature = "server-stdio")]
-use super::reply::INVALID_PARAMS;
 use super::reply::{Reply, parse_error};
 use crate::server::Server;
 
@@ -73,22 +71,12 @@ fn refuse(
     }
     match probe.readable_id() {
         Some(id) => Err(Refusal::Reply(Reply::error(
-            id,
-            INVALID_PARAMS,
+            Some(id),
+            ErrorCode::INVALID_PARAMS,
             "Invalid params",
         ))),
         None => Err(Refusal::Ignore("a notification rmcp cannot read")),
     }
-}
-
-/// What the one read of an HTTP body rmcp should have tells the layers after the check.
-#[cfg(feature = "server-http")]
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Passed {
-    /// The message's id, for an answer about it (`null` when unreadable).
-    pub(crate) id: Value,
-    /// Whether it is a `notifications/cancelled` (the cancellation layer reads those again).
-    pub(crate) cancels: bool,
 }
 
 /// Checks an HTTP body, reading it once: `Err` with the framework's own answer, or what the
@@ -103,25 +91,11 @@ pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply>
             return match probe.verdict(bytes, server) {
                 Some(answer) => Err(answer),
                 // (The probes never disagree on a message both read.)
-                None => Ok(passed(&probe)),
+                None => Ok(probe.passed()),
             };
         }
     };
-    Ok(passed(&probe))
-}
-
-/// The hot path's check of an HTTP body: what the layers after the check need when the
-/// [fast probe](super::fast) reads it and the framework has nothing to answer; `None` sends
-/// the caller to [`check_body`]. Only for a request whose headers rmcp accepts (`Accept`,
-/// `Host`): the fast probe passes some bodies `serde_json` refuses, which rmcp's parse then
-/// refuses, and the answer to that is [`refused_by_rmcp`]'s, the one [`check_body`] gives.
-#[cfg(feature = "server-http")]
-pub(crate) fn pass_fast(bytes: &[u8], server: &Server) -> Option<Passed> {
-    let probe = super::fast::probe(bytes)?;
-    probe
-        .verdict(bytes, server)
-        .is_none()
-        .then(|| passed(&probe))
+    Ok(probe.passed())
 }
 
 /// The framework's answer to a body it passed and rmcp could not read: the exact probe's,
@@ -130,17 +104,6 @@ pub(crate) fn pass_fast(bytes: &[u8], server: &Server) -> Option<Passed> {
 #[cfg(feature = "server-http")]
 pub(crate) fn refused_by_rmcp(bytes: &[u8]) -> Option<Reply> {
     Probe::of(bytes).err().map(|e| parse_error(&e))
-}
-
-#[cfg(feature = "server-http")]
-fn passed(probe: &Probe<'_>) -> Passed {
-    Passed {
-        id: probe.readable_id().unwrap_or(Value::Null),
-        cancels: probe
-            .method
-            .as_ref()
-            .is_some_and(|m| m.is_str("notifications/cancelled")),
-    }
 }
 
 #[cfg(feature = "server-stdio")]

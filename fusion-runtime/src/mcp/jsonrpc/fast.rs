@@ -11,7 +11,22 @@
 
 use std::borrow::Cow;
 
-use super::probe::{Params, Probe, Shape, Sniff};
+use super::probe::{Params, Passed, Probe, Shape, Sniff};
+use crate::server::Server;
+
+/// The hot path's check of an HTTP body: what the layers after the check need when the fast
+/// probe reads it and the framework has nothing to answer; `None` sends the caller to
+/// [`check_body`](super::check_body). Only for a request whose headers rmcp accepts
+/// (`Accept`, `Host`): the fast probe passes some bodies `serde_json` refuses, which rmcp's
+/// parse then refuses, and the answer to that is
+/// [`refused_by_rmcp`](super::refused_by_rmcp)'s, the one `check_body` gives.
+pub(crate) fn pass_fast(bytes: &[u8], server: &Server) -> Option<Passed> {
+    let probe = probe(bytes)?;
+    probe
+        .verdict(bytes, server)
+        .is_none()
+        .then(|| probe.passed())
+}
 
 /// The fast probe of `bytes`, or `None` when it cannot be sure (see the module's contract).
 pub(super) fn probe(bytes: &[u8]) -> Option<Probe<'_>> {

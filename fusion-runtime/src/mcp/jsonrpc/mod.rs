@@ -8,10 +8,10 @@
 //!
 //! | file | holds |
 //! |---|---|
-//! | `reply.rs` | the error codes and `Reply`, the framework's own answers |
-//! | `probe.rs` | the one-pass probe of a message's bytes and its verdict |
-//! | `fast.rs` | the hand-read probe of a plain message, HTTP's hot path |
-//! | `check.rs` | the per-transport checks: `read_line` (stdio), `pass_fast` and `check_body` (HTTP) |
+//! | `reply.rs` | `Reply`, the framework's own answers, in rmcp's types |
+//! | `probe.rs` | the one-pass probe of a message's bytes, its verdict and what it passes on |
+//! | `fast.rs` | the hand-read probe of a plain message and `pass_fast`, HTTP's hot path |
+//! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP) |
 
 mod check;
 #[cfg(feature = "server-http")]
@@ -21,9 +21,15 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
-#[cfg(feature = "server-http")]
-pub(crate) use check::{Passed, check_body, pass_fast, refused_by_rmcp};
 #[cfg(feature = "server-stdio")]
 pub(crate) use check::{Refusal, read_line};
+#[cfg(feature = "server-http")]
+pub(crate) use check::{check_body, refused_by_rmcp};
+#[cfg(feature = "server-http")]
+pub(crate) use fast::pass_fast;
+#[cfg(feature = "server-http")]
+pub(crate) use probe::Passed;
 pub(crate) use reply::Reply;
 pub use reply::{INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR};
+#[cfg(feature = "server-http")]
+pub(crate) use reply::{SERVER_ERROR, request_id};

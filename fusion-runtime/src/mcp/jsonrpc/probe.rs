@@ -13,10 +13,22 @@ use std::marker::PhantomData;
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::reply::{INVALID_PARAMS, INVALID_REQUEST, Reply};
+use rmcp::model::{ErrorCode, RequestId};
+
+use super::reply::Reply;
 use crate::mcp::handlers::era;
 use crate::mcp::handlers::to_call_tool_result;
 use crate::server::Server;
+
+/// What the one read of an HTTP body rmcp should have tells the layers after the check.
+#[cfg(feature = "server-http")]
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Passed {
+    /// The message's id, for an answer about it (`None` when unreadable).
+    pub(crate) id: Option<RequestId>,
+    /// Whether it is a `notifications/cancelled` (the cancellation layer reads those again).
+    pub(crate) cancels: bool,
+}
 
 /// A JSON value's type, with the few values the checks need.
 #[derive(Debug, PartialEq)]
@@ -91,11 +103,23 @@ impl<'a> Probe<'a> {
         Ok(probe)
     }
 
-    pub(super) fn readable_id(&self) -> Option<Value> {
+    pub(super) fn readable_id(&self) -> Option<RequestId> {
         match self.id.as_ref()? {
-            Sniff::Int(n) => Some(Value::from(*n)),
-            Sniff::Str(s) => Some(Value::String(s.to_string())),
+            Sniff::Int(n) => Some(RequestId::Number(*n)),
+            Sniff::Str(s) => Some(RequestId::String(s.as_ref().into())),
             _ => None,
+        }
+    }
+
+    /// What the layers after the HTTP check need of a message it passed.
+    #[cfg(feature = "server-http")]
+    pub(super) fn passed(&self) -> Passed {
+        Passed {
+            id: self.readable_id(),
+            cancels: self
+                .method
+                .as_ref()
+                .is_some_and(|m| m.is_str("notifications/cancelled")),
         }
     }
 
@@ -104,15 +128,15 @@ impl<'a> Probe<'a> {
         match self.shape {
             Shape::Batch => {
                 return Some(Reply::error(
-                    Value::Null,
-                    INVALID_REQUEST,
+                    None,
+                    ErrorCode::INVALID_REQUEST,
                     "Invalid Request: batches are not supported (MCP 2025-06-18 removed them)",
                 ));
             }
             Shape::NotObject => {
                 return Some(Reply::error(
-                    Value::Null,
-                    INVALID_REQUEST,
+                    None,
+                    ErrorCode::INVALID_REQUEST,
                     "Invalid Request: a message is a JSON object",
                 ));
             }
@@ -123,13 +147,8 @@ impl<'a> Probe<'a> {
             return None;
         }
         let id = self.readable_id();
-        let invalid = |why: &'static str| {
-            Some(Reply::error(
-                id.clone().unwrap_or(Value::Null),
-                INVALID_REQUEST,
-                why,
-            ))
-        };
+        let invalid =
+            |why: &'static str| Some(Reply::error(id.clone(), ErrorCode::INVALID_REQUEST, why));
         if self.id.is_some() && id.is_none() {
             return invalid("Invalid Request: id must be a string or an integer");
         }
@@ -152,7 +171,7 @@ impl<'a> Probe<'a> {
             Some(Params::Object {
                 bad_retry: Some(why),
                 ..
-            }) => return Some(Reply::error(id?, INVALID_PARAMS, *why)),
+            }) => return Some(Reply::error(Some(id?), ErrorCode::INVALID_PARAMS, *why)),
             Some(Params::Object {
                 name, arguments, ..
             }) => (name.as_ref(), arguments.as_ref()),
@@ -172,7 +191,7 @@ impl<'a> Probe<'a> {
 
 /// The `isError` result for a `tools/call` with an unusable name or arguments. Rare, so the
 /// message is read again in full for the values the envelope quotes.
-pub(super) fn malformed_call(id: Value, bytes: &[u8], server: &Server) -> Reply {
+pub(super) fn malformed_call(id: RequestId, bytes: &[u8], server: &Server) -> Reply {
     let message: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
     let params = message.get("params");
     let name = params.and_then(|p| p.get("name"));
@@ -202,8 +221,10 @@ pub(super) fn malformed_call(id: Value, bytes: &[u8], server: &Server) -> Reply 
     } else {
         result.result_type = None;
     }
-    let result = serde_json::to_value(result).unwrap_or(Value::Null);
-    Reply::ToolResult { id, result }
+    Reply::ToolResult {
+        id,
+        result: Box::new(result),
+    }
 }
 
 /// Skips any value, validating it as `serde_json` does (strings included).

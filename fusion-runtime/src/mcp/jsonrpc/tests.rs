@@ -1,6 +1,8 @@
 //! The checks' unit tests.
 
 use super::check::*;
+#[cfg(feature = "server-http")]
+use super::fast::pass_fast;
 use super::probe::*;
 use super::reply::*;
 use std::borrow::Cow;
@@ -92,14 +94,14 @@ fn the_quick_probe_reads_what_the_exact_one_reads_and_leaves_the_rest_to_rmcp() 
 
 #[test]
 fn answers_are_json_rpc_with_the_id_first_read() {
-    let reply = Reply::error(Value::Null, PARSE_ERROR, "Parse error");
+    let reply = Reply::error(None, rmcp::model::ErrorCode::PARSE_ERROR, "Parse error");
     assert_eq!(
         String::from_utf8(reply.to_json()).unwrap_or_default(),
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
     );
     assert_eq!(
         probe(r#"{"id":"a","method":"x"}"#).readable_id(),
-        Some(Value::from("a"))
+        Some(rmcp::model::RequestId::String("a".into()))
     );
     assert_eq!(probe(r#"{"id":[1]}"#).readable_id(), None);
 }
@@ -119,7 +121,7 @@ fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
     assert_eq!(
         check_body(call, &server),
         Ok(Passed {
-            id: Value::from("c1"),
+            id: Some(rmcp::model::RequestId::String("c1".into())),
             cancels: false
         })
     );
@@ -128,7 +130,7 @@ fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
     assert_eq!(
         check_body(cancel, &server),
         Ok(Passed {
-            id: Value::Null,
+            id: None,
             cancels: true
         })
     );
