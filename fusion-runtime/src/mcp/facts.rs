@@ -96,7 +96,7 @@ impl Calls {
     }
 
     /// Lists a running call until the returned value is dropped; `None` when full.
-    fn track(
+    pub(super) fn track(
         self: &Arc<Self>,
         owner: Owner,
         id: RequestId,

@@ -30,6 +30,8 @@ mod metrics;
 mod options;
 mod router;
 mod sessions;
+#[cfg(test)]
+mod step_tests;
 mod tasks_2025;
 
 pub use health::ReadyCheck;

@@ -1,0 +1,413 @@
+//! The request guard (`guard.rs`): the client's key, the request's facts, session
+//! ownership, session admission and the body's deadline.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request};
+use axum::http::{Method, StatusCode, header};
+use axum::response::Response;
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::super::guard::{Guard, guard_request};
+use super::super::identity::{ForwardedHeader, Identity};
+use super::super::sessions::{self, Admission, CappedSessions};
+use super::{Seen, canned, header_text, read, read_json, stalling_body};
+use crate::context::ClientKey;
+use crate::mcp::facts::RequestFacts;
+
+const A: &str = "198.51.100.1:4000";
+const B: &str = "198.51.100.2:4000";
+
+fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
+    Guard {
+        identity: Identity::new(&[], ForwardedHeader::default()),
+        body_timeout: Duration::from_secs(30),
+        sessions,
+    }
+}
+
+fn capped(total: usize, per_client: usize) -> Arc<CappedSessions> {
+    Arc::new(CappedSessions::new(
+        LocalSessionManager::default(),
+        total,
+        per_client,
+    ))
+}
+
+/// A request from `peer` (its `ConnectInfo`), naming `session` if any.
+fn request(method: Method, peer: &str, session: Option<&str>) -> anyhow::Result<Request> {
+    let mut builder = Request::builder().method(method).uri("/mcp");
+    if let Some(session) = session {
+        builder = builder.header("mcp-session-id", session);
+    }
+    let mut request = builder.body(Body::from("{}"))?;
+    request
+        .extensions_mut()
+        .insert(ConnectInfo(peer.parse::<SocketAddr>()?));
+    Ok(request)
+}
+
+/// Opens a session of `client` (as a request admitted for it would).
+async fn open_session(sessions: &CappedSessions, client: &str) -> anyhow::Result<String> {
+    let admission = Admission::new(client.to_owned());
+    let (id, _transport) = sessions::admit(Some(admission), sessions.create_session()).await?;
+    Ok(id.to_string())
+}
+
+/// A `next` that asks the session manager for a new session (as rmcp does for a POST
+/// without a session id) and answers what rmcp answers when that fails.
+fn creating_next(
+    sessions: Arc<CappedSessions>,
+) -> impl FnOnce(Request) -> futures::future::BoxFuture<'static, Response> {
+    move |_request| {
+        Box::pin(async move {
+            match sessions.create_session().await {
+                Ok(_) => canned(StatusCode::OK, "created"),
+                Err(_) => canned(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error"),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_client_key_is_made_from_the_peer_address_when_absent() -> anyhow::Result<()> {
+    let seen = Seen::default();
+    let response = guard_request(
+        &guard(None),
+        request(Method::POST, "203.0.113.7:4711", None)?,
+        seen.next(canned(StatusCode::OK, "fine")),
+    )
+    .await;
+    let (status, _, body) = read(response).await?;
+    assert_eq!((status, &body[..]), (StatusCode::OK, &b"fine"[..]));
+    let saw = seen.take()?;
+    let key = saw.parts.extensions.get::<ClientKey>();
+    assert_eq!(key, Some(&ClientKey::new("ip:203.0.113.7")));
+    let facts = saw
+        .parts
+        .extensions
+        .get::<RequestFacts>()
+        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    assert_eq!(facts.client, ClientKey::new("ip:203.0.113.7"));
+    assert!(facts.post);
+    assert!(facts.session.is_none());
+    assert!(facts.principal.is_none());
+    assert!(
+        facts.exchange.is_none(),
+        "the exchange is the cancel step's"
+    );
+    assert_eq!(saw.body.map_err(anyhow::Error::msg)?, "{}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_client_key_already_there_is_kept() -> anyhow::Result<()> {
+    let seen = Seen::default();
+    let mut request = request(Method::GET, A, Some("s-1"))?;
+    request
+        .extensions_mut()
+        .insert(ClientKey::new("principal:alice"));
+    guard_request(&guard(None), request, seen.next(canned(StatusCode::OK, ""))).await;
+    let saw = seen.take()?;
+    let key = saw.parts.extensions.get::<ClientKey>();
+    assert_eq!(key, Some(&ClientKey::new("principal:alice")));
+    let facts = saw
+        .parts
+        .extensions
+        .get::<RequestFacts>()
+        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    assert_eq!(facts.client, ClientKey::new("principal:alice"));
+    assert_eq!(facts.session.as_deref(), Some("s-1"));
+    assert!(!facts.post);
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_a_peer_address_or_key_the_client_is_the_shared_http_key() -> anyhow::Result<()> {
+    let seen = Seen::default();
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/mcp")
+        .body(Body::empty())?;
+    guard_request(&guard(None), request, seen.next(canned(StatusCode::OK, ""))).await;
+    let saw = seen.take()?;
+    assert_eq!(
+        saw.parts.extensions.get::<ClientKey>(),
+        Some(&ClientKey::new("http"))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_session_another_client_owns_reaches_next_as_no_live_session() -> anyhow::Result<()> {
+    let sessions = capped(10, 10);
+    let id = open_session(&sessions, "ip:198.51.100.1").await?;
+    let guard = guard(Some(Arc::clone(&sessions)));
+
+    // Another client: the id is replaced, in the header and in the facts.
+    let seen = Seen::default();
+    let response = guard_request(
+        &guard,
+        request(Method::POST, B, Some(&id))?,
+        seen.next(canned(
+            StatusCode::NOT_FOUND,
+            "Not Found: Session not found",
+        )),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::NOT_FOUND, "next's answer");
+    let saw = seen.take()?;
+    assert_eq!(
+        header_text(&saw.parts.headers, "mcp-session-id"),
+        "not-a-live-session"
+    );
+    let facts = saw
+        .parts
+        .extensions
+        .get::<RequestFacts>()
+        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    assert_eq!(facts.session.as_deref(), Some("not-a-live-session"));
+
+    // The owner: unchanged.
+    let seen = Seen::default();
+    guard_request(
+        &guard,
+        request(Method::POST, A, Some(&id))?,
+        seen.next(canned(StatusCode::OK, "")),
+    )
+    .await;
+    assert_eq!(
+        header_text(&seen.take()?.parts.headers, "mcp-session-id"),
+        id
+    );
+
+    // An id no session has: unchanged (rmcp answers it as unknown).
+    let seen = Seen::default();
+    guard_request(
+        &guard,
+        request(Method::GET, B, Some("no-such-session"))?,
+        seen.next(canned(StatusCode::OK, "")),
+    )
+    .await;
+    assert_eq!(
+        header_text(&seen.take()?.parts.headers, "mcp-session-id"),
+        "no-such-session"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_delete_of_a_session_not_owned_is_404_without_calling_next() -> anyhow::Result<()> {
+    let sessions = capped(10, 10);
+    let id = open_session(&sessions, "ip:198.51.100.1").await?;
+    let guard = guard(Some(Arc::clone(&sessions)));
+    for session in [id.as_str(), "no-such-session"] {
+        let seen = Seen::default();
+        let response = guard_request(
+            &guard,
+            request(Method::DELETE, B, Some(session))?,
+            seen.next(canned(StatusCode::ACCEPTED, "")),
+        )
+        .await;
+        let (status, headers, body) = read(response).await?;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{session}");
+        assert_eq!(&body[..], b"Not Found: Session not found");
+        assert!(headers.get(header::CONTENT_TYPE).is_none(), "as rmcp's own");
+        assert!(!seen.called(), "next was called for {session}");
+    }
+    assert!(sessions.owned_by(id.as_bytes(), "ip:198.51.100.1"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_delete_answered_202_becomes_200_and_other_answers_stay() -> anyhow::Result<()> {
+    let sessions = capped(10, 10);
+    let id = open_session(&sessions, "ip:198.51.100.1").await?;
+    let guard = guard(Some(Arc::clone(&sessions)));
+
+    let seen = Seen::default();
+    let response = guard_request(
+        &guard,
+        request(Method::DELETE, A, Some(&id))?,
+        seen.next(canned(StatusCode::ACCEPTED, "")),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        header_text(&seen.take()?.parts.headers, "mcp-session-id"),
+        id
+    );
+
+    // A DELETE answered otherwise keeps its status.
+    let response = guard_request(
+        &guard,
+        request(Method::DELETE, A, Some(&id))?,
+        Seen::default().next(canned(StatusCode::METHOD_NOT_ALLOWED, "")),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+
+    // A POST answered 202 (a notification) stays 202.
+    let response = guard_request(
+        &guard,
+        request(Method::POST, A, Some(&id))?,
+        Seen::default().next(canned(StatusCode::ACCEPTED, "")),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::ACCEPTED);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_new_session_on_a_full_server_is_503_with_retry_after() -> anyhow::Result<()> {
+    let sessions = capped(1, 1);
+    open_session(&sessions, "ip:198.51.100.1").await?;
+    let guard = guard(Some(Arc::clone(&sessions)));
+    let response = guard_request(
+        &guard,
+        request(Method::POST, B, None)?,
+        creating_next(Arc::clone(&sessions)),
+    )
+    .await;
+    let (status, headers, body) = read_json(response).await?;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(header_text(&headers, "retry-after"), "30");
+    assert_eq!(header_text(&headers, "content-type"), "application/json");
+    assert_eq!(
+        body,
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {
+                "code": -32000,
+                "message": "The server holds its maximum of 1 live MCP sessions; retry later, or \
+                            close sessions you no longer use (HTTP DELETE with their mcp-session-id)",
+            },
+        })
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_new_session_of_a_client_at_its_cap_is_429() -> anyhow::Result<()> {
+    let sessions = capped(10, 1);
+    open_session(&sessions, "ip:198.51.100.1").await?;
+    let guard = guard(Some(Arc::clone(&sessions)));
+    let response = guard_request(
+        &guard,
+        request(Method::POST, A, None)?,
+        creating_next(Arc::clone(&sessions)),
+    )
+    .await;
+    let (status, headers, body) = read_json(response).await?;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(header_text(&headers, "retry-after"), "30");
+    assert_eq!(body["error"]["code"], -32000);
+    assert_eq!(
+        body["error"]["message"],
+        "This client already holds 1 live MCP sessions, the most one client may; reuse one, \
+         or close one you no longer use (HTTP DELETE with its mcp-session-id)"
+    );
+
+    // Another client still gets its session: `next`'s own answer.
+    let response = guard_request(
+        &guard,
+        request(Method::POST, B, None)?,
+        creating_next(Arc::clone(&sessions)),
+    )
+    .await;
+    let (status, _, body) = read(response).await?;
+    assert_eq!((status, &body[..]), (StatusCode::OK, &b"created"[..]));
+    Ok(())
+}
+
+#[tokio::test]
+async fn stateless_requests_are_not_admitted() -> anyhow::Result<()> {
+    // Without sessions (stateless), a POST runs with no admission: a session made anyway
+    // belongs to the shared `http` key, and nothing is refused.
+    let sessions = capped(10, 10);
+    let made = Arc::new(std::sync::Mutex::new(None));
+    let into = Arc::clone(&made);
+    let manager = Arc::clone(&sessions);
+    let response = guard_request(&guard(None), request(Method::POST, A, None)?, move |_| {
+        Box::pin(async move {
+            let id = manager.create_session().await.ok().map(|(id, _)| id);
+            *into
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = id;
+            canned(StatusCode::OK, "")
+        }) as futures::future::BoxFuture<'static, Response>
+    })
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let id = made
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+        .ok_or_else(|| anyhow::anyhow!("no session made"))?;
+    assert!(sessions.owned_by(id.as_bytes(), "http"));
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_slower_than_body_timeout_is_408() -> anyhow::Result<()> {
+    let guard = Guard {
+        body_timeout: Duration::from_secs(2),
+        ..guard(None)
+    };
+    let mut request = request(Method::POST, A, None)?;
+    *request.body_mut() = stalling_body(&["{\"jsonrpc\":"]);
+    let started = tokio::time::Instant::now();
+    let seen = Seen::default();
+    let response = guard_request(
+        &guard,
+        request,
+        seen.next(canned(StatusCode::BAD_REQUEST, "the body failed")),
+    )
+    .await;
+    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    let saw = seen.take()?;
+    assert!(saw.body.is_err(), "next's read of the body failed");
+    let (status, headers, body) = read(response).await?;
+    assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+    assert_eq!(
+        &body[..],
+        b"Request Timeout: the body was not received in time"
+    );
+    assert_eq!(
+        header_text(&headers, "content-type"),
+        "text/plain; charset=utf-8"
+    );
+    assert_eq!(header_text(&headers, "connection"), "close");
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_body_within_body_timeout_reaches_next_whole() -> anyhow::Result<()> {
+    let guard = Guard {
+        body_timeout: Duration::from_secs(2),
+        ..guard(None)
+    };
+    let mut request = request(Method::POST, A, None)?;
+    // Chunks that take a second in all: in time.
+    let chunks = futures::stream::unfold(0, |n| async move {
+        if n == 2 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        Some((
+            Ok::<_, std::io::Error>(axum::body::Bytes::from("ab")),
+            n + 1,
+        ))
+    });
+    *request.body_mut() = Body::from_stream(chunks);
+    let seen = Seen::default();
+    let response = guard_request(&guard, request, seen.next(canned(StatusCode::OK, "ok"))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(seen.take()?.body.map_err(anyhow::Error::msg)?, "abab");
+    Ok(())
+}

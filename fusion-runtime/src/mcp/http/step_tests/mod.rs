@@ -1,0 +1,135 @@
+//! Unit tests of the HTTP request steps' contracts, one file per step, as tower-http tests
+//! its middleware: each step is called alone with a `next` that records what it received
+//! and answers a canned response; the tests assert on both. `endpoint.rs` runs the whole
+//! chain (the router, rmcp behind the steps) through `tower_service::Service::call`.
+
+mod body;
+mod cancel;
+mod check;
+mod endpoint;
+mod guard;
+mod health;
+mod sessions;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// What a recording `next` received: the request's parts and its body as read to its end
+/// (`Err` with the error when reading failed).
+pub(super) struct Saw {
+    pub(super) parts: Parts,
+    pub(super) body: Result<Bytes, String>,
+}
+
+/// Where a recording `next` puts what it saw; `None` while it was not called.
+#[derive(Clone, Default)]
+pub(super) struct Seen(Arc<Mutex<Option<Saw>>>);
+
+impl Seen {
+    /// A `next` that records the request (reading its body to its end) and answers
+    /// `response`.
+    pub(super) fn next(
+        &self,
+        response: Response,
+    ) -> impl FnOnce(Request) -> BoxFuture<'static, Response> + use<> {
+        let seen = self.clone();
+        move |request: Request| {
+            Box::pin(async move {
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .map_err(|e| e.to_string());
+                seen.put(Saw { parts, body });
+                response
+            })
+        }
+    }
+
+    pub(super) fn put(&self, saw: Saw) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(saw);
+    }
+
+    /// What `next` saw; an error when it was not called.
+    pub(super) fn take(&self) -> anyhow::Result<Saw> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("`next` was not called"))
+    }
+
+    pub(super) fn called(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+}
+
+/// A response with `status` and `body`, no headers (as rmcp writes its plain refusals).
+pub(super) fn canned(status: StatusCode, body: &'static str) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response
+}
+
+/// A `200` JSON answer.
+pub(super) fn json_ok(body: &'static str) -> Response {
+    let mut response = canned(StatusCode::OK, body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// The response's status, headers and body read to its end.
+pub(super) async fn read(response: Response) -> anyhow::Result<(StatusCode, HeaderMap, Bytes)> {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await?;
+    Ok((parts.status, parts.headers, bytes))
+}
+
+/// The response's status, headers and body parsed as JSON.
+pub(super) async fn read_json(
+    response: Response,
+) -> anyhow::Result<(StatusCode, HeaderMap, Value)> {
+    let (status, headers, bytes) = read(response).await?;
+    let json = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))?;
+    Ok((status, headers, json))
+}
+
+/// A header's value as text (`""` when absent).
+pub(super) fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+/// A body of `chunks`, then one that never comes (a client that stalls); no size hint.
+pub(super) fn stalling_body(chunks: &[&'static str]) -> Body {
+    use futures::StreamExt as _;
+    let chunks: Vec<Result<Bytes, std::io::Error>> = chunks
+        .iter()
+        .map(|c| Ok(Bytes::from_static(c.as_bytes())))
+        .collect();
+    Body::from_stream(futures::stream::iter(chunks).chain(futures::stream::pending()))
+}
+
+/// A body of `chunks` that ends after them, without a size hint.
+pub(super) fn streamed_body(chunks: &[&'static str]) -> Body {
+    let chunks: Vec<Result<Bytes, std::io::Error>> = chunks
+        .iter()
+        .map(|c| Ok(Bytes::from_static(c.as_bytes())))
+        .collect();
+    Body::from_stream(futures::stream::iter(chunks))
+}
