@@ -60,7 +60,12 @@ pub(crate) async fn read_bounded(body: Body, max: usize) -> Result<Bytes, Option
     let mut rest: Vec<u8> = Vec::new();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|_| None)?;
-        let so_far = first.as_ref().map_or(0, Bytes::len) + rest.len();
+        // Once `rest` holds anything it holds `first` too.
+        let so_far = if rest.is_empty() {
+            first.as_ref().map_or(0, Bytes::len)
+        } else {
+            rest.len()
+        };
         if so_far + chunk.len() > max {
             return Err(Some(()));
         }

@@ -174,15 +174,18 @@ where
     Fut: Future<Output = Response>,
 {
     let (mut parts, body) = request.into_parts();
-    let (exchange, session, client) = match parts.extensions.get::<RequestFacts>() {
-        Some(RequestFacts {
-            exchange: Some(exchange),
-            session,
-            client,
-            ..
-        }) => (exchange.clone(), session.clone(), client.clone()),
+    let (exchange, session, client) = match parts.extensions.get_mut::<RequestFacts>() {
+        // The guard step's facts, with the exchange it made (or one made here).
+        Some(facts) => (
+            facts
+                .exchange
+                .get_or_insert_with(|| Exchange::new(calls.clone()))
+                .clone(),
+            facts.session.clone(),
+            facts.client.clone(),
+        ),
         // Served without the guard step, which writes them.
-        _ => {
+        None => {
             let mut facts = RequestFacts::read(&parts);
             let exchange = Exchange::new(calls.clone());
             facts.exchange = Some(exchange.clone());

@@ -22,15 +22,24 @@ async fn read_bounded_reads_a_body_up_to_its_limit() -> anyhow::Result<()> {
         "hello",
         "chunks joined"
     );
-    // Not asserted: a body of three or more chunks at or near the limit. `read_bounded`
-    // counts the first chunk twice once `rest` holds it (`so_far = first + rest`), so
-    // `["he", "ll", "o"]` under a limit of 5 is refused (a bug, reported, not fixed here).
-    let chunks = streamed_body(&["he", "ll", "o"]);
-    assert_eq!(
-        whole(read_bounded(chunks, 64).await)?,
-        "hello",
-        "well under the limit"
-    );
+    // Three chunks and more, exactly at the limit: each byte counted once (the first chunk
+    // was once counted twice when the rest joined it, refusing "hello" under 5).
+    for parts in [
+        &["he", "ll", "o"][..],
+        &["h", "e", "l", "l", "o"],
+        &["", "hel", "", "lo"],
+    ] {
+        assert_eq!(
+            whole(read_bounded(streamed_body(parts), 5).await)?,
+            "hello",
+            "{parts:?} at the limit"
+        );
+        assert_eq!(
+            read_bounded(streamed_body(parts), 4).await,
+            Err(Some(())),
+            "{parts:?} one byte past it"
+        );
+    }
     Ok(())
 }
 

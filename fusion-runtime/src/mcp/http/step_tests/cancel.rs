@@ -215,7 +215,7 @@ async fn a_sessionless_cancelled_notification_answered_202_cancels_that_clients_
     let mut request = with_facts(Method::POST, "ip:192.0.2.1", None, Body::from(body.clone()))?;
     // What the JSON-RPC check says of it.
     request.extensions_mut().insert(Passed {
-        id: serde_json::Value::Null,
+        id: None,
         cancels: true,
     });
     let seen = Seen::default();
@@ -260,7 +260,7 @@ async fn a_cancelled_notification_not_answered_202_cancels_nothing() -> anyhow::
     // Nor one the check says is no cancellation, nor one in a session (rmcp's to handle).
     let mut request = with_facts(Method::POST, "ip:192.0.2.1", None, Body::from(cancelled(7)))?;
     request.extensions_mut().insert(Passed {
-        id: serde_json::Value::Null,
+        id: None,
         cancels: false,
     });
     layer(

@@ -17,6 +17,7 @@ use super::super::identity::{ForwardedHeader, Identity};
 use super::super::sessions::{self, Admission, CappedSessions};
 use super::{Seen, canned, header_text, read, read_json, stalling_body};
 use crate::context::ClientKey;
+use crate::mcp::facts::Calls;
 use crate::mcp::facts::RequestFacts;
 
 const A: &str = "198.51.100.1:4000";
@@ -27,6 +28,7 @@ fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
         identity: Identity::new(&[], ForwardedHeader::default()),
         body_timeout: Duration::from_secs(30),
         sessions,
+        calls: Arc::new(Calls::default()),
     }
 }
 
@@ -97,8 +99,8 @@ async fn a_client_key_is_made_from_the_peer_address_when_absent() -> anyhow::Res
     assert!(facts.session.is_none());
     assert!(facts.principal.is_none());
     assert!(
-        facts.exchange.is_none(),
-        "the exchange is the cancel step's"
+        facts.exchange.is_some(),
+        "the guard makes the request's exchange"
     );
     assert_eq!(saw.body.map_err(anyhow::Error::msg)?, "{}");
     Ok(())
