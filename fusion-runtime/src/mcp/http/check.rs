@@ -112,11 +112,10 @@ async fn check(
     }
     // The hot path: a plain message the framework has nothing to say about, read by hand
     // (the fast probe); anything else by the serde probes.
-    let fast = match rmcp_reads(&parts.headers) {
-        true => jsonrpc::pass_fast(&bytes, &guard.server),
-        false => None,
-    };
-    let checked = match fast {
+    // Whatever the headers: a body the fast probe passes, the serde probes pass too (or
+    // `serde_json` refuses it, which rmcp's parse does too, answered as they would), and a
+    // body they pass goes on to rmcp, which checks its headers itself.
+    let checked = match jsonrpc::pass_fast(&bytes, &guard.server) {
         Some(passed) => Ok(passed),
         None => jsonrpc::check_body(&bytes, &guard.server),
     };

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use tokio_util::sync::CancellationToken;
+
+use super::router::Direct;
 
 /// A probe's outcome: `Err` carries the reason, one line.
 type Probe = dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync;
@@ -167,13 +169,16 @@ pub(super) fn routes(readiness: Readiness) -> axum::Router {
 pub(super) struct Front {
     probes: axum::Router,
     mcp: axum::Router,
+    /// The MCP path served without the router, when it can be.
+    direct: Option<Direct>,
 }
 
 impl Front {
-    pub(super) fn new(readiness: Readiness, mcp: axum::Router) -> Self {
+    pub(super) fn new(readiness: Readiness, mcp: axum::Router, direct: Option<Direct>) -> Self {
         Front {
             probes: routes(readiness),
             mcp,
+            direct,
         }
     }
 }
@@ -185,7 +190,10 @@ where
 {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = axum::routing::future::RouteFuture<std::convert::Infallible>;
+    type Future = Either<
+        axum::routing::future::RouteFuture<std::convert::Infallible>,
+        BoxFuture<'static, Result<Response, std::convert::Infallible>>,
+    >;
 
     fn poll_ready(
         &mut self,
@@ -196,9 +204,12 @@ where
     }
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        match request.uri().path() {
-            "/healthz" | "/readyz" => self.probes.call(request),
-            _ => self.mcp.call(request),
+        match (request.uri().path(), &mut self.direct) {
+            ("/healthz" | "/readyz", _) => Either::Left(self.probes.call(request)),
+            (path, Some(direct)) if direct.serves(path) => {
+                Either::Right(direct.call(request.map(Body::new)))
+            }
+            _ => Either::Left(self.mcp.call(request)),
         }
     }
 }

@@ -19,7 +19,7 @@ use super::forwarded;
 use super::health;
 use super::identity::{Identity, ip_key};
 use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};
-use super::router::router;
+use super::router::endpoint;
 use crate::server::Server;
 
 /// A running HTTP server.
@@ -69,7 +69,8 @@ pub async fn spawn_http(
     // rmcp's streams end when the drain does (calls in flight finish first); listens are
     // answered on the shutdown token itself.
     let drained = CancellationToken::new();
-    let router = health::Front::new(readiness, router(server, &options, &drained));
+    let (router, direct) = endpoint(server, &options, &drained);
+    let router = health::Front::new(readiness, router, direct);
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
     let task = tokio::spawn(accept_loop(listener, router, options, drained));

@@ -16,10 +16,10 @@ use crate::server::Server;
 
 /// The hot path's check of an HTTP body: what the layers after the check need when the fast
 /// probe reads it and the framework has nothing to answer; `None` sends the caller to
-/// [`check_body`](super::check_body). Only for a request whose headers rmcp accepts
-/// (`Accept`, `Host`): the fast probe passes some bodies `serde_json` refuses, which rmcp's
-/// parse then refuses, and the answer to that is
-/// [`refused_by_rmcp`](super::refused_by_rmcp)'s, the one `check_body` gives.
+/// [`check_body`](super::check_body). The fast probe passes some bodies `serde_json` refuses:
+/// rmcp's parse then refuses them, and the answer to that is
+/// [`refused_by_rmcp`](super::refused_by_rmcp)'s, the one `check_body` gives; a request whose
+/// headers rmcp refuses (`Accept`, `Host`) goes to rmcp whatever its body, either way.
 pub(crate) fn pass_fast(bytes: &[u8], server: &Server) -> Option<Passed> {
     let probe = probe(bytes)?;
     probe

@@ -22,7 +22,7 @@ fn readiness(checks: Vec<ReadyCheck>) -> Readiness {
 /// The front with an MCP router that answers `mcp` on any path.
 fn front(readiness: Readiness) -> Front {
     let mcp = axum::Router::new().fallback(|| async { "mcp" });
-    Front::new(readiness, mcp)
+    Front::new(readiness, mcp, None)
 }
 
 async fn call(front: &mut Front, method: Method, path: &str) -> anyhow::Result<Response> {
