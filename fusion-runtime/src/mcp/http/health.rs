@@ -14,10 +14,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use futures::future::{BoxFuture, Either};
+use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
-
-use super::router::Direct;
 
 /// A probe's outcome: `Err` carries the reason, one line.
 type Probe = dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync;
@@ -159,59 +157,6 @@ pub(super) fn routes(readiness: Readiness) -> axum::Router {
                 }
             }),
         )
-}
-
-/// The probes' router in front of the MCP router: a request for `/healthz` or `/readyz`
-/// goes to [`routes`] (which answers any method there: `405` but for `GET`), every other to
-/// the MCP router — what `routes(..).fallback_service(mcp)` did, with one path compare per
-/// request in place of a second router's route match and its fallback's clone.
-#[derive(Clone)]
-pub(super) struct Front {
-    probes: axum::Router,
-    mcp: axum::Router,
-    /// The MCP path served without the router, when it can be.
-    direct: Option<Direct>,
-}
-
-impl Front {
-    pub(super) fn new(readiness: Readiness, mcp: axum::Router, direct: Option<Direct>) -> Self {
-        Front {
-            probes: routes(readiness),
-            mcp,
-            direct,
-        }
-    }
-}
-
-impl<B> tower_service::Service<axum::http::Request<B>> for Front
-where
-    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    type Response = Response;
-    type Error = std::convert::Infallible;
-    type Future = Either<
-        axum::routing::future::RouteFuture<std::convert::Infallible>,
-        BoxFuture<'static, Result<Response, std::convert::Infallible>>,
-    >;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        // Both routers are always ready.
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        match (request.uri().path(), &mut self.direct) {
-            ("/healthz" | "/readyz", _) => Either::Left(self.probes.call(request)),
-            (path, Some(direct)) if direct.serves(path) => {
-                Either::Right(direct.call(request.map(Body::new)))
-            }
-            _ => Either::Left(self.mcp.call(request)),
-        }
-    }
 }
 
 fn text(status: StatusCode, body: String) -> Response {

@@ -8,7 +8,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::ConnectInfo;
+use axum::response::Response;
+use futures::future::{BoxFuture, Either};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -19,7 +22,7 @@ use super::forwarded;
 use super::health;
 use super::identity::{Identity, ip_key};
 use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};
-use super::router::endpoint;
+use super::router::{Direct, endpoint};
 use crate::server::Server;
 
 /// A running HTTP server.
@@ -70,7 +73,7 @@ pub async fn spawn_http(
     // answered on the shutdown token itself.
     let drained = CancellationToken::new();
     let (router, direct) = endpoint(server, &options, &drained);
-    let router = health::Front::new(readiness, router, direct);
+    let router = Front::new(readiness, router, direct);
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
     let task = tokio::spawn(accept_loop(listener, router, options, drained));
@@ -84,6 +87,63 @@ pub async fn spawn_http(
         shutdown,
         task,
     })
+}
+
+/// The probes' router in front of the MCP router: a request for `/healthz` or `/readyz`
+/// goes to [`health::routes`] (which answers any method there: `405` but for `GET`), every other to
+/// the MCP router — what `routes(..).fallback_service(mcp)` did, with one path compare per
+/// request in place of a second router's route match and its fallback's clone.
+#[derive(Clone)]
+pub(super) struct Front {
+    probes: axum::Router,
+    mcp: axum::Router,
+    /// The MCP path served without the router, when it can be.
+    direct: Option<Direct>,
+}
+
+impl Front {
+    pub(super) fn new(
+        readiness: health::Readiness,
+        mcp: axum::Router,
+        direct: Option<Direct>,
+    ) -> Self {
+        Front {
+            probes: health::routes(readiness),
+            mcp,
+            direct,
+        }
+    }
+}
+
+impl<B> tower_service::Service<axum::http::Request<B>> for Front
+where
+    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = std::convert::Infallible;
+    type Future = Either<
+        axum::routing::future::RouteFuture<std::convert::Infallible>,
+        BoxFuture<'static, Result<Response, std::convert::Infallible>>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        // Both routers are always ready.
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        match (request.uri().path(), &mut self.direct) {
+            ("/healthz" | "/readyz", _) => Either::Left(self.probes.call(request)),
+            (path, Some(direct)) if direct.serves(path) => {
+                Either::Right(direct.call(request.map(Body::new)))
+            }
+            _ => Either::Left(self.mcp.call(request)),
+        }
+    }
 }
 
 /// Refused connections get this, written without waiting, then are closed.
@@ -130,7 +190,7 @@ impl Drop for Counted {
 
 async fn accept_loop(
     listener: tokio::net::TcpListener,
-    router: health::Front,
+    router: Front,
     options: HttpOptions,
     drained: CancellationToken,
 ) -> std::io::Result<()> {

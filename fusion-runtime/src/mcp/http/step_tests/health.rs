@@ -9,7 +9,8 @@ use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 
-use super::super::health::{Front, Readiness, ReadyCheck};
+use super::super::health::{Readiness, ReadyCheck};
+use super::super::listener::Front;
 use super::{header_text, read};
 
 fn readiness(checks: Vec<ReadyCheck>) -> Readiness {
