@@ -35,6 +35,17 @@ fn json_error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
+/// The check's own answer to `request`: `next` never ran. Its status, headers and JSON.
+async fn answered(
+    check: &Guard,
+    request: Request,
+) -> anyhow::Result<(StatusCode, axum::http::HeaderMap, Value)> {
+    let seen = Seen::default();
+    let answer = read_json(guard(check, request, seen.next(json_ok("{}"))).await).await?;
+    assert!(!seen.called(), "the check answered itself");
+    Ok(answer)
+}
+
 #[tokio::test]
 async fn a_request_other_than_a_json_post_reaches_next_unread() -> anyhow::Result<()> {
     let check = check(1024)?;
@@ -74,9 +85,7 @@ async fn a_body_over_the_cap_by_its_length_is_413() -> anyhow::Result<()> {
     request
         .headers_mut()
         .insert(header::CONTENT_LENGTH, body.len().into());
-    let seen = Seen::default();
-    let response = guard(&check, request, seen.next(json_ok("{}"))).await;
-    let (status, headers, json) = read_json(response).await?;
+    let (status, headers, json) = answered(&check, request).await?;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(header_text(&headers, "content-type"), "application/json");
     assert_eq!(
@@ -87,7 +96,6 @@ async fn a_body_over_the_cap_by_its_length_is_413() -> anyhow::Result<()> {
             "Invalid Request: the body exceeds 16 bytes"
         )
     );
-    assert!(!seen.called());
     Ok(())
 }
 
@@ -99,9 +107,7 @@ async fn a_streamed_body_over_the_cap_is_413() -> anyhow::Result<()> {
         "\"2.0\",\"id\":1,",
         "\"method\":\"ping\"}",
     ]))?;
-    let seen = Seen::default();
-    let response = guard(&check, request, seen.next(json_ok("{}"))).await;
-    let (status, _, json) = read_json(response).await?;
+    let (status, _, json) = answered(&check, request).await?;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(
         json,
@@ -111,7 +117,6 @@ async fn a_streamed_body_over_the_cap_is_413() -> anyhow::Result<()> {
             "Invalid Request: the body exceeds 16 bytes"
         )
     );
-    assert!(!seen.called());
     Ok(())
 }
 
@@ -159,14 +164,7 @@ async fn an_oversized_body_with_headers_rmcp_refuses_goes_on_to_rmcp() -> anyhow
 #[tokio::test]
 async fn a_body_that_is_not_json_is_a_400_parse_error() -> anyhow::Result<()> {
     let check = check(1024)?;
-    let seen = Seen::default();
-    let response = guard(
-        &check,
-        post("{\"jsonrpc\": nope")?,
-        seen.next(json_ok("{}")),
-    )
-    .await;
-    let (status, headers, json) = read_json(response).await?;
+    let (status, headers, json) = answered(&check, post("{\"jsonrpc\": nope")?).await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(header_text(&headers, "content-type"), "application/json");
     assert_eq!(json["jsonrpc"], "2.0");
@@ -174,17 +172,14 @@ async fn a_body_that_is_not_json_is_a_400_parse_error() -> anyhow::Result<()> {
     assert_eq!(json["error"]["code"], -32700);
     let message = json["error"]["message"].as_str().unwrap_or_default();
     assert!(message.starts_with("Parse error: "), "{message}");
-    assert!(!seen.called());
     Ok(())
 }
 
 #[tokio::test]
 async fn a_batch_is_400() -> anyhow::Result<()> {
     let check = check(1024)?;
-    let seen = Seen::default();
     let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
-    let response = guard(&check, post(batch)?, seen.next(json_ok("{}"))).await;
-    let (status, _, json) = read_json(response).await?;
+    let (status, _, json) = answered(&check, post(batch)?).await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         json,
@@ -194,7 +189,6 @@ async fn a_batch_is_400() -> anyhow::Result<()> {
             "Invalid Request: batches are not supported (MCP 2025-06-18 removed them)"
         )
     );
-    assert!(!seen.called());
     Ok(())
 }
 
@@ -202,10 +196,8 @@ async fn a_batch_is_400() -> anyhow::Result<()> {
 async fn a_tools_call_with_arguments_not_an_object_is_a_200_is_error_result() -> anyhow::Result<()>
 {
     let check = check(1024)?;
-    let seen = Seen::default();
     let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":[1,2]}}"#;
-    let response = guard(&check, post(call)?, seen.next(json_ok("{}"))).await;
-    let (status, headers, json) = read_json(response).await?;
+    let (status, headers, json) = answered(&check, post(call)?).await?;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(header_text(&headers, "content-type"), "application/json");
     assert_eq!(json["jsonrpc"], "2.0");
@@ -214,7 +206,6 @@ async fn a_tools_call_with_arguments_not_an_object_is_a_200_is_error_result() ->
     assert_eq!(json["result"]["isError"], true, "{json}");
     let content = json["result"]["content"].as_array().map_or(0, Vec::len);
     assert!(content > 0, "an envelope to read: {json}");
-    assert!(!seen.called());
     Ok(())
 }
 

@@ -264,18 +264,22 @@ async fn a_delete_answered_202_becomes_200_and_other_answers_stay() -> anyhow::R
     Ok(())
 }
 
+/// `peer`'s POST without a session: one `sessions` opens, if the guard admits it.
+async fn new_session(
+    guard: &Guard,
+    sessions: &Arc<CappedSessions>,
+    peer: &str,
+) -> anyhow::Result<Response> {
+    let next = creating_next(Arc::clone(sessions));
+    Ok(guard_request(guard, request(Method::POST, peer, None)?, next).await)
+}
+
 #[tokio::test]
 async fn a_new_session_on_a_full_server_is_503_with_retry_after() -> anyhow::Result<()> {
     let sessions = capped(1, 1);
     open_session(&sessions, "ip:198.51.100.1").await?;
     let guard = guard(Some(Arc::clone(&sessions)));
-    let response = guard_request(
-        &guard,
-        request(Method::POST, B, None)?,
-        creating_next(Arc::clone(&sessions)),
-    )
-    .await;
-    let (status, headers, body) = read_json(response).await?;
+    let (status, headers, body) = read_json(new_session(&guard, &sessions, B).await?).await?;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(header_text(&headers, "retry-after"), "30");
     assert_eq!(header_text(&headers, "content-type"), "application/json");
@@ -299,13 +303,7 @@ async fn a_new_session_of_a_client_at_its_cap_is_429() -> anyhow::Result<()> {
     let sessions = capped(10, 1);
     open_session(&sessions, "ip:198.51.100.1").await?;
     let guard = guard(Some(Arc::clone(&sessions)));
-    let response = guard_request(
-        &guard,
-        request(Method::POST, A, None)?,
-        creating_next(Arc::clone(&sessions)),
-    )
-    .await;
-    let (status, headers, body) = read_json(response).await?;
+    let (status, headers, body) = read_json(new_session(&guard, &sessions, A).await?).await?;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(header_text(&headers, "retry-after"), "30");
     assert_eq!(body["error"]["code"], -32000);
@@ -316,13 +314,7 @@ async fn a_new_session_of_a_client_at_its_cap_is_429() -> anyhow::Result<()> {
     );
 
     // Another client still gets its session: `next`'s own answer.
-    let response = guard_request(
-        &guard,
-        request(Method::POST, B, None)?,
-        creating_next(Arc::clone(&sessions)),
-    )
-    .await;
-    let (status, _, body) = read(response).await?;
+    let (status, _, body) = read(new_session(&guard, &sessions, B).await?).await?;
     assert_eq!((status, &body[..]), (StatusCode::OK, &b"created"[..]));
     Ok(())
 }
