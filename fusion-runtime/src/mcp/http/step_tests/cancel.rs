@@ -84,11 +84,7 @@ async fn the_facts_reaching_next_carry_an_exchange() -> anyhow::Result<()> {
     let (status, _, body) = read(response).await?;
     assert_eq!((status, &body[..]), (StatusCode::OK, &b"done"[..]));
     let saw = seen.take()?;
-    let facts = saw
-        .parts
-        .extensions
-        .get::<RequestFacts>()
-        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    let facts = saw.facts()?;
     assert!(facts.exchange.is_some());
     assert_eq!(facts.client, ClientKey::new("ip:192.0.2.1"));
     assert_eq!(facts.session.as_deref(), Some("s-1"));
@@ -105,11 +101,7 @@ async fn the_facts_reaching_next_carry_an_exchange() -> anyhow::Result<()> {
         .insert(ClientKey::new("principal:bob"));
     layer(&calls, request, seen.next(canned(StatusCode::OK, ""))).await;
     let saw = seen.take()?;
-    let facts = saw
-        .parts
-        .extensions
-        .get::<RequestFacts>()
-        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    let facts = saw.facts()?;
     assert!(facts.exchange.is_some());
     assert_eq!(facts.client, ClientKey::new("principal:bob"));
     assert!(!facts.post);

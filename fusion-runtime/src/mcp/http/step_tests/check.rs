@@ -78,45 +78,32 @@ async fn a_request_other_than_a_json_post_reaches_next_unread() -> anyhow::Resul
 }
 
 #[tokio::test]
-async fn a_body_over_the_cap_by_its_length_is_413() -> anyhow::Result<()> {
+async fn a_body_over_the_cap_is_413_by_its_length_or_streamed() -> anyhow::Result<()> {
     let check = check(16)?;
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let mut request = post(body)?;
-    request
+    let mut declared = post(body)?;
+    declared
         .headers_mut()
         .insert(header::CONTENT_LENGTH, body.len().into());
-    let (status, headers, json) = answered(&check, request).await?;
-    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert_eq!(header_text(&headers, "content-type"), "application/json");
-    assert_eq!(
-        json,
-        json_error(
-            Value::Null,
-            -32600,
-            "Invalid Request: the body exceeds 16 bytes"
-        )
-    );
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_streamed_body_over_the_cap_is_413() -> anyhow::Result<()> {
-    let check = check(16)?;
-    let request = post(streamed_body(&[
+    let streamed = post(streamed_body(&[
         "{\"jsonrpc\":",
         "\"2.0\",\"id\":1,",
         "\"method\":\"ping\"}",
     ]))?;
-    let (status, _, json) = answered(&check, request).await?;
-    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert_eq!(
-        json,
-        json_error(
-            Value::Null,
-            -32600,
-            "Invalid Request: the body exceeds 16 bytes"
-        )
-    );
+    for (how, request) in [("by its length", declared), ("streamed", streamed)] {
+        let (status, headers, json) = answered(&check, request).await?;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{how}");
+        assert_eq!(header_text(&headers, "content-type"), "application/json");
+        assert_eq!(
+            json,
+            json_error(
+                Value::Null,
+                -32600,
+                "Invalid Request: the body exceeds 16 bytes"
+            ),
+            "{how}"
+        );
+    }
     Ok(())
 }
 

@@ -18,7 +18,6 @@ use super::super::sessions::{self, Admission, CappedSessions};
 use super::{Seen, canned, header_text, read, read_json, stalling_body};
 use crate::context::ClientKey;
 use crate::mcp::facts::Calls;
-use crate::mcp::facts::RequestFacts;
 
 const A: &str = "198.51.100.1:4000";
 const B: &str = "198.51.100.2:4000";
@@ -89,11 +88,7 @@ async fn a_client_key_is_made_from_the_peer_address_when_absent() -> anyhow::Res
     let saw = seen.take()?;
     let key = saw.parts.extensions.get::<ClientKey>();
     assert_eq!(key, Some(&ClientKey::new("ip:203.0.113.7")));
-    let facts = saw
-        .parts
-        .extensions
-        .get::<RequestFacts>()
-        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    let facts = saw.facts()?;
     assert_eq!(facts.client, ClientKey::new("ip:203.0.113.7"));
     assert!(facts.post);
     assert!(facts.session.is_none());
@@ -117,11 +112,7 @@ async fn a_client_key_already_there_is_kept() -> anyhow::Result<()> {
     let saw = seen.take()?;
     let key = saw.parts.extensions.get::<ClientKey>();
     assert_eq!(key, Some(&ClientKey::new("principal:alice")));
-    let facts = saw
-        .parts
-        .extensions
-        .get::<RequestFacts>()
-        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    let facts = saw.facts()?;
     assert_eq!(facts.client, ClientKey::new("principal:alice"));
     assert_eq!(facts.session.as_deref(), Some("s-1"));
     assert!(!facts.post);
@@ -144,11 +135,17 @@ async fn without_a_peer_address_or_key_the_client_is_the_shared_http_key() -> an
     Ok(())
 }
 
-#[tokio::test]
-async fn a_session_another_client_owns_reaches_next_as_no_live_session() -> anyhow::Result<()> {
+/// A stateful guard whose sessions (at most 10, 10 a client) hold one, `ip:198.51.100.1`'s.
+async fn one_session() -> anyhow::Result<(Arc<CappedSessions>, String, Guard)> {
     let sessions = capped(10, 10);
     let id = open_session(&sessions, "ip:198.51.100.1").await?;
     let guard = guard(Some(Arc::clone(&sessions)));
+    Ok((sessions, id, guard))
+}
+
+#[tokio::test]
+async fn a_session_another_client_owns_reaches_next_as_no_live_session() -> anyhow::Result<()> {
+    let (_, id, guard) = one_session().await?;
 
     // Another client: the id is replaced, in the header and in the facts.
     let seen = Seen::default();
@@ -167,11 +164,7 @@ async fn a_session_another_client_owns_reaches_next_as_no_live_session() -> anyh
         header_text(&saw.parts.headers, "mcp-session-id"),
         "not-a-live-session"
     );
-    let facts = saw
-        .parts
-        .extensions
-        .get::<RequestFacts>()
-        .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))?;
+    let facts = saw.facts()?;
     assert_eq!(facts.session.as_deref(), Some("not-a-live-session"));
 
     // The owner: unchanged.
@@ -204,9 +197,7 @@ async fn a_session_another_client_owns_reaches_next_as_no_live_session() -> anyh
 
 #[tokio::test]
 async fn a_delete_of_a_session_not_owned_is_404_without_calling_next() -> anyhow::Result<()> {
-    let sessions = capped(10, 10);
-    let id = open_session(&sessions, "ip:198.51.100.1").await?;
-    let guard = guard(Some(Arc::clone(&sessions)));
+    let (sessions, id, guard) = one_session().await?;
     for session in [id.as_str(), "no-such-session"] {
         let seen = Seen::default();
         let response = guard_request(
@@ -227,9 +218,7 @@ async fn a_delete_of_a_session_not_owned_is_404_without_calling_next() -> anyhow
 
 #[tokio::test]
 async fn a_delete_answered_202_becomes_200_and_other_answers_stay() -> anyhow::Result<()> {
-    let sessions = capped(10, 10);
-    let id = open_session(&sessions, "ip:198.51.100.1").await?;
-    let guard = guard(Some(Arc::clone(&sessions)));
+    let (_, id, guard) = one_session().await?;
 
     let seen = Seen::default();
     let response = guard_request(

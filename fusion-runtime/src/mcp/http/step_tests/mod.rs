@@ -28,6 +28,16 @@ pub(super) struct Saw {
     pub(super) body: Result<Bytes, String>,
 }
 
+impl Saw {
+    /// The request's facts, as the steps before `next` left them.
+    pub(super) fn facts(&self) -> anyhow::Result<&crate::mcp::facts::RequestFacts> {
+        self.parts
+            .extensions
+            .get()
+            .ok_or_else(|| anyhow::anyhow!("no RequestFacts"))
+    }
+}
+
 /// Where a recording `next` puts what it saw; `None` while it was not called.
 #[derive(Clone, Default)]
 pub(super) struct Seen(Arc<Mutex<Option<Saw>>>);
