@@ -1,5 +1,6 @@
 //! The whole endpoint: the router (`router.rs`: the steps as one layer, `Endpoint`, in
-//! front of rmcp) called through `tower_service::Service::call`, as the listener calls it.
+//! front of rmcp) called through `tower_service::Service::call`, as the listener calls it;
+//! and the listener's `Front`, which serves the MCP path without the router when it can.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -147,5 +148,70 @@ async fn the_framework_answers_before_rmcp() -> anyhow::Result<()> {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(json["id"], 7);
     assert!(json.get("result").is_some(), "{json}");
+    Ok(())
+}
+
+/// A verifier that refuses every token (only its presence matters here).
+struct RefuseAll;
+
+impl crate::auth::TokenVerifier for RefuseAll {
+    fn verify<'a>(
+        &'a self,
+        _: &'a str,
+    ) -> futures::future::BoxFuture<'a, Result<crate::auth::Principal, crate::auth::InvalidToken>>
+    {
+        Box::pin(std::future::ready(Err(crate::auth::InvalidToken(
+            "refused".to_owned(),
+        ))))
+    }
+}
+
+#[tokio::test]
+async fn the_listener_serves_the_mcp_path_without_the_router_unless_it_authenticates()
+-> anyhow::Result<()> {
+    use super::super::health::Readiness;
+    use super::super::listener::Front;
+    use super::super::router::endpoint;
+
+    let closing = tokio_util::sync::CancellationToken::new();
+    let options = HttpOptions::default().stateless(true);
+    let server = crate::Server::builder().build()?;
+    let (_, direct) = endpoint(server.clone(), &options, &closing);
+    let direct = direct.ok_or_else(|| anyhow::anyhow!("no direct endpoint without auth"))?;
+    assert!(direct.serves("/mcp"));
+    for other in ["/mcp/", "/mcp/x", "/", "/MCP"] {
+        assert!(!direct.serves(other), "{other}");
+    }
+
+    // The path goes to the endpoint itself (rmcp answers the ping); any other to the router.
+    let router = axum::Router::new().fallback(|| async { "router" });
+    let readiness = Readiness {
+        draining: closing.clone(),
+        checks: Vec::new().into(),
+    };
+    let mut front = Front::new(readiness, router, Some(direct));
+    let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+    for (path, expected) in [
+        ("/mcp", &br#"{"jsonrpc":"2.0","id":7,"result":{}}"#[..]),
+        ("/mcp/", b"router"),
+        ("/elsewhere", b"router"),
+    ] {
+        let mut request = request(Method::POST, A, None, ping)?;
+        *request.uri_mut() = path.parse()?;
+        std::future::poll_fn(|cx| tower_service::Service::<Request>::poll_ready(&mut front, cx))
+            .await?;
+        let response = tower_service::Service::<Request>::call(&mut front, request).await?;
+        let (status, _, body) = read(response).await?;
+        assert_eq!((status, &body[..]), (StatusCode::OK, expected), "{path}");
+    }
+
+    // With authentication (the options' or the server's), only the router: its middleware.
+    let auth = crate::auth::Auth::new(RefuseAll, "http://localhost/mcp")
+        .authorization_server("http://localhost/issuer");
+    let (_, direct) = endpoint(server, &options.clone().auth(auth.clone()), &closing);
+    assert!(direct.is_none(), "the options' authentication");
+    let authenticated = crate::Server::builder().auth(auth).build()?;
+    let (_, direct) = endpoint(authenticated, &options, &closing);
+    assert!(direct.is_none(), "the server's authentication");
     Ok(())
 }
