@@ -14,7 +14,6 @@ use axum::response::Response;
 use futures::future::{BoxFuture, Either};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -115,6 +114,32 @@ impl Front {
     }
 }
 
+/// What [`Front`] answers with: a router's future, or the endpoint's.
+type FrontFuture = Either<
+    axum::routing::future::RouteFuture<std::convert::Infallible>,
+    BoxFuture<'static, Result<Response, std::convert::Infallible>>,
+>;
+
+impl Front {
+    /// Serves `request` by its path, borrowing the front: the accept loop calls it for every
+    /// request of a connection without cloning it (the routers are cloned, which is cheap,
+    /// only for requests off the MCP path or when there is no [`Direct`]).
+    pub(super) fn serve<B>(&self, request: axum::http::Request<B>) -> FrontFuture
+    where
+        B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
+        use tower_service::Service;
+        match (request.uri().path(), &self.direct) {
+            ("/healthz" | "/readyz", _) => Either::Left(self.probes.clone().call(request)),
+            (path, Some(direct)) if direct.serves(path) => {
+                Either::Right(direct.call(request.map(Body::new)))
+            }
+            _ => Either::Left(self.mcp.clone().call(request)),
+        }
+    }
+}
+
 impl<B> tower_service::Service<axum::http::Request<B>> for Front
 where
     B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
@@ -122,27 +147,18 @@ where
 {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = Either<
-        axum::routing::future::RouteFuture<std::convert::Infallible>,
-        BoxFuture<'static, Result<Response, std::convert::Infallible>>,
-    >;
+    type Future = FrontFuture;
 
     fn poll_ready(
         &mut self,
         _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<(), Self::Error>> {
-        // Both routers are always ready.
+        // Both routers and the endpoint are always ready.
         std::task::Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        match (request.uri().path(), &mut self.direct) {
-            ("/healthz" | "/readyz", _) => Either::Left(self.probes.call(request)),
-            (path, Some(direct)) if direct.serves(path) => {
-                Either::Right(direct.call(request.map(Body::new)))
-            }
-            _ => Either::Left(self.mcp.call(request)),
-        }
+        self.serve(request)
     }
 }
 
@@ -202,7 +218,7 @@ async fn accept_loop(
     http.timer(TokioTimer::new())
         .header_read_timeout(options.header_timeout)
         .max_header_size(MAX_HEADER_BYTES);
-    let service = TowerToHyperService::new(router);
+    let front = Arc::new(router);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let per_ip = forwarded::PerClient::new(options.max_connections_per_ip);
     // Cancelled when the drain grace is over: connections still open are dropped.
@@ -241,7 +257,7 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        let service = service.clone();
+        let front = Arc::clone(&front);
         // A peer that is not a trusted proxy is its own client: its key is made once here
         // rather than for every request (a trusted proxy's clients are named per request).
         let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
@@ -254,7 +270,7 @@ async fn accept_loop(
                     if let Some(key) = &key {
                         extensions.insert(key.clone());
                     }
-                    hyper::service::Service::call(&service, request)
+                    front.serve(request)
                 },
             ),
         );

@@ -73,11 +73,14 @@ impl Direct {
         path == self.path
     }
 
+    /// [`Endpoint`]'s call, from a shared reference (rmcp's service is always ready).
     pub(crate) fn call(
-        &mut self,
+        &self,
         request: Request,
     ) -> BoxFuture<'static, Result<Response, Infallible>> {
-        tower_service::Service::call(&mut self.endpoint, request)
+        let steps = Arc::clone(&self.endpoint.steps);
+        let inner = self.endpoint.inner.clone();
+        Box::pin(async move { Ok(steps.serve(request, inner).await) })
     }
 }
 
