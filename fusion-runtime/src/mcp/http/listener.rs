@@ -92,7 +92,6 @@ pub async fn spawn_http(
 /// goes to [`health::routes`] (which answers any method there: `405` but for `GET`), every other to
 /// the MCP router — what `routes(..).fallback_service(mcp)` did, with one path compare per
 /// request in place of a second router's route match and its fallback's clone.
-#[derive(Clone)]
 pub(super) struct Front {
     probes: axum::Router,
     mcp: axum::Router,
@@ -112,15 +111,7 @@ impl Front {
             direct,
         }
     }
-}
 
-/// What [`Front`] answers with: a router's future, or the endpoint's.
-type FrontFuture = Either<
-    axum::routing::future::RouteFuture<std::convert::Infallible>,
-    BoxFuture<'static, Result<Response, std::convert::Infallible>>,
->;
-
-impl Front {
     /// Serves `request` by its path, borrowing the front: the accept loop calls it for every
     /// request of a connection without cloning it (the routers are cloned, which is cheap,
     /// only for requests off the MCP path or when there is no [`Direct`]).
@@ -139,6 +130,12 @@ impl Front {
         }
     }
 }
+
+/// What [`Front`] answers with: a router's future, or the endpoint's.
+type FrontFuture = Either<
+    axum::routing::future::RouteFuture<std::convert::Infallible>,
+    BoxFuture<'static, Result<Response, std::convert::Infallible>>,
+>;
 
 impl<B> tower_service::Service<axum::http::Request<B>> for Front
 where

@@ -78,18 +78,7 @@ impl Direct {
         &self,
         request: Request,
     ) -> BoxFuture<'static, Result<Response, Infallible>> {
-        let steps = Arc::clone(&self.endpoint.steps);
-        let inner = self.endpoint.inner.clone();
-        Box::pin(async move { Ok(steps.serve(request, inner).await) })
-    }
-}
-
-impl Clone for Direct {
-    fn clone(&self) -> Self {
-        Direct {
-            path: self.path.clone(),
-            endpoint: self.endpoint.clone(),
-        }
+        self.endpoint.serve(self.endpoint.inner.clone(), request)
     }
 }
 
@@ -289,6 +278,21 @@ where
         // The ready service goes with the request; a clone stays for the next one.
         let inner = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, inner);
+        self.serve(inner, request)
+    }
+}
+
+impl<S> Endpoint<S>
+where
+    S: tower_service::Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send,
+{
+    /// The steps on `request`, then `inner`, a service ready to take it.
+    fn serve(
+        &self,
+        inner: S,
+        request: Request,
+    ) -> BoxFuture<'static, Result<Response, Infallible>> {
         let steps = Arc::clone(&self.steps);
         Box::pin(async move { Ok(steps.serve(request, inner).await) })
     }
