@@ -382,9 +382,19 @@ pub(crate) fn watch(
     cx: &RequestContext<RoleServer>,
     principal: Option<&Principal>,
 ) -> Option<Tracked> {
-    let facts = RequestFacts::of(cx)?;
+    watch_request(cx.extensions.get::<Parts>()?, &cx.id, &cx.ct, principal)
+}
+
+/// [`watch`] of the request `parts`, whose JSON-RPC id is `id` and cancellation `ct`.
+pub(crate) fn watch_request(
+    parts: &Parts,
+    id: &RequestId,
+    ct: &CancellationToken,
+    principal: Option<&Principal>,
+) -> Option<Tracked> {
+    let facts = RequestFacts::of_parts(parts);
     let exchange = facts.exchange.as_ref()?;
-    exchange.attach(&cx.ct);
+    exchange.attach(ct);
     let owner = match &facts.session {
         Some(session) => Owner::Session(session.clone()),
         None => Owner::Client(match facts.principal.as_deref().or(principal) {
@@ -392,10 +402,7 @@ pub(crate) fn watch(
             None => facts.client.clone(),
         }),
     };
-    exchange
-        .inner
-        .calls
-        .track(owner, cx.id.clone(), cx.ct.clone())
+    exchange.inner.calls.track(owner, id.clone(), ct.clone())
 }
 
 /// Runs `call`, [`watch`]ed from the first time it has to wait: a call that ends in its first
@@ -409,6 +416,24 @@ pub(crate) fn watch(
 pub(crate) fn watched<'a, F: Future>(
     cx: &'a RequestContext<RoleServer>,
     principal: Option<&'a Principal>,
+    call: Pin<&'a mut F>,
+) -> impl Future<Output = F::Output> + 'a {
+    watched_request(
+        cx.extensions.get::<Parts>(),
+        &cx.id,
+        &cx.ct,
+        principal,
+        call,
+    )
+}
+
+/// [`watched`] for the request `parts` (none: not an HTTP request, never watched), whose
+/// JSON-RPC id is `id` and cancellation `ct`.
+pub(crate) fn watched_request<'a, F: Future>(
+    parts: Option<&'a Parts>,
+    id: &'a RequestId,
+    ct: &'a CancellationToken,
+    principal: Option<&'a Principal>,
     mut call: Pin<&'a mut F>,
 ) -> impl Future<Output = F::Output> + 'a {
     // Held until the call ends (`Some(None)`: watched, but not listed).
@@ -416,7 +441,7 @@ pub(crate) fn watched<'a, F: Future>(
     poll_fn(move |task| {
         let polled = call.as_mut().poll(task);
         if polled.is_pending() && tracked.is_none() {
-            tracked = Some(watch(cx, principal));
+            tracked = Some(parts.and_then(|parts| watch_request(parts, id, ct, principal)));
         }
         polled
     })

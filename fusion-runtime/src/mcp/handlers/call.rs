@@ -5,7 +5,7 @@
 //! Writes: the call's [`CallToolResponse`]; a 2026-07-28 call that asks the user ends with
 //! `input_required`, one a task may run starts the task ([`tasks`]).
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequiredResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
@@ -111,5 +111,43 @@ impl McpHandler {
         let mut result = to_call_tool_result(response);
         era.stamp(&mut result.meta, &self.server);
         Ok(result.into())
+    }
+}
+
+#[cfg(feature = "server-http")]
+impl McpHandler {
+    /// A 2025 `tools/call` over stateless HTTP that the HTTP side read itself and answers
+    /// without rmcp (`http::stateless_call`): [`answer_call`](McpHandler::answer_call)'s
+    /// legacy branch for a call without `_meta` on a server that hands nothing off, with the
+    /// request's `parts`, JSON-RPC `id` and `cancellation` in place of rmcp's context, and its
+    /// log messages sent to `notes`.
+    pub(crate) async fn answer_stateless_call(
+        &self,
+        name: &str,
+        arguments: Option<crate::input::JsonObject>,
+        parts: &axum::http::request::Parts,
+        id: &rmcp::model::RequestId,
+        cancellation: tokio_util::sync::CancellationToken,
+        notes: tokio::sync::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
+    ) -> CallToolResult {
+        let mut scope = scope::stateless_call_scope(
+            parts,
+            cancellation.clone(),
+            self.log_threshold.clone(),
+            notes,
+        );
+        if scope.principal.is_none() {
+            scope.principal = self.principal.clone();
+        }
+        let call = std::pin::pin!(self.server.call(name, arguments, scope));
+        let call = crate::mcp::facts::watched_request(
+            Some(parts),
+            id,
+            &cancellation,
+            self.principal.as_deref(),
+            call,
+        );
+        let span = super::trace::stateless_call_span(parts);
+        to_call_tool_result(tracing::Instrument::instrument(call, span).await)
     }
 }

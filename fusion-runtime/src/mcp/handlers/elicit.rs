@@ -55,6 +55,23 @@ fn is_stateless_http(cx: &RequestContext<RoleServer>) -> bool {
     false
 }
 
+/// The elicitor of a 2025 call over stateless HTTP that rmcp never saw
+/// (`http::stateless_call`): as [`LegacyElicitor`]'s for any stateless request, it asks
+/// nothing, for there is no way back to the client.
+#[cfg(feature = "server-http")]
+pub(crate) struct Stateless;
+
+#[cfg(feature = "server-http")]
+impl Elicitor for Stateless {
+    fn elicit(&self, _: ElicitRequest) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
+        Box::pin(async { Err(ElicitFailure::Unsupported(STATELESS.to_owned())) })
+    }
+
+    fn sample(&self, _: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        Box::pin(async { Err(ElicitFailure::Unsupported(STATELESS.to_owned())) })
+    }
+}
+
 /// What a 2025 request's elicitor needs of its [`RequestContext`], kept so that the elicitor
 /// is made only when the handler first asks ([`RequestSink::elicitor`](crate::context::RequestSink::elicitor)).
 pub(crate) struct LegacyFacts {

@@ -7,6 +7,9 @@ use std::sync::{Arc, OnceLock};
 use futures::future::BoxFuture;
 #[allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+#[cfg(feature = "server-http")]
+#[allow(deprecated)]
+use rmcp::model::{LoggingMessageNotification, ServerJsonRpcMessage, ServerNotification};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
@@ -83,6 +86,72 @@ fn scope_with_sink(
         handoff: None,
         meta: None,
         as_task: false,
+    }
+}
+
+/// The scope of a 2025 `tools/call` over stateless HTTP that the HTTP side read and answers
+/// without rmcp (`http::stateless_call`): the request's facts from `parts`, its log messages
+/// sent to `notes` (it has no progress token, and no way back to ask the client anything).
+#[cfg(feature = "server-http")]
+pub(crate) fn stateless_call_scope(
+    parts: &axum::http::request::Parts,
+    cancellation: tokio_util::sync::CancellationToken,
+    log_threshold: LogThreshold,
+    notes: tokio::sync::mpsc::Sender<ServerJsonRpcMessage>,
+) -> RequestScope {
+    let facts = RequestFacts::of_parts(parts);
+    RequestScope {
+        cancellation: Some(cancellation),
+        client: Some(facts.client.clone()),
+        sink: Some(Arc::new(NoteSink { notes })),
+        log_threshold,
+        principal: facts.principal.clone(),
+        elicitor: None,
+        handoff: None,
+        meta: None,
+        as_task: false,
+    }
+}
+
+/// The sink of a call rmcp never saw: its log messages go to the HTTP side's channel, which
+/// answers in JSON or, once something comes before the result, in SSE (as rmcp would).
+#[cfg(feature = "server-http")]
+struct NoteSink {
+    notes: tokio::sync::mpsc::Sender<ServerJsonRpcMessage>,
+}
+
+#[cfg(feature = "server-http")]
+impl RequestSink for NoteSink {
+    fn has_progress_token(&self) -> bool {
+        false
+    }
+
+    fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
+        Some(Arc::new(super::elicit::Stateless))
+    }
+
+    fn progress(
+        &self,
+        _: f64,
+        _: Option<f64>,
+        _: Option<String>,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(async { Err("the client sent no progress token".to_owned()) })
+    }
+
+    #[allow(deprecated)]
+    fn log(
+        &self,
+        level: LogLevel,
+        logger: &'static str,
+        data: serde_json::Value,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let param = LoggingMessageNotificationParam::new(to_rmcp(level), data).with_logger(logger);
+        let note = ServerJsonRpcMessage::notification(
+            ServerNotification::LoggingMessageNotification(LoggingMessageNotification::new(param)),
+        );
+        let notes = self.notes.clone();
+        Box::pin(async move { notes.send(note).await.map_err(|e| e.to_string()) })
     }
 }
 

@@ -15,7 +15,46 @@ use crate::server::SPANS;
 /// The span a `tools/call` runs in: `mcp.request`, with the method; the pipeline records the
 /// tool, the client key and the outcome on it. Disabled (and free) when nothing listens.
 pub(crate) fn call_span(cx: &RequestContext<RoleServer>) -> Span {
-    let span = tracing::info_span!(
+    let span = new_call_span();
+    #[cfg(feature = "otel")]
+    if !span.is_disabled() {
+        #[cfg(feature = "server-http")]
+        let header = |key: &str| {
+            cx.extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|p| p.headers.get(key))
+                .and_then(|v| v.to_str().ok())
+        };
+        #[cfg(not(feature = "server-http"))]
+        let header = |_: &str| None::<&str>;
+        continue_trace(
+            &span,
+            |key| cx.meta.0.get(key).and_then(|v| v.as_str()),
+            header,
+        );
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = cx;
+    span
+}
+
+/// [`call_span`] of a call rmcp never saw (`http::stateless_call`): it sent no `_meta`, so
+/// the trace context is the HTTP request's headers'.
+#[cfg(feature = "server-http")]
+pub(crate) fn stateless_call_span(parts: &axum::http::request::Parts) -> Span {
+    let span = new_call_span();
+    #[cfg(feature = "otel")]
+    if !span.is_disabled() {
+        let header = |key: &str| parts.headers.get(key).and_then(|v| v.to_str().ok());
+        continue_trace(&span, |_| None, header);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = parts;
+    span
+}
+
+fn new_call_span() -> Span {
+    tracing::info_span!(
         target: SPANS,
         "mcp.request",
         otel.kind = "server",
@@ -23,32 +62,20 @@ pub(crate) fn call_span(cx: &RequestContext<RoleServer>) -> Span {
         gen_ai.tool.name = Empty,
         fusion.client_key = Empty,
         fusion.outcome = Empty,
-    );
-    #[cfg(feature = "otel")]
-    if !span.is_disabled() {
-        continue_trace(&span, cx);
-    }
-    #[cfg(not(feature = "otel"))]
-    let _ = cx;
-    span
+    )
 }
 
-/// Makes the client's trace context, when it sent one, the parent of `span`.
+/// Makes the client's trace context, when it sent one, the parent of `span`: the request's
+/// `_meta` values (`meta`), else its HTTP headers' (`header`).
 #[cfg(feature = "otel")]
-fn continue_trace(span: &Span, cx: &RequestContext<RoleServer>) {
+fn continue_trace<'a>(
+    span: &Span,
+    meta: impl Fn(&str) -> Option<&'a str>,
+    header: impl Fn(&str) -> Option<&'a str>,
+) {
     use opentelemetry::propagation::TextMapPropagator;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-    let meta = |key: &str| cx.meta.0.get(key).and_then(|v| v.as_str());
-    #[cfg(feature = "server-http")]
-    let header = |key: &str| {
-        cx.extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.headers.get(key))
-            .and_then(|v| v.to_str().ok())
-    };
-    #[cfg(not(feature = "server-http"))]
-    let header = |_: &str| None::<&str>;
     let carrier = match meta("traceparent") {
         Some(parent) => Carrier {
             parent,

@@ -15,6 +15,7 @@ use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::body::read_bounded;
+use super::stateless_call;
 use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
 
@@ -27,6 +28,10 @@ pub(crate) struct Guard {
     pub(crate) allowed_hosts: Arc<[String]>,
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
+    /// Whether a plain 2025 `tools/call` is answered without rmcp
+    /// ([`stateless_call`](super::stateless_call)): stateless, on a server that hands nothing
+    /// off and runs no tasks.
+    pub(crate) plain_calls: bool,
 }
 
 /// The JSON-RPC step of the HTTP endpoint: checks `request`, then runs `next` (the steps
@@ -115,12 +120,12 @@ async fn check(
     // Whatever the headers: a body the fast probe passes, the serde probes pass too (or
     // `serde_json` refuses it, which rmcp's parse does too, answered as they would), and a
     // body they pass goes on to rmcp, which checks its headers itself.
-    let checked = match jsonrpc::pass_fast(&bytes, &guard.server) {
+    let checked = match jsonrpc::pass_fast_call(&bytes, &guard.server) {
         Some(passed) => Ok(passed),
-        None => jsonrpc::check_body(&bytes, &guard.server),
+        None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (passed, None)),
     };
-    let (mut parts, passed) = match checked {
-        Ok(passed) => (parts, passed),
+    let (mut parts, passed, call) = match checked {
+        Ok((passed, call)) => (parts, passed, call),
         Err(_) if !rmcp_reads(&parts.headers) => {
             return Ok((Request::from_parts(parts, Body::from(bytes)), None, None));
         }
@@ -168,6 +173,15 @@ async fn check(
     let id = passed.id.clone();
     // The cancellation step reads what this one read instead of parsing the body again.
     parts.extensions.insert(passed);
+    // A plain call that rmcp would take straight to its handler is answered without it.
+    if let Some(call) = call.filter(|_| {
+        guard.plain_calls && stateless_call::headers_pass(&parts.headers, &guard.allowed_hosts)
+    }) {
+        let bytes = bytes.clone();
+        parts
+            .extensions
+            .insert(stateless_call::Plain { bytes, call });
+    }
     Ok((
         Request::from_parts(parts, Body::from(bytes.clone())),
         id,

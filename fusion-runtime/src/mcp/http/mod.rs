@@ -13,7 +13,10 @@
 //! | JSON-RPC check | `check.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
 //! | cancellation | `cancel.rs` | the facts | the request's exchange, in its facts |
 //!
-//! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts.
+//! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts — or, for a plain
+//! 2025 `tools/call` on a stateless server, the handler room straight from here
+//! (`stateless_call.rs`: the check's read of the body is its only parse; rmcp would parse it
+//! again, make a service for it and spawn four tasks).
 //! `health.rs` and `metrics.rs` are the listener's other routes and its metrics listener.
 
 mod auth;
@@ -30,6 +33,7 @@ mod metrics;
 mod options;
 mod router;
 mod sessions;
+mod stateless_call;
 #[cfg(test)]
 mod step_tests;
 mod tasks_2025;

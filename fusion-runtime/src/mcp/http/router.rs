@@ -27,6 +27,7 @@ use super::guard::{Guard, guard_request};
 use super::identity::Identity;
 use super::options::HttpOptions;
 use super::sessions::CappedSessions;
+use super::stateless_call::Answerer;
 use crate::auth::Auth;
 use crate::mcp::facts::Calls;
 use crate::mcp::handlers::{McpHandler, notify};
@@ -89,13 +90,14 @@ pub(crate) fn endpoint(
     streams_end: &CancellationToken,
 ) -> (axum::Router, Option<Direct>) {
     let auth_server = server.clone();
+    let streams = streams_token(&server, streams_end);
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
         .with_json_response(options.stateless)
         .with_allowed_hosts(options.allowed_hosts.clone())
         .with_allowed_origins(options.allowed_origins.clone())
         .with_max_request_body_bytes(options.max_body_bytes)
-        .with_cancellation_token(streams_token(&server, streams_end));
+        .with_cancellation_token(streams.clone());
     if options.allowed_origins.is_empty() {
         config = config.enforce_origin_validation();
     }
@@ -108,6 +110,8 @@ pub(crate) fn endpoint(
     ));
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let calls = Arc::new(Calls::default());
+    // A plain 2025 call skips rmcp only where rmcp would go straight to the handler with it.
+    let plain_calls = options.stateless && !server.has_tasks() && server.tool_sources().is_empty();
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
@@ -120,6 +124,7 @@ pub(crate) fn endpoint(
             server: server.clone(),
             allowed_hosts: options.allowed_hosts.clone().into(),
             max_body_bytes: options.max_body_bytes,
+            plain_calls,
         },
         calls,
     }));
@@ -130,7 +135,9 @@ pub(crate) fn endpoint(
     let template = McpHandler::new(server.clone())
         .sessionless(stateless)
         .closing(closing);
-    let service = Shared(Arc::new(StreamableHttpService::new(
+    let keep_alive = config.sse_keep_alive;
+    let plain = plain_calls.then(|| Arc::new(Answerer::new(template.clone(), keep_alive, streams)));
+    let rmcp = StreamableHttpService::new(
         move || {
             Ok(match stateless {
                 true => template.per_request(),
@@ -139,7 +146,11 @@ pub(crate) fn endpoint(
         },
         sessions,
         config,
-    )));
+    );
+    let service = Shared {
+        rmcp: Arc::new(rmcp),
+        plain,
+    };
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
     let declared_scopes = auth_server.declared_scopes();
     // One layer for the three steps; it wraps the router's default fallback (`404`) too, as
@@ -168,12 +179,12 @@ pub(crate) fn endpoint(
 /// rmcp's service behind an `Arc`. axum clones a mounted service for every request, and
 /// rmcp's `call` clones itself again: each clone copies its whole config (every allowed host
 /// and origin, 9 strings with the defaults), 12 % of a stateless call's instructions.
-struct Shared(Arc<StreamableHttpService<McpHandler, CappedSessions>>);
-
-impl Clone for Shared {
-    fn clone(&self) -> Self {
-        Shared(Arc::clone(&self.0))
-    }
+/// Beside it, on a stateless server, what answers a plain call without it
+/// ([`stateless_call`](super::stateless_call)).
+#[derive(Clone)]
+struct Shared {
+    rmcp: Arc<StreamableHttpService<McpHandler, CappedSessions>>,
+    plain: Option<Arc<Answerer>>,
 }
 
 impl tower_service::Service<Request> for Shared {
@@ -186,9 +197,16 @@ impl tower_service::Service<Request> for Shared {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
+        let request = match &self.plain {
+            Some(answerer) => match answerer.answer(request) {
+                Ok(answer) => return Box::pin(async move { Ok(answer.await) }),
+                Err(request) => request,
+            },
+            None => request,
+        };
         // rmcp's future (5.7 KB) in its own box: the steps' future, which awaits this one,
         // stays small (it is moved into its own box for every request).
-        let service = Arc::clone(&self.0);
+        let service = Arc::clone(&self.rmcp);
         Box::pin(async move { Ok(service.handle(request).await.map(Body::new)) })
     }
 }
@@ -349,15 +367,19 @@ mod tests {
                 server: server.clone(),
                 allowed_hosts: Vec::new().into(),
                 max_body_bytes: 1024,
+                plain_calls: false,
             },
             calls: Arc::new(Calls::default()),
         };
-        let rmcp = Shared(Arc::new(StreamableHttpService::new(
-            move || Ok(McpHandler::new(server.clone())),
-            Arc::new(sessions),
-            StreamableHttpServerConfig::default(),
-        )));
-        let handle = rmcp.0.handle(Request::new(Body::empty()));
+        let rmcp = Shared {
+            rmcp: Arc::new(StreamableHttpService::new(
+                move || Ok(McpHandler::new(server.clone())),
+                Arc::new(sessions),
+                StreamableHttpServerConfig::default(),
+            )),
+            plain: None,
+        };
+        let handle = rmcp.rmcp.handle(Request::new(Body::empty()));
         let serve = steps.serve(Request::new(Body::empty()), rmcp.clone());
         let (serve, rmcp) = (size_of_val(&serve), size_of_val(&handle));
         assert!(

@@ -10,6 +10,7 @@
 //! serde probes.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use super::probe::{Params, Passed, Probe, Shape, Sniff};
 use crate::server::Server;
@@ -20,17 +21,58 @@ use crate::server::Server;
 /// rmcp's parse then refuses them, and the answer to that is
 /// [`refused_by_rmcp`](super::refused_by_rmcp)'s, the one `check_body` gives; a request whose
 /// headers rmcp refuses (`Accept`, `Host`) goes to rmcp whatever its body, either way.
+#[cfg(test)]
 pub(crate) fn pass_fast(bytes: &[u8], server: &Server) -> Option<Passed> {
-    let probe = probe(bytes)?;
-    probe
-        .verdict(bytes, server)
-        .is_none()
-        .then(|| probe.passed())
+    pass_fast_call(bytes, server).map(|(passed, _)| passed)
+}
+
+/// [`pass_fast`], and where a plain `tools/call` keeps its tool name and arguments
+/// ([`PlainCall`]): a body the framework may answer without rmcp.
+pub(crate) fn pass_fast_call(bytes: &[u8], server: &Server) -> Option<(Passed, Option<PlainCall>)> {
+    let (probe, scan) = scan(bytes)?;
+    if probe.verdict(bytes, server).is_some() {
+        return None;
+    }
+    let call = scan.plain_call(&probe);
+    Some((probe.passed(), call))
+}
+
+/// A `tools/call` read whole by the fast probe: `jsonrpc`, `id`, `method` and `params` once
+/// each and nothing else; `params` holds a plain `name` and, at most, an `arguments` object —
+/// no `_meta` (so no progress token, no per-request version, no capabilities), no `task`, no
+/// retry's state. Every byte but the arguments' was read as `serde_json` reads it; the
+/// arguments are the caller's to parse (a body whose arguments `serde_json` refuses is
+/// rmcp's, which refuses it too).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PlainCall {
+    /// The tool's name, without its quotes (a plain string: no escape to undo).
+    pub(crate) name: Range<usize>,
+    /// The `arguments` object, braces included; `None` when the call sent none.
+    pub(crate) arguments: Option<Range<usize>>,
 }
 
 /// The fast probe of `bytes`, or `None` when it cannot be sure (see the module's contract).
+#[cfg(test)]
 pub(super) fn probe(bytes: &[u8]) -> Option<Probe<'_>> {
-    let mut s = Scan { b: bytes, i: 0 };
+    scan(bytes).map(|(probe, _)| probe)
+}
+
+/// The [`PlainCall`] of `bytes` (whatever the server's tools), for the tests.
+#[cfg(test)]
+pub(super) fn plain_call(bytes: &[u8]) -> Option<PlainCall> {
+    let (probe, scan) = scan(bytes)?;
+    scan.plain_call(&probe)
+}
+
+fn scan(bytes: &[u8]) -> Option<(Probe<'_>, Scan<'_>)> {
+    let mut s = Scan {
+        b: bytes,
+        i: 0,
+        members: 0,
+        params_members: 0,
+        name: None,
+        arguments: None,
+    };
     let mut p = Probe {
         shape: Shape::Object,
         ..Probe::default()
@@ -41,6 +83,7 @@ pub(super) fn probe(bytes: &[u8]) -> Option<Probe<'_>> {
     if !s.eat_if(b'}') {
         loop {
             let key = s.key()?;
+            s.members = s.members.saturating_add(1);
             match key {
                 b"jsonrpc" => p.jsonrpc = Some(s.sniff()?),
                 b"id" => p.id = Some(s.sniff()?),
@@ -58,16 +101,46 @@ pub(super) fn probe(bytes: &[u8]) -> Option<Probe<'_>> {
         }
     }
     s.ws();
-    (s.i == bytes.len()).then_some(p)
+    (s.i == bytes.len()).then_some((p, s))
 }
 
 /// A cursor over the body.
 struct Scan<'a> {
     b: &'a [u8],
     i: usize,
+    /// The top-level object's members, duplicates counted.
+    members: u8,
+    /// `params`' members, duplicates counted.
+    params_members: u8,
+    /// `params.name`'s span, when a plain string.
+    name: Option<Range<usize>>,
+    /// `params.arguments`' span, when an object.
+    arguments: Option<Range<usize>>,
 }
 
 impl<'a> Scan<'a> {
+    /// The [`PlainCall`] of a body scanned whole, if it is one.
+    fn plain_call(&self, p: &Probe<'_>) -> Option<PlainCall> {
+        let only_these = self.members == 4
+            && p.jsonrpc.as_ref()?.is_str("2.0")
+            && p.method.as_ref()?.is_str("tools/call")
+            && p.readable_id().is_some();
+        let params = match p.params.as_ref()? {
+            Params::Object {
+                name: Some(Sniff::Str(_)),
+                arguments,
+                bad_retry: None,
+            } => matches!(arguments, None | Some(Sniff::Object)),
+            _ => false,
+        };
+        let name = self.name.clone()?;
+        let members = 1 + u8::from(self.arguments.is_some());
+        (only_these && params && self.params_members == members).then(|| PlainCall {
+            name,
+            arguments: self.arguments.clone(),
+        })
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -202,9 +275,24 @@ impl<'a> Scan<'a> {
         let (mut name, mut arguments, mut bad_retry) = (None, None, None);
         if !self.eat_if(b'}') {
             loop {
-                match self.key()? {
-                    b"name" => name = Some(self.sniff()?),
-                    b"arguments" => arguments = Some(self.sniff()?),
+                let key = self.key()?;
+                self.params_members = self.params_members.saturating_add(1);
+                let start = self.i;
+                match key {
+                    b"name" => {
+                        let value = self.sniff()?;
+                        if matches!(value, Sniff::Str(_)) {
+                            self.name = Some(start + 1..self.i - 1);
+                        }
+                        name = Some(value);
+                    }
+                    b"arguments" => {
+                        let value = self.sniff()?;
+                        if matches!(value, Sniff::Object) {
+                            self.arguments = Some(start..self.i);
+                        }
+                        arguments = Some(value);
+                    }
                     b"requestState" => {
                         if !matches!(self.sniff()?, Sniff::Str(_) | Sniff::Null) {
                             bad_retry = Some("Invalid params: requestState must be a string");

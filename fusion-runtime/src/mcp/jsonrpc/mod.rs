@@ -10,7 +10,7 @@
 //! |---|---|
 //! | `reply.rs` | `Reply`, the framework's own answers, in rmcp's types |
 //! | `probe.rs` | the one-pass probe of a message's bytes, its verdict and what it passes on |
-//! | `fast.rs` | the hand-read probe of a plain message and `pass_fast`, HTTP's hot path |
+//! | `fast.rs` | the hand-read probe of a plain message, `pass_fast_call` (HTTP's hot path) and the `PlainCall` it finds |
 //! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP) |
 
 mod check;
@@ -26,7 +26,7 @@ pub(crate) use check::{Refusal, read_line};
 #[cfg(feature = "server-http")]
 pub(crate) use check::{check_body, refused_by_rmcp};
 #[cfg(feature = "server-http")]
-pub(crate) use fast::pass_fast;
+pub(crate) use fast::{PlainCall, pass_fast_call};
 #[cfg(feature = "server-http")]
 pub(crate) use probe::Passed;
 pub(crate) use reply::Reply;

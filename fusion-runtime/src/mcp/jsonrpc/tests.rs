@@ -237,3 +237,67 @@ fn the_fast_probe_reads_a_body_as_the_quick_probe_or_leaves_it() -> anyhow::Resu
     assert!(refused_by_rmcp(odd[0].as_bytes()).is_some());
     Ok(())
 }
+
+/// A plain `tools/call` ([`PlainCall`](super::fast::PlainCall)) is one the framework may answer
+/// without rmcp: its spans hold exactly the name and arguments `serde_json` reads, and any
+/// member beyond `jsonrpc`, `id`, `method`, `params { name, arguments }` — or a duplicate, an
+/// escape in the name, arguments that are not an object — makes it rmcp's.
+#[test]
+#[cfg(feature = "server-http")]
+fn a_plain_call_is_read_whole_and_nothing_else_is_one() -> anyhow::Result<()> {
+    use super::fast::plain_call;
+    let plain = [
+        CORPUS[0],
+        r#" { "params" : { "arguments" : { "a" : [ 1 , { } ] } , "name" : "t" } , "method" : "tools/call" , "id" : "x" , "jsonrpc" : "2.0" } "#,
+        r#"{"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"é"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":"\ud800","b":1e400}}}"#,
+    ];
+    let not_plain = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"progressToken":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"task":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}},"x":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"params":{"name":"u"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","name":"u"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t\u0041","arguments":{}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":null}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","requestState":"s"}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
+    ];
+    for body in plain {
+        let bytes = body.as_bytes();
+        let call = plain_call(bytes).ok_or_else(|| anyhow::anyhow!("not plain: {body}"))?;
+        let name = std::str::from_utf8(&bytes[call.name.clone()])?;
+        let arguments = call.arguments.as_ref().map(|a| &bytes[a.clone()]);
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(whole) => {
+                assert_eq!(whole["params"]["name"], name, "{body}");
+                let read = arguments.map(serde_json::from_slice::<Value>).transpose()?;
+                assert_eq!(whole["params"].get("arguments"), read.as_ref(), "{body}");
+            }
+            // What only the full parse refuses: the arguments' own parse refuses it too.
+            Err(_) => {
+                let refused = arguments.map(serde_json::from_slice::<Value>);
+                assert!(matches!(refused, Some(Err(_))), "{body}");
+            }
+        }
+    }
+    for body in not_plain {
+        assert_eq!(plain_call(body.as_bytes()), None, "{body}");
+    }
+    let plain_in_corpus = CORPUS
+        .iter()
+        .filter(|body| plain_call(body.as_bytes()).is_some())
+        .count();
+    assert_eq!(
+        plain_in_corpus, 1,
+        "only the corpus' first body is a plain call"
+    );
+    Ok(())
+}

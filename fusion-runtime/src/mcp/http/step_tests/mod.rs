@@ -10,6 +10,7 @@ mod endpoint;
 mod guard;
 mod health;
 mod sessions;
+mod stateless_call;
 
 use std::sync::{Arc, Mutex, PoisonError};
 

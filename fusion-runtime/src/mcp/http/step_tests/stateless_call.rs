@@ -1,0 +1,206 @@
+//! The plain call answered without rmcp (`stateless_call.rs`): which requests the check marks
+//! for it, and its answer beside rmcp's own for the same call.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use serde_json::Value;
+
+use super::super::check::{Guard, guard};
+use super::super::options::HttpOptions;
+use super::super::router::http_router;
+use super::super::stateless_call::{Plain, headers_pass};
+use super::{Seen, header_text, json_ok, read};
+
+const PLAIN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]}}}"#;
+
+/// The headers a 2025 streamable HTTP client sends on a stateless call.
+fn client_headers() -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::HOST, HeaderValue::from_static("localhost:8080"));
+    headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        "mcp-protocol-version",
+        HeaderValue::from_static("2025-06-18"),
+    );
+    headers
+}
+
+fn post(headers: &HeaderMap, body: &'static str) -> anyhow::Result<Request> {
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri("/mcp")
+        .body(Body::from(body))?;
+    *request.headers_mut() = headers.clone();
+    Ok(request)
+}
+
+#[test]
+fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
+    let allowed = |hosts: &[&str]| hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>();
+    let base = client_headers();
+    assert!(headers_pass(&base, &[]));
+    for hosts in [
+        &["localhost"][..],
+        &["LOCALHOST"],
+        &["localhost:8080"],
+        &["example.com", " localhost "],
+    ] {
+        assert!(headers_pass(&base, &allowed(hosts)), "{hosts:?}");
+    }
+    let mut v6 = base.clone();
+    v6.insert(header::HOST, HeaderValue::from_static("[::1]:80"));
+    assert!(headers_pass(&v6, &allowed(&["::1"])));
+    let mut newer_2025 = base.clone();
+    newer_2025.insert(
+        "mcp-protocol-version",
+        HeaderValue::from_static("2025-11-25"),
+    );
+    assert!(headers_pass(&newer_2025, &[]));
+
+    let with = |name: &'static str, value: &'static str| {
+        let mut headers = base.clone();
+        headers.insert(name, HeaderValue::from_static(value));
+        headers
+    };
+    let without = |name: &'static str| {
+        let mut headers = base.clone();
+        headers.remove(name);
+        headers
+    };
+    let mut two_versions = base.clone();
+    two_versions.append(
+        "mcp-protocol-version",
+        HeaderValue::from_static("2025-06-18"),
+    );
+    let refused = [
+        ("an Origin", with("origin", "http://localhost:8080")),
+        ("a session", with("mcp-session-id", "s")),
+        (
+            "a 2026-07-28 version",
+            with("mcp-protocol-version", "2026-07-28"),
+        ),
+        (
+            "an unknown version",
+            with("mcp-protocol-version", "2024-01-01"),
+        ),
+        ("no version", without("mcp-protocol-version")),
+        ("two versions", two_versions),
+        (
+            "a weighted Accept",
+            with("accept", "application/json;q=0, text/event-stream"),
+        ),
+        ("an Accept without SSE", with("accept", "application/json")),
+        ("no Host", without("host")),
+        ("a malformed Host", with("host", "local host")),
+    ];
+    for (what, headers) in &refused {
+        assert!(!headers_pass(headers, &[]), "{what}");
+    }
+    for (hosts, what) in [
+        (&["example.com"][..], "another host"),
+        (&["localhost:9"], "another port"),
+        (&[""], "an empty entry"),
+    ] {
+        assert!(!headers_pass(&base, &allowed(hosts)), "{what}");
+    }
+}
+
+/// What the check passes on for `body` with `headers`: whether it marked it [`Plain`].
+async fn marked(
+    plain_calls: bool,
+    headers: &HeaderMap,
+    body: &'static str,
+) -> anyhow::Result<bool> {
+    let check = Guard {
+        server: crate::Server::builder().build()?,
+        allowed_hosts: vec!["localhost".to_owned()].into(),
+        max_body_bytes: 4096,
+        plain_calls,
+    };
+    let seen = Seen::default();
+    let response = guard(&check, post(headers, body)?, seen.next(json_ok("{}"))).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let saw = seen.take()?;
+    let plain = saw.parts.extensions.get::<Plain>();
+    if let Some(plain) = plain {
+        assert_eq!(
+            &plain.bytes[..],
+            body.as_bytes(),
+            "the body read once, kept"
+        );
+        assert_eq!(&body[plain.call.name.clone()], "billing.nothing");
+    }
+    Ok(plain.is_some())
+}
+
+#[tokio::test]
+async fn the_check_marks_a_plain_call_with_plain_headers_on_a_server_that_allows_it()
+-> anyhow::Result<()> {
+    let headers = client_headers();
+    assert!(marked(true, &headers, PLAIN).await?);
+    assert!(!marked(false, &headers, PLAIN).await?, "a stateful server");
+    let mut origin = headers.clone();
+    origin.insert(header::ORIGIN, HeaderValue::from_static("http://localhost"));
+    assert!(!marked(true, &origin, PLAIN).await?, "an Origin");
+    let with_meta = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{},"_meta":{"progressToken":1}}}"#;
+    assert!(!marked(true, &headers, with_meta).await?, "a _meta");
+    Ok(())
+}
+
+/// The answer of the stateless endpoint to `body`, through the whole chain.
+async fn answer(
+    app: &mut axum::Router,
+    body: &'static str,
+) -> anyhow::Result<(StatusCode, String, axum::body::Bytes)> {
+    let mut request = post(&client_headers(), body)?;
+    request.extensions_mut().insert(axum::extract::ConnectInfo(
+        "127.0.0.1:4000".parse::<std::net::SocketAddr>()?,
+    ));
+    std::future::poll_fn(|cx| tower_service::Service::<Request>::poll_ready(app, cx)).await?;
+    let call = tower_service::Service::<Request>::call(app, request);
+    let response = tokio::time::timeout(std::time::Duration::from_secs(10), call).await??;
+    let (status, headers, bytes) = read(response).await?;
+    Ok((
+        status,
+        header_text(&headers, "content-type").to_owned(),
+        bytes,
+    ))
+}
+
+/// The same call, plain (answered without rmcp) and with an empty `_meta` (which makes it
+/// rmcp's): the same status, type and message, byte for byte.
+#[tokio::test]
+async fn a_plain_call_is_answered_as_rmcp_answers_it() -> anyhow::Result<()> {
+    let mut app = http_router(
+        crate::Server::builder().build()?,
+        &HttpOptions::default().stateless(true),
+    );
+    let pairs = [
+        (
+            PLAIN,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]},"_meta":{}}}"#,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"billing.nothing"}}"#,
+            r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"_meta":{},"name":"billing.nothing"}}"#,
+        ),
+    ];
+    for (plain, by_rmcp) in pairs {
+        let ours = answer(&mut app, plain).await?;
+        let rmcps = answer(&mut app, by_rmcp).await?;
+        assert_eq!(ours.0, StatusCode::OK);
+        assert_eq!(ours.1, "application/json");
+        let message: Value = serde_json::from_slice(&ours.2)?;
+        assert_eq!(message["result"]["isError"], true, "{message}");
+        assert_eq!(ours, rmcps, "{plain}");
+    }
+    Ok(())
+}

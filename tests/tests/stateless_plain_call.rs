@@ -1,0 +1,156 @@
+//! A plain 2025 `tools/call` on a stateless server is answered without rmcp (the check's read
+//! of the body is its only parse). The same call with an empty `_meta` is rmcp's to answer:
+//! over a real socket, both answers are the same — status, type and bytes — for valid,
+//! invalid, argument-less and unknown-tool calls on both 2025 versions, and for a call whose
+//! log message comes before its result (an SSE stream, as rmcp streams it).
+
+#![allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
+
+use std::net::SocketAddr;
+
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
+use fusion_tests::raw_http::{RawResponse, request};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// What to say.
+#[derive(Deserialize, ToolInput)]
+struct Say {
+    /// The words, 1 to 20 characters.
+    #[fusion(length(min = 1, max = 20))]
+    text: String,
+    /// Log a warning before answering.
+    loud: Option<bool>,
+}
+
+/// Says the words back; a loud call logs them first.
+#[tool_action(name = "echo.say")]
+async fn say(input: Say, cx: Context) -> Result<Value, ToolError> {
+    let logged = input.loud == Some(true)
+        && cx
+            .log(LogLevel::Warning, json!({ "said": input.text }))
+            .await;
+    Ok(json!({ "said": input.text, "logged": logged }))
+}
+
+async fn start() -> HttpServer {
+    let server = Server::builder()
+        .name("plain")
+        .action::<SayAction>()
+        .build()
+        .unwrap_or_else(|e| panic!("build: {e}"));
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+    spawn_http(server, addr, HttpOptions::default().stateless(true))
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"))
+}
+
+async fn post(addr: SocketAddr, version: &str, body: &str) -> RawResponse {
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", version),
+    ];
+    request(addr, "POST", "/mcp", &headers, body)
+        .await
+        .unwrap_or_else(|e| panic!("{body}: {e}"))
+}
+
+/// The call `params` as a plain body, and with an empty `_meta` (rmcp's).
+fn bodies(id: Value, params: &Value) -> (String, String) {
+    let plain = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params });
+    let mut by_rmcp = plain.clone();
+    by_rmcp["params"]["_meta"] = json!({});
+    (plain.to_string(), by_rmcp.to_string())
+}
+
+fn what(r: &RawResponse) -> (u16, Option<&str>, &str) {
+    (r.status, r.header("content-type"), r.body.as_str())
+}
+
+#[tokio::test]
+async fn plain_calls_are_answered_as_rmcp_answers_them() {
+    let http = start().await;
+    let calls = [
+        json!({ "name": "echo_say", "arguments": { "text": "hello" } }),
+        json!({ "name": "echo_say", "arguments": { "text": "far too many words for it" } }),
+        json!({ "name": "echo_say", "arguments": { "text": 5, "extra": [1, { "b": null }] } }),
+        json!({ "name": "echo_say" }),
+        json!({ "name": "echo_sya", "arguments": { "text": "hello" } }),
+        json!({ "name": "echo_say", "arguments": { "text": "é\u{1F600}\"\\" } }),
+    ];
+    for version in ["2025-06-18", "2025-11-25"] {
+        for (n, params) in calls.iter().enumerate() {
+            for id in [json!(n), json!(format!("call-{n}"))] {
+                let (plain, by_rmcp) = bodies(id, params);
+                let ours = post(http.local_addr, version, &plain).await;
+                let rmcps = post(http.local_addr, version, &by_rmcp).await;
+                assert_eq!(ours.status, 200, "{plain}: {}", ours.body);
+                assert_eq!(ours.header("content-type"), Some("application/json"));
+                assert_eq!(what(&ours), what(&rmcps), "{version} {plain}");
+            }
+        }
+    }
+    // The answers are the tool's: a valid call's words, an invalid one's envelope.
+    let (plain, _) = bodies(json!(1), &calls[0]);
+    let answer = post(http.local_addr, "2025-06-18", &plain).await.json();
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).ok(),
+        Some(json!({ "said": "hello", "logged": false }))
+    );
+    let (plain, _) = bodies(json!(2), &calls[1]);
+    let answer = post(http.local_addr, "2025-06-18", &plain).await.json();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.starts_with("<validation_error"), "{text}");
+    http.shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("shutdown: {e}"));
+}
+
+/// The `data:` of each SSE event, as JSON, in order.
+fn events(r: &RawResponse) -> Vec<Value> {
+    r.body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|e| panic!("{e}: {d}")))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_that_logs_before_its_result_is_streamed_as_rmcp_streams_it() {
+    let http = start().await;
+    let params = json!({ "name": "echo_say", "arguments": { "text": "hi", "loud": true } });
+    let (plain, by_rmcp) = bodies(json!(9), &params);
+    let ours = post(http.local_addr, "2025-06-18", &plain).await;
+    let rmcps = post(http.local_addr, "2025-06-18", &by_rmcp).await;
+    assert_eq!(ours.status, 200, "{}", ours.body);
+    assert_eq!(ours.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        (ours.header("content-type"), ours.header("cache-control")),
+        (rmcps.header("content-type"), rmcps.header("cache-control"))
+    );
+    let (ours, rmcps) = (events(&ours), events(&rmcps));
+    assert_eq!(ours, rmcps);
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    assert_eq!(ours[0]["method"], "notifications/message");
+    assert_eq!(ours[0]["params"]["level"], "warning");
+    assert_eq!(ours[0]["params"]["data"], json!({ "said": "hi" }));
+    assert_eq!(ours[1]["id"], 9);
+    let text = ours[1]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(
+        serde_json::from_str::<Value>(text).ok(),
+        Some(json!({ "said": "hi", "logged": true }))
+    );
+    http.shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("shutdown: {e}"));
+}
