@@ -5,7 +5,7 @@
 //! Writes: the call's [`CallToolResponse`]; a 2026-07-28 call that asks the user ends with
 //! `input_required`, one a task may run starts the task ([`tasks`]).
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, InputRequiredResult};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, InputRequiredResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
@@ -129,7 +129,7 @@ impl McpHandler {
         id: &rmcp::model::RequestId,
         cancellation: tokio_util::sync::CancellationToken,
         notes: tokio::sync::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
-    ) -> CallToolResult {
+    ) -> rmcp::model::CallToolResult {
         let mut scope = scope::stateless_call_scope(
             parts,
             cancellation.clone(),
