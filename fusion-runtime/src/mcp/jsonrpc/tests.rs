@@ -301,3 +301,63 @@ fn a_plain_call_is_read_whole_and_nothing_else_is_one() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[cfg(feature = "server-http")]
+mod string_scan {
+    use proptest::prelude::*;
+
+    fn plain_scan(bytes: &[u8]) -> Option<usize> {
+        bytes
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+    }
+
+    /// Bytes a string's scan meets: plain ASCII, UTF-8's high bytes, and the ones it stops at.
+    fn byte() -> impl Strategy<Value = u8> {
+        prop_oneof![
+            4 => b'a'..=b'z',
+            1 => Just(b'"'),
+            1 => Just(b'\\'),
+            1 => 0u8..0x20,
+            1 => Just(0x20u8),
+            1 => 0x7fu8..=0xff,
+            1 => any::<u8>(),
+        ]
+    }
+
+    proptest! {
+        /// The eight-at-a-time scan stops where the byte-at-a-time one does.
+        #[test]
+        fn the_word_scan_stops_where_the_byte_scan_does(
+            bytes in proptest::collection::vec(byte(), 0..40),
+        ) {
+            prop_assert_eq!(super::super::fast::special(&bytes), plain_scan(&bytes));
+        }
+    }
+
+    #[test]
+    fn the_word_scan_finds_each_stop_at_each_place() {
+        for stop in [b'"', b'\\', 0x00, 0x1f] {
+            for len in 0..20 {
+                for at in 0..len {
+                    let mut bytes = vec![b'x'; len];
+                    bytes[at] = stop;
+                    // High bytes and 0x20 around it must not stop the scan.
+                    if at > 0 {
+                        bytes[at - 1] = 0xff;
+                    }
+                    if at + 1 < len {
+                        bytes[at + 1] = 0x20;
+                    }
+                    assert_eq!(
+                        super::super::fast::special(&bytes),
+                        Some(at),
+                        "{stop} {len} {at}"
+                    );
+                }
+                let clean = vec![0xe9u8; len];
+                assert_eq!(super::super::fast::special(&clean), None);
+            }
+        }
+    }
+}
