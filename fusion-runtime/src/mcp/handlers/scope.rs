@@ -136,7 +136,7 @@ impl RequestSink for NoteSink {
         _: Option<f64>,
         _: Option<String>,
     ) -> BoxFuture<'static, Result<(), String>> {
-        Box::pin(async { Err("the client sent no progress token".to_owned()) })
+        Box::pin(async { Err(NO_PROGRESS_TOKEN.to_owned()) })
     }
 
     #[allow(deprecated)]
@@ -154,6 +154,9 @@ impl RequestSink for NoteSink {
         Box::pin(async move { notes.send(note).await.map_err(|e| e.to_string()) })
     }
 }
+
+/// Why a call's progress went nowhere: its request carried no progress token.
+const NO_PROGRESS_TOKEN: &str = "the client sent no progress token";
 
 /// The request's `_meta`, moved out of `cx` (read everything else of it first); `None` when
 /// it sent none.
@@ -194,7 +197,7 @@ impl RequestSink for PeerSink {
         message: Option<String>,
     ) -> BoxFuture<'static, Result<(), String>> {
         let Some(token) = self.progress_token.clone() else {
-            return Box::pin(async { Err("the client sent no progress token".to_owned()) });
+            return Box::pin(async { Err(NO_PROGRESS_TOKEN.to_owned()) });
         };
         let mut param = ProgressNotificationParam::new(token, progress);
         if let Some(total) = total {
