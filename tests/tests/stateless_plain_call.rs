@@ -2,11 +2,14 @@
 //! of the body is its only parse). The same call with an empty `_meta` is rmcp's to answer:
 //! over a real socket, both answers are the same — status, type and bytes — for valid,
 //! invalid, argument-less and unknown-tool calls on both 2025 versions, and for a call whose
-//! log message comes before its result (an SSE stream, as rmcp streams it).
+//! log message comes before its result (an SSE stream, as rmcp streams it). Such a call runs
+//! in a task of its own and is cancelled when its client goes away or cancels it.
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
@@ -34,10 +37,45 @@ async fn say(input: Say, cx: Context) -> Result<Value, ToolError> {
     Ok(json!({ "said": input.text, "logged": logged }))
 }
 
+/// How long to wait.
+#[derive(Deserialize, ToolInput)]
+struct Wait {
+    /// A tag the test finds the call by.
+    #[fusion(range(min = 0, max = 1000))]
+    tag: u32,
+}
+
+/// Calls of `echo.wait` running now, and ended without finishing (dropped: cancelled).
+static WAITING: AtomicUsize = AtomicUsize::new(0);
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts the call as dropped unless it finished.
+struct Running(bool);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, Ordering::SeqCst);
+        if !self.0 {
+            DROPPED.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Waits ten seconds, unless cancelled.
+#[tool_action(name = "echo.wait")]
+async fn wait(input: Wait) -> Result<Value, ToolError> {
+    WAITING.fetch_add(1, Ordering::SeqCst);
+    let mut running = Running(false);
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    running.0 = true;
+    Ok(json!({ "tag": input.tag }))
+}
+
 async fn start() -> HttpServer {
     let server = Server::builder()
         .name("plain")
         .action::<SayAction>()
+        .action::<WaitAction>()
         .build()
         .unwrap_or_else(|e| panic!("build: {e}"));
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
@@ -150,6 +188,81 @@ async fn a_call_that_logs_before_its_result_is_streamed_as_rmcp_streams_it() {
         serde_json::from_str::<Value>(text).ok(),
         Some(json!({ "said": "hi", "logged": true }))
     );
+    http.shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("shutdown: {e}"));
+}
+
+/// Polls `done` every 2 ms for up to 5 s; how long it took.
+async fn within(what: &str, done: impl Fn() -> bool) -> Duration {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{what}: not within 5 s"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    start.elapsed()
+}
+
+/// A plain call on a raw connection, left open.
+async fn open_call(addr: SocketAddr, id: u32) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": { "name": "echo_wait", "arguments": { "tag": id } } })
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    stream
+        .write_all(head.as_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("write: {e}"));
+    stream
+}
+
+/// A plain call runs in a task of its own, as rmcp runs a call: a client that goes away, or
+/// sends `notifications/cancelled` for it from another request, cancels it. Both tests share
+/// the counters, so they run one after the other here.
+#[tokio::test]
+async fn a_plain_call_is_cancelled_when_its_client_goes_or_says_so() {
+    let http = start().await;
+    let addr = http.local_addr;
+
+    // The socket closes mid-call.
+    let before = DROPPED.load(Ordering::SeqCst);
+    let stream = open_call(addr, 1).await;
+    within("the call starts", || WAITING.load(Ordering::SeqCst) == 1).await;
+    drop(stream);
+    let took = within("the call is cancelled", || {
+        DROPPED.load(Ordering::SeqCst) == before + 1
+    })
+    .await;
+    assert!(
+        took < Duration::from_secs(1),
+        "cancelled {took:?} after the socket closed"
+    );
+    assert_eq!(WAITING.load(Ordering::SeqCst), 0);
+
+    // The same client cancels it from another request.
+    let _stream = open_call(addr, 2).await;
+    within("the call starts", || WAITING.load(Ordering::SeqCst) == 1).await;
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": { "requestId": 2, "reason": "the user gave up" } });
+    let answer = post(addr, "2025-06-18", &cancel.to_string()).await;
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    within("the call is cancelled", || {
+        DROPPED.load(Ordering::SeqCst) == before + 2
+    })
+    .await;
+    assert_eq!(WAITING.load(Ordering::SeqCst), 0);
     http.shutdown()
         .await
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
