@@ -28,10 +28,10 @@ pub(crate) struct Guard {
     pub(crate) allowed_hosts: Arc<[String]>,
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
-    /// Whether a plain 2025 `tools/call` is answered without rmcp
-    /// ([`stateless_call`](super::stateless_call)): stateless, on a server that hands nothing
-    /// off and runs no tasks.
-    pub(crate) plain_calls: bool,
+    /// When a plain 2025 `tools/call` is answered without rmcp
+    /// ([`stateless_call`](super::stateless_call)) — stateless, on a server that hands nothing
+    /// off and runs no tasks — the allowed hosts as rmcp reads them; `None` otherwise.
+    pub(crate) plain_calls: Option<stateless_call::AllowedHosts>,
 }
 
 /// The JSON-RPC step of the HTTP endpoint: checks `request`, then runs `next` (the steps
@@ -175,7 +175,10 @@ async fn check(
     parts.extensions.insert(passed);
     // A plain call that rmcp would take straight to its handler is answered without it.
     if let Some(call) = call.filter(|_| {
-        guard.plain_calls && stateless_call::headers_pass(&parts.headers, &guard.allowed_hosts)
+        guard
+            .plain_calls
+            .as_ref()
+            .is_some_and(|hosts| stateless_call::headers_pass(&parts.headers, hosts))
     }) {
         let bytes = bytes.clone();
         parts

@@ -27,7 +27,7 @@ use super::guard::{Guard, guard_request};
 use super::identity::Identity;
 use super::options::HttpOptions;
 use super::sessions::CappedSessions;
-use super::stateless_call::Answerer;
+use super::stateless_call::{AllowedHosts, Answerer};
 use crate::auth::Auth;
 use crate::mcp::facts::Calls;
 use crate::mcp::handlers::{McpHandler, notify};
@@ -124,7 +124,7 @@ pub(crate) fn endpoint(
             server: server.clone(),
             allowed_hosts: options.allowed_hosts.clone().into(),
             max_body_bytes: options.max_body_bytes,
-            plain_calls,
+            plain_calls: plain_calls.then(|| AllowedHosts::new(&options.allowed_hosts)),
         },
         calls,
     }));
@@ -367,7 +367,7 @@ mod tests {
                 server: server.clone(),
                 allowed_hosts: Vec::new().into(),
                 max_body_bytes: 1024,
-                plain_calls: false,
+                plain_calls: None,
             },
             calls: Arc::new(Calls::default()),
         };

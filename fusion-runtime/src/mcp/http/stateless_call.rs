@@ -50,12 +50,40 @@ pub(crate) struct Plain {
 /// Whether rmcp takes a request with these headers to its handler on the stateless path
 /// with nothing to refuse or negotiate. Conservative where rmcp's reading is richer than
 /// the check's (`Accept` with parameters or quotes): `false` only sends the request to rmcp.
-pub(crate) fn headers_pass(headers: &HeaderMap, allowed_hosts: &[String]) -> bool {
+pub(crate) fn headers_pass(headers: &HeaderMap, allowed_hosts: &AllowedHosts) -> bool {
     plain_accept(headers)
         && !headers.contains_key(header::ORIGIN)
         && !headers.contains_key(&SESSION_HEADER)
         && legacy_version(headers)
         && host_passes(headers, allowed_hosts)
+}
+
+/// The server's allowed hosts as rmcp reads its list (each entry an authority, its port
+/// optional; blank entries allow nothing), parsed once rather than on every call.
+#[derive(Debug)]
+pub(crate) struct AllowedHosts {
+    /// An empty list: rmcp allows any host.
+    any: bool,
+    /// Each entry's host, lowercase and without IPv6 brackets, and its port if it names one.
+    entries: Vec<(String, Option<u16>)>,
+}
+
+impl AllowedHosts {
+    pub(crate) fn new(list: &[String]) -> Self {
+        let entries = list
+            .iter()
+            .map(|a| a.trim())
+            .filter(|a| !a.is_empty())
+            .map(|a| match Authority::try_from(a) {
+                Ok(entry) => (normalize(entry.host()), entry.port_u16()),
+                Err(_) => (normalize(a), None),
+            })
+            .collect();
+        AllowedHosts {
+            any: list.is_empty(),
+            entries,
+        }
+    }
 }
 
 /// Exactly one `MCP-Protocol-Version`, a 2025 one (the 2026-07-28 rules — standard headers,
@@ -89,7 +117,7 @@ fn plain_accept(headers: &HeaderMap) -> bool {
 
 /// The `Host` header passes rmcp's DNS-rebinding check: a valid authority whose host (and
 /// port, where the allowed entry names one) an allowed entry names, or no list at all.
-fn host_passes(headers: &HeaderMap, allowed: &[String]) -> bool {
+fn host_passes(headers: &HeaderMap, allowed: &AllowedHosts) -> bool {
     let Some(authority) = headers
         .get(header::HOST)
         .and_then(|v| v.to_str().ok())
@@ -97,22 +125,15 @@ fn host_passes(headers: &HeaderMap, allowed: &[String]) -> bool {
     else {
         return false;
     };
-    if allowed.is_empty() {
+    if allowed.any {
         return true;
     }
-    let host = normalize(authority.host());
+    let host = authority.host().trim_matches(['[', ']']);
     let port = authority.port_u16();
-    allowed.iter().map(|a| a.trim()).any(|a| {
-        if a.is_empty() {
-            return false;
-        }
-        match Authority::try_from(a) {
-            Ok(entry) => {
-                normalize(entry.host()) == host && entry.port_u16().is_none_or(|p| port == Some(p))
-            }
-            Err(_) => normalize(a) == host,
-        }
-    })
+    allowed
+        .entries
+        .iter()
+        .any(|(name, p)| name.eq_ignore_ascii_case(host) && p.is_none_or(|p| port == Some(p)))
 }
 
 fn normalize(host: &str) -> String {

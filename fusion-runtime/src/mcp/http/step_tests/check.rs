@@ -17,7 +17,7 @@ fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
         server: crate::Server::builder().build()?,
         allowed_hosts: Vec::new().into(),
         max_body_bytes,
-        plain_calls: false,
+        plain_calls: None,
     })
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::super::check::{Guard, guard};
 use super::super::options::HttpOptions;
 use super::super::router::http_router;
-use super::super::stateless_call::{Plain, headers_pass};
+use super::super::stateless_call::{AllowedHosts, Plain, headers_pass};
 use super::{Seen, header_text, json_ok, read};
 
 const PLAIN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]}}}"#;
@@ -44,9 +44,12 @@ fn post(headers: &HeaderMap, body: &'static str) -> anyhow::Result<Request> {
 
 #[test]
 fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
-    let allowed = |hosts: &[&str]| hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>();
+    let allowed = |hosts: &[&str]| {
+        AllowedHosts::new(&hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>())
+    };
+    let any = allowed(&[]);
     let base = client_headers();
-    assert!(headers_pass(&base, &[]));
+    assert!(headers_pass(&base, &any));
     for hosts in [
         &["localhost"][..],
         &["LOCALHOST"],
@@ -63,7 +66,7 @@ fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
         "mcp-protocol-version",
         HeaderValue::from_static("2025-11-25"),
     );
-    assert!(headers_pass(&newer_2025, &[]));
+    assert!(headers_pass(&newer_2025, &any));
 
     let with = |name: &'static str, value: &'static str| {
         let mut headers = base.clone();
@@ -102,7 +105,7 @@ fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
         ("a malformed Host", with("host", "local host")),
     ];
     for (what, headers) in &refused {
-        assert!(!headers_pass(headers, &[]), "{what}");
+        assert!(!headers_pass(headers, &any), "{what}");
     }
     for (hosts, what) in [
         (&["example.com"][..], "another host"),
@@ -123,7 +126,7 @@ async fn marked(
         server: crate::Server::builder().build()?,
         allowed_hosts: vec!["localhost".to_owned()].into(),
         max_body_bytes: 4096,
-        plain_calls,
+        plain_calls: plain_calls.then(|| AllowedHosts::new(&["localhost".to_owned()])),
     };
     let seen = Seen::default();
     let response = guard(&check, post(headers, body)?, seen.next(json_ok("{}"))).await;
