@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::body::read_bounded;
+use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, host_allowed, is_json};
 use super::stateless_call;
 use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
@@ -205,9 +206,6 @@ fn pass_unread(
     }
 }
 
-/// The header every 2026-07-28 POST carries its version in.
-const HEADER_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-
 /// `400` with `-32022 {supported, requested}` for an `MCP-Protocol-Version` header naming a
 /// version the server does not speak (rmcp answers it in plain text, without the list a
 /// 2026-07-28 client needs to retry).
@@ -282,48 +280,6 @@ fn too_large(max: usize) -> Response {
             format!("Invalid Request: the body exceeds {max} bytes"),
         ),
     )
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        })
-}
-
-fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
-    let (mut json, mut sse) = (false, false);
-    let types = headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|t| t.split(';').next().unwrap_or_default().trim());
-    for t in types {
-        json |= t.eq_ignore_ascii_case("application/json");
-        sse |= t.eq_ignore_ascii_case("text/event-stream");
-    }
-    json && sse
-}
-
-fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
-    if allowed.is_empty() {
-        return true;
-    }
-    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
 }
 
 /// rmcp's plain-text errors as JSON-RPC errors, status kept; a body rmcp could not read

@@ -10,7 +10,7 @@
 //! | connection caps | `listener.rs`, `forwarded.rs` | the socket, trusted proxies' headers | a connection slot, the peer's `ClientKey` |
 //! | authentication (when configured) | `auth.rs` | the bearer token | `Principal`, its `ClientKey`, or `401`/`403` |
 //! | identity, sessions, deadline | `guard.rs`, `identity.rs`, `sessions.rs` | `ClientKey`, `Principal`, `mcp-session-id` | the request's facts ([`facts`](super::facts)), the body's deadline (`body.rs`) |
-//! | JSON-RPC check | `check.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
+//! | JSON-RPC check | `check.rs`, `headers.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
 //! | cancellation | `cancel.rs` | the facts | the request's exchange, in its facts |
 //!
 //! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts — or, for a plain
@@ -25,6 +25,7 @@ mod cancel;
 mod check;
 mod forwarded;
 mod guard;
+mod headers;
 mod health;
 mod identity;
 mod listener;

@@ -32,6 +32,7 @@ use sse_stream::{KeepAlive, Sse, SseBody};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::McpHandler;
 use crate::mcp::jsonrpc::{Passed, PlainCall};
@@ -89,30 +90,21 @@ impl AllowedHosts {
 /// Exactly one `MCP-Protocol-Version`, a 2025 one (the 2026-07-28 rules — standard headers,
 /// per-request `_meta` — are rmcp's to check).
 fn legacy_version(headers: &HeaderMap) -> bool {
-    const VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-    let mut values = headers.get_all(VERSION).iter();
+    let mut values = headers.get_all(&HEADER_PROTOCOL_VERSION).iter();
     match (values.next(), values.next()) {
         (Some(v), None) => v == "2025-06-18" || v == "2025-11-25",
         _ => false,
     }
 }
 
-/// `Accept` naming JSON and SSE, with no parameter or quote (which rmcp weighs: `q=0`).
+/// `Accept` naming JSON and SSE ([`accepts_json_and_sse`], as the check reads it), with no
+/// parameter or quote in any value: rmcp weighs those (`q=0`), the check does not.
 fn plain_accept(headers: &HeaderMap) -> bool {
-    let (mut json, mut sse) = (false, false);
-    for value in headers.get_all(header::ACCEPT) {
-        let Ok(value) = value.to_str() else {
-            return false;
-        };
-        if value.contains([';', '"']) {
-            return false;
-        }
-        for essence in value.split(',').map(str::trim) {
-            json |= essence.eq_ignore_ascii_case("application/json");
-            sse |= essence.eq_ignore_ascii_case("text/event-stream");
-        }
-    }
-    json && sse
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .all(|v| v.to_str().is_ok_and(|v| !v.contains([';', '"'])))
+        && accepts_json_and_sse(headers)
 }
 
 /// The `Host` header passes rmcp's DNS-rebinding check: a valid authority whose host (and
