@@ -114,8 +114,12 @@ impl Front {
 
     /// Serves `request` by its path, borrowing the front: the accept loop calls it for every
     /// request of a connection without cloning it (the routers are cloned, which is cheap,
-    /// only for requests off the MCP path or when there is no [`Direct`]).
-    pub(super) fn serve<B>(&self, request: axum::http::Request<B>) -> FrontFuture
+    /// only for requests off the MCP path or when there is no [`Direct`]). Its future is not
+    /// boxed: hyper keeps it in the connection's one request slot.
+    pub(super) fn serve<B>(
+        &self,
+        request: axum::http::Request<B>,
+    ) -> impl Future<Output = Result<Response, std::convert::Infallible>> + Send + use<B>
     where
         B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
         B::Error: Into<axum::BoxError>,
@@ -131,12 +135,7 @@ impl Front {
     }
 }
 
-/// What [`Front`] answers with: a router's future, or the endpoint's.
-type FrontFuture = Either<
-    axum::routing::future::RouteFuture<std::convert::Infallible>,
-    BoxFuture<'static, Result<Response, std::convert::Infallible>>,
->;
-
+/// [`Front::serve`] as a service (its future boxed), for callers that need one.
 impl<B> tower_service::Service<axum::http::Request<B>> for Front
 where
     B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
@@ -144,7 +143,7 @@ where
 {
     type Response = Response;
     type Error = std::convert::Infallible;
-    type Future = FrontFuture;
+    type Future = BoxFuture<'static, Result<Response, std::convert::Infallible>>;
 
     fn poll_ready(
         &mut self,
@@ -155,7 +154,7 @@ where
     }
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        self.serve(request)
+        Box::pin(self.serve(request))
     }
 }
 

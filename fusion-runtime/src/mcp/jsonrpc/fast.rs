@@ -2,12 +2,14 @@
 //! (strings without escapes, integer ids) — read by hand in one pass over the bytes, without
 //! `serde`'s visitors. It reads what [`Probe::quick`](super::probe::Probe) reads, or gives up.
 //!
-//! Its contract: `Some(probe)` only for a body the quick probe reads too, read the same way:
-//! an object whose members the checks read are read exactly as `serde_json` reads them, and
-//! whose other values are checked as the quick probe checks them (syntax, escapes, control
-//! characters; not a skipped string's UTF-8 or a number's range, which rmcp's parse checks).
-//! So every body gets the answer it got from the quick probe. `None`: the caller asks the
-//! serde probes.
+//! Its contract: `Some(probe)` only for a body the quick probe reads the same way, or one
+//! `serde_json` refuses (which rmcp's parse refuses too, and the answer to that is the serde
+//! probes' own, [`refused_by_rmcp`](super::refused_by_rmcp)). The members the checks read are
+//! read exactly as `serde_json` reads them; the other values are checked as the quick probe
+//! checks them (syntax, escapes, control characters; not a skipped string's UTF-8 or a
+//! number's range), but for a `tools/call`'s `arguments` object, passed over by its brackets
+//! and strings alone. So every body gets the answer the serde probes give it. `None`: the
+//! caller asks the serde probes.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -283,7 +285,13 @@ impl<'a> Scan<'a> {
                         name = Some(value);
                     }
                     b"arguments" => {
-                        let value = self.sniff()?;
+                        let value = match self.peek()? {
+                            b'{' => {
+                                self.pass_over_arguments()?;
+                                Sniff::Object
+                            }
+                            _ => self.sniff()?,
+                        };
                         if matches!(value, Sniff::Object) {
                             self.arguments = Some(start..self.i);
                         }
@@ -360,6 +368,61 @@ impl<'a> Scan<'a> {
                 }
             }
             _ => None,
+        }
+    }
+
+    /// Passes over the `arguments` object by its brackets and strings alone, its grammar
+    /// unchecked: a body whose arguments `serde_json` refuses passes here, rmcp's parse refuses
+    /// it, and the answer is [`refused_by_rmcp`](super::refused_by_rmcp)'s — the one the
+    /// serde probes give (see [`pass_fast`]). The arguments are most of a call's bytes, and
+    /// reading their grammar was the probe's largest cost. Brackets that do not pair, a
+    /// control character in a string or nesting deeper than [`MAX_DEPTH`]: `None`.
+    fn pass_over_arguments(&mut self) -> Option<()> {
+        // One bit per open bracket, innermost lowest: set for `{`.
+        let (mut open, mut depth) = (0u64, 0usize);
+        loop {
+            let c = self.peek()?;
+            self.i += 1;
+            match c {
+                b'"' => {
+                    self.i -= 1;
+                    self.skip_string_lax()?;
+                }
+                b'{' | b'[' => {
+                    if depth == MAX_DEPTH {
+                        return None;
+                    }
+                    open = open << 1 | u64::from(c == b'{');
+                    depth += 1;
+                }
+                b'}' | b']' => {
+                    if depth == 0 || (open & 1 == 1) != (c == b'}') {
+                        return None;
+                    }
+                    open >>= 1;
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A string passed over: to its closing quote, an escape's next byte skipped whatever it
+    /// is; a control character: `None`.
+    fn skip_string_lax(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            let rest = self.b.get(self.i..)?;
+            let at = special(rest)?;
+            self.i += at + 1;
+            match rest[at] {
+                b'"' => return Some(()),
+                b'\\' => self.i += 1,
+                _ => return None,
+            }
         }
     }
 

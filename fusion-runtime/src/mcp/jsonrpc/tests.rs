@@ -190,7 +190,7 @@ fn the_fast_probe_reads_a_body_as_the_quick_probe_or_leaves_it() -> anyhow::Resu
         .version("0")
         .build()?;
     let garbage = [
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[tru]}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,]}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":01}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1.}}"#,
@@ -212,24 +212,68 @@ fn the_fast_probe_reads_a_body_as_the_quick_probe_or_leaves_it() -> anyhow::Resu
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\ud800","b":1e400,"c":"\u00e9\n\"\\\/\b\f\r\t"}}}"#,
         deep.as_str(),
     ];
+    // Arguments the fast probe passes over by their brackets and strings: what `serde_json`
+    // refuses in them passes, and rmcp's parse refuses it.
+    let bad_arguments = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,]}}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{"a":01},"name":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"a":"\x"}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"t","arguments":{1:2}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"t","arguments":{"a" "b"}}}"#,
+    ];
+    // Brackets in strings, escaped quotes: read as `serde_json` reads them.
+    let bracketed = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":"\"}","b":["]",{"c":"{["}],"d":"\\"}}}"#,
+    ];
+    // Still left to the serde probes: brackets that do not pair, a control character, an
+    // object that does not end.
+    let unpaired = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":{"b":1]}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[}}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"arguments\":{\"a\":\"\t\"}}}",
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":"\"#,
+    ];
     let mut fast_passed = 0;
-    for body in CORPUS.iter().copied().chain(garbage).chain(odd) {
+    let all = CORPUS.iter().copied().chain(garbage).chain(odd);
+    for body in all.chain(bad_arguments).chain(bracketed).chain(unpaired) {
         let bytes = body.as_bytes();
+        let refused = refused_by_rmcp(bytes);
         if let Some(fast) = super::fast::probe(bytes) {
-            let quick = Probe::quick(bytes).map_err(|e| anyhow::anyhow!("{e}: {body}"))?;
-            assert_eq!(format!("{fast:?}"), format!("{quick:?}"), "{body}");
+            match Probe::quick(bytes) {
+                Ok(quick) => assert_eq!(format!("{fast:?}"), format!("{quick:?}"), "{body}"),
+                Err(e) => assert!(refused.is_some(), "{e}: {body}"),
+            }
         }
         if let Some(passed) = pass_fast(bytes, &server) {
             fast_passed += 1;
-            assert_eq!(check_body(bytes, &server), Ok(passed), "{body}");
+            // The answer is the serde probes': rmcp's parse takes what they pass, and what
+            // they refuse it refuses too.
+            match check_body(bytes, &server) {
+                Ok(checked) => assert_eq!(checked, passed, "{body}"),
+                Err(answer) => assert_eq!(Some(answer), refused, "{body}"),
+            }
         }
     }
     assert_eq!(
-        fast_passed, 11,
+        fast_passed,
+        11 + bad_arguments.len() + bracketed.len(),
         "the plain bodies the framework passes pass the fast way"
     );
-    for body in garbage {
+    for body in garbage.iter().chain(&unpaired) {
         assert!(super::fast::probe(body.as_bytes()).is_none(), "{body}");
+    }
+    for body in bad_arguments {
+        let answer = check_body(body.as_bytes(), &server).err();
+        assert!(answer.is_some_and(|a| a.is_error()), "{body}");
+        assert!(serde_json::from_str::<serde_json::Value>(body).is_err());
+    }
+    for body in bracketed {
+        let arguments = super::fast::plain_call(body.as_bytes()).and_then(|c| c.arguments);
+        let whole: Value = serde_json::from_str(body)?;
+        let read = arguments.map(|a| serde_json::from_slice::<Value>(&body.as_bytes()[a]));
+        assert_eq!(read.transpose()?.as_ref(), whole["params"].get("arguments"));
     }
     // What only `serde_json`'s full parse refuses passes (rmcp's parse refuses it, and the
     // answer is the exact probe's), as it passes the quick probe.
@@ -251,6 +295,8 @@ fn a_plain_call_is_read_whole_and_nothing_else_is_one() -> anyhow::Result<()> {
         r#" { "params" : { "arguments" : { "a" : [ 1 , { } ] } , "name" : "t" } , "method" : "tools/call" , "id" : "x" , "jsonrpc" : "2.0" } "#,
         r#"{"jsonrpc":"2.0","id":-3,"method":"tools/call","params":{"name":"é"}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":"\ud800","b":1e400}}}"#,
+        // Arguments are passed over by their brackets: their parse refuses what is in them.
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
     ];
     let not_plain = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{},"_meta":{"progressToken":1}}}"#,
@@ -268,7 +314,7 @@ fn a_plain_call_is_read_whole_and_nothing_else_is_one() -> anyhow::Result<()> {
         r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"t"}}"#,
         r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"t"}}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[}}}"#,
     ];
     for body in plain {
         let bytes = body.as_bytes();
@@ -359,5 +405,112 @@ mod string_scan {
                 assert_eq!(super::super::fast::special(&clean), None);
             }
         }
+    }
+}
+
+/// Arguments of any shape, well-formed or not: the fast probe's answer is the serde probes'.
+#[cfg(feature = "server-http")]
+mod arguments_soup {
+    use proptest::prelude::*;
+
+    use super::super::check::{check_body, refused_by_rmcp};
+    use super::super::fast::{pass_fast, plain_call};
+
+    /// Pieces of JSON, and pieces of what is not.
+    fn piece() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            Just("{"),
+            Just("}"),
+            Just("["),
+            Just("]"),
+            Just("\""),
+            Just("\\"),
+            Just("\\\""),
+            Just(":"),
+            Just(","),
+            Just(" "),
+            Just("\"a\""),
+            Just("\"b\":"),
+            Just("1"),
+            Just("-2.5e3"),
+            Just("01"),
+            Just("tru"),
+            Just("null"),
+            Just("\t"),
+            Just("\"\\ud800\""),
+            Just("é"),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn the_fast_probe_answers_as_the_serde_probes(
+            pieces in proptest::collection::vec(piece(), 0..24),
+        ) {
+            let server = crate::server::Server::builder().name("t").version("0").build()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{{}}}}}}}"#,
+                pieces.concat()
+            );
+            let bytes = body.as_bytes();
+            if let Some(passed) = pass_fast(bytes, &server) {
+                match check_body(bytes, &server) {
+                    Ok(checked) => prop_assert_eq!(checked, passed),
+                    Err(answer) => prop_assert_eq!(Some(answer), refused_by_rmcp(bytes)),
+                }
+                // A plain call's arguments parse as the whole body's do.
+                if let (Some(call), Ok(whole)) = (
+                    plain_call(bytes),
+                    serde_json::from_slice::<serde_json::Value>(bytes),
+                ) {
+                    let span = call.arguments.unwrap_or_default();
+                    let read = serde_json::from_slice::<serde_json::Value>(&bytes[span]).ok();
+                    prop_assert_eq!(read.as_ref(), whole["params"].get("arguments"));
+                }
+            }
+        }
+
+        /// Every well-formed arguments object passes, read as `serde_json` reads it.
+        #[test]
+        fn well_formed_arguments_pass_whole(arguments in object()) {
+            let server = crate::server::Server::builder().name("t").version("0").build()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{arguments}}}}}"#
+            );
+            let bytes = body.as_bytes();
+            prop_assert!(pass_fast(bytes, &server).is_some(), "{}", body);
+            let call = plain_call(bytes);
+            let span = call.and_then(|c| c.arguments).unwrap_or_default();
+            let read: serde_json::Value = serde_json::from_slice(&bytes[span])
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(read, arguments);
+        }
+    }
+
+    /// JSON objects whose strings are full of brackets, quotes and backslashes.
+    fn object() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value;
+        let text = "[a-z{}\\[\\]\"\\\\:,\u{e9}\n]{0,6}";
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            text.prop_map(Value::String),
+        ];
+        let value = leaf.prop_recursive(6, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map(text, inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        });
+        proptest::collection::btree_map(text, value, 0..6)
+            .prop_map(|m| Value::Object(m.into_iter().collect()))
     }
 }
