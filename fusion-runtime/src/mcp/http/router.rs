@@ -219,8 +219,9 @@ impl tower_service::Service<Request> for Shared {
 /// The request guard ([`guard_request`]), the JSON-RPC check
 /// (`check.rs`) and the cancellation step
 /// ([`cancel`](super::cancel)) as one layer: plain async functions called one inside the
-/// other — one boxed future and one clone of the inner route per request, where three
-/// `from_fn` layers boxed a future and cloned the route each.
+/// other — one future and one clone of the inner route per request, where three `from_fn`
+/// layers boxed a future and cloned the route each. Served through the router the future is
+/// boxed; served [`Direct`], it is not (hyper keeps it in the connection's request slot).
 #[derive(Clone)]
 struct Steps(Arc<StepsInner>);
 
