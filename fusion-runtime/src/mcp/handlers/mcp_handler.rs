@@ -40,7 +40,18 @@ pub struct McpHandler {
     /// [`McpHandler::per_request`] makes (rmcp asks for it on every stateless request; it is
     /// a function of the server alone, which does not change once built).
     pub(crate) info: std::sync::Arc<std::sync::OnceLock<rmcp::model::ServerConfig>>,
+    /// How a `tools/call` rmcp's parse could not read is answered: the JSON-RPC check's answer,
+    /// from the HTTP side that left the body to rmcp's parse (a session's call). `None`:
+    /// rmcp's `Method not found`, as for any custom method.
+    pub(crate) unusable_calls: Option<UnusableCalls>,
 }
+
+/// Answers a `tools/call` rmcp read as a custom request: its id and raw params.
+pub(crate) type UnusableCalls = fn(
+    &rmcp::model::RequestId,
+    Option<&serde_json::Value>,
+    &Server,
+) -> Option<Result<rmcp::model::CustomResult, rmcp::ErrorData>>;
 
 /// Ends the session's change forwarding when the last clone of its handler is dropped.
 #[derive(Debug, Default)]
@@ -69,7 +80,16 @@ impl McpHandler {
             handoff: std::sync::Arc::default(),
             closing: Default::default(),
             info: Default::default(),
+            unusable_calls: None,
         }
+    }
+
+    /// A `tools/call` rmcp's parse could not read is answered by `answer` (see
+    /// [`UnusableCalls`]).
+    #[cfg(feature = "server-http")]
+    pub(crate) fn answering_unusable_calls(mut self, answer: UnusableCalls) -> Self {
+        self.unusable_calls = Some(answer);
+        self
     }
 
     /// The handler for one stateless HTTP request, made from this one (the template the
@@ -92,6 +112,7 @@ impl McpHandler {
             pending_listens: Default::default(),
             closing: self.closing.clone(),
             info: std::sync::Arc::clone(&self.info),
+            unusable_calls: self.unusable_calls,
         }
     }
 

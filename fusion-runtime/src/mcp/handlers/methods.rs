@@ -12,6 +12,7 @@ use rmcp::model::{
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
     SubscribeRequestParams, UnsubscribeRequestParams,
 };
+use rmcp::model::{CustomRequest, CustomResult};
 use rmcp::model::{
     DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, SubscriptionFilter,
 };
@@ -147,6 +148,32 @@ impl ServerHandler for McpHandler {
             self.answer_call(request, context),
             span,
         ))
+    }
+
+    /// A `tools/call` rmcp's parse could not read (a name that is not a string, arguments
+    /// that are not an object, a retry's unusable state) gets the answer of the side that
+    /// left the body to rmcp ([`UnusableCalls`](super::mcp_handler::UnusableCalls): a
+    /// session's call over HTTP, answered as the JSON-RPC check answers it); any other custom
+    /// method, and any handler without one, rmcp's `Method not found`. Over stdio nothing
+    /// gets here: its line reader answers such a call first.
+    fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CustomResult, ErrorData>> + Send + '_ {
+        let answer = match (request.method.as_str(), self.unusable_calls) {
+            ("tools/call", Some(answer)) => {
+                answer(&context.id, request.params.as_ref(), &self.server)
+            }
+            _ => None,
+        };
+        std::future::ready(answer.unwrap_or_else(|| {
+            Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ))
+        }))
     }
 
     async fn get_task(

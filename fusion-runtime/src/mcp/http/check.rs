@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::body::read_bounded;
 use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, host_allowed, is_json};
 use super::stateless_call;
+use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
 
@@ -33,6 +34,30 @@ pub(crate) struct Guard {
     /// ([`stateless_call`](super::stateless_call)) — stateless, on a server that hands nothing
     /// off and runs no tasks — the allowed hosts as rmcp reads them; `None` otherwise.
     pub(crate) plain_calls: Option<stateless_call::AllowedHosts>,
+    /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse.
+    pub(crate) sessions: bool,
+}
+
+/// What the check read of a request it passed on.
+pub(crate) enum Read {
+    /// Nothing: not a JSON POST, or one rmcp refuses for its headers.
+    Unread,
+    /// The body, probed: the id an error answer about it carries, and its bytes.
+    Probed { id: Option<RequestId>, bytes: Bytes },
+    /// A 2025 session's call, its body left to rmcp's parse (its only parse): its id is
+    /// read, and the check run, only when rmcp refuses it. What rmcp reads and the check
+    /// would have answered — a `tools/call` with unusable params — reaches the handler as a
+    /// custom request, answered there as the check answers it (in the session's stream).
+    Session { bytes: Bytes },
+}
+
+impl Read {
+    fn bytes(&self) -> Option<&Bytes> {
+        match self {
+            Read::Unread => None,
+            Read::Probed { bytes, .. } | Read::Session { bytes } => Some(bytes),
+        }
+    }
 }
 
 /// The JSON-RPC step of the HTTP endpoint: checks `request`, then runs `next` (the steps
@@ -45,15 +70,15 @@ where
     // One `await` of `next`, after the check's: the two futures share their place in this
     // one's state (it is moved into a box for every request).
     match check(guard, request).await {
-        Ok((request, id, passed)) => {
+        Ok((request, read)) => {
             // Only a server with task actions edits a 2025-11-25 answer.
-            let advertise = passed
-                .as_deref()
+            let advertise = read
+                .bytes()
                 .filter(|_| guard.server.has_tasks())
                 .and_then(|bytes| {
                     super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
                 });
-            let response = json_errors(next(request).await, id, passed).await;
+            let response = json_errors(next(request).await, read, &guard.server).await;
             match advertise {
                 Some(advertise) => advertise.apply(response),
                 None => response,
@@ -63,17 +88,14 @@ where
     }
 }
 
-/// The request to pass on, the id an error answer about it carries and its body when the
-/// check read and passed it; or the framework's own answer.
+/// The request to pass on and what the check read of it ([`Read`]); or the framework's own
+/// answer.
 ///
 /// Only a JSON POST's body is read. The headers rmcp checks itself (`Accept`, `Host`) are
 /// looked at only when the framework would answer: a request rmcp refuses for them goes on
 /// to rmcp, which answers with the status the MCP transport asks for (`406`, `403`), as it
 /// would had the framework never read the body. A request that passes needs no look at them.
-async fn check(
-    guard: &Guard,
-    request: Request,
-) -> Result<(Request, Option<RequestId>, Option<Bytes>), Response> {
+async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
         // rmcp refuses these (`415`) or reads no body.
         return pass_unread(request, &guard.server);
@@ -116,33 +138,32 @@ async fn check(
     if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
         return Err(refusal);
     }
+    let session_call = guard.sessions
+        && parts.headers.contains_key(&SESSION_HEADER)
+        && parts
+            .headers
+            .get(&HEADER_PROTOCOL_VERSION)
+            .and_then(|v| v.to_str().ok())
+            .is_none_or(|v| !crate::mcp::handlers::era::is_modern_version(v));
     // The hot path: a plain message the framework has nothing to say about, read by hand
     // (the fast probe); anything else by the serde probes.
     // Whatever the headers: a body the fast probe passes, the serde probes pass too (or
     // `serde_json` refuses it, which rmcp's parse does too, answered as they would), and a
     // body they pass goes on to rmcp, which checks its headers itself.
-    let checked = match jsonrpc::pass_fast_call(&bytes, &guard.server) {
-        Some(passed) => Ok(passed),
-        None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (passed, None)),
+    // A session's call is not probed at all: see `Read::Session`.
+    let checked = match session_call {
+        true => Ok((None, None)),
+        false => match jsonrpc::pass_fast_call(&bytes, &guard.server) {
+            Some((passed, call)) => Ok((Some(passed), call)),
+            None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (Some(passed), None)),
+        },
     };
     let (mut parts, passed, call) = match checked {
         Ok((passed, call)) => (parts, passed, call),
         Err(_) if !rmcp_reads(&parts.headers) => {
-            return Ok((Request::from_parts(parts, Body::from(bytes)), None, None));
+            return Ok((Request::from_parts(parts, Body::from(bytes)), Read::Unread));
         }
-        Err(answer) => {
-            // Our own answer skips rmcp's header check: run it here, so a 2026-07-28
-            // request whose headers do not match its body is refused the same way.
-            if let Some(refusal) = header_mismatch(&parts.headers, &bytes, &answer) {
-                return Err(refusal);
-            }
-            let status = if answer.is_error() {
-                StatusCode::BAD_REQUEST
-            } else {
-                StatusCode::OK
-            };
-            return Err(reply(status, &answer));
-        }
+        Err(answer) => return Err(framework_answer(&parts.headers, &bytes, &answer)),
     };
     // 2025-11-25 experimental tasks, which rmcp does not speak (a server with task actions
     // only; the message is parsed again only for a 2025-11-25 request that names a task, or
@@ -171,9 +192,20 @@ async fn check(
         )
             .into_response());
     }
-    let id = passed.id.clone();
-    // The cancellation step reads what this one read instead of parsing the body again.
-    parts.extensions.insert(passed);
+    let read = match passed {
+        Some(passed) => {
+            let id = passed.id.clone();
+            // The cancellation step reads what this one read instead of parsing the body again.
+            parts.extensions.insert(passed);
+            Read::Probed {
+                id,
+                bytes: bytes.clone(),
+            }
+        }
+        None => Read::Session {
+            bytes: bytes.clone(),
+        },
+    };
     // A plain call that rmcp would take straight to its handler is answered without it.
     if let Some(call) = call.filter(|_| {
         guard
@@ -186,23 +218,53 @@ async fn check(
             .extensions
             .insert(stateless_call::Plain { bytes, call });
     }
-    Ok((
-        Request::from_parts(parts, Body::from(bytes.clone())),
-        id,
-        Some(bytes),
-    ))
+    Ok((Request::from_parts(parts, Body::from(bytes)), read))
+}
+
+/// A session's `tools/call` that rmcp's parse could not read, answered in the session's
+/// stream as the check answers it without a session (the handler's
+/// `UnusableCalls` for a stateful endpoint).
+pub(crate) fn unusable_call(
+    id: &RequestId,
+    params: Option<&Value>,
+    server: &Server,
+) -> Option<Result<rmcp::model::CustomResult, rmcp::ErrorData>> {
+    Some(match jsonrpc::unusable_call(id, params, server)? {
+        Reply::ToolResult { result, .. } => serde_json::to_value(&*result)
+            .map(rmcp::model::CustomResult)
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None)),
+        Reply::Error { error, .. } => Err(error),
+    })
+}
+
+/// The framework's own answer to a body: `400` for an error, `200` for a `tools/call`'s
+/// `isError` result — or `400` with `-32020` when the request's headers do not match it (our
+/// answer skips rmcp's header check, so a 2026-07-28 request whose headers do not match its
+/// body is refused here the same way).
+fn framework_answer(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Response {
+    match header_mismatch(headers, bytes, answer) {
+        Some(refusal) => refusal,
+        None => answer_with_status(answer),
+    }
+}
+
+/// The framework's answer with its status: `400` for an error, `200` for a result.
+fn answer_with_status(answer: &Reply) -> Response {
+    let status = if answer.is_error() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    reply(status, answer)
 }
 
 /// A request whose body the framework does not read: on to rmcp, unless its
 /// `MCP-Protocol-Version` is one the server does not speak.
 #[allow(clippy::result_large_err)]
-fn pass_unread(
-    request: Request,
-    server: &Server,
-) -> Result<(Request, Option<RequestId>, Option<Bytes>), Response> {
+fn pass_unread(request: Request, server: &Server) -> Result<(Request, Read), Response> {
     match unsupported_version(request.headers(), server, || None) {
         Some(refusal) => Err(refusal),
-        None => Ok((request, None, None)),
+        None => Ok((request, Read::Unread)),
     }
 }
 
@@ -284,13 +346,29 @@ fn too_large(max: usize) -> Response {
 
 /// rmcp's plain-text errors as JSON-RPC errors, status kept; a body rmcp could not read
 /// (it answers `415` for it) becomes `400`, as the checks above answer the same failures —
-/// with the check's own `Parse error` when `serde_json` refuses it (`passed`: the body the
-/// quick check passed).
-async fn json_errors(response: Response, id: Option<RequestId>, passed: Option<Bytes>) -> Response {
+/// with the check's own `Parse error` when `serde_json` refuses it, and for a session's call,
+/// which the check left to rmcp's parse, the check's answer (a 2025 request: no header of
+/// 2026-07-28's to compare).
+async fn json_errors(response: Response, read: Read, server: &Server) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
         return response;
     }
+    let (id, passed) = match read {
+        Read::Unread => (None, None),
+        Read::Probed { id, bytes } => (id, Some(bytes)),
+        Read::Session { bytes } => {
+            if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
+                && let Err(answer) = jsonrpc::check_body(&bytes, server)
+            {
+                return answer_with_status(&answer);
+            }
+            let id = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|m| m.get("id").and_then(request_id));
+            (id, Some(bytes))
+        }
+    };
     if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
         && let Some(answer) = passed.as_deref().and_then(jsonrpc::refused_by_rmcp)
     {

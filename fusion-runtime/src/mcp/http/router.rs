@@ -130,6 +130,7 @@ pub(crate) fn endpoint(
             allowed_hosts: options.allowed_hosts.clone().into(),
             max_body_bytes: options.max_body_bytes,
             plain_calls: plain_calls.then(|| AllowedHosts::new(&options.allowed_hosts)),
+            sessions: !options.stateless,
         },
         calls,
     }));
@@ -146,7 +147,9 @@ pub(crate) fn endpoint(
         move || {
             Ok(match stateless {
                 true => template.per_request(),
-                false => McpHandler::new(server.clone()).closing(template.closing.clone()),
+                false => McpHandler::new(server.clone())
+                    .closing(template.closing.clone())
+                    .answering_unusable_calls(check::unusable_call),
             })
         },
         sessions,
@@ -383,6 +386,7 @@ mod tests {
                 allowed_hosts: Vec::new().into(),
                 max_body_bytes: 1024,
                 plain_calls: None,
+                sessions: false,
             },
             calls: Arc::new(Calls::default()),
         };

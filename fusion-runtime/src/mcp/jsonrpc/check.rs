@@ -98,6 +98,27 @@ pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply>
     Ok(probe.passed())
 }
 
+/// The framework's answer to a `tools/call` whose params rmcp's parse could not read — it
+/// reads such a message as a custom request (`method` and raw `params`), which reaches the
+/// handler's `on_custom_request` — as the check answers the message: the `isError` result
+/// with its envelope, or `Invalid params` for a retry's unusable state. `None` when the check
+/// would pass it. A session's call is one: the HTTP check leaves its body to rmcp's parse.
+#[cfg(feature = "server-http")]
+pub(crate) fn unusable_call(
+    id: &rmcp::model::RequestId,
+    params: Option<&serde_json::Value>,
+    server: &Server,
+) -> Option<Reply> {
+    let message = match params {
+        Some(params) => serde_json::json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params,
+        }),
+        None => serde_json::json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call" }),
+    };
+    let bytes = serde_json::to_vec(&message).ok()?;
+    Probe::of(&bytes).ok()?.verdict(&bytes, server)
+}
+
 /// The framework's answer to a body it passed and rmcp could not read: the exact probe's,
 /// when `serde_json` refuses it (what the quick probe let through: a lone surrogate, bad
 /// UTF-8, a number out of range, too deep).

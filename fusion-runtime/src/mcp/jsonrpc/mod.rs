@@ -21,6 +21,8 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "server-http")]
+pub(crate) use check::unusable_call;
 #[cfg(feature = "server-stdio")]
 pub(crate) use check::{Refusal, read_line};
 #[cfg(feature = "server-http")]

@@ -18,6 +18,7 @@ fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
         allowed_hosts: Vec::new().into(),
         max_body_bytes,
         plain_calls: None,
+        sessions: false,
     })
 }
 

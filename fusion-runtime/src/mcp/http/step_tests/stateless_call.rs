@@ -127,6 +127,7 @@ async fn marked(
         allowed_hosts: vec!["localhost".to_owned()].into(),
         max_body_bytes: 4096,
         plain_calls: plain_calls.then(|| AllowedHosts::new(&["localhost".to_owned()])),
+        sessions: false,
     };
     let seen = Seen::default();
     let response = guard(&check, post(headers, body)?, seen.next(json_ok("{}"))).await;
