@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::probe::{Params, Passed, Probe, Shape, Sniff};
+use super::scan::special;
 use crate::server::Server;
 
 /// The hot path's check of an HTTP body: what the layers after the check need when the fast
@@ -371,12 +372,10 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Passes over the `arguments` object by its brackets and strings alone, its grammar
-    /// unchecked: a body whose arguments `serde_json` refuses passes here, rmcp's parse refuses
-    /// it, and the answer is [`refused_by_rmcp`](super::refused_by_rmcp)'s — the one the
-    /// serde probes give (see [`pass_fast`]). The arguments are most of a call's bytes, and
-    /// reading their grammar was the probe's largest cost. Brackets that do not pair, a
-    /// control character in a string or nesting deeper than [`MAX_DEPTH`]: `None`.
+    /// Passes over the `arguments` object (most of a call's bytes) by its brackets and strings
+    /// alone: arguments `serde_json` refuses pass, and rmcp's parse refuses them (see the
+    /// module's contract). Unpaired brackets, a control character in a string, or nesting
+    /// deeper than [`MAX_DEPTH`]: `None`.
     fn pass_over_arguments(&mut self) -> Option<()> {
         // One bit per open bracket, innermost lowest: set for `{`.
         let (mut open, mut depth) = (0u64, 0usize);
@@ -410,8 +409,8 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A string passed over: to its closing quote, an escape's next byte skipped whatever it
-    /// is; a control character: `None`.
+    /// A string passed over to its closing quote (an escape's next byte skipped, whatever it
+    /// is); a control character: `None`.
     fn skip_string_lax(&mut self) -> Option<()> {
         self.eat(b'"')?;
         loop {
@@ -483,35 +482,6 @@ impl<'a> Scan<'a> {
             self.i += 1;
         }
     }
-}
-
-/// Where the first byte a string's scan stops at is — a quote, a backslash or a control
-/// character — eight bytes at a time (a string's plain run is what a body is mostly made of).
-/// The lowest byte each test flags is exact (a borrow only ever flags bytes above a true one),
-/// so the lowest flag of the three is the first such byte.
-pub(super) fn special(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let hits = zero_byte(w ^ (ONES * u64::from(b'"')))
-            | zero_byte(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
-        if hits != 0 {
-            return Some(at + (hits.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|p| at + p)
 }
 
 /// How deep a passed-over value may nest before the serde probes take the body.

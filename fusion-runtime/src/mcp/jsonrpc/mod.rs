@@ -11,13 +11,16 @@
 //! | `reply.rs` | `Reply`, the framework's own answers, in rmcp's types |
 //! | `probe.rs` | the one-pass probe of a message's bytes, its verdict and what it passes on |
 //! | `fast.rs` | the hand-read probe of a plain message, `pass_fast_call` (HTTP's hot path) and the `PlainCall` it finds |
-//! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP) |
+//! | `scan.rs` | the fast probe's string scan, eight bytes at a time |
+//! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP), and `unusable_call` (a session's call rmcp read as a custom request) |
 
 mod check;
 #[cfg(feature = "server-http")]
 mod fast;
 mod probe;
 mod reply;
+#[cfg(feature = "server-http")]
+mod scan;
 #[cfg(test)]
 mod tests;
 
