@@ -117,11 +117,18 @@ async fn billing(stateless: bool) -> HttpServer {
 
 /// Opens a 2025-06-18 session; the header lines a request in it carries.
 async fn open_session(server: &HttpServer) -> String {
-    let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let answer = post(server, "", init).await;
+    open_session_at(server, "2025-06-18").await
+}
+
+/// Opens a session at `version`; the header lines a request in it carries.
+async fn open_session_at(server: &HttpServer, version: &str) -> String {
+    let init = format!(
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{version}","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    );
+    let answer = post(server, "", init.as_bytes()).await;
     assert_eq!(answer.status, 200, "{}", answer.body);
     let id = answer.header("mcp-session-id").expect("a session id");
-    let headers = format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-06-18\r\n");
+    let headers = format!("Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: {version}\r\n");
     let initialized = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     assert_eq!(post(server, &headers, initialized).await.status, 202);
     headers
@@ -248,4 +255,36 @@ async fn a_call_naming_no_live_session_gets_404_with_its_id() {
     assert_eq!(message["id"], json!("c"), "{message}");
     assert_eq!(message["error"]["code"], -32000, "{message}");
     stateful.shutdown().await.expect("stops");
+}
+
+#[tokio::test]
+async fn a_sessions_malformed_task_request_gets_the_checks_400() {
+    // The billing server has task actions: a 2025-11-25 session's task requests are the
+    // framework's to answer, once the check has passed them.
+    let (stateful, stateless) = (billing(false).await, billing(true).await);
+    let session = open_session_at(&stateful, "2025-11-25").await;
+    let malformed = [
+        r#"{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{"taskId":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"tasks/get","params":{"taskId":"t"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{"taskId":"t"},"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":7,"task":{}}}"#,
+    ];
+    let without = "MCP-Protocol-Version: 2025-11-25\r\n";
+    for body in malformed {
+        let within = post(&stateful, &session, body.as_bytes()).await;
+        let sessionless = post(&stateless, without, body.as_bytes()).await;
+        assert_eq!(within.status, sessionless.status, "{body}: {}", within.body);
+        assert_eq!(
+            within.header("content-type"),
+            Some("application/json"),
+            "{body}"
+        );
+        assert_eq!(within.messages(), sessionless.messages(), "{body}");
+    }
+    // A well-formed one is still the framework's: an unknown task.
+    let get = r#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"nope"}}"#;
+    let answer = post(&stateful, &session, get.as_bytes()).await;
+    assert_eq!(answer.messages()[0]["id"], json!(3), "{}", answer.body);
+    stateful.shutdown().await.expect("stops");
+    stateless.shutdown().await.expect("stops");
 }

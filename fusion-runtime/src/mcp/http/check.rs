@@ -167,15 +167,23 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     };
     // 2025-11-25 experimental tasks, which rmcp does not speak (a server with task actions
     // only; the message is parsed again only for a 2025-11-25 request that names a task, or
-    // any call when an action runs only as a task).
-    if guard.server.has_tasks()
+    // any call when an action runs only as a task). They are the framework's to answer, so a
+    // session's, left unprobed above, is checked first.
+    let tasks = guard.server.has_tasks()
         && parts
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
             .is_some_and(|v| v == "2025-11-25")
         && (super::tasks_2025::mentions(&bytes, b"\"task")
             || (guard.server.has_required_tasks()
-                && super::tasks_2025::mentions(&bytes, b"\"tools/call\"")))
+                && super::tasks_2025::mentions(&bytes, b"\"tools/call\"")));
+    if tasks
+        && passed.is_none()
+        && let Err(answer) = jsonrpc::check_body(&bytes, &guard.server)
+    {
+        return Err(answer_with_status(&answer));
+    }
+    if tasks
         && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
         // Boxed: this step's future is moved into a box for every request; the task
         // path's stays out of it.
