@@ -331,7 +331,7 @@ impl<'a> Scan<'a> {
 
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
-            b'"' => self.skip_string(),
+            b'"' => self.skip_string::<true>(),
             b'n' => self.literal(b"null", ()),
             b't' => self.literal(b"true", ()),
             b'f' => self.literal(b"false", ()),
@@ -348,7 +348,7 @@ impl<'a> Scan<'a> {
                 }
                 loop {
                     if open == b'{' {
-                        self.skip_string()?;
+                        self.skip_string::<true>()?;
                         self.ws();
                         self.eat(b':')?;
                         self.ws();
@@ -385,7 +385,7 @@ impl<'a> Scan<'a> {
             match c {
                 b'"' => {
                     self.i -= 1;
-                    self.skip_string_lax()?;
+                    self.skip_string::<false>()?;
                 }
                 b'{' | b'[' => {
                     if depth == MAX_DEPTH {
@@ -409,9 +409,9 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A string passed over to its closing quote (an escape's next byte skipped, whatever it
-    /// is); a control character: `None`.
-    fn skip_string_lax(&mut self) -> Option<()> {
+    /// A string: its escapes checked (not what a `\u` names) when `CHECKED`, else its
+    /// escape's next byte skipped whatever it is; no control character.
+    fn skip_string<const CHECKED: bool>(&mut self) -> Option<()> {
         self.eat(b'"')?;
         loop {
             let rest = self.b.get(self.i..)?;
@@ -419,21 +419,7 @@ impl<'a> Scan<'a> {
             self.i += at + 1;
             match rest[at] {
                 b'"' => return Some(()),
-                b'\\' => self.i += 1,
-                _ => return None,
-            }
-        }
-    }
-
-    /// A string: its escapes checked (not what a `\u` names), no control character.
-    fn skip_string(&mut self) -> Option<()> {
-        self.eat(b'"')?;
-        loop {
-            let rest = self.b.get(self.i..)?;
-            let at = special(rest)?;
-            self.i += at + 1;
-            match rest[at] {
-                b'"' => return Some(()),
+                b'\\' if !CHECKED => self.i += 1,
                 b'\\' => match self.peek()? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
                     b'u' => {
