@@ -152,6 +152,44 @@ async fn plain_calls_are_answered_as_rmcp_answers_them() {
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
 }
 
+/// The fast probe passes over a call's arguments by their brackets and strings: a plain call
+/// whose arguments `serde_json` refuses goes to rmcp, whose parse refuses it, and gets the
+/// framework's `Parse error`, as any body `serde_json` refuses.
+#[tokio::test]
+async fn a_plain_call_whose_arguments_do_not_parse_is_a_parse_error() {
+    let http = start().await;
+    let broken = [
+        r#"{"text":tru}"#,
+        r#"{"text":[1,]}"#,
+        r#"{"text":"\x"}"#,
+        r#"{"text":01}"#,
+        r#"{"text" "hello"}"#,
+    ];
+    for arguments in broken {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"echo_say","arguments":{arguments}}}}}"#
+        );
+        let answer = post(http.local_addr, "2025-06-18", &body).await;
+        assert_eq!(answer.status, 400, "{arguments}: {}", answer.body);
+        assert_eq!(answer.header("content-type"), Some("application/json"));
+        let json = answer.json();
+        assert_eq!(json["error"]["code"], -32700, "{arguments}: {json}");
+        assert_eq!(json["id"], Value::Null, "{arguments}");
+        let message = json["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("Parse error: "), "{message}");
+    }
+    // The server still answers a plain call.
+    let (plain, _) = bodies(
+        json!(8),
+        &json!({ "name": "echo_say", "arguments": { "text": "hi" } }),
+    );
+    let answer = post(http.local_addr, "2025-06-18", &plain).await;
+    assert_eq!(answer.json()["result"]["isError"], false, "{}", answer.body);
+    http.shutdown()
+        .await
+        .unwrap_or_else(|e| panic!("shutdown: {e}"));
+}
+
 /// The `data:` of each SSE event, as JSON, in order.
 fn events(r: &RawResponse) -> Vec<Value> {
     r.body
