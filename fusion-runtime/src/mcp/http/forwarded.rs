@@ -14,8 +14,11 @@ use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{ConnectInfo, Request};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
+
+/// The de facto forwarding header (`Forwarded` is `http`'s own constant).
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 use http_body::{Frame, SizeHint};
 
 use super::identity::Identity;
@@ -112,7 +115,7 @@ impl Forwarded {
 
     fn warn_untrusted(&self, peer: SocketAddr, headers: &HeaderMap) {
         if self.warned.load(Ordering::Relaxed)
-            || !(headers.contains_key("x-forwarded-for") || headers.contains_key("forwarded"))
+            || !(headers.contains_key(&X_FORWARDED_FOR) || headers.contains_key(header::FORWARDED))
             || self.warned.swap(true, Ordering::Relaxed)
         {
             return;

@@ -9,16 +9,20 @@ pub(super) const HEADER_PROTOCOL_VERSION: HeaderName =
 
 /// A `Content-Type` whose essence is JSON.
 pub(super) fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        })
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return false;
+    };
+    // What nearly every client sends, compared without reading it as text first.
+    if value.as_bytes() == b"application/json" {
+        return true;
+    }
+    value.to_str().ok().is_some_and(|v| {
+        v.split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .eq_ignore_ascii_case("application/json")
+    })
 }
 
 /// An `Accept` naming both JSON and SSE (the essence of each entry, its parameters unread).
