@@ -68,7 +68,7 @@ where
     Fut: Future<Output = Response>,
 {
     // One `await` of `next`, after the check's: the two futures share their place in this
-    // one's state (it is moved into a box for every request).
+    // one's state (it is moved on every request).
     match check(guard, request).await {
         Ok((request, read)) => {
             // Only a server with task actions edits a 2025-11-25 answer.
@@ -185,8 +185,8 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     }
     if tasks
         && let Ok(message) = serde_json::from_slice::<Value>(&bytes)
-        // Boxed: this step's future is moved into a box for every request; the task
-        // path's stays out of it.
+        // Boxed: this step's future is moved on every request; the task path's stays out
+        // of it.
         && let Some(answer) =
             Box::pin(super::tasks_2025::answer(&guard.server, &parts, &message)).await
     {

@@ -213,7 +213,7 @@ impl tower_service::Service<Request> for Shared {
             None => request,
         };
         // rmcp's future (5.7 KB) in its own box: the steps' future, which awaits this one,
-        // stays small (it is moved into its own box for every request).
+        // stays small (it is moved on every request: into hyper's request slot, or a box).
         let service = Arc::clone(&self.rmcp);
         Box::pin(async move { Ok(service.handle(request).await.map(Body::new)) })
     }
@@ -367,8 +367,9 @@ mod tests {
     use super::super::identity::ForwardedHeader;
     use super::*;
 
-    /// The steps' future is moved into its box for every request: it stays smaller than
-    /// rmcp's own (which has its own box), rather than holding it inline (16 KB when it did).
+    /// The steps' future is moved on every request (into hyper's request slot, or a box): it
+    /// stays smaller than rmcp's own (which has its own box), rather than holding it inline
+    /// (16 KB when it did).
     #[test]
     fn the_steps_future_does_not_hold_rmcps_inline() -> anyhow::Result<()> {
         let server = crate::Server::builder().build()?;
