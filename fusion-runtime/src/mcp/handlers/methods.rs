@@ -152,10 +152,10 @@ impl ServerHandler for McpHandler {
 
     /// A `tools/call` rmcp's parse could not read (a name that is not a string, arguments
     /// that are not an object, a retry's unusable state) gets the answer of the side that
-    /// left the body to rmcp (the handler's `UnusableCalls`: a session's call over HTTP,
-    /// answered as the JSON-RPC check answers it); any other custom
-    /// method, and any handler without one, rmcp's `Method not found`. Over stdio nothing
-    /// gets here: its line reader answers such a call first.
+    /// left the body to rmcp: the handler's `UnusableCalls`, for a session's call over HTTP
+    /// the JSON-RPC check's own answer. Any other custom method, and any handler without
+    /// `UnusableCalls`, gets rmcp's `Method not found`. Over stdio nothing gets here: its
+    /// line reader answers such a call first.
     fn on_custom_request(
         &self,
         request: CustomRequest,
