@@ -135,14 +135,13 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
             .ok()
             .and_then(|m| m.get("id").and_then(request_id))
     };
-    if let Some(refusal) = unsupported_version(&parts.headers, &guard.server, id) {
+    let version = parts.headers.get(&HEADER_PROTOCOL_VERSION);
+    if let Some(refusal) = unsupported_version(version, &guard.server, id) {
         return Err(refusal);
     }
     let session_call = guard.sessions
         && parts.headers.contains_key(&SESSION_HEADER)
-        && parts
-            .headers
-            .get(&HEADER_PROTOCOL_VERSION)
+        && version
             .and_then(|v| v.to_str().ok())
             .is_none_or(|v| !crate::mcp::handlers::era::is_modern_version(v));
     // The hot path: a plain message the framework has nothing to say about, read by hand
@@ -270,21 +269,22 @@ fn answer_with_status(answer: &Reply) -> Response {
 /// `MCP-Protocol-Version` is one the server does not speak.
 #[allow(clippy::result_large_err)]
 fn pass_unread(request: Request, server: &Server) -> Result<(Request, Read), Response> {
-    match unsupported_version(request.headers(), server, || None) {
+    let version = request.headers().get(&HEADER_PROTOCOL_VERSION);
+    match unsupported_version(version, server, || None) {
         Some(refusal) => Err(refusal),
         None => Ok((request, Read::Unread)),
     }
 }
 
-/// `400` with `-32022 {supported, requested}` for an `MCP-Protocol-Version` header naming a
-/// version the server does not speak (rmcp answers it in plain text, without the list a
-/// 2026-07-28 client needs to retry).
+/// `400` with `-32022 {supported, requested}` for an `MCP-Protocol-Version` header
+/// (`version`) naming a version the server does not speak (rmcp answers it in plain text,
+/// without the list a 2026-07-28 client needs to retry).
 fn unsupported_version(
-    headers: &HeaderMap,
+    version: Option<&HeaderValue>,
     server: &Server,
     id: impl FnOnce() -> Option<RequestId>,
 ) -> Option<Response> {
-    let requested = headers.get(&HEADER_PROTOCOL_VERSION)?;
+    let requested = version?;
     // What `McpHandler` speaks: rmcp's default, every version rmcp knows, oldest first.
     let supported = ProtocolVersion::KNOWN_VERSIONS;
     let known = requested

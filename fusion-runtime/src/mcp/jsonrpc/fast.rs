@@ -381,12 +381,12 @@ impl<'a> Scan<'a> {
         let (mut open, mut depth) = (0u64, 0usize);
         loop {
             let c = self.peek()?;
+            if c == b'"' {
+                self.skip_string::<false>()?;
+                continue;
+            }
             self.i += 1;
             match c {
-                b'"' => {
-                    self.i -= 1;
-                    self.skip_string::<false>()?;
-                }
                 b'{' | b'[' => {
                     if depth == MAX_DEPTH {
                         return None;
