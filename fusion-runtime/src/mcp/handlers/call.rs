@@ -116,11 +116,13 @@ impl McpHandler {
 
 #[cfg(feature = "server-http")]
 impl McpHandler {
-    /// A 2025 `tools/call` over stateless HTTP that the HTTP side read itself and answers
-    /// without rmcp (`http::stateless_call`): [`answer_call`](McpHandler::answer_call)'s
-    /// legacy branch for a call without `_meta` on a server that hands nothing off, with the
-    /// request's `parts`, JSON-RPC `id` and `cancellation` in place of rmcp's context, and its
-    /// log messages sent to `notes`.
+    /// A 2025 `tools/call` over HTTP that the HTTP side read itself and answers without rmcp
+    /// (`http::stateless_call`): [`answer_call`](McpHandler::answer_call)'s legacy branch for
+    /// a call without `_meta` on a server that hands nothing off, with the request's `parts`,
+    /// JSON-RPC `id` and `cancellation` in place of rmcp's context, and its log messages sent
+    /// to `notes`. A stateless request's, or a live session's (`session`: its log level; see
+    /// [`live`](super::live)).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn answer_stateless_call(
         &self,
         name: &str,
@@ -129,12 +131,15 @@ impl McpHandler {
         id: &rmcp::model::RequestId,
         cancellation: tokio_util::sync::CancellationToken,
         notes: tokio::sync::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
+        session: Option<&super::live::Live>,
     ) -> rmcp::model::CallToolResult {
+        let threshold = session.map_or(&self.log_threshold, |live| &live.log_threshold);
         let mut scope = scope::stateless_call_scope(
             parts,
             cancellation.clone(),
-            self.log_threshold.clone(),
+            threshold.clone(),
             notes,
+            session.is_some(),
         );
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();

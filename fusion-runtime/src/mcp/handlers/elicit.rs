@@ -36,6 +36,7 @@ pub(crate) fn client_can_elicit(cx: &RequestContext<RoleServer>) -> bool {
 
 const STATELESS: &str = "a stateless HTTP request has no way back to the client";
 const NO_CAPABILITY: &str = "it did not declare the elicitation capability";
+const NO_SAMPLING: &str = "it did not declare the sampling capability";
 
 /// Why a 2025 request cannot be asked anything, if it cannot.
 fn legacy_unsupported(cx: &RequestContext<RoleServer>) -> Option<&'static str> {
@@ -69,6 +70,23 @@ impl Elicitor for Stateless {
 
     fn sample(&self, _: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
         Box::pin(async { Err(ElicitFailure::Unsupported(STATELESS.to_owned())) })
+    }
+}
+
+/// The elicitor of a 2025 session call answered without rmcp (`http::session_call`): its
+/// client declared neither `elicitation` nor `sampling` (only such sessions' calls are), so
+/// it asks nothing, and says why as [`LegacyElicitor`] would.
+#[cfg(feature = "server-http")]
+pub(crate) struct Undeclared;
+
+#[cfg(feature = "server-http")]
+impl Elicitor for Undeclared {
+    fn elicit(&self, _: ElicitRequest) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
+        Box::pin(async { Err(ElicitFailure::Unsupported(NO_CAPABILITY.to_owned())) })
+    }
+
+    fn sample(&self, _: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
+        Box::pin(async { Err(ElicitFailure::Unsupported(NO_SAMPLING.to_owned())) })
     }
 }
 
@@ -167,7 +185,7 @@ impl Elicitor for LegacyElicitor {
     fn sample(&self, params: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
         let why = match self.unsupported {
             Some(why) if why.starts_with("a stateless") => Some(why),
-            _ if !self.can_sample => Some("it did not declare the sampling capability"),
+            _ if !self.can_sample => Some(NO_SAMPLING),
             _ => None,
         };
         if let Some(why) = why {

@@ -44,6 +44,10 @@ pub struct McpHandler {
     /// from the HTTP side that left the body to rmcp's parse (a session's call). `None`:
     /// rmcp's `Method not found`, as for any custom method.
     pub(crate) unusable_calls: Option<UnusableCalls>,
+    /// Where a stateful HTTP session lists itself once initialized, so that its plain calls
+    /// may be answered without rmcp's session worker (see [`live`](super::live)).
+    #[cfg(feature = "server-http")]
+    pub(crate) live: Option<std::sync::Arc<super::live::LiveSessions>>,
 }
 
 /// Answers a `tools/call` rmcp read as a custom request: its id and raw params.
@@ -81,6 +85,8 @@ impl McpHandler {
             closing: Default::default(),
             info: Default::default(),
             unusable_calls: None,
+            #[cfg(feature = "server-http")]
+            live: None,
         }
     }
 
@@ -113,7 +119,16 @@ impl McpHandler {
             closing: self.closing.clone(),
             info: std::sync::Arc::clone(&self.info),
             unusable_calls: self.unusable_calls,
+            live: None,
         }
+    }
+
+    /// Once initialized, the session lists itself in `live` when its client can be asked
+    /// nothing (see [`live`](super::live)).
+    #[cfg(feature = "server-http")]
+    pub(crate) fn listed_in(mut self, live: std::sync::Arc<super::live::LiveSessions>) -> Self {
+        self.live = Some(live);
+        self
     }
 
     /// Cancelled when the server shuts down: each open `subscriptions/listen` is then answered

@@ -78,6 +78,8 @@ impl ServerHandler for McpHandler {
         if self.sessionless || self.session.forwarding.swap(true, Ordering::AcqRel) {
             return;
         }
+        #[cfg(feature = "server-http")]
+        self.list_if_live(&context);
         notify::forward_to_session(
             &self.server,
             context.peer,
@@ -326,6 +328,33 @@ impl ServerHandler for McpHandler {
         tracing::debug!(%level, "client set the log level");
         self.log_threshold.set(level);
         Ok(())
+    }
+}
+
+#[cfg(feature = "server-http")]
+impl McpHandler {
+    /// Lists this (stateful HTTP) session in its endpoint's [`LiveSessions`](super::live::LiveSessions) once initialized
+    /// (`context` is its `notifications/initialized`, with the HTTP request's parts), when its
+    /// client declared neither `elicitation` nor `sampling`.
+    fn list_if_live(&self, context: &NotificationContext<RoleServer>) {
+        let Some(live) = &self.live else {
+            return;
+        };
+        let Some(id) = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(&crate::mcp::facts::SESSION_HEADER))
+            .and_then(|id| id.to_str().ok())
+        else {
+            return;
+        };
+        let asks = context.peer.peer_info().is_none_or(|info| {
+            let caps = &info.capabilities;
+            caps.elicitation.is_some() || caps.sampling.is_some()
+        });
+        if !asks {
+            live.register(id, self.log_threshold.clone(), self.session.token.clone());
+        }
     }
 }
 

@@ -89,21 +89,24 @@ fn scope_with_sink(
     }
 }
 
-/// The scope of a 2025 `tools/call` over stateless HTTP that the HTTP side read and answers
-/// without rmcp (`http::stateless_call`): the request's facts from `parts`, its log messages
-/// sent to `notes` (it has no progress token, and no way back to ask the client anything).
+/// The scope of a 2025 `tools/call` that the HTTP side read and answers without rmcp
+/// (`http::stateless_call`): the request's facts from `parts`, its log messages sent to
+/// `notes` (it has no progress token). Nothing is asked of the client: a stateless request has
+/// no way back to it, and a session's (`in_session`) is answered so only when its client
+/// declared no way to be asked.
 #[cfg(feature = "server-http")]
 pub(crate) fn stateless_call_scope(
     parts: &axum::http::request::Parts,
     cancellation: tokio_util::sync::CancellationToken,
     log_threshold: LogThreshold,
     notes: tokio::sync::mpsc::Sender<ServerJsonRpcMessage>,
+    in_session: bool,
 ) -> RequestScope {
     let facts = RequestFacts::of_parts(parts);
     RequestScope {
         cancellation: Some(cancellation),
         client: Some(facts.client.clone()),
-        sink: Some(Arc::new(NoteSink { notes })),
+        sink: Some(Arc::new(NoteSink { notes, in_session })),
         log_threshold,
         principal: facts.principal.clone(),
         elicitor: None,
@@ -118,6 +121,7 @@ pub(crate) fn stateless_call_scope(
 #[cfg(feature = "server-http")]
 struct NoteSink {
     notes: tokio::sync::mpsc::Sender<ServerJsonRpcMessage>,
+    in_session: bool,
 }
 
 #[cfg(feature = "server-http")]
@@ -127,7 +131,10 @@ impl RequestSink for NoteSink {
     }
 
     fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
-        Some(Arc::new(super::elicit::Stateless))
+        Some(match self.in_session {
+            true => Arc::new(super::elicit::Undeclared),
+            false => Arc::new(super::elicit::Stateless),
+        })
     }
 
     fn progress(

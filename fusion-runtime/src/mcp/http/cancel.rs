@@ -7,7 +7,9 @@
 //! - closes the response stream of a session's call (the socket closes mid-call);
 //! - deletes its session (`DELETE`): rmcp waits up to 5 s for running calls to finish;
 //! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
-//!   or a 2026-07-28 client): rmcp ignores notifications there.
+//!   or a 2026-07-28 client): rmcp ignores notifications there;
+//! - sends it in a live session for a call answered without rmcp's worker (see
+//!   `handlers::live`): rmcp does not know the call.
 //!
 //! [`layer`] wraps the rmcp service: it takes the request's [`Exchange`] from its
 //! [`RequestFacts`] (the guard step makes both; the handler finds them in the request's
@@ -200,13 +202,23 @@ where
     let is_session_post = parts.method == Method::POST && session.is_some();
 
     let mut after = None;
-    let body = if parts.method == Method::POST && session.is_none() && may_cancel(&parts, &body) {
+    // A live session's `notifications/cancelled` (the check read it, see `Passed`) may name
+    // a call answered without rmcp, which rmcp does not know to cancel.
+    let session_cancels =
+        session.is_some() && parts.extensions.get::<Passed>().is_some_and(|p| p.cancels);
+    let body = if parts.method == Method::POST
+        && (session_cancels || (session.is_none() && may_cancel(&parts, &body)))
+    {
         let Ok(bytes) = read_bounded(body, MAX_INSPECTED_BODY).await else {
             guard.disarm();
             return StatusCode::BAD_REQUEST.into_response();
         };
         if let Some(id) = cancelled_request(&bytes) {
-            after = Some((Owner::Client(client), Some(id)));
+            let owner = match &session {
+                Some(session) => Owner::Session(session.clone()),
+                None => Owner::Client(client),
+            };
+            after = Some((owner, Some(id)));
         }
         Body::from(bytes)
     } else {

@@ -18,6 +18,7 @@ use super::body::read_bounded;
 use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, host_allowed, is_json};
 use super::stateless_call;
 use crate::mcp::facts::SESSION_HEADER;
+use crate::mcp::handlers::live::{Live, LiveSessions};
 use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
 
@@ -31,11 +32,13 @@ pub(crate) struct Guard {
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
     /// When a plain 2025 `tools/call` is answered without rmcp
-    /// ([`stateless_call`](super::stateless_call)) — stateless, on a server that hands nothing
-    /// off and runs no tasks — the allowed hosts as rmcp reads them; `None` otherwise.
+    /// ([`stateless_call`](super::stateless_call)) — on a server that hands nothing off and
+    /// runs no tasks — the allowed hosts as rmcp reads them; `None` otherwise.
     pub(crate) plain_calls: Option<stateless_call::AllowedHosts>,
-    /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse.
+    /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse,
+    /// unless its session is live (`live`: the sessions whose plain calls skip rmcp's worker).
     pub(crate) sessions: bool,
+    pub(crate) live: Option<Arc<LiveSessions>>,
 }
 
 /// What the check read of a request it passed on.
@@ -150,8 +153,22 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     // `serde_json` refuses it, which rmcp's parse does too, answered as they would), and a
     // body they pass goes on to rmcp, which checks its headers itself.
     // A session's call is not probed at all: see `Read::Session`.
+    // A live session's call (see `stateless_call`) is probed: its plain call is answered
+    // without rmcp, and its `notifications/cancelled` reaches the calls answered so.
+    let mut live: Option<Live> = None;
+    let mut cancels = None;
     let checked = match session_call {
-        true => Ok((None, None)),
+        true => Ok(match live_probe(guard, &parts.headers, &bytes) {
+            Some((passed, Some(call), Some(session))) => {
+                live = Some(session);
+                (Some(passed), Some(call))
+            }
+            Some((passed, _, _)) => {
+                cancels = passed.cancels.then_some(passed);
+                (None, None)
+            }
+            None => (None, None),
+        }),
         false => match jsonrpc::pass_fast_call(&bytes, &guard.server) {
             Some((passed, call)) => Ok((Some(passed), call)),
             None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (Some(passed), None)),
@@ -199,6 +216,9 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
         )
             .into_response());
     }
+    if let Some(cancels) = cancels {
+        parts.extensions.insert(cancels);
+    }
     let read = match passed {
         Some(passed) => {
             let id = passed.id.clone();
@@ -213,19 +233,41 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
             bytes: bytes.clone(),
         },
     };
-    // A plain call that rmcp would take straight to its handler is answered without it.
-    if let Some(call) = call.filter(|_| {
-        guard
-            .plain_calls
-            .as_ref()
-            .is_some_and(|hosts| stateless_call::headers_pass(&parts.headers, hosts))
-    }) {
+    // A plain call that rmcp would take straight to its handler is answered without it: a
+    // live session's (its headers passed in `live_probe`), or a stateless endpoint's.
+    let stateless_plain =
+        |hosts| !guard.sessions && stateless_call::headers_pass(&parts.headers, hosts, false);
+    if let Some(call) =
+        call.filter(|_| live.is_some() || guard.plain_calls.as_ref().is_some_and(stateless_plain))
+    {
         let bytes = bytes.clone();
-        parts
-            .extensions
-            .insert(stateless_call::Plain { bytes, call });
+        parts.extensions.insert(stateless_call::Plain {
+            bytes,
+            call,
+            session: live,
+        });
     }
     Ok((Request::from_parts(parts, Body::from(bytes)), read))
+}
+
+/// The fast probe of a session's message, when its session may be live (an endpoint with
+/// live sessions, headers rmcp passes with nothing to refuse): what it passed, its plain call
+/// and the live session (listed and fresh) the call may be answered in.
+fn live_probe(
+    guard: &Guard,
+    headers: &HeaderMap,
+    bytes: &[u8],
+) -> Option<(jsonrpc::Passed, Option<jsonrpc::PlainCall>, Option<Live>)> {
+    let sessions = guard.live.as_ref()?;
+    let hosts = guard.plain_calls.as_ref()?;
+    if !stateless_call::headers_pass(headers, hosts, true) {
+        return None;
+    }
+    let (passed, call) = jsonrpc::pass_fast_call(bytes, &guard.server)?;
+    let session = call
+        .as_ref()
+        .and_then(|_| stateless_call::live_session(headers, sessions));
+    Some((passed, call, session))
 }
 
 /// A session's `tools/call` that rmcp's parse could not read, answered in the session's

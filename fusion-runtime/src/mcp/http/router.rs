@@ -29,7 +29,8 @@ use super::options::HttpOptions;
 use super::sessions::CappedSessions;
 use super::stateless_call::{AllowedHosts, Answerer};
 use crate::auth::Auth;
-use crate::mcp::facts::Calls;
+use crate::mcp::facts::{Calls, SESSION_HEADER};
+use crate::mcp::handlers::live::LiveSessions;
 use crate::mcp::handlers::{McpHandler, notify};
 use crate::server::Server;
 
@@ -108,15 +109,19 @@ pub(crate) fn endpoint(
     }
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.session_idle_timeout);
-    let sessions = Arc::new(CappedSessions::new(
-        local,
-        options.max_sessions,
-        options.max_sessions_per_client,
-    ));
+    // A plain 2025 call skips rmcp only where rmcp would go straight to the handler with it:
+    // stateless, or in a live session (see `handlers::live`).
+    let plain_calls = !server.has_tasks() && server.tool_sources().is_empty();
+    let live = (plain_calls && !options.stateless)
+        .then(|| LiveSessions::new(options.session_idle_timeout));
+    let mut capped =
+        CappedSessions::new(local, options.max_sessions, options.max_sessions_per_client);
+    if let Some(live) = &live {
+        capped = capped.with_live(Arc::clone(live));
+    }
+    let sessions = Arc::new(capped);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
     let calls = Arc::new(Calls::default());
-    // A plain 2025 call skips rmcp only where rmcp would go straight to the handler with it.
-    let plain_calls = options.stateless && !server.has_tasks() && server.tool_sources().is_empty();
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
@@ -131,6 +136,7 @@ pub(crate) fn endpoint(
             max_body_bytes: options.max_body_bytes,
             plain_calls: plain_calls.then(|| AllowedHosts::new(&options.allowed_hosts)),
             sessions: !options.stateless,
+            live: live.clone(),
         },
         calls,
     }));
@@ -143,13 +149,20 @@ pub(crate) fn endpoint(
         .closing(closing);
     let keep_alive = config.sse_keep_alive;
     let plain = plain_calls.then(|| Arc::new(Answerer::new(template.clone(), keep_alive, streams)));
+    let listed = live.clone();
     let rmcp = StreamableHttpService::new(
         move || {
             Ok(match stateless {
                 true => template.per_request(),
-                false => McpHandler::new(server.clone())
-                    .closing(template.closing.clone())
-                    .answering_unusable_calls(check::unusable_call),
+                false => {
+                    let handler = McpHandler::new(server.clone())
+                        .closing(template.closing.clone())
+                        .answering_unusable_calls(check::unusable_call);
+                    match &listed {
+                        Some(live) => handler.listed_in(Arc::clone(live)),
+                        None => handler,
+                    }
+                }
             })
         },
         sessions,
@@ -158,6 +171,7 @@ pub(crate) fn endpoint(
     let service = Shared {
         rmcp: Arc::new(rmcp),
         plain,
+        live,
     };
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
     let declared_scopes = auth_server.declared_scopes();
@@ -193,6 +207,8 @@ pub(crate) fn endpoint(
 struct Shared {
     rmcp: Arc<StreamableHttpService<McpHandler, CappedSessions>>,
     plain: Option<Arc<Answerer>>,
+    /// The live sessions, told when rmcp's worker hears from one.
+    live: Option<Arc<LiveSessions>>,
 }
 
 impl tower_service::Service<Request> for Shared {
@@ -215,8 +231,32 @@ impl tower_service::Service<Request> for Shared {
         // rmcp's future (5.7 KB) in its own box: the steps' future, which awaits this one,
         // stays small (it is moved on every request: into hyper's request slot, or a box).
         let service = Arc::clone(&self.rmcp);
-        Box::pin(async move { Ok(service.handle(request).await.map(Body::new)) })
+        let heard = self
+            .live
+            .as_ref()
+            .and_then(|live| worker_hears(live, &request));
+        Box::pin(async move {
+            let response = service.handle(request).await;
+            // rmcp took it: the session's worker heard from it (after `at`).
+            if let Some((live, id, at)) = heard
+                && response.status().is_success()
+            {
+                live.heard(&id, at);
+            }
+            Ok(response.map(Body::new))
+        })
     }
+}
+
+/// What to tell `live` once rmcp took `request`, when it names a listed session: the
+/// session, and the time before rmcp took it.
+fn worker_hears(
+    live: &Arc<LiveSessions>,
+    request: &Request,
+) -> Option<(Arc<LiveSessions>, String, u64)> {
+    let id = request.headers().get(&SESSION_HEADER)?.to_str().ok()?;
+    live.listed(id)
+        .then(|| (Arc::clone(live), id.to_owned(), live.before_rmcp()))
 }
 
 /// The request guard ([`guard_request`]), the JSON-RPC check
@@ -388,6 +428,7 @@ mod tests {
                 max_body_bytes: 1024,
                 plain_calls: None,
                 sessions: false,
+                live: None,
             },
             calls: Arc::new(Calls::default()),
         };
@@ -398,6 +439,7 @@ mod tests {
                 StreamableHttpServerConfig::default(),
             )),
             plain: None,
+            live: None,
         };
         let handle = rmcp.rmcp.handle(Request::new(Body::empty()));
         let serve = steps.serve(Request::new(Body::empty()), rmcp.clone());

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+
+use crate::mcp::handlers::live::LiveSessions;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -99,6 +101,8 @@ pub(crate) struct CappedSessions {
     owners: Mutex<Owners>,
     max_sessions: usize,
     max_per_client: usize,
+    /// The sessions whose calls skip rmcp's worker: a closed one leaves it at once.
+    live: Option<Arc<LiveSessions>>,
 }
 
 impl CappedSessions {
@@ -112,7 +116,14 @@ impl CappedSessions {
             owners: Mutex::new(Owners::default()),
             max_sessions,
             max_per_client,
+            live: None,
         }
+    }
+
+    /// A closed session leaves `live` before its close is answered.
+    pub(crate) fn with_live(mut self, live: Arc<LiveSessions>) -> Self {
+        self.live = Some(live);
+        self
     }
 
     /// Whether session `id` is live and was opened by a client other than `client`.
@@ -214,6 +225,9 @@ impl SessionManager for CappedSessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        if let Some(live) = &self.live {
+            live.remove(id);
+        }
         self.owners().remove(id);
         Ok(self.inner.close_session(id).await?)
     }

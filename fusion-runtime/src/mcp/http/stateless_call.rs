@@ -1,18 +1,25 @@
-//! A stateless 2025 `tools/call` answered without rmcp. The check's fast probe has read the
-//! whole body (a [`PlainCall`]: a name, arguments and nothing else), so rmcp's own parse of it,
-//! its per-request service and the four tasks it spawns would only redo what is known: the
+//! A 2025 `tools/call` answered without rmcp: a stateless one, or a live session's. The
+//! check's fast probe has read the whole body (a [`PlainCall`]: a name, arguments and nothing
+//! else), so rmcp's own parse of it, its per-request service (stateless) or its session worker
+//! and service loop (a session), and the tasks they spawn would only redo what is known: the
 //! call goes to the handler room from here, and its arguments are the only bytes parsed again.
 //!
-//! Only what rmcp would take straight to its handler on the stateless path, with nothing to
-//! refuse or negotiate: a plain call ([`headers_pass`]: a 2025 version, an `Accept` rmcp
-//! reads as the check does, an allowed `Host`, no `Origin`, no session) on a server that hands
-//! nothing off and runs no tasks. Anything else goes to rmcp as before.
+//! Only what rmcp would take straight to its handler, with nothing to refuse or negotiate: a
+//! plain call ([`headers_pass`]: a 2025 version, an `Accept` rmcp reads as the check does, an
+//! allowed `Host`, no `Origin`) on a server that hands nothing off and runs no tasks, either
+//! naming no session on a stateless endpoint, or naming a live one ([`live_session`]: listed
+//! once initialized when its client declared neither `elicitation` nor `sampling`, and heard
+//! by rmcp's worker in the last half keep-alive — see
+//! [`live`](crate::mcp::handlers::live)). Anything else goes to rmcp as before.
 //!
-//! Reads: the check's [`Plain`] (the body and the call's spans) and
+//! Reads: the check's [`Plain`] (the body, the call's spans, the live session) and
 //! [`Passed`](crate::mcp::jsonrpc::Passed) (the id); the request's facts. Writes: the
 //! response as rmcp's stateless JSON mode writes it (`handle_post`) — JSON when the result
 //! comes first, else an SSE stream of everything the call sends — with the call in a task of
-//! its own, cancelled if the client goes away before the answer's end.
+//! its own, cancelled if the client goes away before the answer's end (and, in a session, by
+//! its `notifications/cancelled` or `DELETE`, through the cancellation step). A session's
+//! worker streams every answer; this one streams only when something comes before the
+//! result, which a 2025 server may (the transport lets it answer a request with either).
 
 use std::convert::Infallible;
 use std::future::{Future, ready};
@@ -35,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::McpHandler;
+use crate::mcp::handlers::live::{Live, LiveSessions};
 use crate::mcp::jsonrpc::{Passed, PlainCall};
 
 /// How many messages a call may send ahead of the client's reading them.
@@ -42,21 +50,42 @@ const NOTES: usize = 16;
 
 /// The check's word that a request is a plain call this step may answer: its body, and
 /// where the call's name and arguments are in it.
+/// A live session's call carries the session's part of its handler.
 #[derive(Clone, Debug)]
 pub(crate) struct Plain {
     pub(crate) bytes: Bytes,
     pub(crate) call: PlainCall,
+    pub(crate) session: Option<Live>,
 }
 
-/// Whether rmcp takes a request with these headers to its handler on the stateless path
-/// with nothing to refuse or negotiate. Conservative where rmcp's reading is richer than
-/// the check's (`Accept` with parameters or quotes): `false` only sends the request to rmcp.
-pub(crate) fn headers_pass(headers: &HeaderMap, allowed_hosts: &AllowedHosts) -> bool {
+/// Whether rmcp takes a request with these headers to its handler with nothing to refuse or
+/// negotiate: on the stateless path (`session` false: the request names none), or a live
+/// session's (`session` true: it names one, once). Conservative where rmcp's reading is
+/// richer than the check's (`Accept` with parameters or quotes): `false` only sends the
+/// request to rmcp.
+pub(crate) fn headers_pass(
+    headers: &HeaderMap,
+    allowed_hosts: &AllowedHosts,
+    session: bool,
+) -> bool {
     plain_accept(headers)
         && !headers.contains_key(header::ORIGIN)
-        && !headers.contains_key(&SESSION_HEADER)
+        && session_named(headers) == session
         && legacy_version(headers)
         && host_passes(headers, allowed_hosts)
+}
+
+/// Whether the request names one session (`false` for none, or more than one).
+fn session_named(headers: &HeaderMap) -> bool {
+    let mut ids = headers.get_all(&SESSION_HEADER).iter();
+    ids.next().is_some() && ids.next().is_none()
+}
+
+/// The live session a request's call may be answered in without rmcp's session worker (see
+/// [`live`](crate::mcp::handlers::live)): the one it names, if listed and fresh.
+pub(crate) fn live_session(headers: &HeaderMap, sessions: &LiveSessions) -> Option<Live> {
+    let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
+    sessions.fresh(id)
 }
 
 /// The server's allowed hosts as rmcp reads its list (each entry an authority, its port
@@ -186,6 +215,7 @@ impl Answerer {
             return Err(request);
         };
         let name = name.to_owned();
+        let session = plain.session;
         let (parts, _) = request.into_parts();
         let handler = Arc::clone(&self.handler);
         let keep_alive = self.keep_alive;
@@ -203,6 +233,7 @@ impl Answerer {
                         &id,
                         call_cancellation,
                         notes.clone(),
+                        session.as_ref(),
                     )
                     .await;
                 // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.

@@ -19,6 +19,7 @@ fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
         max_body_bytes,
         plain_calls: None,
         sessions: false,
+        live: None,
     })
 }
 

@@ -49,24 +49,24 @@ fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
     };
     let any = allowed(&[]);
     let base = client_headers();
-    assert!(headers_pass(&base, &any));
+    assert!(headers_pass(&base, &any, false));
     for hosts in [
         &["localhost"][..],
         &["LOCALHOST"],
         &["localhost:8080"],
         &["example.com", " localhost "],
     ] {
-        assert!(headers_pass(&base, &allowed(hosts)), "{hosts:?}");
+        assert!(headers_pass(&base, &allowed(hosts), false), "{hosts:?}");
     }
     let mut v6 = base.clone();
     v6.insert(header::HOST, HeaderValue::from_static("[::1]:80"));
-    assert!(headers_pass(&v6, &allowed(&["::1"])));
+    assert!(headers_pass(&v6, &allowed(&["::1"]), false));
     let mut newer_2025 = base.clone();
     newer_2025.insert(
         "mcp-protocol-version",
         HeaderValue::from_static("2025-11-25"),
     );
-    assert!(headers_pass(&newer_2025, &any));
+    assert!(headers_pass(&newer_2025, &any, false));
 
     let with = |name: &'static str, value: &'static str| {
         let mut headers = base.clone();
@@ -105,14 +105,24 @@ fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
         ("a malformed Host", with("host", "local host")),
     ];
     for (what, headers) in &refused {
-        assert!(!headers_pass(headers, &any), "{what}");
+        assert!(!headers_pass(headers, &any, false), "{what}");
     }
+    // A live session's call: the same headers, with one session id.
+    let session = with("mcp-session-id", "s");
+    assert!(headers_pass(&session, &any, true));
+    assert!(!headers_pass(&base, &any, true), "no session");
+    let mut two_sessions = session.clone();
+    two_sessions.append("mcp-session-id", HeaderValue::from_static("t"));
+    assert!(!headers_pass(&two_sessions, &any, true), "two sessions");
+    let mut session_origin = session.clone();
+    session_origin.insert("origin", HeaderValue::from_static("http://localhost:8080"));
+    assert!(!headers_pass(&session_origin, &any, true), "an Origin");
     for (hosts, what) in [
         (&["example.com"][..], "another host"),
         (&["localhost:9"], "another port"),
         (&[""], "an empty entry"),
     ] {
-        assert!(!headers_pass(&base, &allowed(hosts)), "{what}");
+        assert!(!headers_pass(&base, &allowed(hosts), false), "{what}");
     }
 }
 
@@ -128,6 +138,7 @@ async fn marked(
         max_body_bytes: 4096,
         plain_calls: plain_calls.then(|| AllowedHosts::new(&["localhost".to_owned()])),
         sessions: false,
+        live: None,
     };
     let seen = Seen::default();
     let response = guard(&check, post(headers, body)?, seen.next(json_ok("{}"))).await;
