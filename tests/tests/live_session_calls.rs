@@ -3,7 +3,8 @@
 //! - its answer is the message rmcp's worker answers for the same call (sent with an empty
 //!   `_meta`, which keeps it on rmcp's path), as JSON, or as SSE once a log message comes
 //!   first — at the log level the session set;
-//! - a client that may be asked something keeps every call on rmcp's path;
+//! - a client that may be asked something keeps every call on rmcp's path; any other's first
+//!   call, straight after `initialize`, skips it;
 //! - a closed session's call gets `404` at once; a busy session is never closed as idle, and
 //!   an idle one is, as before;
 //! - a call answered so is cancelled by its session's `notifications/cancelled`, and by the
@@ -271,7 +272,7 @@ async fn a_live_sessions_call_logs_at_the_level_the_session_set() {
 }
 
 #[tokio::test]
-async fn a_client_that_may_be_asked_keeps_its_calls_on_rmcps_path() {
+async fn a_client_that_may_be_asked_keeps_its_calls_on_rmcps_path_and_no_other_does() {
     let http = start(Duration::from_secs(300)).await;
     let addr = http.local_addr;
     let params = json!({ "name": "echo_say", "arguments": { "text": "hello" } });
@@ -290,7 +291,8 @@ async fn a_client_that_may_be_asked_keeps_its_calls_on_rmcps_path() {
         );
         assert_eq!(text_of(&answer.message())["said"], "hello");
     }
-    // A session not yet initialized is rmcp's too.
+    // A session is listed as its `initialize` is answered: its first call, even before its
+    // `notifications/initialized` (rmcp does not wait for it either), skips the worker.
     let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": VERSION, "capabilities": {},
         "clientInfo": { "name": "live", "version": "1" } } });
@@ -299,8 +301,13 @@ async fn a_client_that_may_be_asked_keeps_its_calls_on_rmcps_path() {
         .header("mcp-session-id")
         .unwrap_or_default()
         .to_owned();
-    let answer = post(addr, Some(&id), &call(json!(1), &params).to_string()).await;
-    assert_ne!(answer.header("content-type"), Some("application/json"));
+    let (plain, by_rmcp) = bodies(json!(1), &params);
+    let ours = post(addr, Some(&id), &plain).await;
+    assert_eq!(ours.header("content-type"), Some("application/json"));
+    assert_eq!(
+        messages(&ours),
+        messages(&post(addr, Some(&id), &by_rmcp).await)
+    );
     http.shutdown()
         .await
         .unwrap_or_else(|e| panic!("shutdown: {e}"));

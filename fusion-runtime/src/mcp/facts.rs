@@ -48,6 +48,11 @@ pub const MAX_INJECTED_BYTES: usize = 1024 * 1024;
 /// The header naming a request's session (a `HeaderName`: looked up without parsing a name).
 pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 
+/// The id of the session an `initialize` opens, put in the message's extensions by the HTTP
+/// room's session manager (rmcp tells the handler no session id until the next request).
+#[derive(Clone, Debug)]
+pub(crate) struct OpenedSession(pub(crate) Arc<str>);
+
 /// Whose call it is: a session's, or a session-less client's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Owner {

@@ -2,11 +2,12 @@
 //! worker (`http/session_call.rs`): what a session's call needs of its handler (the log level
 //! the client set) and whether rmcp's worker still holds the session.
 //!
-//! Reads: a session's `notifications/initialized` (its id, in the HTTP request's parts; the
-//! capabilities its client declared). Writes: one [`Live`] per initialized session whose
-//! client declared neither `elicitation` nor `sampling` (a call of such a session never asks
-//! the client anything, so nothing it does needs the worker's routing of a request to the
-//! client and its answer back), until the session ends.
+//! Reads: a session's `initialize` (its id, which the HTTP room's session manager puts in the
+//! message's extensions; the capabilities its client declared). Writes: one [`Live`] per
+//! session whose client declared neither `elicitation` nor `sampling` (a call of such a
+//! session never asks the client anything, so nothing it does needs the worker's routing of
+//! a request to the client and its answer back), until the session ends. rmcp answers a
+//! session's requests before its `notifications/initialized` too; so does this.
 //!
 //! rmcp's worker closes a session idle for its keep-alive, counting only what reaches it: a
 //! call answered here does not. So a session's calls are answered here only while the worker
@@ -64,7 +65,7 @@ impl LiveSessions {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Lists session `id` (just initialized: the worker heard from it) until its handler's
+    /// Lists session `id` (initializing: the worker hears from it) until its handler's
     /// `end` is cancelled.
     pub(crate) fn register(
         self: &Arc<Self>,

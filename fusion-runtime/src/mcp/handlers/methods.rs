@@ -62,6 +62,8 @@ impl ServerHandler for McpHandler {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
+        #[cfg(feature = "server-http")]
+        self.list_if_live(&request, &context);
         if self.sessionless {
             // No session, no way to send a change: advertise none.
             let caps = &mut result.capabilities;
@@ -78,8 +80,6 @@ impl ServerHandler for McpHandler {
         if self.sessionless || self.session.forwarding.swap(true, Ordering::AcqRel) {
             return;
         }
-        #[cfg(feature = "server-http")]
-        self.list_if_live(&context);
         notify::forward_to_session(
             &self.server,
             context.peer,
@@ -333,27 +333,28 @@ impl ServerHandler for McpHandler {
 
 #[cfg(feature = "server-http")]
 impl McpHandler {
-    /// Lists this (stateful HTTP) session in its endpoint's [`LiveSessions`](super::live::LiveSessions) once initialized
-    /// (`context` is its `notifications/initialized`, with the HTTP request's parts), when its
-    /// client declared neither `elicitation` nor `sampling`.
-    fn list_if_live(&self, context: &NotificationContext<RoleServer>) {
+    /// Lists this (stateful HTTP) session in its endpoint's
+    /// [`LiveSessions`](super::live::LiveSessions) as it answers its `initialize` (`request`,
+    /// whose extensions name the session), when its client declared neither `elicitation`
+    /// nor `sampling`. Listed before the answer is sent, the session's first call finds it.
+    fn list_if_live(
+        &self,
+        request: &InitializeRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) {
         let Some(live) = &self.live else {
             return;
         };
-        let Some(id) = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get(&crate::mcp::facts::SESSION_HEADER))
-            .and_then(|id| id.to_str().ok())
-        else {
+        let Some(opened) = context.extensions.get::<crate::mcp::facts::OpenedSession>() else {
             return;
         };
-        let asks = context.peer.peer_info().is_none_or(|info| {
-            let caps = &info.capabilities;
-            caps.elicitation.is_some() || caps.sampling.is_some()
-        });
-        if !asks {
-            live.register(id, self.log_threshold.clone(), self.session.token.clone());
+        let caps = &request.capabilities;
+        if caps.elicitation.is_none() && caps.sampling.is_none() {
+            live.register(
+                &opened.0,
+                self.log_threshold.clone(),
+                self.session.token.clone(),
+            );
         }
     }
 }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 
+use crate::mcp::facts::OpenedSession;
 use crate::mcp::handlers::live::LiveSessions;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
@@ -215,8 +216,12 @@ impl SessionManager for CappedSessions {
     async fn initialize_session(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        if self.live.is_some() {
+            // The handler lists the session in `live` as it answers.
+            message.insert_extension(OpenedSession(id.clone()));
+        }
         Ok(self.inner.initialize_session(id, message).await?)
     }
 
