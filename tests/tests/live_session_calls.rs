@@ -1,14 +1,17 @@
 //! A plain 2025 `tools/call` in a live session — its client declared neither `elicitation` nor
 //! `sampling` — is answered without rmcp's session worker, on 127.0.0.1:
 //! - its answer is the message rmcp's worker answers for the same call (sent with an empty
-//!   `_meta`, which keeps it on rmcp's path), as JSON, or as SSE once a log message comes
-//!   first — at the log level the session set;
+//!   `_meta`, which keeps it on rmcp's path), in an SSE stream as the worker's, without the
+//!   worker's event ids (nothing here to resume) — at the log level the session set;
 //! - a client that may be asked something keeps every call on rmcp's path; any other's first
 //!   call, straight after `initialize`, skips it;
 //! - a closed session's call gets `404` at once; a busy session is never closed as idle, and
 //!   an idle one is, as before;
 //! - a call answered so is cancelled by its session's `notifications/cancelled`, and by the
-//!   session's `DELETE`.
+//!   session's `DELETE`;
+//! - a live session answers only to its owner: another principal's, or no token's, plain
+//!   call on it gets the unknown session's `404` and moves no money (the billing example, real
+//!   tokens, the money counted before and after).
 
 #![allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
 
@@ -167,10 +170,17 @@ fn events(r: &RawResponse) -> Vec<Value> {
         .collect()
 }
 
+/// Whether a session's answer came without rmcp's worker: an SSE stream without the
+/// worker's event ids (its priming event, `id: 0/…`, and one per message).
+fn skipped_worker(r: &RawResponse) -> bool {
+    r.header("content-type") == Some("text/event-stream")
+        && !r.body.lines().any(|l| l.starts_with("id:"))
+}
+
 /// The messages of a response: its JSON body, or its SSE events.
 fn messages(r: &RawResponse) -> Vec<Value> {
     match r.header("content-type") {
-        Some("application/json") => vec![r.json()],
+        Some("application/json") => vec![r.message()],
         _ => events(r),
     }
 }
@@ -201,25 +211,24 @@ async fn a_live_sessions_plain_calls_are_answered_as_rmcps_worker_answers_them()
             let ours = post(addr, Some(&id), &plain).await;
             let rmcps = post(addr, Some(&id), &by_rmcp).await;
             assert_eq!(ours.status, 200, "{plain}: {}", ours.body);
-            // rmcp's worker always streams; the call answered without it, as JSON.
-            assert_eq!(ours.header("content-type"), Some("application/json"));
-            assert_eq!(rmcps.header("content-type"), Some("text/event-stream"));
+            assert!(skipped_worker(&ours), "{plain}: {}", ours.body);
+            assert!(!skipped_worker(&rmcps), "{by_rmcp}: {}", rmcps.body);
             assert_eq!(messages(&ours), messages(&rmcps), "{plain}");
         }
     }
     // The answers are the tool's: the words, the envelope, the elicitation refused as the
     // worker's path refuses it for this client.
     let (plain, _) = bodies(json!(1), &calls[0]);
-    let answer = post(addr, Some(&id), &plain).await.json();
+    let answer = post(addr, Some(&id), &plain).await.message();
     assert_eq!(
         text_of(&answer),
         json!({ "said": "hello", "logged": false })
     );
     let (plain, _) = bodies(json!(2), &calls[1]);
-    let answer = post(addr, Some(&id), &plain).await.json();
+    let answer = post(addr, Some(&id), &plain).await.message();
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let (plain, _) = bodies(json!(3), &calls[5]);
-    let answer = post(addr, Some(&id), &plain).await.json();
+    let answer = post(addr, Some(&id), &plain).await.message();
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let text = answer["result"]["content"][0]["text"]
         .as_str()
@@ -252,16 +261,16 @@ async fn a_live_sessions_call_logs_at_the_level_the_session_set() {
         let rmcps = post(addr, Some(&id), &by_rmcp).await;
         let (ours_said, rmcps_said) = (messages(&ours), messages(&rmcps));
         assert_eq!(ours_said, rmcps_said, "{level}");
+        assert!(skipped_worker(&ours), "{level}: {}", ours.body);
         match logs {
             true => {
-                assert_eq!(ours.header("content-type"), Some("text/event-stream"));
                 assert_eq!(ours_said.len(), 2, "{level}: {ours_said:?}");
                 assert_eq!(ours_said[0]["method"], "notifications/message");
                 assert_eq!(ours_said[0]["params"]["data"], json!({ "said": "hi" }));
                 assert_eq!(text_of(&ours_said[1])["logged"], true);
             }
             false => {
-                assert_eq!(ours.header("content-type"), Some("application/json"));
+                assert_eq!(ours_said.len(), 1, "{level}: {ours_said:?}");
                 assert_eq!(text_of(&ours_said[0])["logged"], false, "{level}");
             }
         }
@@ -284,11 +293,7 @@ async fn a_client_that_may_be_asked_keeps_its_calls_on_rmcps_path_and_no_other_d
         let id = session(addr, capabilities.clone()).await;
         let answer = post(addr, Some(&id), &call(json!(1), &params).to_string()).await;
         assert_eq!(answer.status, 200, "{}", answer.body);
-        assert_eq!(
-            answer.header("content-type"),
-            Some("text/event-stream"),
-            "{capabilities}"
-        );
+        assert!(!skipped_worker(&answer), "{capabilities}: {}", answer.body);
         assert_eq!(text_of(&answer.message())["said"], "hello");
     }
     // A session is listed as its `initialize` is answered: its first call, even before its
@@ -303,7 +308,7 @@ async fn a_client_that_may_be_asked_keeps_its_calls_on_rmcps_path_and_no_other_d
         .to_owned();
     let (plain, by_rmcp) = bodies(json!(1), &params);
     let ours = post(addr, Some(&id), &plain).await;
-    assert_eq!(ours.header("content-type"), Some("application/json"));
+    assert!(skipped_worker(&ours), "{}", ours.body);
     assert_eq!(
         messages(&ours),
         messages(&post(addr, Some(&id), &by_rmcp).await)
@@ -324,7 +329,7 @@ async fn a_closed_session_is_gone_a_busy_one_stays_and_an_idle_one_expires() {
     // Closed: its next call is the unknown session's 404 at once.
     let id = session(addr, json!({})).await;
     let answer = post(addr, Some(&id), &body).await;
-    assert_eq!(answer.header("content-type"), Some("application/json"));
+    assert!(skipped_worker(&answer), "{}", answer.body);
     let headers = [("mcp-session-id", id.as_str())];
     let closed = request(addr, "DELETE", "/mcp", &headers, "")
         .await
@@ -348,7 +353,7 @@ async fn a_closed_session_is_gone_a_busy_one_stays_and_an_idle_one_expires() {
         );
         assert_eq!(text_of(&answer.message())["said"], "hello");
         total += 1;
-        fast += usize::from(answer.header("content-type") == Some("application/json"));
+        fast += usize::from(skipped_worker(&answer));
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(
@@ -446,4 +451,149 @@ async fn a_live_sessions_call_is_cancelled_by_its_session() {
     http.shutdown()
         .await
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
+}
+
+mod owner {
+    use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+    use fusion_tests::mrtr::{modern_call, post as modern_post};
+    use fusion_tests::services::{mint, now};
+    use jsonwebtoken::{Algorithm, EncodingKey};
+
+    use super::*;
+
+    const SECRET: &str = "live-secret-of-at-least-32-bytes-hs256";
+    const ISSUER: &str = "https://auth.example.com";
+    const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+    fn token(sub: &str) -> String {
+        let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        mint(
+            Algorithm::HS256,
+            &key,
+            &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
+        )
+    }
+
+    /// What inv_2026_0003 (open) has been paid, in cents, as the server says.
+    async fn paid(addr: SocketAddr, token: Option<&str>) -> u64 {
+        let call = modern_call(90, "billing_get_invoice", json!({"id": "inv_2026_0003"}));
+        let m = modern_post(addr, token, None, true, &call).await.message();
+        m["result"]["structuredContent"]["paid_cents"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no paid_cents: {m}"))
+    }
+
+    async fn billing() -> HttpServer {
+        let server = examples::billing::builder()
+            .request_state_key(b"the request-state key, 32 bytes or more")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let verifier = JwtVerifier::new(RESOURCE)
+            .issuer(ISSUER)
+            .hs256_secret(SECRET.as_bytes())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let auth = Auth::new(verifier, RESOURCE)
+            .authorization_server(ISSUER)
+            .mode(AuthMode::Optional);
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+        spawn_http(server, addr, HttpOptions::default().auth(auth))
+            .await
+            .unwrap_or_else(|e| panic!("spawn: {e}"))
+    }
+
+    async fn send(
+        addr: SocketAddr,
+        method: &str,
+        token: Option<&str>,
+        session: Option<&str>,
+        body: &str,
+    ) -> RawResponse {
+        let bearer = token.map(|t| format!("Bearer {t}"));
+        let mut headers = vec![
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", VERSION),
+        ];
+        if let Some(b) = &bearer {
+            headers.push(("authorization", b));
+        }
+        if let Some(s) = session {
+            headers.push(("mcp-session-id", s));
+        }
+        request(addr, method, "/mcp", &headers, body)
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"))
+    }
+
+    #[tokio::test]
+    async fn a_live_session_answers_only_to_its_owner_and_moves_money_only_for_them() {
+        let server = billing().await;
+        let addr = server.local_addr;
+        let (alice, bob) = (token("alice"), token("bob"));
+        let before = paid(addr, Some(&alice)).await;
+        let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": VERSION, "capabilities": {},
+            "clientInfo": { "name": "live", "version": "1" } } });
+        let r = send(addr, "POST", Some(&alice), None, &init.to_string()).await;
+        let session = r
+            .header("mcp-session-id")
+            .unwrap_or_else(|| panic!("no session: {r:?}"))
+            .to_owned();
+        let charge = |id: u32| {
+            call(
+                json!(id),
+                &json!({ "name": "billing_charge",
+                         "arguments": { "invoice_id": "inv_2026_0003", "amount_cents": 100 } }),
+            )
+            .to_string()
+        };
+
+        // Bob, or nobody, on alice's live session: the unknown session's answer, byte for
+        // byte, and no money moved.
+        for who in [Some(bob.as_str()), None] {
+            let r = send(addr, "POST", who, Some(&session), &charge(1)).await;
+            let unknown = send(addr, "POST", who, Some("0f0f-unknown"), &charge(1)).await;
+            assert_eq!((r.status, &r.body), (404, &unknown.body), "{r:?}");
+        }
+        assert_eq!(paid(addr, Some(&alice)).await, before, "no money moved");
+
+        // Alice's plain call skips the worker and moves her money once.
+        let r = send(addr, "POST", Some(&alice), Some(&session), &charge(2)).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        assert!(skipped_worker(&r), "{}", r.body);
+        assert_eq!(r.message()["result"]["isError"], false, "{}", r.body);
+        assert_eq!(
+            r.message()["result"]["structuredContent"]["charged"],
+            true,
+            "{}",
+            r.body
+        );
+        assert_eq!(paid(addr, Some(&alice)).await, before + 100);
+
+        // A refund asks the user: this client cannot be asked, so no money moves.
+        let refund = call(
+            json!(3),
+            &json!({ "name": "billing_refund",
+                     "arguments": { "invoice_id": "inv_2026_0003", "amount_cents": 100 } }),
+        );
+        let r = send(
+            addr,
+            "POST",
+            Some(&alice),
+            Some(&session),
+            &refund.to_string(),
+        )
+        .await;
+        assert!(skipped_worker(&r), "{}", r.body);
+        assert_eq!(r.message()["result"]["isError"], true, "{}", r.body);
+        assert_eq!(paid(addr, Some(&alice)).await, before + 100);
+
+        // Closed by alice: gone for her too.
+        let r = send(addr, "DELETE", Some(&alice), Some(&session), "").await;
+        assert_eq!(r.status, 200, "{r:?}");
+        let r = send(addr, "POST", Some(&alice), Some(&session), &charge(4)).await;
+        assert_eq!(r.status, 404, "{r:?}");
+        assert_eq!(paid(addr, Some(&alice)).await, before + 100);
+        server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    }
 }

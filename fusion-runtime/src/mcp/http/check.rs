@@ -32,8 +32,8 @@ pub(crate) struct Guard {
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
     /// When a plain 2025 `tools/call` is answered without rmcp
-    /// ([`stateless_call`](super::stateless_call)) — on a server that hands nothing off and
-    /// runs no tasks — the allowed hosts as rmcp reads them; `None` otherwise.
+    /// ([`stateless_call`](super::stateless_call)) — on a server that hands nothing off —
+    /// the allowed hosts as rmcp reads them; `None` otherwise.
     pub(crate) plain_calls: Option<stateless_call::AllowedHosts>,
     /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse,
     /// unless its session is live (`live`: the sessions whose plain calls skip rmcp's worker).
@@ -152,9 +152,9 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     // Whatever the headers: a body the fast probe passes, the serde probes pass too (or
     // `serde_json` refuses it, which rmcp's parse does too, answered as they would), and a
     // body they pass goes on to rmcp, which checks its headers itself.
-    // A session's call is not probed at all: see `Read::Session`.
-    // A live session's call (see `stateless_call`) is probed: its plain call is answered
-    // without rmcp, and its `notifications/cancelled` reaches the calls answered so.
+    // A session's call is not probed (see `Read::Session`) unless its session may be live
+    // (see `stateless_call`): then its plain call is answered without rmcp, and its
+    // `notifications/cancelled` reaches the calls answered so.
     let mut live: Option<Live> = None;
     let mut cancels = None;
     let checked = match session_call {

@@ -6,20 +6,21 @@
 //!
 //! Only what rmcp would take straight to its handler, with nothing to refuse or negotiate: a
 //! plain call ([`headers_pass`]: a 2025 version, an `Accept` rmcp reads as the check does, an
-//! allowed `Host`, no `Origin`) on a server that hands nothing off and runs no tasks, either
+//! allowed `Host`, no `Origin`) on a server that hands nothing off (a 2025-11-25 task request
+//! is the check's to answer before this; a plain call of a task action is a call), either
 //! naming no session on a stateless endpoint, or naming a live one ([`live_session`]: listed
 //! once initialized when its client declared neither `elicitation` nor `sampling`, and heard
 //! by rmcp's worker in the last half keep-alive — see
 //! [`live`](crate::mcp::handlers::live)). Anything else goes to rmcp as before.
 //!
 //! Reads: the check's [`Plain`] (the body, the call's spans, the live session) and
-//! [`Passed`](crate::mcp::jsonrpc::Passed) (the id); the request's facts. Writes: the
-//! response as rmcp's stateless JSON mode writes it (`handle_post`) — JSON when the result
-//! comes first, else an SSE stream of everything the call sends — with the call in a task of
-//! its own, cancelled if the client goes away before the answer's end (and, in a session, by
-//! its `notifications/cancelled` or `DELETE`, through the cancellation step). A session's
-//! worker streams every answer; this one streams only when something comes before the
-//! result, which a 2025 server may (the transport lets it answer a request with either).
+//! [`Passed`](crate::mcp::jsonrpc::Passed) (the id); the request's facts. Writes: a
+//! stateless call's response as rmcp's stateless JSON mode writes it (`handle_post`) — JSON
+//! when the result comes first, else an SSE stream of everything the call sends — and a live
+//! session's as an SSE stream from the start, as rmcp's worker answers it (without the
+//! worker's event ids: nothing here to resume), with the call in a task of its own, cancelled
+//! if the client goes away before the answer's end (and, in a session, by its
+//! `notifications/cancelled` or `DELETE`, through the cancellation step).
 
 use std::convert::Infallible;
 use std::future::{Future, ready};
@@ -216,6 +217,7 @@ impl Answerer {
         };
         let name = name.to_owned();
         let session = plain.session;
+        let in_session = session.is_some();
         let (parts, _) = request.into_parts();
         let handler = Arc::clone(&self.handler);
         let keep_alive = self.keep_alive;
@@ -244,6 +246,12 @@ impl Answerer {
                 // The client went away: nothing to send it to.
                 let _ = notes.send(answer).await;
             });
+            // A session's call: its stream at once, as rmcp's worker answers every call (the
+            // head goes out before the call ends, with keep-alive comments while it runs, so
+            // no proxy's read timeout or client's wait for the head cuts a long call).
+            if in_session {
+                return sse(None, heard, cancellation, keep_alive, streams_end);
+            }
             // As rmcp: the call is cancelled if the client goes before its first message.
             let mut disconnect = Some(cancellation.clone().drop_guard());
             let first = tokio::select! {
@@ -263,7 +271,7 @@ impl Answerer {
                 Some(
                     answer @ (ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)),
                 ) => json(&answer),
-                Some(note) => sse(note, heard, cancellation, keep_alive, streams_end),
+                Some(note) => sse(Some(note), heard, cancellation, keep_alive, streams_end),
             }
         })
     }
@@ -293,16 +301,16 @@ fn json(answer: &ServerJsonRpcMessage) -> Response {
     }
 }
 
-/// The call's messages as an SSE stream, `first` first: the call is cancelled if the stream
-/// is dropped before its end, and the stream ends with the server's streams.
+/// The call's messages as an SSE stream, `first` (if any) first: the call is cancelled if
+/// the stream is dropped before its end, and the stream ends with the server's streams.
 fn sse(
-    first: ServerJsonRpcMessage,
+    first: Option<ServerJsonRpcMessage>,
     heard: mpsc::Receiver<ServerJsonRpcMessage>,
     cancellation: CancellationToken,
     keep_alive: Option<Duration>,
     streams_end: CancellationToken,
 ) -> Response {
-    let state = (Some(first), heard, Some(cancellation.drop_guard()));
+    let state = (first, heard, Some(cancellation.drop_guard()));
     let messages = futures::stream::unfold(state, |(first, mut heard, mut guard)| async move {
         let message = match first {
             Some(first) => Some(first),
