@@ -3,8 +3,10 @@
 use std::any::Any;
 
 pub mod clients;
+pub mod echo;
 pub mod guides;
 pub mod healing;
+pub mod hs256;
 pub mod mrtr;
 pub mod raw_http;
 pub mod raw_stdio;

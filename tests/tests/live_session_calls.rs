@@ -13,88 +13,17 @@
 //!   call on it gets the unknown session's `404` and moves no money (the billing example, real
 //!   tokens, the money counted before and after).
 
-#![allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
-
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use fusion_runtime::Server;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
-use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
+use fusion_tests::echo::{
+    AskAction, DROPPED, SayAction, WAITING, WaitAction, cancelled_in_all, events, open_call, within,
+};
 use fusion_tests::raw_http::{RawResponse, request};
-use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// What to say.
-#[derive(Deserialize, ToolInput)]
-struct Say {
-    /// The words, 1 to 20 characters.
-    #[fusion(length(min = 1, max = 20))]
-    text: String,
-    /// Log a warning before answering.
-    loud: Option<bool>,
-}
-
-/// Says the words back; a loud call logs them first.
-#[tool_action(name = "echo.say")]
-async fn say(input: Say, cx: Context) -> Result<Value, ToolError> {
-    let logged = input.loud == Some(true)
-        && cx
-            .log(LogLevel::Warning, json!({ "said": input.text }))
-            .await;
-    Ok(json!({ "said": input.text, "logged": logged }))
-}
-
-/// A question for the user.
-#[derive(Deserialize, ToolInput)]
-struct Ask {
-    /// What to ask.
-    #[fusion(length(min = 1, max = 50))]
-    question: String,
-}
-
-/// Asks the user (a client that cannot be asked gets the error that says why).
-#[tool_action(name = "echo.ask")]
-async fn ask(input: Ask, cx: Context) -> Result<Value, ToolError> {
-    let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } } });
-    let schema = schema.as_object().cloned().unwrap_or_default();
-    let answer = cx.elicit_with_schema(input.question, schema).await?;
-    Ok(json!({ "answer": format!("{answer:?}") }))
-}
-
-/// Which call to wait in.
-#[derive(Deserialize, ToolInput)]
-struct Wait {
-    /// A tag the test finds the call by.
-    #[fusion(range(min = 0, max = 1000))]
-    tag: u32,
-}
-
-/// Calls of `echo.wait` running now, and ended without finishing (dropped: cancelled).
-static WAITING: AtomicUsize = AtomicUsize::new(0);
-static DROPPED: AtomicUsize = AtomicUsize::new(0);
-
-/// Counts the call as dropped unless it finished.
-struct Running(bool);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        WAITING.fetch_sub(1, Ordering::SeqCst);
-        if !self.0 {
-            DROPPED.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// Waits ten seconds, unless cancelled.
-#[tool_action(name = "echo.wait")]
-async fn wait(input: Wait) -> Result<Value, ToolError> {
-    WAITING.fetch_add(1, Ordering::SeqCst);
-    let mut running = Running(false);
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    running.0 = true;
-    Ok(json!({ "tag": input.tag }))
-}
 
 async fn start(idle: Duration) -> HttpServer {
     let server = Server::builder()
@@ -157,17 +86,6 @@ fn bodies(id: Value, params: &Value) -> (String, String) {
     let mut by_rmcp = plain.clone();
     by_rmcp["params"]["_meta"] = json!({});
     (plain.to_string(), by_rmcp.to_string())
-}
-
-/// The `data:` of each SSE event with data, as JSON, in order.
-fn events(r: &RawResponse) -> Vec<Value> {
-    r.body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .map(|d| serde_json::from_str(d).unwrap_or_else(|e| panic!("{e}: {d}")))
-        .collect()
 }
 
 /// Whether a session's answer came without rmcp's worker: an SSE stream without the
@@ -370,42 +288,6 @@ async fn a_closed_session_is_gone_a_busy_one_stays_and_an_idle_one_expires() {
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
 }
 
-/// Polls `done` every 2 ms for up to 5 s.
-async fn within(what: &str, done: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{what}: not within 5 s"
-        );
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-}
-
-/// A session's plain `echo.wait` call on a raw connection, left open.
-async fn open_call(addr: SocketAddr, session: &str, id: u32) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt;
-    let body = call(
-        json!(id),
-        &json!({ "name": "echo_wait", "arguments": { "tag": id } }),
-    )
-    .to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: {VERSION}\r\n\
-         mcp-session-id: {session}\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"));
-    stream
-        .write_all(head.as_bytes())
-        .await
-        .unwrap_or_else(|e| panic!("write: {e}"));
-    stream
-}
-
 /// Both ways share the counters, so they run one after the other here.
 #[tokio::test]
 async fn a_live_sessions_call_is_cancelled_by_its_session() {
@@ -415,7 +297,7 @@ async fn a_live_sessions_call_is_cancelled_by_its_session() {
     let before = DROPPED.load(Ordering::SeqCst);
 
     // `notifications/cancelled` in the session.
-    let _stream = open_call(addr, &id, 2).await;
+    let _stream = open_call(addr, Some(&id), 2).await;
     within("the call starts", || WAITING.load(Ordering::SeqCst) == 1).await;
     // Another session's cancellation of the same request id reaches nothing.
     let other = session(addr, json!({})).await;
@@ -430,49 +312,34 @@ async fn a_live_sessions_call_is_cancelled_by_its_session() {
         "another session's cancel"
     );
     assert_eq!(post(addr, Some(&id), &cancel).await.status, 202);
-    within("the call is cancelled", || {
-        DROPPED.load(Ordering::SeqCst) == before + 1
-    })
-    .await;
+    cancelled_in_all(before + 1).await;
 
     // The session's `DELETE`.
-    let _stream = open_call(addr, &id, 3).await;
+    let _stream = open_call(addr, Some(&id), 3).await;
     within("the call starts", || WAITING.load(Ordering::SeqCst) == 1).await;
     let headers = [("mcp-session-id", id.as_str())];
     let closed = request(addr, "DELETE", "/mcp", &headers, "")
         .await
         .unwrap_or_else(|e| panic!("delete: {e}"));
     assert_eq!(closed.status, 200, "{}", closed.body);
-    within("the call is cancelled", || {
-        DROPPED.load(Ordering::SeqCst) == before + 2
-    })
-    .await;
-    assert_eq!(WAITING.load(Ordering::SeqCst), 0);
+    cancelled_in_all(before + 2).await;
     http.shutdown()
         .await
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
 }
 
 mod owner {
-    use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+    use fusion_runtime::auth::AuthMode;
+    use fusion_tests::hs256::Issuer;
     use fusion_tests::mrtr::{modern_call, post as modern_post};
-    use fusion_tests::services::{mint, now};
-    use jsonwebtoken::{Algorithm, EncodingKey};
 
     use super::*;
 
-    const SECRET: &str = "live-secret-of-at-least-32-bytes-hs256";
-    const ISSUER: &str = "https://auth.example.com";
-    const RESOURCE: &str = "http://127.0.0.1/mcp";
-
-    fn token(sub: &str) -> String {
-        let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-        mint(
-            Algorithm::HS256,
-            &key,
-            &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
-        )
-    }
+    const ISSUER: Issuer = Issuer {
+        secret: "live-secret-of-at-least-32-bytes-hs256",
+        issuer: "https://auth.example.com",
+        resource: "http://127.0.0.1/mcp",
+    };
 
     /// What inv_2026_0003 (open) has been paid, in cents, as the server says.
     async fn paid(addr: SocketAddr, token: Option<&str>) -> u64 {
@@ -488,53 +355,44 @@ mod owner {
             .request_state_key(b"the request-state key, 32 bytes or more")
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
-        let verifier = JwtVerifier::new(RESOURCE)
-            .issuer(ISSUER)
-            .hs256_secret(SECRET.as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
-        let auth = Auth::new(verifier, RESOURCE)
-            .authorization_server(ISSUER)
-            .mode(AuthMode::Optional);
+        let auth = ISSUER.auth(AuthMode::Optional);
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
         spawn_http(server, addr, HttpOptions::default().auth(auth))
             .await
             .unwrap_or_else(|e| panic!("spawn: {e}"))
     }
 
+    /// A 2025-11-25 POST of `body` (with alice's or bob's token, in `session`); with no body,
+    /// the session's `DELETE`.
     async fn send(
         addr: SocketAddr,
-        method: &str,
         token: Option<&str>,
         session: Option<&str>,
-        body: &str,
+        body: Option<&Value>,
     ) -> RawResponse {
-        let bearer = token.map(|t| format!("Bearer {t}"));
-        let mut headers = vec![
-            ("content-type", "application/json"),
-            ("accept", "application/json, text/event-stream"),
-            ("mcp-protocol-version", VERSION),
+        if let Some(body) = body {
+            return modern_post(addr, token, session, false, body).await;
+        }
+        let bearer = format!("Bearer {}", token.unwrap_or_default());
+        let headers = [
+            ("authorization", bearer.as_str()),
+            ("mcp-session-id", session.unwrap_or_default()),
         ];
-        if let Some(b) = &bearer {
-            headers.push(("authorization", b));
-        }
-        if let Some(s) = session {
-            headers.push(("mcp-session-id", s));
-        }
-        request(addr, method, "/mcp", &headers, body)
+        request(addr, "DELETE", "/mcp", &headers, "")
             .await
-            .unwrap_or_else(|e| panic!("{method}: {e}"))
+            .unwrap_or_else(|e| panic!("DELETE: {e}"))
     }
 
     #[tokio::test]
     async fn a_live_session_answers_only_to_its_owner_and_moves_money_only_for_them() {
         let server = billing().await;
         let addr = server.local_addr;
-        let (alice, bob) = (token("alice"), token("bob"));
+        let (alice, bob) = (ISSUER.token("alice"), ISSUER.token("bob"));
         let before = paid(addr, Some(&alice)).await;
         let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": VERSION, "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": { "name": "live", "version": "1" } } });
-        let r = send(addr, "POST", Some(&alice), None, &init.to_string()).await;
+        let r = send(addr, Some(&alice), None, Some(&init)).await;
         let session = r
             .header("mcp-session-id")
             .unwrap_or_else(|| panic!("no session: {r:?}"))
@@ -545,20 +403,19 @@ mod owner {
                 &json!({ "name": "billing_charge",
                          "arguments": { "invoice_id": "inv_2026_0003", "amount_cents": 100 } }),
             )
-            .to_string()
         };
 
         // Bob, or nobody, on alice's live session: the unknown session's answer, byte for
         // byte, and no money moved.
         for who in [Some(bob.as_str()), None] {
-            let r = send(addr, "POST", who, Some(&session), &charge(1)).await;
-            let unknown = send(addr, "POST", who, Some("0f0f-unknown"), &charge(1)).await;
+            let r = send(addr, who, Some(&session), Some(&charge(1))).await;
+            let unknown = send(addr, who, Some("0f0f-unknown"), Some(&charge(1))).await;
             assert_eq!((r.status, &r.body), (404, &unknown.body), "{r:?}");
         }
         assert_eq!(paid(addr, Some(&alice)).await, before, "no money moved");
 
         // Alice's plain call skips the worker and moves her money once.
-        let r = send(addr, "POST", Some(&alice), Some(&session), &charge(2)).await;
+        let r = send(addr, Some(&alice), Some(&session), Some(&charge(2))).await;
         assert_eq!(r.status, 200, "{r:?}");
         assert!(skipped_worker(&r), "{}", r.body);
         assert_eq!(r.message()["result"]["isError"], false, "{}", r.body);
@@ -576,22 +433,15 @@ mod owner {
             &json!({ "name": "billing_refund",
                      "arguments": { "invoice_id": "inv_2026_0003", "amount_cents": 100 } }),
         );
-        let r = send(
-            addr,
-            "POST",
-            Some(&alice),
-            Some(&session),
-            &refund.to_string(),
-        )
-        .await;
+        let r = send(addr, Some(&alice), Some(&session), Some(&refund)).await;
         assert!(skipped_worker(&r), "{}", r.body);
         assert_eq!(r.message()["result"]["isError"], true, "{}", r.body);
         assert_eq!(paid(addr, Some(&alice)).await, before + 100);
 
         // Closed by alice: gone for her too.
-        let r = send(addr, "DELETE", Some(&alice), Some(&session), "").await;
+        let r = send(addr, Some(&alice), Some(&session), None).await;
         assert_eq!(r.status, 200, "{r:?}");
-        let r = send(addr, "POST", Some(&alice), Some(&session), &charge(4)).await;
+        let r = send(addr, Some(&alice), Some(&session), Some(&charge(4))).await;
         assert_eq!(r.status, 404, "{r:?}");
         assert_eq!(paid(addr, Some(&alice)).await, before + 100);
         server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));

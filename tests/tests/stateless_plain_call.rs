@@ -5,71 +5,17 @@
 //! log message comes before its result (an SSE stream, as rmcp streams it). Such a call runs
 //! in a task of its own and is cancelled when its client goes away or cancels it.
 
-#![allow(deprecated)] // MCP logging is deprecated by SEP-2577, still what clients speak.
-
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
+use fusion_runtime::Server;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
-use fusion_runtime::{Context, LogLevel, Server, ToolError, ToolInput, tool_action};
+use fusion_tests::echo::{
+    DROPPED, SayAction, WAITING, WaitAction, cancelled_in_all, events, open_call, within,
+};
 use fusion_tests::raw_http::{RawResponse, request};
-use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// What to say.
-#[derive(Deserialize, ToolInput)]
-struct Say {
-    /// The words, 1 to 20 characters.
-    #[fusion(length(min = 1, max = 20))]
-    text: String,
-    /// Log a warning before answering.
-    loud: Option<bool>,
-}
-
-/// Says the words back; a loud call logs them first.
-#[tool_action(name = "echo.say")]
-async fn say(input: Say, cx: Context) -> Result<Value, ToolError> {
-    let logged = input.loud == Some(true)
-        && cx
-            .log(LogLevel::Warning, json!({ "said": input.text }))
-            .await;
-    Ok(json!({ "said": input.text, "logged": logged }))
-}
-
-/// How long to wait.
-#[derive(Deserialize, ToolInput)]
-struct Wait {
-    /// A tag the test finds the call by.
-    #[fusion(range(min = 0, max = 1000))]
-    tag: u32,
-}
-
-/// Calls of `echo.wait` running now, and ended without finishing (dropped: cancelled).
-static WAITING: AtomicUsize = AtomicUsize::new(0);
-static DROPPED: AtomicUsize = AtomicUsize::new(0);
-
-/// Counts the call as dropped unless it finished.
-struct Running(bool);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        WAITING.fetch_sub(1, Ordering::SeqCst);
-        if !self.0 {
-            DROPPED.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// Waits ten seconds, unless cancelled.
-#[tool_action(name = "echo.wait")]
-async fn wait(input: Wait) -> Result<Value, ToolError> {
-    WAITING.fetch_add(1, Ordering::SeqCst);
-    let mut running = Running(false);
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    running.0 = true;
-    Ok(json!({ "tag": input.tag }))
-}
 
 async fn start() -> HttpServer {
     let server = Server::builder()
@@ -190,15 +136,6 @@ async fn a_plain_call_whose_arguments_do_not_parse_is_a_parse_error() {
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
 }
 
-/// The `data:` of each SSE event, as JSON, in order.
-fn events(r: &RawResponse) -> Vec<Value> {
-    r.body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|e| panic!("{e}: {d}")))
-        .collect()
-}
-
 #[tokio::test]
 async fn a_call_that_logs_before_its_result_is_streamed_as_rmcp_streams_it() {
     let http = start().await;
@@ -231,41 +168,6 @@ async fn a_call_that_logs_before_its_result_is_streamed_as_rmcp_streams_it() {
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
 }
 
-/// Polls `done` every 2 ms for up to 5 s; how long it took.
-async fn within(what: &str, done: impl Fn() -> bool) -> Duration {
-    let start = Instant::now();
-    while !done() {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{what}: not within 5 s"
-        );
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    start.elapsed()
-}
-
-/// A plain call on a raw connection, left open.
-async fn open_call(addr: SocketAddr, id: u32) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt;
-    let body = json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-                       "params": { "name": "echo_wait", "arguments": { "tag": id } } })
-    .to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-         accept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n\
-         content-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    let mut stream = tokio::net::TcpStream::connect(addr)
-        .await
-        .unwrap_or_else(|e| panic!("connect: {e}"));
-    stream
-        .write_all(head.as_bytes())
-        .await
-        .unwrap_or_else(|e| panic!("write: {e}"));
-    stream
-}
-
 /// A plain call runs in a task of its own, as rmcp runs a call: a client that goes away, or
 /// sends `notifications/cancelled` for it from another request, cancels it. Both tests share
 /// the counters, so they run one after the other here.
@@ -276,7 +178,7 @@ async fn a_plain_call_is_cancelled_when_its_client_goes_or_says_so() {
 
     // The socket closes mid-call.
     let before = DROPPED.load(Ordering::SeqCst);
-    let stream = open_call(addr, 1).await;
+    let stream = open_call(addr, None, 1).await;
     within("the call starts", || WAITING.load(Ordering::SeqCst) == 1).await;
     drop(stream);
     let took = within("the call is cancelled", || {
@@ -290,17 +192,13 @@ async fn a_plain_call_is_cancelled_when_its_client_goes_or_says_so() {
     assert_eq!(WAITING.load(Ordering::SeqCst), 0);
 
     // The same client cancels it from another request.
-    let _stream = open_call(addr, 2).await;
+    let _stream = open_call(addr, None, 2).await;
     within("the call starts", || WAITING.load(Ordering::SeqCst) == 1).await;
     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
                          "params": { "requestId": 2, "reason": "the user gave up" } });
     let answer = post(addr, "2025-06-18", &cancel.to_string()).await;
     assert_eq!(answer.status, 202, "{}", answer.body);
-    within("the call is cancelled", || {
-        DROPPED.load(Ordering::SeqCst) == before + 2
-    })
-    .await;
-    assert_eq!(WAITING.load(Ordering::SeqCst), 0);
+    cancelled_in_all(before + 2).await;
     http.shutdown()
         .await
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
