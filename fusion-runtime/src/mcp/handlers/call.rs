@@ -120,8 +120,8 @@ impl McpHandler {
     /// (`http::stateless_call`): [`answer_call`](McpHandler::answer_call)'s legacy branch for
     /// a call without `_meta` on a server that hands nothing off, with the request's `parts`,
     /// JSON-RPC `id` and `cancellation` in place of rmcp's context, and its log messages sent
-    /// to `notes`. A stateless request's, or a live session's (`session`: its log level; see
-    /// [`live`](super::live)).
+    /// to `notes`. A stateless request's, or a live session's (`session`: the session's log
+    /// level; see [`live`](super::live)).
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn answer_stateless_call(
         &self,
@@ -131,16 +131,12 @@ impl McpHandler {
         id: &rmcp::model::RequestId,
         cancellation: tokio_util::sync::CancellationToken,
         notes: tokio::sync::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
-        session: Option<&super::live::Live>,
+        session: Option<crate::context::LogThreshold>,
     ) -> rmcp::model::CallToolResult {
-        let threshold = session.map_or(&self.log_threshold, |live| &live.log_threshold);
-        let mut scope = scope::stateless_call_scope(
-            parts,
-            cancellation.clone(),
-            threshold.clone(),
-            notes,
-            session.is_some(),
-        );
+        let in_session = session.is_some();
+        let threshold = session.unwrap_or_else(|| self.log_threshold.clone());
+        let mut scope =
+            scope::stateless_call_scope(parts, cancellation.clone(), threshold, notes, in_session);
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }

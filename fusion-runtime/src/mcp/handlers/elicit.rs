@@ -56,37 +56,38 @@ fn is_stateless_http(cx: &RequestContext<RoleServer>) -> bool {
     false
 }
 
-/// The elicitor of a 2025 call over stateless HTTP that rmcp never saw
-/// (`http::stateless_call`): as [`LegacyElicitor`]'s for any stateless request, it asks
-/// nothing, for there is no way back to the client.
+/// The elicitor of a 2025 call rmcp never saw (`http::stateless_call`): it asks nothing,
+/// and says why as [`LegacyElicitor`] would — [`CannotAsk::STATELESS`] for a stateless
+/// request (no way back to the client), [`CannotAsk::UNDECLARED`] for a live session's (its
+/// client declared neither `elicitation` nor `sampling`; only such sessions' calls are).
 #[cfg(feature = "server-http")]
-pub(crate) struct Stateless;
-
-#[cfg(feature = "server-http")]
-impl Elicitor for Stateless {
-    fn elicit(&self, _: ElicitRequest) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
-        Box::pin(async { Err(ElicitFailure::Unsupported(STATELESS.to_owned())) })
-    }
-
-    fn sample(&self, _: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
-        Box::pin(async { Err(ElicitFailure::Unsupported(STATELESS.to_owned())) })
-    }
+pub(crate) struct CannotAsk {
+    elicit: &'static str,
+    sample: &'static str,
 }
 
-/// The elicitor of a 2025 session call answered without rmcp (`http::session_call`): its
-/// client declared neither `elicitation` nor `sampling` (only such sessions' calls are), so
-/// it asks nothing, and says why as [`LegacyElicitor`] would.
 #[cfg(feature = "server-http")]
-pub(crate) struct Undeclared;
+impl CannotAsk {
+    pub(crate) const STATELESS: CannotAsk = CannotAsk {
+        elicit: STATELESS,
+        sample: STATELESS,
+    };
+    pub(crate) const UNDECLARED: CannotAsk = CannotAsk {
+        elicit: NO_CAPABILITY,
+        sample: NO_SAMPLING,
+    };
+}
 
 #[cfg(feature = "server-http")]
-impl Elicitor for Undeclared {
+impl Elicitor for CannotAsk {
     fn elicit(&self, _: ElicitRequest) -> BoxFuture<'static, Result<ElicitAnswer, ElicitFailure>> {
-        Box::pin(async { Err(ElicitFailure::Unsupported(NO_CAPABILITY.to_owned())) })
+        let why = self.elicit;
+        Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) })
     }
 
     fn sample(&self, _: Value) -> BoxFuture<'static, Result<Value, ElicitFailure>> {
-        Box::pin(async { Err(ElicitFailure::Unsupported(NO_SAMPLING.to_owned())) })
+        let why = self.sample;
+        Box::pin(async move { Err(ElicitFailure::Unsupported(why.to_owned())) })
     }
 }
 

@@ -1,5 +1,5 @@
 //! The live 2025 sessions whose plain calls the HTTP side may answer without rmcp's session
-//! worker (`http/session_call.rs`): what a session's call needs of its handler (the log level
+//! worker (`http/stateless_call.rs`): what a session's call needs of its handler (the log level
 //! the client set) and whether rmcp's worker still holds the session.
 //!
 //! Reads: a session's `initialize` (its id, which the HTTP room's session manager puts in the
@@ -11,9 +11,9 @@
 //!
 //! rmcp's worker closes a session idle for its keep-alive, counting only what reaches it: a
 //! call answered here does not. So a session's calls are answered here only while the worker
-//! heard from the session in the last half keep-alive ([`LiveSessions::fresh`]); past that,
+//! heard from the session in the last half keep-alive ([`LiveSessions::listing`]); past that,
 //! the next request goes through rmcp, which resets the worker's timer
-//! ([`LiveSessions::heard`]). A session kept busy by calls is never closed as idle, and an
+//! ([`Hearing::heard`]). A session kept busy by calls is never closed as idle, and an
 //! idle one is closed exactly as before.
 
 use std::collections::HashMap;
@@ -25,19 +25,47 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::LogThreshold;
 
-/// A live session's part of its handler, for a call answered without rmcp.
-#[derive(Clone, Debug)]
-pub(crate) struct Live {
+/// What is kept of a listed session.
+#[derive(Debug)]
+struct Live {
     /// The session's log level (shared with its handler: `logging/setLevel` moves both).
-    pub(crate) log_threshold: LogThreshold,
-    /// Cancelled when the session's handler is gone (its rmcp service ended).
+    log_threshold: LogThreshold,
+    /// Cancelled when the session's handler is gone (its rmcp service ended; rmcp then
+    /// closes the session, which takes it off the list).
     end: CancellationToken,
     /// When rmcp's worker last heard from the session (milliseconds since
     /// [`LiveSessions::epoch`]).
     heard: Arc<AtomicU64>,
 }
 
-/// The live sessions of one stateful HTTP endpoint, by id.
+/// A listed session, as a request of it finds it.
+#[derive(Debug)]
+pub(crate) enum Listing {
+    /// Its calls may be answered without rmcp now, at this log level.
+    Fresh(LogThreshold),
+    /// Listed (calls answered without rmcp may still run), but its next request goes
+    /// through rmcp.
+    Stale,
+}
+
+/// When a request of a listed session was passed to rmcp: recorded with
+/// [`Hearing::heard`] once rmcp took it (the worker heard it after this).
+#[derive(Debug)]
+pub(crate) struct Hearing {
+    heard: Arc<AtomicU64>,
+    at: u64,
+}
+
+impl Hearing {
+    /// rmcp's worker heard from the session.
+    pub(crate) fn heard(self) {
+        self.heard.fetch_max(self.at, Ordering::Relaxed);
+    }
+}
+
+/// The live sessions of one stateful HTTP endpoint, by id. A session leaves the list when
+/// rmcp closes it (`CappedSessions::close_session`, which rmcp also calls when a session's
+/// service ends, idle or not).
 #[derive(Debug)]
 pub(crate) struct LiveSessions {
     sessions: Mutex<HashMap<Arc<str>, Live>>,
@@ -65,29 +93,15 @@ impl LiveSessions {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Lists session `id` (initializing: the worker hears from it) until its handler's
-    /// `end` is cancelled.
-    pub(crate) fn register(
-        self: &Arc<Self>,
-        id: &str,
-        log_threshold: LogThreshold,
-        end: CancellationToken,
-    ) {
-        let id: Arc<str> = Arc::from(id);
+    /// Lists session `id` (initializing: the worker hears from it) with its handler's log
+    /// level and `end`.
+    pub(crate) fn register(&self, id: &str, log_threshold: LogThreshold, end: CancellationToken) {
         let live = Live {
             log_threshold,
-            end: end.clone(),
+            end,
             heard: Arc::new(AtomicU64::new(self.now())),
         };
-        self.sessions().insert(Arc::clone(&id), live);
-        // Off the list when the handler goes, whether the session was closed or idled out.
-        let sessions = Arc::downgrade(self);
-        tokio::spawn(async move {
-            end.cancelled().await;
-            if let Some(sessions) = sessions.upgrade() {
-                sessions.remove(&id);
-            }
-        });
+        self.sessions().insert(Arc::from(id), live);
     }
 
     /// Takes session `id` off the list (it was closed).
@@ -95,35 +109,33 @@ impl LiveSessions {
         self.sessions().remove(id);
     }
 
-    /// Session `id`, if its calls may be answered without rmcp now: listed, its handler
-    /// still there, and the worker heard from it in the last half keep-alive.
-    pub(crate) fn fresh(&self, id: &str) -> Option<Live> {
-        let sessions = self.sessions();
+    /// Session `id`, if listed: fresh when its handler is still there and the worker heard
+    /// from it in the last half keep-alive. A session whose handler is gone (rmcp is closing
+    /// it) leaves the list here.
+    pub(crate) fn listing(&self, id: &str) -> Option<Listing> {
+        let mut sessions = self.sessions();
         let live = sessions.get(id)?;
+        if live.end.is_cancelled() {
+            sessions.remove(id);
+            return None;
+        }
         let since = self
             .now()
             .saturating_sub(live.heard.load(Ordering::Relaxed));
-        (!live.end.is_cancelled() && Duration::from_millis(since) < self.fresh_for)
-            .then(|| live.clone())
+        Some(match Duration::from_millis(since) < self.fresh_for {
+            true => Listing::Fresh(live.log_threshold.clone()),
+            false => Listing::Stale,
+        })
     }
 
-    /// Whether session `id` is listed (fresh or not).
-    pub(crate) fn listed(&self, id: &str) -> bool {
-        self.sessions().contains_key(id)
-    }
-
-    /// The time to record, for session `id`, when a request of it is passed to rmcp: taken
-    /// before (the worker hears it later), recorded with [`LiveSessions::heard`] once rmcp
-    /// took it.
-    pub(crate) fn before_rmcp(&self) -> u64 {
-        self.now()
-    }
-
-    /// rmcp's worker heard from session `id` (at `at`, a [`LiveSessions::before_rmcp`]).
-    pub(crate) fn heard(&self, id: &str, at: u64) {
-        if let Some(live) = self.sessions().get(id) {
-            live.heard.fetch_max(at, Ordering::Relaxed);
-        }
+    /// For a request of session `id` passed to rmcp, if the session is listed: the time to
+    /// record once rmcp took it.
+    pub(crate) fn hearing(&self, id: &str) -> Option<Hearing> {
+        let heard = Arc::clone(&self.sessions().get(id)?.heard);
+        Some(Hearing {
+            heard,
+            at: self.now(),
+        })
     }
 
     /// How many sessions are listed.
@@ -137,21 +149,29 @@ impl LiveSessions {
 mod tests {
     use super::*;
 
+    fn fresh(sessions: &LiveSessions, id: &str) -> bool {
+        matches!(sessions.listing(id), Some(Listing::Fresh(_)))
+    }
+
     #[tokio::test]
     async fn a_session_is_fresh_for_half_the_keep_alive_after_the_worker_heard_it() {
         let sessions = LiveSessions::new(Duration::from_millis(400));
         let end = CancellationToken::new();
         sessions.register("s1", LogThreshold::default(), end.clone());
-        assert!(sessions.fresh("s1").is_some(), "just initialized");
-        assert!(sessions.fresh("s2").is_none(), "never listed");
+        assert!(fresh(&sessions, "s1"), "just initialized");
+        assert!(!fresh(&sessions, "s2"), "never listed");
         tokio::time::sleep(Duration::from_millis(250)).await;
-        assert!(sessions.fresh("s1").is_none(), "past half the keep-alive");
-        let at = sessions.before_rmcp();
-        sessions.heard("s1", at);
-        assert!(sessions.fresh("s1").is_some(), "the worker heard it again");
+        assert!(!fresh(&sessions, "s1"), "past half the keep-alive");
+        if let Some(hearing) = sessions.hearing("s1") {
+            hearing.heard();
+        }
+        assert!(fresh(&sessions, "s1"), "the worker heard it again");
         // An older time never moves it back.
-        sessions.heard("s1", 0);
-        assert!(sessions.fresh("s1").is_some());
+        if let Some(mut hearing) = sessions.hearing("s1") {
+            hearing.at = 0;
+            hearing.heard();
+        }
+        assert!(fresh(&sessions, "s1"));
     }
 
     #[tokio::test]
@@ -162,17 +182,10 @@ mod tests {
         sessions.register("s2", LogThreshold::default(), CancellationToken::new());
         assert_eq!(sessions.len(), 2);
         end.cancel();
-        assert!(sessions.fresh("s1").is_none(), "its handler is gone");
-        // The watcher takes it off the list.
-        for _ in 0..100 {
-            if sessions.len() == 1 {
-                break;
-            }
-            tokio::task::yield_now().await;
-        }
+        assert!(!fresh(&sessions, "s1"), "its handler is gone");
         assert_eq!(sessions.len(), 1);
         sessions.remove("s2");
         assert_eq!(sessions.len(), 0);
-        assert!(sessions.fresh("s2").is_none());
+        assert!(!fresh(&sessions, "s2"));
     }
 }

@@ -131,10 +131,10 @@ impl RequestSink for NoteSink {
     }
 
     fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
-        Some(match self.in_session {
-            true => Arc::new(super::elicit::Undeclared),
-            false => Arc::new(super::elicit::Stateless),
-        })
+        Some(Arc::new(match self.in_session {
+            true => super::elicit::CannotAsk::UNDECLARED,
+            false => super::elicit::CannotAsk::STATELESS,
+        }))
     }
 
     fn progress(

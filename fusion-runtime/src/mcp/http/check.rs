@@ -17,8 +17,9 @@ use serde_json::Value;
 use super::body::read_bounded;
 use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, host_allowed, is_json};
 use super::stateless_call;
+use crate::context::LogThreshold;
 use crate::mcp::facts::SESSION_HEADER;
-use crate::mcp::handlers::live::{Live, LiveSessions};
+use crate::mcp::handlers::live::{Listing, LiveSessions};
 use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
 
@@ -155,7 +156,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     // A session's call is not probed (see `Read::Session`) unless its session may be live
     // (see `stateless_call`): then its plain call is answered without rmcp, and its
     // `notifications/cancelled` reaches the calls answered so.
-    let mut live: Option<Live> = None;
+    let mut live: Option<LogThreshold> = None;
     let mut cancels = None;
     let checked = match session_call {
         true => Ok(match live_probe(guard, &parts.headers, &bytes) {
@@ -250,23 +251,30 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     Ok((Request::from_parts(parts, Body::from(bytes)), read))
 }
 
-/// The fast probe of a session's message, when its session may be live (an endpoint with
-/// live sessions, headers rmcp passes with nothing to refuse): what it passed, its plain call
-/// and the live session (listed and fresh) the call may be answered in.
+/// The fast probe of a session's message, only when its session is listed live (a session
+/// that is not is left unprobed, as any) and its headers are ones rmcp passes with nothing
+/// to refuse: what it passed, its plain call, and the session's log level when the call may
+/// be answered without rmcp now (the session is fresh).
 fn live_probe(
     guard: &Guard,
     headers: &HeaderMap,
     bytes: &[u8],
-) -> Option<(jsonrpc::Passed, Option<jsonrpc::PlainCall>, Option<Live>)> {
-    let sessions = guard.live.as_ref()?;
+) -> Option<(
+    jsonrpc::Passed,
+    Option<jsonrpc::PlainCall>,
+    Option<LogThreshold>,
+)> {
+    let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
+    let listing = guard.live.as_ref()?.listing(id)?;
     let hosts = guard.plain_calls.as_ref()?;
     if !stateless_call::headers_pass(headers, hosts, true) {
         return None;
     }
     let (passed, call) = jsonrpc::pass_fast_call(bytes, &guard.server)?;
-    let session = call
-        .as_ref()
-        .and_then(|_| stateless_call::live_session(headers, sessions));
+    let session = match listing {
+        Listing::Fresh(threshold) => call.as_ref().map(|_| threshold),
+        Listing::Stale => None,
+    };
     Some((passed, call, session))
 }
 

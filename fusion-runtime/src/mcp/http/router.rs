@@ -233,32 +233,21 @@ impl tower_service::Service<Request> for Shared {
         // rmcp's future (5.7 KB) in its own box: the steps' future, which awaits this one,
         // stays small (it is moved on every request: into hyper's request slot, or a box).
         let service = Arc::clone(&self.rmcp);
-        let heard = self
-            .live
-            .as_ref()
-            .and_then(|live| worker_hears(live, &request));
+        // A listed session's request: its worker hears from it once rmcp took it.
+        let hearing = self.live.as_ref().and_then(|live| {
+            let id = request.headers().get(&SESSION_HEADER)?.to_str().ok()?;
+            live.hearing(id)
+        });
         Box::pin(async move {
             let response = service.handle(request).await;
-            // rmcp took it: the session's worker heard from it (after `at`).
-            if let Some((live, id, at)) = heard
+            if let Some(hearing) = hearing
                 && response.status().is_success()
             {
-                live.heard(&id, at);
+                hearing.heard();
             }
             Ok(response.map(Body::new))
         })
     }
-}
-
-/// What to tell `live` once rmcp took `request`, when it names a listed session: the
-/// session, and the time before rmcp took it.
-fn worker_hears(
-    live: &Arc<LiveSessions>,
-    request: &Request,
-) -> Option<(Arc<LiveSessions>, String, u64)> {
-    let id = request.headers().get(&SESSION_HEADER)?.to_str().ok()?;
-    live.listed(id)
-        .then(|| (Arc::clone(live), id.to_owned(), live.before_rmcp()))
 }
 
 /// The request guard ([`guard_request`]), the JSON-RPC check

@@ -10,15 +10,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-
-use crate::mcp::facts::OpenedSession;
-use crate::mcp::handlers::live::LiveSessions;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
+
+use crate::mcp::facts::OpenedSession;
+use crate::mcp::handlers::live::LiveSessions;
 
 /// Why a new session was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

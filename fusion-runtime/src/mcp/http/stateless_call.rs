@@ -8,7 +8,7 @@
 //! plain call ([`headers_pass`]: a 2025 version, an `Accept` rmcp reads as the check does, an
 //! allowed `Host`, no `Origin`) on a server that hands nothing off (a 2025-11-25 task request
 //! is the check's to answer before this; a plain call of a task action is a call), either
-//! naming no session on a stateless endpoint, or naming a live one ([`live_session`]: listed
+//! naming no session on a stateless endpoint, or naming a live one (listed
 //! once initialized when its client declared neither `elicitation` nor `sampling`, and heard
 //! by rmcp's worker in the last half keep-alive — see
 //! [`live`](crate::mcp::handlers::live)). Anything else goes to rmcp as before.
@@ -41,22 +41,22 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
+use crate::context::LogThreshold;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::McpHandler;
-use crate::mcp::handlers::live::{Live, LiveSessions};
 use crate::mcp::jsonrpc::{Passed, PlainCall};
 
 /// How many messages a call may send ahead of the client's reading them.
 const NOTES: usize = 16;
 
-/// The check's word that a request is a plain call this step may answer: its body, and
-/// where the call's name and arguments are in it.
-/// A live session's call carries the session's part of its handler.
+/// The check's word that a request is a plain call this step may answer: its body, where
+/// the call's name and arguments are in it, and for a live session's call the session's log
+/// level.
 #[derive(Clone, Debug)]
 pub(crate) struct Plain {
     pub(crate) bytes: Bytes,
     pub(crate) call: PlainCall,
-    pub(crate) session: Option<Live>,
+    pub(crate) session: Option<LogThreshold>,
 }
 
 /// Whether rmcp takes a request with these headers to its handler with nothing to refuse or
@@ -80,13 +80,6 @@ pub(crate) fn headers_pass(
 fn session_named(headers: &HeaderMap) -> bool {
     let mut ids = headers.get_all(&SESSION_HEADER).iter();
     ids.next().is_some() && ids.next().is_none()
-}
-
-/// The live session a request's call may be answered in without rmcp's session worker (see
-/// [`live`](crate::mcp::handlers::live)): the one it names, if listed and fresh.
-pub(crate) fn live_session(headers: &HeaderMap, sessions: &LiveSessions) -> Option<Live> {
-    let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
-    sessions.fresh(id)
 }
 
 /// The server's allowed hosts as rmcp reads its list (each entry an authority, its port
@@ -235,7 +228,7 @@ impl Answerer {
                         &id,
                         call_cancellation,
                         notes.clone(),
-                        session.as_ref(),
+                        session,
                     )
                     .await;
                 // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
