@@ -37,13 +37,13 @@ fn find_binary(name: &str) -> Option<PathBuf> {
 pub struct TempDir(pub PathBuf);
 
 impl TempDir {
-    /// A new folder under the system's temp folder.
+    /// A new folder under the system's temp folder, named by the process and a count of
+    /// the folders it made (a free port's number, as it was named, can come back to two tests
+    /// at once, and one's folder was removed under the other's `openssl`).
     pub fn new(tag: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!(
-            "fusion-{tag}-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("fusion-{tag}-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
         TempDir(dir)
     }
