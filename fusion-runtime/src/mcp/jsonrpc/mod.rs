@@ -10,17 +10,14 @@
 //! |---|---|
 //! | `reply.rs` | `Reply`, the framework's own answers, in rmcp's types |
 //! | `probe.rs` | the one-pass probe of a message's bytes, its verdict and what it passes on |
-//! | `fast.rs` | the hand-read probe of a plain message, `pass_fast_call` (HTTP's hot path) and the `PlainCall` it finds |
-//! | `scan.rs` | the fast probe's string scan, eight bytes at a time |
+//! | `plain.rs` | `plain_call`: HTTP's hot path, a plain `tools/call` read by `serde`'s derive (the `PlainCall` the framework answers without rmcp) |
 //! | `check.rs` | the per-transport checks: `read_line` (stdio), `check_body` (HTTP), and `unusable_call` (a session's call rmcp read as a custom request) |
 
 mod check;
 #[cfg(feature = "server-http")]
-mod fast;
+mod plain;
 mod probe;
 mod reply;
-#[cfg(feature = "server-http")]
-mod scan;
 #[cfg(test)]
 mod tests;
 
@@ -31,7 +28,7 @@ pub(crate) use check::{Refusal, read_line};
 #[cfg(feature = "server-http")]
 pub(crate) use check::{check_body, refused_by_rmcp};
 #[cfg(feature = "server-http")]
-pub(crate) use fast::{PlainCall, pass_fast_call};
+pub(crate) use plain::{PlainCall, plain_call};
 #[cfg(feature = "server-http")]
 pub(crate) use probe::Passed;
 pub(crate) use reply::Reply;

@@ -1,9 +1,9 @@
-//! Arguments of any shape, well-formed or not: the fast probe's answer is the serde probes'.
+//! Arguments of any shape, well-formed or not: a plain call's reading is the serde probes'.
 
 use proptest::prelude::*;
 
 use super::super::check::{check_body, refused_by_rmcp};
-use super::super::fast::{pass_fast, plain_call};
+use super::super::plain::plain_call;
 
 /// Pieces of JSON, and pieces of what is not.
 fn piece() -> impl Strategy<Value = &'static str> {
@@ -34,7 +34,7 @@ fn piece() -> impl Strategy<Value = &'static str> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
-    fn the_fast_probe_answers_as_the_serde_probes(
+    fn a_plain_call_is_read_as_the_serde_probes_read_it(
         pieces in proptest::collection::vec(piece(), 0..24),
     ) {
         let server = crate::server::Server::builder().name("t").version("0").build()
@@ -44,35 +44,35 @@ proptest! {
             pieces.concat()
         );
         let bytes = body.as_bytes();
-        if let Some(passed) = pass_fast(bytes, &server) {
-            match check_body(bytes, &server) {
-                Ok(checked) => prop_assert_eq!(checked, passed),
-                Err(answer) => prop_assert_eq!(Some(answer), refused_by_rmcp(bytes)),
+        let whole = serde_json::from_slice::<serde_json::Value>(bytes).ok();
+        match plain_call(bytes) {
+            Some((passed, call)) => {
+                match check_body(bytes, &server) {
+                    Ok(checked) => prop_assert_eq!(checked, passed),
+                    Err(answer) => prop_assert_eq!(Some(answer), refused_by_rmcp(bytes)),
+                }
+                // Its arguments parse as the whole body's do.
+                if let Some(whole) = whole {
+                    let span = call.arguments.unwrap_or_default();
+                    let read = serde_json::from_slice::<serde_json::Value>(&bytes[span]).ok();
+                    prop_assert_eq!(read.as_ref(), whole["params"].get("arguments"));
+                }
             }
-            // A plain call's arguments parse as the whole body's do.
-            if let (Some(call), Ok(whole)) = (
-                plain_call(bytes),
-                serde_json::from_slice::<serde_json::Value>(bytes),
-            ) {
-                let span = call.arguments.unwrap_or_default();
-                let read = serde_json::from_slice::<serde_json::Value>(&bytes[span]).ok();
-                prop_assert_eq!(read.as_ref(), whole["params"].get("arguments"));
-            }
+            // Not plain: only a body `serde_json` refuses.
+            None => prop_assert!(whole.is_none(), "{}", body),
         }
     }
 
     /// Every well-formed arguments object passes, read as `serde_json` reads it.
     #[test]
     fn well_formed_arguments_pass_whole(arguments in object()) {
-        let server = crate::server::Server::builder().name("t").version("0").build()
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{arguments}}}}}"#
         );
         let bytes = body.as_bytes();
-        prop_assert!(pass_fast(bytes, &server).is_some(), "{}", body);
         let call = plain_call(bytes);
-        let span = call.and_then(|c| c.arguments).unwrap_or_default();
+        prop_assert!(call.is_some(), "{}", body);
+        let span = call.and_then(|(_, c)| c.arguments).unwrap_or_default();
         let read: serde_json::Value = serde_json::from_slice(&bytes[span])
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(read, arguments);

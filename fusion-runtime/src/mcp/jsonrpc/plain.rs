@@ -1,0 +1,114 @@
+//! HTTP's hot path: a plain `tools/call` — `jsonrpc`, `id`, `method` and
+//! `params { name, arguments }`, nothing else — read by `serde`'s derive in one pass, its
+//! strings borrowed from the body and its arguments a [`RawValue`] (their syntax checked,
+//! not parsed). Anything else is not plain and goes to the serde probes
+//! ([`check_body`](super::check_body)): another member (`_meta`, `task`, a retry's state), a
+//! duplicate, an escape in `jsonrpc`, `method` or the name, arguments that are not an object.
+//!
+//! Its contract: a body read as a plain call is one the serde probes pass, with the same
+//! [`Passed`], and have nothing to answer. Its arguments are checked as the quick probe
+//! checks a value it passes over (`serde_json`'s `ignore_value`: syntax, escapes, control
+//! characters), so a lone surrogate, a number out of range or nesting past `serde_json`'s
+//! limit passes here; the arguments' own parse refuses it, the caller then hands the body to
+//! rmcp, whose parse refuses it too, and the answer is the serde probes'
+//! ([`refused_by_rmcp`](super::refused_by_rmcp)).
+
+use std::fmt;
+use std::ops::Range;
+
+use rmcp::model::RequestId;
+use serde::Deserialize;
+use serde::de::{Deserializer, Error, Visitor};
+use serde_json::value::RawValue;
+
+use super::probe::Passed;
+
+/// Where a plain call keeps its tool name and arguments in the body.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PlainCall {
+    /// The tool's name, without its quotes (a plain string: no escape to undo).
+    pub(crate) name: Range<usize>,
+    /// The `arguments` object, braces included; `None` when the call sent none.
+    pub(crate) arguments: Option<Range<usize>>,
+}
+
+/// The body read as a plain call, with what the layers after the check need of it; `None`
+/// when it is not one.
+pub(crate) fn plain_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
+    let message: Message<'_> = serde_json::from_slice(bytes).ok()?;
+    let arguments = message.params.arguments.map(RawValue::get);
+    let plain = message.jsonrpc == "2.0"
+        && message.method == "tools/call"
+        && arguments.is_none_or(|a| a.starts_with('{'));
+    if !plain {
+        return None;
+    }
+    let call = PlainCall {
+        name: span(bytes, message.params.name)?,
+        arguments: match arguments {
+            Some(a) => Some(span(bytes, a)?),
+            None => None,
+        },
+    };
+    let passed = Passed {
+        id: Some(message.id.0),
+        cancels: false,
+    };
+    Some((passed, call))
+}
+
+/// Where `part`, borrowed from `bytes`, stands in it.
+fn span(bytes: &[u8], part: &str) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= bytes.len()).then_some(start..end)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Message<'a> {
+    jsonrpc: &'a str,
+    id: Id,
+    method: &'a str,
+    #[serde(borrow)]
+    params: Params<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params<'a> {
+    name: &'a str,
+    /// `null` is a value here, not an absent member: such a call is not plain.
+    #[serde(borrow, default, deserialize_with = "present")]
+    arguments: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// An id as the serde probes read one: a string, or an integer that fits an `i64`.
+struct Id(RequestId);
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl Visitor<'_> for IdVisitor {
+            type Value = Id;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<Id, E> {
+                Ok(Id(RequestId::Number(v)))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<Id, E> {
+                let n = i64::try_from(v).map_err(|_| E::custom("an id beyond i64"))?;
+                Ok(Id(RequestId::Number(n)))
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<Id, E> {
+                Ok(Id(RequestId::String(v.into())))
+            }
+        }
+        d.deserialize_any(IdVisitor)
+    }
+}
