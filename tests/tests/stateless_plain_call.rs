@@ -98,9 +98,9 @@ async fn plain_calls_are_answered_as_rmcp_answers_them() {
         .unwrap_or_else(|e| panic!("shutdown: {e}"));
 }
 
-/// The fast probe passes over a call's arguments by their brackets and strings: a plain call
-/// whose arguments `serde_json` refuses goes to rmcp, whose parse refuses it, and gets the
-/// framework's `Parse error`, as any body `serde_json` refuses.
+/// A call whose arguments `serde_json` refuses is not answered on the plain path: it gets the
+/// framework's `Parse error`, as any body `serde_json` refuses, and the server still answers
+/// plain calls after it.
 #[tokio::test]
 async fn a_plain_call_whose_arguments_do_not_parse_is_a_parse_error() {
     let http = start().await;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes, HttpBody};
-use futures::StreamExt;
 use http_body::{Frame, SizeHint};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 /// A request body that fails once its deadline passes.
 pub(crate) struct DeadlineBody {
@@ -55,33 +55,9 @@ impl HttpBody for DeadlineBody {
 
 /// The body, or `Err(Some(()))` past `max` bytes, `Err(None)` when reading failed.
 pub(crate) async fn read_bounded(body: Body, max: usize) -> Result<Bytes, Option<()>> {
-    let mut stream = body.into_data_stream();
-    let mut first: Option<Bytes> = None;
-    let mut rest: Vec<u8> = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| None)?;
-        // Once `rest` holds anything it holds `first` too.
-        let so_far = if rest.is_empty() {
-            first.as_ref().map_or(0, Bytes::len)
-        } else {
-            rest.len()
-        };
-        if so_far + chunk.len() > max {
-            return Err(Some(()));
-        }
-        match &first {
-            None => first = Some(chunk),
-            Some(f) => {
-                if rest.is_empty() {
-                    rest.extend_from_slice(f);
-                }
-                rest.extend_from_slice(&chunk);
-            }
-        }
+    match Limited::new(body, max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<LengthLimitError>() => Err(Some(())),
+        Err(_) => Err(None),
     }
-    Ok(if rest.is_empty() {
-        first.unwrap_or_default()
-    } else {
-        Bytes::from(rest)
-    })
 }

@@ -148,11 +148,10 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
         && version
             .and_then(|v| v.to_str().ok())
             .is_none_or(|v| !crate::mcp::handlers::era::is_modern_version(v));
-    // The hot path: a plain message the framework has nothing to say about, read by hand
-    // (the fast probe); anything else by the serde probes.
-    // Whatever the headers: a body the fast probe passes, the serde probes pass too (or
-    // `serde_json` refuses it, which rmcp's parse does too, answered as they would), and a
-    // body they pass goes on to rmcp, which checks its headers itself.
+    // The hot path: a plain `tools/call`, read by `serde`'s derive (`plain_call`); anything
+    // else by the serde probes. Whatever the headers: a plain call is one the serde probes
+    // pass too (or one `serde_json` refuses, which rmcp's parse does too, answered as they
+    // would), and a body they pass goes on to rmcp, which checks its headers itself.
     // A session's call is not probed (see `Read::Session`) unless its session may be live
     // (see `stateless_call`): then its plain call is answered without rmcp, and its
     // `notifications/cancelled` reaches the calls answered so.
@@ -251,7 +250,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     Ok((Request::from_parts(parts, Body::from(bytes)), read))
 }
 
-/// The fast probe of a session's message, only when its session is listed live (a session
+/// The plain call of a session's message (or its cancellation), only when its session is listed live (a session
 /// that is not is left unprobed, as any) and its headers are ones rmcp passes with nothing
 /// to refuse: what it passed, its plain call, and the session's log level when the call may
 /// be answered without rmcp now (the session is fresh).

@@ -1,5 +1,5 @@
 //! A 2025 `tools/call` answered without rmcp: a stateless one, or a live session's. The
-//! check's fast probe has read the whole body (a [`PlainCall`]: a name, arguments and nothing
+//! check's one read of the body has read all of it (a [`PlainCall`]: a name, arguments and nothing
 //! else), so rmcp's own parse of it, its per-request service (stateless) or its session worker
 //! and service loop (a session), and the tasks they spawn would only redo what is known: the
 //! call goes to the handler room from here, and its arguments are the only bytes parsed again.
