@@ -149,9 +149,9 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
             .and_then(|v| v.to_str().ok())
             .is_none_or(|v| !crate::mcp::handlers::era::is_modern_version(v));
     // The hot path: a plain `tools/call`, read by `serde`'s derive (`plain_call`); anything
-    // else by the serde probes. Whatever the headers: a plain call is one the serde probes
-    // pass too (or one `serde_json` refuses, which rmcp's parse does too, answered as they
-    // would), and a body they pass goes on to rmcp, which checks its headers itself.
+    // else by the probe. Whatever the headers: a plain call is one the probe passes too (or
+    // one `serde_json` refuses, which rmcp's parse does too, answered as the probe would),
+    // and a body it passes goes on to rmcp, which checks its headers itself.
     // A session's call is not probed (see `Read::Session`) unless its session may be live
     // (see `stateless_call`): then its plain call is answered without rmcp, and its
     // `notifications/cancelled` reaches the calls answered so.

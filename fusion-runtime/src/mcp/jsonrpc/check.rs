@@ -83,19 +83,11 @@ fn refuse(
 /// layers after the check need when rmcp should have it.
 #[cfg(feature = "server-http")]
 pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply> {
-    // The quick probe decides that rmcp should have it; any answer is the exact probe's.
-    let probe = match Probe::quick(bytes) {
-        Ok(probe) if probe.verdict(bytes, server).is_none() => probe,
-        _ => {
-            let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
-            return match probe.verdict(bytes, server) {
-                Some(answer) => Err(answer),
-                // (The probes never disagree on a message both read.)
-                None => Ok(probe.passed()),
-            };
-        }
-    };
-    Ok(probe.passed())
+    let probe = Probe::of(bytes).map_err(|e| parse_error(&e))?;
+    match probe.verdict(bytes, server) {
+        Some(answer) => Err(answer),
+        None => Ok(probe.passed()),
+    }
 }
 
 /// The framework's answer to a `tools/call` whose params rmcp's parse could not read — it
@@ -119,9 +111,9 @@ pub(crate) fn unusable_call(
     Probe::of(&bytes).ok()?.verdict(&bytes, server)
 }
 
-/// The framework's answer to a body it passed and rmcp could not read: the exact probe's,
-/// when `serde_json` refuses it (what the quick probe let through: a lone surrogate, bad
-/// UTF-8, a number out of range, too deep).
+/// The framework's answer to a body it passed and rmcp could not read: the probe's, when
+/// `serde_json` refuses it (what a plain call's read lets through in its arguments: a lone
+/// surrogate, a number out of range, nesting past `serde_json`'s limit).
 #[cfg(feature = "server-http")]
 pub(crate) fn refused_by_rmcp(bytes: &[u8]) -> Option<Reply> {
     Probe::of(bytes).err().map(|e| parse_error(&e))

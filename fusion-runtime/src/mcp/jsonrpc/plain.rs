@@ -1,16 +1,16 @@
 //! HTTP's hot path: a plain `tools/call` — `jsonrpc`, `id`, `method` and
 //! `params { name, arguments }`, nothing else — read by `serde`'s derive in one pass, its
 //! strings borrowed from the body and its arguments a [`RawValue`] (their syntax checked,
-//! not parsed). Anything else is not plain and goes to the serde probes
+//! not parsed). Anything else is not plain and goes to the probe
 //! ([`check_body`](super::check_body)): another member (`_meta`, `task`, a retry's state), a
 //! duplicate, an escape in `jsonrpc`, `method` or the name, arguments that are not an object.
 //!
-//! Its contract: a body read as a plain call is one the serde probes pass, with the same
-//! [`Passed`], and have nothing to answer. Its arguments are checked as the quick probe
-//! checks a value it passes over (`serde_json`'s `ignore_value`: syntax, escapes, control
+//! Its contract: a body read as a plain call is one the probe passes, with the same
+//! [`Passed`], and has nothing to answer — or one `serde_json`'s full parse refuses. Its
+//! arguments are checked by `serde_json`'s `ignore_value` (syntax, escapes, control
 //! characters), so a lone surrogate, a number out of range or nesting past `serde_json`'s
 //! limit passes here; the arguments' own parse refuses it, the caller then hands the body to
-//! rmcp, whose parse refuses it too, and the answer is the serde probes'
+//! rmcp, whose parse refuses it too, and the answer is the probe's
 //! ([`refused_by_rmcp`](super::refused_by_rmcp)).
 
 use std::fmt;
@@ -87,7 +87,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&RawValue>::deserialize(d).map(Some)
 }
 
-/// An id as the serde probes read one: a string, or an integer that fits an `i64`.
+/// An id as the probe reads one: a string, or an integer that fits an `i64`.
 struct Id(RequestId);
 
 impl<'de> Deserialize<'de> for Id {

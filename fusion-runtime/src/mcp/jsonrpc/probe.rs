@@ -8,7 +8,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::marker::PhantomData;
 
 use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -81,24 +80,11 @@ pub(super) enum Params<'a> {
 }
 
 impl<'a> Probe<'a> {
-    /// The exact probe: every value validated as `serde_json`'s own parse validates it.
+    /// The probe: every value validated as `serde_json`'s own parse validates it, so its
+    /// error is the one to answer a body `serde_json` refuses with.
     pub(super) fn of(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
-        Probe::with::<Skip>(bytes)
-    }
-
-    /// The quick probe: what the checks read is read as [`Probe::of`] reads it, the rest only
-    /// for its syntax (`serde_json`'s `ignore_value`: a string's UTF-8 and `\u` escapes, a
-    /// number's range and the nesting depth go unchecked). A message that passes it goes to
-    /// rmcp, whose own parse refuses what the exact probe would; the answer to that is then
-    /// the exact probe's (`refused_by_rmcp`).
-    #[cfg(feature = "server-http")]
-    pub(super) fn quick(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
-        Probe::with::<serde::de::IgnoredAny>(bytes)
-    }
-
-    fn with<K: Skipper>(bytes: &'a [u8]) -> Result<Self, serde_json::Error> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        let probe = de.deserialize_any(ProbeVisitor::<K>(PhantomData))?;
+        let probe = de.deserialize_any(ProbeVisitor)?;
         de.end()?;
         Ok(probe)
     }
@@ -232,30 +218,24 @@ pub(super) struct Skip;
 
 impl<'de> Deserialize<'de> for Skip {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SniffVisitor::<Skip>(PhantomData))?;
+        d.deserialize_any(SniffVisitor)?;
         Ok(Skip)
     }
 }
 
-/// How a probe passes over a value it does not read: [`Skip`], or `serde`'s `IgnoredAny`.
-trait Skipper: for<'de> Deserialize<'de> {}
+/// A value's [`Sniff`], what is inside it passed over with [`Skip`].
+pub(super) struct SniffSeed;
 
-impl Skipper for Skip {}
-impl Skipper for serde::de::IgnoredAny {}
-
-/// A value's [`Sniff`], what is inside it passed over with `K`.
-pub(super) struct SniffSeed<K>(PhantomData<K>);
-
-impl<'de, K: Skipper> DeserializeSeed<'de> for SniffSeed<K> {
+impl<'de> DeserializeSeed<'de> for SniffSeed {
     type Value = Sniff<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Sniff<'de>, D::Error> {
-        d.deserialize_any(SniffVisitor::<K>(PhantomData))
+        d.deserialize_any(SniffVisitor)
     }
 }
 
-pub(super) struct SniffVisitor<K>(PhantomData<K>);
+pub(super) struct SniffVisitor;
 
-impl<'de, K: Skipper> Visitor<'de> for SniffVisitor<K> {
+impl<'de> Visitor<'de> for SniffVisitor {
     type Value = Sniff<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -283,11 +263,11 @@ impl<'de, K: Skipper> Visitor<'de> for SniffVisitor<K> {
         Ok(Sniff::Str(Cow::Owned(v.to_owned())))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<K>()?.is_some() {}
+        while seq.next_element::<Skip>()?.is_some() {}
         Ok(Sniff::Array)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<K, K>()?.is_some() {}
+        while map.next_entry::<Skip, Skip>()?.is_some() {}
         Ok(Sniff::Object)
     }
 }
@@ -333,35 +313,34 @@ impl<'de> Deserialize<'de> for Key {
     }
 }
 
-pub(super) struct ProbeVisitor<K>(PhantomData<K>);
+pub(super) struct ProbeVisitor;
 
-impl<'de, K: Skipper> Visitor<'de> for ProbeVisitor<K> {
+impl<'de> Visitor<'de> for ProbeVisitor {
     type Value = Probe<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON-RPC message")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probe<'de>, A::Error> {
-        let sniff = || SniffSeed::<K>(PhantomData);
         let mut p = Probe::default();
         while let Some(key) = map.next_key::<Key>()? {
             match key {
-                Key::Jsonrpc => p.jsonrpc = Some(map.next_value_seed(sniff())?),
-                Key::Id => p.id = Some(map.next_value_seed(sniff())?),
-                Key::Method => p.method = Some(map.next_value_seed(sniff())?),
-                Key::Params => p.params = Some(map.next_value_seed(ParamsSeed::<K>(PhantomData))?),
+                Key::Jsonrpc => p.jsonrpc = Some(map.next_value_seed(SniffSeed)?),
+                Key::Id => p.id = Some(map.next_value_seed(SniffSeed)?),
+                Key::Method => p.method = Some(map.next_value_seed(SniffSeed)?),
+                Key::Params => p.params = Some(map.next_value_seed(ParamsSeed)?),
                 Key::ResultOrError => {
-                    map.next_value::<K>()?;
+                    map.next_value::<Skip>()?;
                     p.result_or_error = true;
                 }
                 _ => {
-                    map.next_value::<K>()?;
+                    map.next_value::<Skip>()?;
                 }
             }
         }
         Ok(p)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Probe<'de>, A::Error> {
-        SniffVisitor::<K>(PhantomData).visit_seq(seq)?;
+        SniffVisitor.visit_seq(seq)?;
         Ok(Probe {
             shape: Shape::Batch,
             ..Probe::default()
@@ -394,40 +373,39 @@ pub(super) fn not_object<'a>() -> Probe<'a> {
     }
 }
 
-/// `params`, what the probe does not read passed over with `K`.
-pub(super) struct ParamsSeed<K>(PhantomData<K>);
+/// `params`, what the probe does not read passed over with [`Skip`].
+pub(super) struct ParamsSeed;
 
-impl<'de, K: Skipper> DeserializeSeed<'de> for ParamsSeed<K> {
+impl<'de> DeserializeSeed<'de> for ParamsSeed {
     type Value = Params<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Params<'de>, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de, K: Skipper> Visitor<'de> for ParamsSeed<K> {
+impl<'de> Visitor<'de> for ParamsSeed {
     type Value = Params<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("params")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
-        let sniff = || SniffSeed::<K>(PhantomData);
         let (mut name, mut arguments, mut bad_retry) = (None, None, None);
         while let Some(key) = map.next_key::<Key>()? {
             match key {
-                Key::Name => name = Some(map.next_value_seed(sniff())?),
-                Key::Arguments => arguments = Some(map.next_value_seed(sniff())?),
+                Key::Name => name = Some(map.next_value_seed(SniffSeed)?),
+                Key::Arguments => arguments = Some(map.next_value_seed(SniffSeed)?),
                 Key::RequestState => {
-                    if !matches!(map.next_value_seed(sniff())?, Sniff::Str(_) | Sniff::Null) {
+                    if !matches!(map.next_value_seed(SniffSeed)?, Sniff::Str(_) | Sniff::Null) {
                         bad_retry = Some("Invalid params: requestState must be a string");
                     }
                 }
                 Key::InputResponses => {
-                    if !matches!(map.next_value_seed(sniff())?, Sniff::Object | Sniff::Null) {
+                    if !matches!(map.next_value_seed(SniffSeed)?, Sniff::Object | Sniff::Null) {
                         bad_retry = Some("Invalid params: inputResponses must be an object");
                     }
                 }
                 _ => {
-                    map.next_value::<K>()?;
+                    map.next_value::<Skip>()?;
                 }
             }
         }
@@ -438,7 +416,7 @@ impl<'de, K: Skipper> Visitor<'de> for ParamsSeed<K> {
         })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Params<'de>, A::Error> {
-        SniffVisitor::<K>(PhantomData).visit_seq(seq)?;
+        SniffVisitor.visit_seq(seq)?;
         Ok(Params::Other)
     }
     fn visit_unit<E>(self) -> Result<Params<'de>, E> {

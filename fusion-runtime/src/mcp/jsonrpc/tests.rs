@@ -59,37 +59,30 @@ fn what_serde_json_refuses_the_probe_refuses() {
 
 #[test]
 #[cfg(feature = "server-http")]
-fn the_quick_probe_reads_what_the_exact_one_reads_and_leaves_the_rest_to_rmcp() {
-    let call = r#"{"params":{"arguments":{"a":[1,{"b":"\u00e9"}]},"name":"t","_meta":{"k":[]}},"id":"7","method":"tools/call","jsonrpc":"2.0","extra":{"x":null}}"#;
-    let (quick, exact) = (Probe::quick(call.as_bytes()), Probe::of(call.as_bytes()));
-    assert_eq!(format!("{quick:?}"), format!("{exact:?}"));
-    // What only `serde_json`'s full parse refuses, inside a value the quick probe passes
-    // over: it passes (rmcp's parse refuses it), and the answer is the exact probe's.
+fn what_serde_json_refuses_anywhere_is_the_probes_parse_error() -> anyhow::Result<()> {
+    let server = crate::server::Server::builder()
+        .name("t")
+        .version("0")
+        .build()?;
     for inside in [
         r#""\ud800""#.to_owned(),
         "1e400".to_owned(),
         format!("{}{}", "[".repeat(129), "]".repeat(129)),
+        "tru".to_owned(),
     ] {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{inside}}}}}}}"#
         );
-        assert!(Probe::quick(body.as_bytes()).is_ok(), "{inside}");
-        let exact = Probe::of(body.as_bytes()).err().map(|e| parse_error(&e));
-        assert!(exact.is_some(), "{inside}");
-        assert_eq!(refused_by_rmcp(body.as_bytes()), exact, "{inside}");
-    }
-    // Syntax errors the quick probe finds are answered by the exact one too.
-    for bad in [
-        "{",
-        r#"{"a":1} x"#,
-        r#"{"id":1,"params":{"arguments":{"a":tru}}}"#,
-    ] {
-        let exact = Probe::of(bad.as_bytes()).err().map(|e| parse_error(&e));
-        assert!(
-            Probe::quick(bad.as_bytes()).is_err() && exact.is_some(),
-            "{bad}"
+        let answer = Probe::of(body.as_bytes()).err().map(|e| parse_error(&e));
+        assert!(answer.is_some(), "{inside}");
+        assert_eq!(
+            check_body(body.as_bytes(), &server).err(),
+            answer,
+            "{inside}"
         );
+        assert_eq!(refused_by_rmcp(body.as_bytes()), answer, "{inside}");
     }
+    Ok(())
 }
 
 #[test]
@@ -137,8 +130,8 @@ fn a_passed_body_hands_on_its_id_and_whether_it_cancels() {
     assert!(check_body(b"{", &server).is_err());
 }
 
-/// Bodies of every kind: a plain call must be read as the serde probes read it, the others
-/// left to them.
+/// Bodies of every kind: a plain call must be read as the probe reads it, the others left to
+/// it.
 #[cfg(feature = "server-http")]
 const CORPUS: &[&str] = &[
     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"accounts_register","arguments":{"id":"acc_7f3k9q2m","email":"a@b.c","seats":12,"plan":"pro","tags":["beta","eu-west"]}}}"#,
@@ -183,8 +176,8 @@ const CORPUS: &[&str] = &[
     "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"method\":\"ping\"}",
 ];
 
-/// Reads `body` as a plain call, its `Passed` the one the serde probes hand on (or the body
-/// one `serde_json`'s full parse refuses, answered as they answer it).
+/// Reads `body` as a plain call, its `Passed` the one the probe hands on (or the body one
+/// `serde_json`'s full parse refuses, answered as the probe answers it).
 #[cfg(feature = "server-http")]
 fn plain(body: &str) -> Option<PlainCall> {
     let server = crate::server::Server::builder()
@@ -203,7 +196,7 @@ fn plain(body: &str) -> Option<PlainCall> {
 
 #[test]
 #[cfg(feature = "server-http")]
-fn a_plain_call_is_one_the_serde_probes_pass_and_nothing_else_is() -> anyhow::Result<()> {
+fn a_plain_call_is_one_the_probe_passes_and_nothing_else_is() -> anyhow::Result<()> {
     let garbage = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[tru]}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1,]}}"#,
@@ -216,11 +209,10 @@ fn a_plain_call_is_one_the_serde_probes_pass_and_nothing_else_is() -> anyhow::Re
         "[".repeat(129),
         "]".repeat(129)
     );
-    // What only `serde_json`'s full parse refuses passes, as it passes the quick probe (a lone
-    // surrogate, a number out of range, nesting past its limit): the arguments' own parse
-    // refuses it, and so does rmcp's.
+    // What only `serde_json`'s full parse refuses passes (a lone surrogate, a number out of
+    // range, nesting past its limit): the arguments' own parse refuses it, and so does rmcp's.
     let odd = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":"\ud800","b":1e400,"c":"\u00e9\n\"\\\/\b\f\r\t"}}}"#;
-    // Arguments whose syntax is wrong: not plain, and the serde probes answer them.
+    // Arguments whose syntax is wrong: not plain, and the probe answers them.
     let bad_arguments = [
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":tru}}}"#,
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"a":[1,]}}}"#,
@@ -318,6 +310,6 @@ fn a_plain_call_is_read_whole_and_nothing_else_is_one() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Arguments of any shape, well-formed or not: a plain call's reading is the serde probes'.
+/// Arguments of any shape, well-formed or not: a plain call's reading is the probe's.
 #[cfg(feature = "server-http")]
 mod arguments;

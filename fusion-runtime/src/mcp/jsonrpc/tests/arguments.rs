@@ -1,4 +1,4 @@
-//! Arguments of any shape, well-formed or not: a plain call's reading is the serde probes'.
+//! Arguments of any shape, well-formed or not: a plain call's reading is the probe's.
 
 use proptest::prelude::*;
 
@@ -34,7 +34,7 @@ fn piece() -> impl Strategy<Value = &'static str> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
-    fn a_plain_call_is_read_as_the_serde_probes_read_it(
+    fn a_plain_call_is_read_as_the_probe_reads_it(
         pieces in proptest::collection::vec(piece(), 0..24),
     ) {
         let server = crate::server::Server::builder().name("t").version("0").build()
