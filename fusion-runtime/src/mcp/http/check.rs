@@ -15,7 +15,7 @@ use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::body::read_bounded;
-use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, host_allowed, is_json};
+use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
 use super::stateless_call;
 use crate::context::LogThreshold;
 use crate::mcp::facts::SESSION_HEADER;
@@ -29,13 +29,13 @@ const MAX_PLAIN_ERROR_BYTES: usize = 16 * 1024;
 /// What the check needs.
 pub(crate) struct Guard {
     pub(crate) server: Server,
-    pub(crate) allowed_hosts: Arc<[String]>,
+    /// The allowed hosts, as rmcp reads them.
+    pub(crate) allowed_hosts: AllowedHosts,
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
-    /// When a plain 2025 `tools/call` is answered without rmcp
-    /// ([`stateless_call`](super::stateless_call)) — on a server that hands nothing off —
-    /// the allowed hosts as rmcp reads them; `None` otherwise.
-    pub(crate) plain_calls: Option<stateless_call::AllowedHosts>,
+    /// Whether a plain 2025 `tools/call` is answered without rmcp
+    /// ([`stateless_call`](super::stateless_call)): on a server that hands nothing off.
+    pub(crate) plain_calls: bool,
     /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse,
     /// unless its session is live (`live`: the sessions whose plain calls skip rmcp's worker).
     pub(crate) sessions: bool,
@@ -104,9 +104,8 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
         // rmcp refuses these (`415`) or reads no body.
         return pass_unread(request, &guard.server);
     }
-    let rmcp_reads = |headers: &HeaderMap| {
-        accepts_json_and_sse(headers) && host_allowed(headers, &guard.allowed_hosts)
-    };
+    let rmcp_reads =
+        |headers: &HeaderMap| accepts_json_and_sse(headers) && guard.allowed_hosts.allow(headers);
     let max = guard.max_body_bytes;
     // The body's length as its `Content-Length` declared it (hyper parsed it).
     if request.body().size_hint().lower() > max as u64 {
@@ -235,11 +234,12 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     };
     // A plain call that rmcp would take straight to its handler is answered without it: a
     // live session's (its headers passed in `live_probe`), or a stateless endpoint's.
-    let stateless_plain =
-        |hosts| !guard.sessions && stateless_call::headers_pass(&parts.headers, hosts, false);
-    if let Some(call) =
-        call.filter(|_| live.is_some() || guard.plain_calls.as_ref().is_some_and(stateless_plain))
-    {
+    let stateless_plain = || {
+        guard.plain_calls
+            && !guard.sessions
+            && stateless_call::headers_pass(&parts.headers, &guard.allowed_hosts, false)
+    };
+    if let Some(call) = call.filter(|_| live.is_some() || stateless_plain()) {
         let bytes = bytes.clone();
         parts.extensions.insert(stateless_call::Plain {
             bytes,
@@ -265,8 +265,7 @@ fn live_probe(
 )> {
     let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
     let listing = guard.live.as_ref()?.listing(id)?;
-    let hosts = guard.plain_calls.as_ref()?;
-    if !stateless_call::headers_pass(headers, hosts, true) {
+    if !guard.plain_calls || !stateless_call::headers_pass(headers, &guard.allowed_hosts, true) {
         return None;
     }
     let (passed, call) = match jsonrpc::plain_call(bytes) {

@@ -1,6 +1,8 @@
 //! What the JSON-RPC step and the plain call read of a request's headers: the ones rmcp
-//! checks itself (`Content-Type`, `Accept`, `Host`) and the protocol version's.
+//! checks itself (`Content-Type`, `Accept`, `Host` against the allowed hosts, read as rmcp
+//! reads them) and the protocol version's.
 
+use axum::http::uri::Authority;
 use axum::http::{HeaderMap, HeaderName, header};
 
 /// The header every 2026-07-28 POST carries its version in.
@@ -41,17 +43,55 @@ pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     json && sse
 }
 
-/// A `Host` whose name (its port left out) an allowed entry names, or no list at all.
-pub(super) fn host_allowed(headers: &HeaderMap, allowed: &[String]) -> bool {
-    if allowed.is_empty() {
-        return true;
+/// The server's allowed hosts as rmcp reads its list (each entry an authority, its port
+/// optional; blank entries allow nothing), parsed once rather than on every request.
+#[derive(Debug)]
+pub(crate) struct AllowedHosts {
+    /// An empty list: rmcp allows any host.
+    any: bool,
+    /// Each entry's host, lowercase and without IPv6 brackets, and its port if it names one.
+    entries: Vec<(String, Option<u16>)>,
+}
+
+impl AllowedHosts {
+    pub(crate) fn new(list: &[String]) -> Self {
+        let entries = list
+            .iter()
+            .map(|a| a.trim())
+            .filter(|a| !a.is_empty())
+            .map(|a| match Authority::try_from(a) {
+                Ok(entry) => (normalize(entry.host()), entry.port_u16()),
+                Err(_) => (normalize(a), None),
+            })
+            .collect();
+        AllowedHosts {
+            any: list.is_empty(),
+            entries,
+        }
     }
-    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or_default(),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    allowed.iter().any(|a| a.eq_ignore_ascii_case(name))
+
+    /// Whether the `Host` header passes rmcp's DNS-rebinding check: a valid authority whose
+    /// host (and port, where the allowed entry names one) an allowed entry names, or any
+    /// authority when there is no list.
+    pub(crate) fn allow(&self, headers: &HeaderMap) -> bool {
+        let Some(authority) = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| Authority::try_from(v).ok())
+        else {
+            return false;
+        };
+        if self.any {
+            return true;
+        }
+        let host = authority.host().trim_matches(['[', ']']);
+        let port = authority.port_u16();
+        self.entries
+            .iter()
+            .any(|(name, p)| name.eq_ignore_ascii_case(host) && p.is_none_or(|p| port == Some(p)))
+    }
+}
+
+fn normalize(host: &str) -> String {
+    host.trim_matches(['[', ']']).to_ascii_lowercase()
 }

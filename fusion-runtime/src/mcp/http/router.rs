@@ -24,10 +24,11 @@ use super::auth::AuthLayer;
 use super::check;
 use super::forwarded;
 use super::guard::{Guard, guard_request};
+use super::headers::AllowedHosts;
 use super::identity::Identity;
 use super::options::HttpOptions;
 use super::sessions::CappedSessions;
-use super::stateless_call::{AllowedHosts, Answerer};
+use super::stateless_call::Answerer;
 use crate::auth::Auth;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
 use crate::mcp::handlers::live::LiveSessions;
@@ -134,9 +135,9 @@ pub(crate) fn endpoint(
         },
         check: check::Guard {
             server: server.clone(),
-            allowed_hosts: options.allowed_hosts.clone().into(),
+            allowed_hosts: AllowedHosts::new(&options.allowed_hosts),
             max_body_bytes: options.max_body_bytes,
-            plain_calls: plain_calls.then(|| AllowedHosts::new(&options.allowed_hosts)),
+            plain_calls,
             sessions: !options.stateless,
             live: live.clone(),
         },
@@ -415,9 +416,9 @@ mod tests {
             },
             check: check::Guard {
                 server: server.clone(),
-                allowed_hosts: Vec::new().into(),
+                allowed_hosts: AllowedHosts::new(&[]),
                 max_body_bytes: 1024,
-                plain_calls: None,
+                plain_calls: false,
                 sessions: false,
                 live: None,
             },

@@ -31,7 +31,6 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::uri::Authority;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use futures::StreamExt;
@@ -40,7 +39,7 @@ use sse_stream::{KeepAlive, Sse, SseBody};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
+use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
 use crate::context::LogThreshold;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::McpHandler;
@@ -73,41 +72,13 @@ pub(crate) fn headers_pass(
         && !headers.contains_key(header::ORIGIN)
         && session_named(headers) == session
         && legacy_version(headers)
-        && host_passes(headers, allowed_hosts)
+        && allowed_hosts.allow(headers)
 }
 
 /// Whether the request names one session (`false` for none, or more than one).
 fn session_named(headers: &HeaderMap) -> bool {
     let mut ids = headers.get_all(&SESSION_HEADER).iter();
     ids.next().is_some() && ids.next().is_none()
-}
-
-/// The server's allowed hosts as rmcp reads its list (each entry an authority, its port
-/// optional; blank entries allow nothing), parsed once rather than on every call.
-#[derive(Debug)]
-pub(crate) struct AllowedHosts {
-    /// An empty list: rmcp allows any host.
-    any: bool,
-    /// Each entry's host, lowercase and without IPv6 brackets, and its port if it names one.
-    entries: Vec<(String, Option<u16>)>,
-}
-
-impl AllowedHosts {
-    pub(crate) fn new(list: &[String]) -> Self {
-        let entries = list
-            .iter()
-            .map(|a| a.trim())
-            .filter(|a| !a.is_empty())
-            .map(|a| match Authority::try_from(a) {
-                Ok(entry) => (normalize(entry.host()), entry.port_u16()),
-                Err(_) => (normalize(a), None),
-            })
-            .collect();
-        AllowedHosts {
-            any: list.is_empty(),
-            entries,
-        }
-    }
 }
 
 /// Exactly one `MCP-Protocol-Version`, a 2025 one (the 2026-07-28 rules — standard headers,
@@ -128,31 +99,6 @@ fn plain_accept(headers: &HeaderMap) -> bool {
         .iter()
         .all(|v| v.to_str().is_ok_and(|v| !v.contains([';', '"'])))
         && accepts_json_and_sse(headers)
-}
-
-/// The `Host` header passes rmcp's DNS-rebinding check: a valid authority whose host (and
-/// port, where the allowed entry names one) an allowed entry names, or no list at all.
-fn host_passes(headers: &HeaderMap, allowed: &AllowedHosts) -> bool {
-    let Some(authority) = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| Authority::try_from(v).ok())
-    else {
-        return false;
-    };
-    if allowed.any {
-        return true;
-    }
-    let host = authority.host().trim_matches(['[', ']']);
-    let port = authority.port_u16();
-    allowed
-        .entries
-        .iter()
-        .any(|(name, p)| name.eq_ignore_ascii_case(host) && p.is_none_or(|p| port == Some(p)))
-}
-
-fn normalize(host: &str) -> String {
-    host.trim_matches(['[', ']']).to_ascii_lowercase()
 }
 
 /// What answers plain calls: the stateless handler the router keeps, rmcp's SSE keep-alive

@@ -7,9 +7,10 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
 use super::super::check::{Guard, guard};
+use super::super::headers::AllowedHosts;
 use super::super::options::HttpOptions;
 use super::super::router::http_router;
-use super::super::stateless_call::{AllowedHosts, Plain, headers_pass};
+use super::super::stateless_call::{Plain, headers_pass};
 use super::{Seen, header_text, json_ok, read};
 
 const PLAIN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]}}}"#;
@@ -134,9 +135,9 @@ async fn marked(
 ) -> anyhow::Result<bool> {
     let check = Guard {
         server: crate::Server::builder().build()?,
-        allowed_hosts: vec!["localhost".to_owned()].into(),
+        allowed_hosts: AllowedHosts::new(&["localhost".to_owned()]),
         max_body_bytes: 4096,
-        plain_calls: plain_calls.then(|| AllowedHosts::new(&["localhost".to_owned()])),
+        plain_calls,
         sessions: false,
         live: None,
     };
