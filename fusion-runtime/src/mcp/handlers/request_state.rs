@@ -6,6 +6,7 @@
 //! sealed state of an `input_required` result.
 
 use std::collections::BTreeMap;
+use std::io;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -39,14 +40,23 @@ pub const REQUEST_STATE_KEY_ENV: &str = "FUSION_REQUEST_STATE_KEY";
 pub(crate) struct Binding(pub(crate) String, Option<Arc<[u8]>>);
 
 impl Binding {
+    /// The SHA-256 of `tool`, the arguments as [canonical JSON](write_sorted) and `owner`, one
+    /// line each, streamed into the hash (no copy of the arguments, no text of them).
     pub(crate) fn of(
         tool: &str,
         arguments: Option<&serde_json::Map<String, Value>>,
         owner: &str,
     ) -> Self {
-        let canonical = arguments.map(canonical_json).unwrap_or_default();
-        let digest = Sha256::digest(format!("{tool}\n{canonical}\n{owner}").as_bytes());
-        Binding(BASE64_URL_SAFE_NO_PAD.encode(digest), None)
+        let mut hash = Hashing(Sha256::new());
+        hash.0.update(tool.as_bytes());
+        hash.0.update(b"\n");
+        if let Some(arguments) = arguments {
+            // A hash takes every byte: nothing here can fail.
+            let _ = write_sorted_map(&mut hash, arguments);
+        }
+        hash.0.update(b"\n");
+        hash.0.update(owner.as_bytes());
+        Binding(BASE64_URL_SAFE_NO_PAD.encode(hash.0.finalize()), None)
     }
 
     /// Signed with `key` (the builder's), or else [`REQUEST_STATE_KEY_ENV`] or the
@@ -64,19 +74,54 @@ impl Binding {
     }
 }
 
-/// JSON with object keys sorted, whatever the map's order.
-pub(crate) fn canonical_json(map: &serde_json::Map<String, Value>) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let b: BTreeMap<&String, Value> = m.iter().map(|(k, v)| (k, sorted(v))).collect();
-                serde_json::to_value(b).unwrap_or(Value::Null)
+/// Writes `value` as compact JSON with every object's keys sorted (by their bytes), whatever
+/// the maps' order: the text `serde_json` prints for the value rebuilt with sorted maps.
+pub(crate) fn write_sorted(out: &mut impl io::Write, value: &Value) -> io::Result<()> {
+    match value {
+        Value::Object(map) => write_sorted_map(out, map),
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_sorted(out, item)?;
             }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
+            out.write_all(b"]")
         }
+        scalar => Ok(serde_json::to_writer(out, scalar)?),
     }
-    sorted(&Value::Object(map.clone())).to_string()
+}
+
+fn write_sorted_map(
+    out: &mut impl io::Write,
+    map: &serde_json::Map<String, Value>,
+) -> io::Result<()> {
+    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.write_all(b"{")?;
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, key)?;
+        out.write_all(b":")?;
+        write_sorted(out, value)?;
+    }
+    out.write_all(b"}")
+}
+
+/// A hash written to as a byte sink.
+struct Hashing(Sha256);
+
+impl io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The version of [`State`] written and read.

@@ -142,11 +142,10 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     if let Some(refusal) = unsupported_version(version, &guard.server, id) {
         return Err(refusal);
     }
-    let session_call = guard.sessions
-        && parts.headers.contains_key(&SESSION_HEADER)
-        && version
-            .and_then(|v| v.to_str().ok())
-            .is_none_or(|v| !crate::mcp::handlers::era::is_modern_version(v));
+    let modern = version
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(crate::mcp::handlers::era::is_modern_version);
+    let session_call = guard.sessions && parts.headers.contains_key(&SESSION_HEADER) && !modern;
     // The hot path: a plain `tools/call`, read by `serde`'s derive (`plain_call`); anything
     // else by the probe. Whatever the headers: a plain call is one the probe passes too (or
     // one `serde_json` refuses, which rmcp's parse does too, answered as the probe would),
@@ -168,7 +167,8 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
             }
             None => (None, None),
         }),
-        false => match jsonrpc::plain_call(&bytes) {
+        // A 2026-07-28 call is never plain (its `_meta`, its headers): not read as one.
+        false => match (!modern).then(|| jsonrpc::plain_call(&bytes)).flatten() {
             Some((passed, call)) => Ok((Some(passed), Some(call))),
             None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (Some(passed), None)),
         },

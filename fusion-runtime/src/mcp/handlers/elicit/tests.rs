@@ -168,3 +168,77 @@ fn argument_order_does_not_change_the_binding() {
     assert_ne!(of("t", &a, "o"), of("u", &a, "o"));
     assert_ne!(of("t", &a, "o"), of("t", &a, "p"));
 }
+
+/// The binding's canonical JSON is the text `serde_json` prints for the arguments rebuilt
+/// with sorted maps (how it was first computed, so a `requestState` sealed by an instance of
+/// the earlier code still binds on this one), and its digest that text's, one line each.
+mod canonical {
+    use std::collections::BTreeMap;
+
+    use base64::Engine;
+    use proptest::prelude::*;
+    use serde_json::Value;
+    use sha2::{Digest, Sha256};
+
+    use crate::mcp::handlers::request_state::{Binding, write_sorted};
+
+    fn rebuilt_sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let b: BTreeMap<&String, Value> =
+                    m.iter().map(|(k, v)| (k, rebuilt_sorted(v))).collect();
+                serde_json::to_value(b).unwrap_or(Value::Null)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(rebuilt_sorted).collect()),
+            other => other.clone(),
+        }
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let text = "[a-zA-Z0-9 \"\\\\/\u{e9}\u{1}\n\u{2028}]{0,6}";
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            text.prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((text, inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_sorted_text_is_the_rebuilt_values(v in value()) {
+            let mut streamed = Vec::new();
+            write_sorted(&mut streamed, &v).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(String::from_utf8_lossy(&streamed), rebuilt_sorted(&v).to_string());
+        }
+
+        #[test]
+        fn the_binding_is_the_digest_of_the_three_lines(
+            arguments in proptest::collection::vec(("[a-z]{1,3}", value()), 0..5),
+        ) {
+            let map: serde_json::Map<String, Value> = arguments.into_iter().collect();
+            let text = rebuilt_sorted(&Value::Object(map.clone())).to_string();
+            let digest = Sha256::digest(format!("t\n{text}\nsub:alice").as_bytes());
+            let expected = base64::prelude::BASE64_URL_SAFE_NO_PAD.encode(digest);
+            prop_assert_eq!(Binding::of("t", Some(&map), "sub:alice").0, expected);
+        }
+    }
+
+    #[test]
+    fn no_arguments_hash_as_an_empty_line() {
+        let digest = Sha256::digest(b"t\n\nsub:alice");
+        let expected = base64::prelude::BASE64_URL_SAFE_NO_PAD.encode(digest);
+        assert_eq!(Binding::of("t", None, "sub:alice").0, expected);
+    }
+}
