@@ -66,17 +66,30 @@ impl McpHandler {
             }
         }
         let owner = crate::context::ClientKey::of(&scope);
-        let binding =
-            request_state::Binding::of(&request.name, request.arguments.as_ref(), &owner.0)
-                .signed_with(self.server.request_state_key());
-        let answers = match request_state::answers(
-            request.request_state.as_deref(),
-            request.input_responses.as_ref(),
-            &binding,
-            self.server.once_store().as_ref(),
-        )
-        .await
-        {
+        let bind = |arguments: Option<&crate::input::JsonObject>| {
+            request_state::Binding::of(&request.name, arguments, &owner.0)
+                .signed_with(self.server.request_state_key())
+        };
+        // A retry's state is checked against its binding now. A first round needs one only if
+        // the handler asks (rare): its arguments are kept for that, not hashed on every call.
+        let binding = request.request_state.is_some().then(|| bind(request.arguments.as_ref()));
+        let kept = match binding {
+            Some(_) => None,
+            None => request.arguments.clone(),
+        };
+        let answers = match &binding {
+            None => Ok(Default::default()),
+            Some(binding) => {
+                request_state::answers(
+                    request.request_state.as_deref(),
+                    request.input_responses.as_ref(),
+                    binding,
+                    self.server.once_store().as_ref(),
+                )
+                .await
+            }
+        };
+        let answers = match answers {
             Ok(answers) => answers,
             Err(request_state::Refused::Invalid(e)) => return Err(e),
             Err(request_state::Refused::Unchecked(why)) => {
@@ -101,6 +114,7 @@ impl McpHandler {
         let response = tokio::select! {
             response = call => response,
             () = elicitor.input_needed() => {
+                let binding = binding.unwrap_or_else(|| bind(kept.as_ref()));
                 let (requests, state) = elicitor
                     .input_required(&binding)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
