@@ -72,7 +72,10 @@ impl McpHandler {
         };
         // A retry's state is checked against its binding now. A first round needs one only if
         // the handler asks (rare): its arguments are kept for that, not hashed on every call.
-        let binding = request.request_state.is_some().then(|| bind(request.arguments.as_ref()));
+        let binding = request
+            .request_state
+            .is_some()
+            .then(|| bind(request.arguments.as_ref()));
         let kept = match binding {
             Some(_) => None,
             None => request.arguments.clone(),
