@@ -204,9 +204,10 @@ fn error(e: &ErrorData) -> Value {
     serde_json::to_value(e).unwrap_or_else(|_| json!({"code": -32603, "message": e.message}))
 }
 
-/// Whether `bytes` hold `needle` (a cheap test before a second parse of a body).
+/// Whether `bytes` hold `needle` (a cheap test before a second parse of a body), in time
+/// linear in the body whatever its bytes.
 pub(crate) fn mentions(bytes: &[u8], needle: &[u8]) -> bool {
-    bytes.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(bytes, needle).is_some()
 }
 
 /// The longest answer [`Advertise`] reads whole (an SSE event, or a plain JSON answer);
