@@ -1,5 +1,5 @@
 //! The request body: read once, bounded in size ([`read_bounded`]) and in time
-//! ([`DeadlineBody`]).
+//! ([`DeadlineBody`]), and looked into without a parse ([`mentions`]).
 //!
 //! Reads: the body's frames. Writes: its bytes, or why there are none.
 
@@ -60,4 +60,10 @@ pub(crate) async fn read_bounded(body: Body, max: usize) -> Result<Bytes, Option
         Err(e) if e.is::<LengthLimitError>() => Err(Some(())),
         Err(_) => Err(None),
     }
+}
+
+/// Whether `bytes` hold `needle` (a cheap test before a second parse of a body), in time
+/// linear in the body whatever its bytes.
+pub(crate) fn mentions(bytes: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(bytes, needle).is_some()
 }

@@ -156,13 +156,13 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     let mut live: Option<LogThreshold> = None;
     let mut cancels = None;
     let checked = match session_call {
-        true => Ok(match live_probe(guard, &parts.headers, &bytes) {
-            Some((passed, Some(call), Some(session))) => {
-                live = Some(session);
+        true => Ok(match live_read(guard, &parts.headers, &bytes) {
+            Some(LiveRead::Call(passed, call, threshold)) => {
+                live = Some(threshold);
                 (Some(passed), Some(call))
             }
-            Some((passed, _, _)) => {
-                cancels = passed.cancels.then_some(passed);
+            Some(LiveRead::Cancels(passed)) => {
+                cancels = Some(passed);
                 (None, None)
             }
             None => (None, None),
@@ -189,9 +189,9 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
             .is_some_and(|v| v == "2025-11-25")
-        && (super::tasks_2025::mentions(&bytes, b"\"task")
+        && (super::body::mentions(&bytes, b"\"task")
             || (guard.server.has_required_tasks()
-                && super::tasks_2025::mentions(&bytes, b"\"tools/call\"")));
+                && super::body::mentions(&bytes, b"\"tools/call\"")));
     if tasks
         && passed.is_none()
         && let Err(answer) = jsonrpc::check_body(&bytes, &guard.server)
@@ -233,7 +233,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
         },
     };
     // A plain call that rmcp would take straight to its handler is answered without it: a
-    // live session's (its headers passed in `live_probe`), or a stateless endpoint's.
+    // live session's (its headers passed in `live_read`), or a stateless endpoint's.
     let stateless_plain = || {
         guard.plain_calls
             && !guard.sessions
@@ -250,37 +250,35 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     Ok((Request::from_parts(parts, Body::from(bytes)), read))
 }
 
-/// The plain call of a session's message (or its cancellation), only when its session is listed live (a session
-/// that is not is left unprobed, as any) and its headers are ones rmcp passes with nothing
-/// to refuse: what it passed, its plain call, and the session's log level when the call may
-/// be answered without rmcp now (the session is fresh).
-fn live_probe(
-    guard: &Guard,
-    headers: &HeaderMap,
-    bytes: &[u8],
-) -> Option<(
-    jsonrpc::Passed,
-    Option<jsonrpc::PlainCall>,
-    Option<LogThreshold>,
-)> {
+/// What the check reads of a live session's message.
+enum LiveRead {
+    /// A plain call the session may have answered without rmcp now (it is fresh), at the
+    /// session's log level.
+    Call(jsonrpc::Passed, jsonrpc::PlainCall, LogThreshold),
+    /// A `notifications/cancelled`: the calls it names may have been answered so.
+    Cancels(jsonrpc::Passed),
+}
+
+/// A session's message read, only when its session is listed live (a session that is not is
+/// left unprobed, as any) and its headers are ones rmcp passes with nothing to refuse.
+/// `None`: the message goes to rmcp unprobed.
+fn live_read(guard: &Guard, headers: &HeaderMap, bytes: &[u8]) -> Option<LiveRead> {
     let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
     let listing = guard.live.as_ref()?.listing(id)?;
-    if !guard.plain_calls || !stateless_call::headers_pass(headers, &guard.allowed_hosts, true) {
+    if !stateless_call::headers_pass(headers, &guard.allowed_hosts, true) {
         return None;
     }
-    let (passed, call) = match jsonrpc::plain_call(bytes) {
-        Some((passed, call)) => (passed, Some(call)),
-        // Only a cancellation is read further: the calls it names may be this path's.
-        None if super::tasks_2025::mentions(bytes, b"\"notifications/cancelled\"") => {
-            (jsonrpc::check_body(bytes, &guard.server).ok()?, None)
-        }
-        None => return None,
-    };
-    let session = match listing {
-        Listing::Fresh(threshold) => call.as_ref().map(|_| threshold),
-        Listing::Stale => None,
-    };
-    Some((passed, call, session))
+    if let Listing::Fresh(threshold) = listing
+        && let Some((passed, call)) = jsonrpc::plain_call(bytes)
+    {
+        return Some(LiveRead::Call(passed, call, threshold));
+    }
+    // Only a cancellation is read further.
+    if !super::body::mentions(bytes, b"\"notifications/cancelled\"") {
+        return None;
+    }
+    let passed = jsonrpc::check_body(bytes, &guard.server).ok()?;
+    passed.cancels.then_some(LiveRead::Cancels(passed))
 }
 
 /// A session's `tools/call` that rmcp's parse could not read, answered in the session's

@@ -20,6 +20,7 @@ use axum::http::request::Parts;
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
+use super::body::mentions;
 use crate::context::{ClientKey, RequestScope};
 use crate::mcp::facts::RequestFacts;
 use crate::mcp::handlers::era::Era;
@@ -202,12 +203,6 @@ fn task_json(record: &TaskRecord) -> Value {
 
 fn error(e: &ErrorData) -> Value {
     serde_json::to_value(e).unwrap_or_else(|_| json!({"code": -32603, "message": e.message}))
-}
-
-/// Whether `bytes` hold `needle` (a cheap test before a second parse of a body), in time
-/// linear in the body whatever its bytes.
-pub(crate) fn mentions(bytes: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(bytes, needle).is_some()
 }
 
 /// The longest answer [`Advertise`] reads whole (an SSE event, or a plain JSON answer);
