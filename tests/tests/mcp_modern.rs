@@ -307,6 +307,58 @@ fn modern_headers<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)>
 }
 
 #[tokio::test]
+async fn a_retrys_unusable_state_is_invalid_params_on_either_endpoint() {
+    // rmcp's parse cannot read such a call; its answer is the framework's, after rmcp has
+    // checked the request's headers.
+    for stateless in [true, false] {
+        let running = http(stateless).await;
+        for (field, value, message) in [
+            (
+                "requestState",
+                json!(5),
+                "Invalid params: requestState must be a string",
+            ),
+            (
+                "inputResponses",
+                json!([]),
+                "Invalid params: inputResponses must be an object",
+            ),
+        ] {
+            let mut params = call(None);
+            params[field] = value;
+            let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params});
+            let (status, messages) = exchange(
+                running.local_addr,
+                "POST",
+                &modern_headers("tools/call", "chatty_run"),
+                Some(&body),
+            )
+            .await;
+            let why = format!("{field}, stateless {stateless}: {messages:?}");
+            assert_eq!(status, 200, "{why}");
+            assert_eq!(messages.len(), 1, "{why}");
+            assert_eq!(messages[0]["id"], 4, "{why}");
+            assert_eq!(messages[0]["error"]["code"], -32602, "{why}");
+            assert_eq!(messages[0]["error"]["message"], message, "{why}");
+            // A mismatched header is refused first, as for any call.
+            let (status, messages) = exchange(
+                running.local_addr,
+                "POST",
+                &modern_headers("tools/call", "quiet_run"),
+                Some(&body),
+            )
+            .await;
+            assert_eq!(
+                (status, &messages[0]["error"]["code"]),
+                (400, &json!(-32020)),
+                "{why}"
+            );
+        }
+        let _ = running.shutdown().await;
+    }
+}
+
+#[tokio::test]
 async fn an_unknown_protocol_version_header_gets_32022_with_the_supported_versions() {
     let running = http(true).await;
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}});
@@ -365,7 +417,10 @@ async fn the_frameworks_own_answer_to_a_modern_malformed_call_is_a_modern_result
         "{messages:?}"
     );
 
-    // The headers still have to match the body, as rmcp checks for everything else.
+    // The headers still have to match the body: rmcp checks them before the call reaches
+    // the framework, and its answer is the one a well-formed call gets.
+    let mut well_formed = body.clone();
+    well_formed["params"]["arguments"] = json!({});
     for (headers, why) in [
         (modern_headers("tools/call", "quiet_run"), "Mcp-Name"),
         (modern_headers("tools/list", "chatty_run"), "Mcp-Method"),
@@ -386,8 +441,11 @@ async fn the_frameworks_own_answer_to_a_modern_malformed_call_is_a_modern_result
         assert_eq!(messages[0]["error"]["code"], -32020, "{why}: {messages:?}");
         assert_eq!(messages[0]["id"], 1, "{messages:?}");
         let message = messages[0]["error"]["message"].as_str().unwrap_or_default();
-        assert!(message.starts_with("Header mismatch: "), "{message}");
         assert!(message.contains(why), "{why}: {message}");
+        let (status, answers) =
+            exchange(running.local_addr, "POST", &headers, Some(&well_formed)).await;
+        assert_eq!(status, 400, "{why}: {answers:?}");
+        assert_eq!(answers[0]["error"], messages[0]["error"], "{why}");
     }
     // The base64 form of the right name passes.
     let (status, messages) = exchange(

@@ -41,7 +41,8 @@ pub struct McpHandler {
     /// a function of the server alone, which does not change once built).
     pub(crate) info: std::sync::Arc<std::sync::OnceLock<rmcp::model::ServerConfig>>,
     /// How a `tools/call` rmcp's parse could not read is answered: the JSON-RPC check's answer,
-    /// from the HTTP side that left the body to rmcp's parse (a session's call). `None`:
+    /// from the HTTP side that left the body to rmcp's parse (a 2026-07-28 request's call, a
+    /// session's). `None`:
     /// rmcp's `Method not found`, as for any custom method.
     pub(crate) unusable_calls: Option<UnusableCalls>,
     /// Where a stateful HTTP session lists itself once initialized, so that its plain calls

@@ -154,8 +154,8 @@ impl ServerHandler for McpHandler {
 
     /// A `tools/call` rmcp's parse could not read (a name that is not a string, arguments
     /// that are not an object, a retry's unusable state) gets the answer of the side that
-    /// left the body to rmcp: the handler's `UnusableCalls`, for a session's call over HTTP
-    /// the JSON-RPC check's own answer. Any other custom method, and any handler without
+    /// left the body to rmcp: the handler's `UnusableCalls`, over HTTP (a 2026-07-28
+    /// request's call, a session's) the JSON-RPC check's own answer. Any other custom method, and any handler without
     /// `UnusableCalls`, gets rmcp's `Method not found`. Over stdio nothing gets here: its
     /// line reader answers such a call first.
     fn on_custom_request(
@@ -165,7 +165,16 @@ impl ServerHandler for McpHandler {
     ) -> impl Future<Output = Result<CustomResult, ErrorData>> + Send + '_ {
         let answer = match (request.method.as_str(), self.unusable_calls) {
             ("tools/call", Some(answer)) => {
-                answer(&context.id, request.params.as_ref(), &self.server)
+                // rmcp keeps the request's `_meta` apart from its params: the answer reads
+                // the params as they came (a 2026-07-28 request's version is in `_meta`).
+                let mut params = request.params;
+                if let Some(serde_json::Value::Object(params)) = &mut params
+                    && !context.meta.is_empty()
+                {
+                    let meta = serde_json::Value::Object(context.meta.0.0.clone());
+                    params.insert("_meta".to_owned(), meta);
+                }
+                answer(&context.id, params.as_ref(), &self.server)
             }
             _ => None,
         };

@@ -48,18 +48,19 @@ pub(crate) enum Read {
     Unread,
     /// The body, probed: the id an error answer about it carries, and its bytes.
     Probed { id: Option<RequestId>, bytes: Bytes },
-    /// A 2025 session's call, its body left to rmcp's parse (its only parse): its id is
-    /// read, and the check run, only when rmcp refuses it. What rmcp reads and the check
-    /// would have answered — a `tools/call` with unusable params — reaches the handler as a
-    /// custom request, answered there as the check answers it (in the session's stream).
-    Session { bytes: Bytes },
+    /// A body left to rmcp's parse (its only parse): a 2026-07-28 request's, or a 2025
+    /// session's. Its id is read, and the check run, only when rmcp refuses it. What rmcp
+    /// reads and the check would have answered — a `tools/call` with unusable params —
+    /// reaches the handler as a custom request, answered there as the check answers it,
+    /// after rmcp's own checks of the request (a 2026-07-28 request's standard headers).
+    Unprobed { bytes: Bytes },
 }
 
 impl Read {
     fn bytes(&self) -> Option<&Bytes> {
         match self {
             Read::Unread => None,
-            Read::Probed { bytes, .. } | Read::Session { bytes } => Some(bytes),
+            Read::Probed { bytes, .. } | Read::Unprobed { bytes } => Some(bytes),
         }
     }
 }
@@ -145,18 +146,21 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     let modern = version
         .and_then(|v| v.to_str().ok())
         .is_some_and(crate::mcp::handlers::era::is_modern_version);
+    // A 2026-07-28 request has no session.
     let session_call = guard.sessions && parts.headers.contains_key(&SESSION_HEADER) && !modern;
     // The hot path: a plain `tools/call`, read by `serde`'s derive (`plain_call`); anything
     // else by the probe. Whatever the headers: a plain call is one the probe passes too (or
     // one `serde_json` refuses, which rmcp's parse does too, answered as the probe would),
     // and a body it passes goes on to rmcp, which checks its headers itself.
-    // A session's call is not probed (see `Read::Session`) unless its session may be live
-    // (see `stateless_call`): then its plain call is answered without rmcp, and its
+    // A 2026-07-28 request is not probed (see `Read::Unprobed`): it is never plain (its
+    // `_meta`, its headers). Nor is a session's call, unless its session may be live (see
+    // `stateless_call`): then its plain call is answered without rmcp, and its
     // `notifications/cancelled` reaches the calls answered so.
     let mut live: Option<LogThreshold> = None;
     let mut cancels = None;
-    let checked = match session_call {
-        true => Ok(match live_read(guard, &parts.headers, &bytes) {
+    let checked = match (modern, session_call) {
+        (true, _) => Ok((None, None)),
+        (false, true) => Ok(match live_read(guard, &parts.headers, &bytes) {
             Some(LiveRead::Call(passed, call, threshold)) => {
                 live = Some(threshold);
                 (Some(passed), Some(call))
@@ -167,8 +171,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
             }
             None => (None, None),
         }),
-        // A 2026-07-28 call is never plain (its `_meta`, its headers): not read as one.
-        false => match (!modern).then(|| jsonrpc::plain_call(&bytes)).flatten() {
+        (false, false) => match jsonrpc::plain_call(&bytes) {
             Some((passed, call)) => Ok((Some(passed), Some(call))),
             None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (Some(passed), None)),
         },
@@ -178,7 +181,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
         Err(_) if !rmcp_reads(&parts.headers) => {
             return Ok((Request::from_parts(parts, Body::from(bytes)), Read::Unread));
         }
-        Err(answer) => return Err(framework_answer(&parts.headers, &bytes, &answer)),
+        Err(answer) => return Err(answer_with_status(&answer)),
     };
     // 2025-11-25 experimental tasks, which rmcp does not speak (a server with task actions
     // only; the message is parsed again only for a 2025-11-25 request that names a task, or
@@ -228,7 +231,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
                 bytes: bytes.clone(),
             }
         }
-        None => Read::Session {
+        None => Read::Unprobed {
             bytes: bytes.clone(),
         },
     };
@@ -281,9 +284,9 @@ fn live_read(guard: &Guard, headers: &HeaderMap, bytes: &[u8]) -> Option<LiveRea
     passed.cancels.then_some(LiveRead::Cancels(passed))
 }
 
-/// A session's `tools/call` that rmcp's parse could not read, answered in the session's
-/// stream as the check answers it without a session (the handler's
-/// `UnusableCalls` for a stateful endpoint).
+/// A `tools/call` that rmcp's parse could not read, in a body the check left to it (a
+/// 2026-07-28 request's, a session's), answered as the check answers it in a body it probes
+/// (the handler's `UnusableCalls`).
 pub(crate) fn unusable_call(
     id: &RequestId,
     params: Option<&Value>,
@@ -295,17 +298,6 @@ pub(crate) fn unusable_call(
             .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None)),
         Reply::Error { error, .. } => Err(error),
     })
-}
-
-/// The framework's own answer to a body: `400` for an error, `200` for a `tools/call`'s
-/// `isError` result — or `400` with `-32020` when the request's headers do not match it (our
-/// answer skips rmcp's header check, so a 2026-07-28 request whose headers do not match its
-/// body is refused here the same way).
-fn framework_answer(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Response {
-    match header_mismatch(headers, bytes, answer) {
-        Some(refusal) => refusal,
-        None => answer_with_status(answer),
-    }
 }
 
 /// The framework's answer with its status: `400` for an error, `200` for a result.
@@ -358,30 +350,6 @@ fn unsupported_version(
     Some(reply(StatusCode::BAD_REQUEST, &answer))
 }
 
-/// `400` with `-32020` when a 2026-07-28 request (by its `MCP-Protocol-Version` header)
-/// that the framework answers itself has `Mcp-Method` / `Mcp-Name` headers that do not
-/// match its body, or a `_meta` version other than its header's. Only the malformed
-/// `tools/call` answer needs it: the other framework answers are to bodies with no method
-/// to compare.
-fn header_mismatch(headers: &HeaderMap, bytes: &[u8], answer: &Reply) -> Option<Response> {
-    if answer.is_error() {
-        return None;
-    }
-    let version = headers.get(&HEADER_PROTOCOL_VERSION)?.to_str().ok()?;
-    if !crate::mcp::handlers::era::is_modern_version(version) {
-        return None;
-    }
-    let message: Value = serde_json::from_slice(bytes).ok()?;
-    let reason = crate::mcp::handlers::era::header_mismatch_reason(headers, version, &message)?;
-    tracing::debug!(%reason, "header mismatch on a framework answer");
-    let answer = Reply::error(
-        message.get("id").and_then(request_id),
-        ErrorCode::HEADER_MISMATCH,
-        format!("Header mismatch: {reason}"),
-    );
-    Some(reply(StatusCode::BAD_REQUEST, &answer))
-}
-
 fn reply(status: StatusCode, answer: &Reply) -> Response {
     (
         status,
@@ -407,9 +375,9 @@ fn too_large(max: usize) -> Response {
 
 /// rmcp's plain-text errors as JSON-RPC errors, status kept; a body rmcp could not read
 /// (it answers `415` for it) becomes `400`, as the checks above answer the same failures —
-/// with the check's own `Parse error` when `serde_json` refuses it, and for a session's call,
-/// which the check left to rmcp's parse, the check's answer (a 2025 request: no header of
-/// 2026-07-28's to compare).
+/// with the check's own `Parse error` when `serde_json` refuses it, and for a body the check
+/// left to rmcp's parse, the check's answer (rmcp refused it before its own header checks, and
+/// the framework answers it as it answers such a body of any version).
 async fn json_errors(response: Response, read: Read, server: &Server) -> Response {
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
@@ -418,7 +386,7 @@ async fn json_errors(response: Response, read: Read, server: &Server) -> Respons
     let (id, passed) = match read {
         Read::Unread => (None, None),
         Read::Probed { id, bytes } => (id, Some(bytes)),
-        Read::Session { bytes } => {
+        Read::Unprobed { bytes } => {
             if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
                 && let Err(answer) = jsonrpc::check_body(&bytes, server)
             {

@@ -149,7 +149,8 @@ pub(crate) fn endpoint(
     // cached `get_info`, see `McpHandler::per_request`); stateful: one per session.
     let template = McpHandler::new(server.clone())
         .sessionless(stateless)
-        .closing(closing);
+        .closing(closing)
+        .answering_unusable_calls(check::unusable_call);
     let keep_alive = config.sse_keep_alive;
     let plain = plain_calls.then(|| Arc::new(Answerer::new(template.clone(), keep_alive, streams)));
     let listed = live.clone();

@@ -94,7 +94,8 @@ pub(crate) fn check_body(bytes: &[u8], server: &Server) -> Result<Passed, Reply>
 /// reads such a message as a custom request (`method` and raw `params`), which reaches the
 /// handler's `on_custom_request` — as the check answers the message: the `isError` result
 /// with its envelope, or `Invalid params` for a retry's unusable state. `None` when the check
-/// would pass it. A session's call is one: the HTTP check leaves its body to rmcp's parse.
+/// would pass it. A 2026-07-28 request's call, or a session's, is one: the HTTP check leaves
+/// its body to rmcp's parse.
 #[cfg(feature = "server-http")]
 pub(crate) fn unusable_call(
     id: &rmcp::model::RequestId,

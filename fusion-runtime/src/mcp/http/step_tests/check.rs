@@ -413,34 +413,64 @@ fn in_session(body: &'static str, version: Option<&str>) -> anyhow::Result<Reque
     Ok(request)
 }
 
+/// A POST of a 2026-07-28 request (no session).
+fn modern(body: &'static str) -> anyhow::Result<Request> {
+    let mut request = post(body)?;
+    request.headers_mut().insert(
+        "mcp-protocol-version",
+        header::HeaderValue::from_static("2026-07-28"),
+    );
+    Ok(request)
+}
+
 #[tokio::test]
-async fn a_sessions_call_goes_to_rmcp_unprobed() -> anyhow::Result<()> {
+async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Result<()> {
     let stateless = check(1024)?;
-    let check = Guard {
+    let stateful = Guard {
         sessions: true,
         ..check(1024)?
     };
-    // Not even a malformed call is answered here: rmcp's parse reads it first.
+    // Not even a malformed call is answered here: rmcp's parse reads it first (and rmcp
+    // checks a 2026-07-28 request's headers before the handler answers it).
     let unusable = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#;
-    for version in [None, Some("2025-06-18"), Some("2025-11-25")] {
+    let cases = [
+        (&stateful, in_session(unusable, None)?, "a session's"),
+        (
+            &stateful,
+            in_session(unusable, Some("2025-06-18"))?,
+            "2025-06-18",
+        ),
+        (
+            &stateful,
+            in_session(unusable, Some("2025-11-25"))?,
+            "2025-11-25",
+        ),
+        (
+            &stateful,
+            in_session(unusable, Some("2026-07-28"))?,
+            "2026-07-28, a session id",
+        ),
+        (
+            &stateful,
+            modern(unusable)?,
+            "2026-07-28, stateful endpoint",
+        ),
+        (
+            &stateless,
+            modern(unusable)?,
+            "2026-07-28, stateless endpoint",
+        ),
+    ];
+    for (check, request, why) in cases {
         let seen = Seen::default();
-        let response = guard(
-            &check,
-            in_session(unusable, version)?,
-            seen.next(json_ok("{}")),
-        )
-        .await;
-        assert_eq!(response.status(), StatusCode::OK, "{version:?}");
+        let response = guard(check, request, seen.next(json_ok("{}"))).await;
+        assert_eq!(response.status(), StatusCode::OK, "{why}");
         let saw = seen.take()?;
-        assert_eq!(saw.body.map_err(anyhow::Error::msg)?, unusable);
-        assert!(
-            saw.parts.extensions.get::<Passed>().is_none(),
-            "{version:?}"
-        );
+        assert_eq!(saw.body.map_err(anyhow::Error::msg)?, unusable, "{why}");
+        assert!(saw.parts.extensions.get::<Passed>().is_none(), "{why}");
     }
-    // A 2026-07-28 request, or one on an endpoint without sessions, is probed as ever: the
-    // check answers it itself.
-    answered(&check, in_session(unusable, Some("2026-07-28"))?).await?;
+    // A 2025 request on an endpoint without sessions is probed as ever: the check answers it
+    // itself.
     let (status, _, json) = answered(&stateless, in_session(unusable, None)?).await?;
     assert_eq!(
         (status, &json["result"]["isError"]),
