@@ -307,6 +307,48 @@ fn modern_headers<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)>
 }
 
 #[tokio::test]
+async fn a_modern_body_rmcp_refuses_gets_the_frameworks_answer() {
+    // The framework does not read a 2026-07-28 body before rmcp; what rmcp's parse refuses
+    // gets the framework's answer, as a 2025 body does.
+    for stateless in [true, false] {
+        let running = http(stateless).await;
+        let call = call(None);
+        for (body, message) in [
+            (
+                json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+                "Invalid Request: batches are not supported (MCP 2025-06-18 removed them)",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call, "result": {}}),
+                "Invalid Request: a request carries no result or error",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 3.5, "method": "tools/call", "params": call}),
+                "Invalid Request: id must be a string or an integer",
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": [call]}),
+                "Invalid Request: params must be an object",
+            ),
+        ] {
+            let (status, messages) = exchange(
+                running.local_addr,
+                "POST",
+                &modern_headers("tools/call", "chatty_run"),
+                Some(&body),
+            )
+            .await;
+            let why = format!("{message}, stateless {stateless}: {messages:?}");
+            assert_eq!(status, 400, "{why}");
+            assert_eq!(messages.len(), 1, "{why}");
+            assert_eq!(messages[0]["error"]["code"], -32600, "{why}");
+            assert_eq!(messages[0]["error"]["message"], message, "{why}");
+        }
+        let _ = running.shutdown().await;
+    }
+}
+
+#[tokio::test]
 async fn a_retrys_unusable_state_is_invalid_params_on_either_endpoint() {
     // rmcp's parse cannot read such a call; its answer is the framework's, after rmcp has
     // checked the request's headers.
