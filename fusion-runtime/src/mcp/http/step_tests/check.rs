@@ -13,7 +13,7 @@ use crate::mcp::jsonrpc::Passed;
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
-fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
+pub(super) fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
     Ok(Guard {
         server: crate::Server::builder().build()?,
         allowed_hosts: AllowedHosts::new(&[]),
@@ -25,7 +25,7 @@ fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
 }
 
 /// A JSON POST with the headers rmcp reads (`Accept` both types, `Host`).
-fn post(body: impl Into<Body>) -> anyhow::Result<Request> {
+pub(super) fn post(body: impl Into<Body>) -> anyhow::Result<Request> {
     Ok(Request::builder()
         .method(Method::POST)
         .uri("/mcp")
@@ -35,12 +35,12 @@ fn post(body: impl Into<Body>) -> anyhow::Result<Request> {
         .body(body.into())?)
 }
 
-fn json_error(id: Value, code: i64, message: &str) -> Value {
+pub(super) fn json_error(id: Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// The check's own answer to `request`: `next` never ran. Its status, headers and JSON.
-async fn answered(
+pub(super) async fn answered(
     check: &Guard,
     request: Request,
 ) -> anyhow::Result<(StatusCode, axum::http::HeaderMap, Value)> {
@@ -399,137 +399,5 @@ async fn a_415_from_next_for_a_json_body_becomes_400() -> anyhow::Result<()> {
         json,
         json_error(json!(6), -32600, "Unsupported Media Type: bad body")
     );
-    Ok(())
-}
-
-/// A POST in a 2025 session, on an endpoint that keeps sessions.
-fn in_session(body: &'static str, version: Option<&str>) -> anyhow::Result<Request> {
-    let mut request = post(body)?;
-    let headers = request.headers_mut();
-    headers.insert("mcp-session-id", header::HeaderValue::from_static("s-1"));
-    if let Some(version) = version {
-        headers.insert("mcp-protocol-version", version.parse()?);
-    }
-    Ok(request)
-}
-
-/// A POST of a 2026-07-28 request (no session).
-fn modern(body: &'static str) -> anyhow::Result<Request> {
-    let mut request = post(body)?;
-    request.headers_mut().insert(
-        "mcp-protocol-version",
-        header::HeaderValue::from_static("2026-07-28"),
-    );
-    Ok(request)
-}
-
-#[tokio::test]
-async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Result<()> {
-    let stateless = check(1024)?;
-    let stateful = Guard {
-        sessions: true,
-        ..check(1024)?
-    };
-    // Not even a malformed call is answered here: rmcp's parse reads it first (and rmcp
-    // checks a 2026-07-28 request's headers before the handler answers it).
-    let unusable = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#;
-    let cases = [
-        (&stateful, in_session(unusable, None)?, "a session's"),
-        (
-            &stateful,
-            in_session(unusable, Some("2025-06-18"))?,
-            "2025-06-18",
-        ),
-        (
-            &stateful,
-            in_session(unusable, Some("2025-11-25"))?,
-            "2025-11-25",
-        ),
-        (
-            &stateful,
-            in_session(unusable, Some("2026-07-28"))?,
-            "2026-07-28, a session id",
-        ),
-        (
-            &stateful,
-            modern(unusable)?,
-            "2026-07-28, stateful endpoint",
-        ),
-        (
-            &stateless,
-            modern(unusable)?,
-            "2026-07-28, stateless endpoint",
-        ),
-    ];
-    for (check, request, why) in cases {
-        let seen = Seen::default();
-        let response = guard(check, request, seen.next(json_ok("{}"))).await;
-        assert_eq!(response.status(), StatusCode::OK, "{why}");
-        let saw = seen.take()?;
-        assert_eq!(saw.body.map_err(anyhow::Error::msg)?, unusable, "{why}");
-        assert!(saw.parts.extensions.get::<Passed>().is_none(), "{why}");
-    }
-    // A 2025 request on an endpoint without sessions is probed as ever: the check answers it
-    // itself.
-    let (status, _, json) = answered(&stateless, in_session(unusable, None)?).await?;
-    assert_eq!(
-        (status, &json["result"]["isError"]),
-        (StatusCode::OK, &json!(true))
-    );
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_sessions_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
-    let check = Guard {
-        sessions: true,
-        ..check(1024)?
-    };
-    let refused = || {
-        canned(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "Unsupported Media Type: fail",
-        )
-    };
-    let cases = [
-        (r#"{"id":3,"method":"ping"}"#, json!(3), -32600),
-        (
-            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
-            Value::Null,
-            -32600,
-        ),
-        ("{not json", Value::Null, -32700),
-        (
-            r#"{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"\ud800"}}"#,
-            Value::Null,
-            -32700,
-        ),
-    ];
-    for (body, id, code) in cases {
-        let seen = Seen::default();
-        let response = guard(&check, in_session(body, None)?, seen.next(refused())).await;
-        let (status, headers, json) = read_json(response).await?;
-        assert!(seen.called(), "rmcp read it first: {body}");
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-        assert_eq!(header_text(&headers, "content-type"), "application/json");
-        assert_eq!(
-            (json["id"].clone(), json["error"]["code"].as_i64()),
-            (id, Some(code)),
-            "{body}"
-        );
-        // The answer the same body gets without a session (from the check, or after rmcp's
-        // refusal).
-        let response = guard(&check, post(body)?, Seen::default().next(refused())).await;
-        let (_, _, without) = read_json(response).await?;
-        assert_eq!(json, without, "{body}");
-    }
-    // Another refusal of rmcp's carries the request's id, read only now.
-    let seen = Seen::default();
-    let body = r#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#;
-    let gone = canned(StatusCode::NOT_FOUND, "Not Found: Session not found");
-    let (status, _, json) =
-        read_json(guard(&check, in_session(body, None)?, seen.next(gone)).await).await?;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(json["id"], json!("x"), "{json}");
     Ok(())
 }

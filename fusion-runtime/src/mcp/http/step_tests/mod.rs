@@ -11,6 +11,7 @@ mod guard;
 mod health;
 mod sessions;
 mod stateless_call;
+mod unprobed;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
