@@ -307,94 +307,70 @@ fn modern_headers<'a>(method: &'a str, name: &'a str) -> Vec<(&'a str, &'a str)>
 }
 
 #[tokio::test]
-async fn a_modern_body_rmcp_refuses_gets_the_frameworks_answer() {
-    // The framework does not read a 2026-07-28 body before rmcp; what rmcp's parse refuses
-    // gets the framework's answer, as a 2025 body does.
+async fn what_rmcp_cannot_read_gets_the_frameworks_answer_on_either_endpoint() {
+    // The framework does not read a 2026-07-28 body before rmcp. A body rmcp's parse refuses
+    // gets the framework's 400, as a 2025 body does; a call rmcp reads only as a custom
+    // request (a retry's unusable state) gets the framework's -32602 from the handler, after
+    // rmcp has checked the request's headers.
+    let retry = |field: &str, value: Value| {
+        let mut params = call(None);
+        params[field] = value;
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params})
+    };
+    let cases = [
+        (
+            json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
+            (400, -32600),
+            "Invalid Request: batches are not supported (MCP 2025-06-18 removed them)",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call(None), "result": {}}),
+            (400, -32600),
+            "Invalid Request: a request carries no result or error",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 3.5, "method": "tools/call", "params": call(None)}),
+            (400, -32600),
+            "Invalid Request: id must be a string or an integer",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": [call(None)]}),
+            (400, -32600),
+            "Invalid Request: params must be an object",
+        ),
+        (
+            retry("requestState", json!(5)),
+            (200, -32602),
+            "Invalid params: requestState must be a string",
+        ),
+        (
+            retry("inputResponses", json!([])),
+            (200, -32602),
+            "Invalid params: inputResponses must be an object",
+        ),
+    ];
     for stateless in [true, false] {
         let running = http(stateless).await;
-        let call = call(None);
-        for (body, message) in [
-            (
-                json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]),
-                "Invalid Request: batches are not supported (MCP 2025-06-18 removed them)",
-            ),
-            (
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call, "result": {}}),
-                "Invalid Request: a request carries no result or error",
-            ),
-            (
-                json!({"jsonrpc": "2.0", "id": 3.5, "method": "tools/call", "params": call}),
-                "Invalid Request: id must be a string or an integer",
-            ),
-            (
-                json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": [call]}),
-                "Invalid Request: params must be an object",
-            ),
-        ] {
-            let (status, messages) = exchange(
-                running.local_addr,
-                "POST",
-                &modern_headers("tools/call", "chatty_run"),
-                Some(&body),
-            )
-            .await;
+        for (body, (status, code), message) in &cases {
+            let post = |name: &'static str| {
+                let headers = modern_headers("tools/call", name);
+                async move { exchange(running.local_addr, "POST", &headers, Some(body)).await }
+            };
+            let (got, messages) = post("chatty_run").await;
             let why = format!("{message}, stateless {stateless}: {messages:?}");
-            assert_eq!(status, 400, "{why}");
+            assert_eq!(got, *status, "{why}");
             assert_eq!(messages.len(), 1, "{why}");
-            assert_eq!(messages[0]["error"]["code"], -32600, "{why}");
-            assert_eq!(messages[0]["error"]["message"], message, "{why}");
-        }
-        let _ = running.shutdown().await;
-    }
-}
-
-#[tokio::test]
-async fn a_retrys_unusable_state_is_invalid_params_on_either_endpoint() {
-    // rmcp's parse cannot read such a call; its answer is the framework's, after rmcp has
-    // checked the request's headers.
-    for stateless in [true, false] {
-        let running = http(stateless).await;
-        for (field, value, message) in [
-            (
-                "requestState",
-                json!(5),
-                "Invalid params: requestState must be a string",
-            ),
-            (
-                "inputResponses",
-                json!([]),
-                "Invalid params: inputResponses must be an object",
-            ),
-        ] {
-            let mut params = call(None);
-            params[field] = value;
-            let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params});
-            let (status, messages) = exchange(
-                running.local_addr,
-                "POST",
-                &modern_headers("tools/call", "chatty_run"),
-                Some(&body),
-            )
-            .await;
-            let why = format!("{field}, stateless {stateless}: {messages:?}");
-            assert_eq!(status, 200, "{why}");
-            assert_eq!(messages.len(), 1, "{why}");
-            assert_eq!(messages[0]["id"], 4, "{why}");
-            assert_eq!(messages[0]["error"]["code"], -32602, "{why}");
-            assert_eq!(messages[0]["error"]["message"], message, "{why}");
-            // A mismatched header is refused first, as for any call.
-            let (status, messages) = exchange(
-                running.local_addr,
-                "POST",
-                &modern_headers("tools/call", "quiet_run"),
-                Some(&body),
-            )
-            .await;
-            assert_eq!(
-                (status, &messages[0]["error"]["code"]),
-                (400, &json!(-32020)),
-                "{why}"
-            );
+            assert_eq!(messages[0]["error"]["code"], *code, "{why}");
+            assert_eq!(messages[0]["error"]["message"], *message, "{why}");
+            if *code == -32602 {
+                // A mismatched header is refused first, as for any call.
+                let (got, messages) = post("quiet_run").await;
+                assert_eq!(
+                    (got, &messages[0]["error"]["code"]),
+                    (400, &json!(-32020)),
+                    "{why}"
+                );
+            }
         }
         let _ = running.shutdown().await;
     }

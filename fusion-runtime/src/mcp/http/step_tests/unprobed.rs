@@ -31,13 +31,18 @@ fn modern(body: &'static str) -> anyhow::Result<Request> {
     Ok(request)
 }
 
-#[tokio::test]
-async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Result<()> {
-    let stateless = check(1024)?;
+/// The check of an endpoint without sessions, and of one that keeps them.
+fn endpoints() -> anyhow::Result<(Guard, Guard)> {
     let stateful = Guard {
         sessions: true,
         ..check(1024)?
     };
+    Ok((check(1024)?, stateful))
+}
+
+#[tokio::test]
+async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Result<()> {
+    let (stateless, stateful) = endpoints()?;
     // Not even a malformed call is answered here: rmcp's parse reads it first (and rmcp
     // checks a 2026-07-28 request's headers before the handler answers it).
     let unusable = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#;
@@ -89,11 +94,7 @@ async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Res
 
 #[tokio::test]
 async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
-    let stateless = check(1024)?;
-    let check = Guard {
-        sessions: true,
-        ..check(1024)?
-    };
+    let (stateless, check) = endpoints()?;
     let refused = || {
         canned(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
