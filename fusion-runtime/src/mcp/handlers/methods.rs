@@ -155,9 +155,9 @@ impl ServerHandler for McpHandler {
     /// A `tools/call` rmcp's parse could not read (a name that is not a string, arguments
     /// that are not an object, a retry's unusable state) gets the answer of the side that
     /// left the body to rmcp: the handler's `UnusableCalls`, over HTTP (a 2026-07-28
-    /// request's call, a session's) the JSON-RPC check's own answer. Any other custom method, and any handler without
-    /// `UnusableCalls`, gets rmcp's `Method not found`. Over stdio nothing gets here: its
-    /// line reader answers such a call first.
+    /// request's call, a session's) the JSON-RPC check's own answer. Any other custom
+    /// method, and any handler without `UnusableCalls`, gets rmcp's `Method not found`. Over
+    /// stdio nothing gets here: its line reader answers such a call first.
     fn on_custom_request(
         &self,
         request: CustomRequest,

@@ -13,15 +13,14 @@
 //! rmcp, whose parse refuses it too, and the answer is the probe's
 //! ([`refused_by_rmcp`](super::refused_by_rmcp)).
 
-use std::fmt;
 use std::ops::Range;
 
 use rmcp::model::RequestId;
 use serde::Deserialize;
-use serde::de::{Deserializer, Error, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error};
 use serde_json::value::RawValue;
 
-use super::probe::Passed;
+use super::probe::{Passed, SniffSeed};
 
 /// Where a plain call keeps its tool name and arguments in the body.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +50,7 @@ pub(crate) fn plain_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
         },
     };
     let passed = Passed {
-        id: Some(message.id.0),
+        id: Some(message.id),
         cancels: false,
     };
     Some((passed, call))
@@ -68,7 +67,8 @@ fn span(bytes: &[u8], part: &str) -> Option<Range<usize>> {
 #[serde(deny_unknown_fields)]
 struct Message<'a> {
     jsonrpc: &'a str,
-    id: Id,
+    #[serde(deserialize_with = "request_id")]
+    id: RequestId,
     method: &'a str,
     #[serde(borrow)]
     params: Params<'a>,
@@ -87,28 +87,11 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&RawValue>::deserialize(d).map(Some)
 }
 
-/// An id as the probe reads one: a string, or an integer that fits an `i64`.
-struct Id(RequestId);
-
-impl<'de> Deserialize<'de> for Id {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct IdVisitor;
-        impl Visitor<'_> for IdVisitor {
-            type Value = Id;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string or an integer")
-            }
-            fn visit_i64<E: Error>(self, v: i64) -> Result<Id, E> {
-                Ok(Id(RequestId::Number(v)))
-            }
-            fn visit_u64<E: Error>(self, v: u64) -> Result<Id, E> {
-                let n = i64::try_from(v).map_err(|_| E::custom("an id beyond i64"))?;
-                Ok(Id(RequestId::Number(n)))
-            }
-            fn visit_str<E: Error>(self, v: &str) -> Result<Id, E> {
-                Ok(Id(RequestId::String(v.into())))
-            }
-        }
-        d.deserialize_any(IdVisitor)
-    }
+/// An id as the probe reads one ([`Sniff::request_id`](super::probe::Sniff::request_id)): a
+/// string, or an integer that fits an `i64`. Any other value makes the call not plain.
+fn request_id<'de, D: Deserializer<'de>>(d: D) -> Result<RequestId, D::Error> {
+    SniffSeed
+        .deserialize(d)?
+        .request_id()
+        .ok_or_else(|| D::Error::custom("an id that is neither a string nor an integer"))
 }

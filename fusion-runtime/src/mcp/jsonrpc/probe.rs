@@ -45,6 +45,15 @@ impl Sniff<'_> {
     pub(super) fn is_str(&self, s: &str) -> bool {
         matches!(self, Sniff::Str(v) if v == s)
     }
+
+    /// The value as a JSON-RPC id: a string, or an integer that fits an `i64`.
+    pub(super) fn request_id(&self) -> Option<RequestId> {
+        match self {
+            Sniff::Int(n) => Some(RequestId::Number(*n)),
+            Sniff::Str(s) => Some(RequestId::String(s.as_ref().into())),
+            _ => None,
+        }
+    }
 }
 
 /// The top-level members that matter, read in one pass.
@@ -90,11 +99,7 @@ impl<'a> Probe<'a> {
     }
 
     pub(super) fn readable_id(&self) -> Option<RequestId> {
-        match self.id.as_ref()? {
-            Sniff::Int(n) => Some(RequestId::Number(*n)),
-            Sniff::Str(s) => Some(RequestId::String(s.as_ref().into())),
-            _ => None,
-        }
+        self.id.as_ref()?.request_id()
     }
 
     /// What the layers after the HTTP check need of a message it passed.
