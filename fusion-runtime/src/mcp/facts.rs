@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::Bytes;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, Method};
+use axum::http::{HeaderName, Method};
 use futures::task::AtomicWaker;
 use rmcp::RoleServer;
 use rmcp::model::RequestId;
@@ -301,7 +301,9 @@ pub(crate) struct RequestFacts {
     pub(crate) client: ClientKey,
     /// The principal the authentication step verified, if any.
     pub(crate) principal: Option<Arc<Principal>>,
-    /// The `mcp-session-id` the request sent, if any.
+    /// The session the request acts in: the `mcp-session-id` the door found live and the
+    /// client's own (see `http/door.rs`); `None` on a stateless endpoint, for a 2026-07-28
+    /// request, or without one.
     pub(crate) session: Option<Arc<str>>,
     /// Whether the request is a `POST`.
     pub(crate) post: bool,
@@ -321,26 +323,27 @@ impl RequestFacts {
                 .cloned()
                 .unwrap_or_else(|| ClientKey::new("http")),
             parts.extensions.get::<Principal>(),
-            &parts.headers,
+            parts
+                .headers
+                .get(&SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(Arc::<str>::from),
             &parts.method,
         )
     }
 
-    /// The facts of a request from `client`, authenticated as `principal`, with `headers`
-    /// (its `mcp-session-id`), sent with `method`; no exchange yet.
+    /// The facts of a request from `client`, authenticated as `principal`, acting in
+    /// `session`, sent with `method`; no exchange yet.
     pub(crate) fn new(
         client: ClientKey,
         principal: Option<&Principal>,
-        headers: &HeaderMap,
+        session: Option<Arc<str>>,
         method: &Method,
     ) -> Self {
         RequestFacts {
             client,
             principal: principal.cloned().map(Arc::new),
-            session: headers
-                .get(&SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .map(Arc::<str>::from),
+            session,
             post: method == Method::POST,
             exchange: None,
         }

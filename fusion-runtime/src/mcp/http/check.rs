@@ -1,13 +1,14 @@
 //! The HTTP side of [`jsonrpc`]: a step in front of rmcp's streamable
-//! HTTP service. A POST body is read once, bounded, and checked; what the framework answers
+//! HTTP service, behind the [`door`](super::door) (it runs only with the door's [`Cleared`]).
+//! A POST body is read once, bounded, and checked; what the framework answers
 //! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
 //! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error
 //! rmcp answers in plain text (`406`, `415`, `413`, `404`, `405`, …) keeps its status and gets
-//! a JSON-RPC error body.
+//! a JSON-RPC error body ([`rewrite`](super::rewrite)).
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes, HttpBody};
+use axum::body::{Body, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -15,16 +16,15 @@ use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::body::read_bounded;
+use super::door::Cleared;
 use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
+use super::rewrite::{Read, answer_with_status, json_errors, reply};
 use super::stateless_call;
 use crate::context::LogThreshold;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::live::{Listing, LiveSessions};
-use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
+use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
-
-/// The longest plain-text error body of rmcp's rewritten into JSON.
-const MAX_PLAIN_ERROR_BYTES: usize = 16 * 1024;
 
 /// What the check needs.
 pub(crate) struct Guard {
@@ -42,39 +42,21 @@ pub(crate) struct Guard {
     pub(crate) live: Option<Arc<LiveSessions>>,
 }
 
-/// What the check read of a request it passed on.
-pub(crate) enum Read {
-    /// Nothing: not a JSON POST, or one rmcp refuses for its headers.
-    Unread,
-    /// The body, probed: the id an error answer about it carries, and its bytes.
-    Probed { id: Option<RequestId>, bytes: Bytes },
-    /// A body left to rmcp's parse (its only parse): a 2026-07-28 request's, or a 2025
-    /// session's. Its id is read, and the check run, only when rmcp refuses it. What rmcp
-    /// reads and the check would have answered — a `tools/call` with unusable params —
-    /// reaches the handler as a custom request, answered there as the check answers it,
-    /// after rmcp's own checks of the request (a 2026-07-28 request's standard headers).
-    Unprobed { bytes: Bytes },
-}
-
-impl Read {
-    fn bytes(&self) -> Option<&Bytes> {
-        match self {
-            Read::Unread => None,
-            Read::Probed { bytes, .. } | Read::Unprobed { bytes } => Some(bytes),
-        }
-    }
-}
-
-/// The JSON-RPC step of the HTTP endpoint: checks `request`, then runs `next` (the steps
-/// after it, then rmcp) on it unless the framework answers itself.
-pub(crate) async fn guard<F, Fut>(guard: &Guard, request: Request, next: F) -> Response
+/// The JSON-RPC step of the HTTP endpoint: checks `request`, which the door `cleared`, then
+/// runs `next` (the steps after it, then rmcp) on it unless the framework answers itself.
+pub(crate) async fn guard<F, Fut>(
+    guard: &Guard,
+    cleared: Cleared,
+    request: Request,
+    next: F,
+) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
     // One `await` of `next`, after the check's: the two futures share their place in this
     // one's state (it is moved on every request).
-    match check(guard, request).await {
+    match check(guard, &cleared, request).await {
         Ok((request, read)) => {
             // Only a server with task actions edits a 2025-11-25 answer.
             let advertise = read
@@ -100,7 +82,11 @@ where
 /// looked at only when the framework would answer: a request rmcp refuses for them goes on
 /// to rmcp, which answers with the status the MCP transport asks for (`406`, `403`), as it
 /// would had the framework never read the body. A request that passes needs no look at them.
-async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Response> {
+async fn check(
+    guard: &Guard,
+    cleared: &Cleared,
+    request: Request,
+) -> Result<(Request, Read), Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
         // rmcp refuses these (`415`) or reads no body.
         return pass_unread(request, &guard.server);
@@ -206,7 +192,7 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
         // Boxed: this step's future is moved on every request; the task path's stays out
         // of it.
         && let Some(answer) =
-            Box::pin(super::tasks_2025::answer(&guard.server, &parts, &message)).await
+            Box::pin(super::tasks_2025::answer(&guard.server, cleared, &parts, &message)).await
     {
         return Err((
             StatusCode::OK,
@@ -300,16 +286,6 @@ pub(crate) fn unusable_call(
     })
 }
 
-/// The framework's answer with its status: `400` for an error, `200` for a result.
-fn answer_with_status(answer: &Reply) -> Response {
-    let status = if answer.is_error() {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::OK
-    };
-    reply(status, answer)
-}
-
 /// A request whose body the framework does not read: on to rmcp, unless its
 /// `MCP-Protocol-Version` is one the server does not speak.
 #[allow(clippy::result_large_err)]
@@ -350,18 +326,6 @@ fn unsupported_version(
     Some(reply(StatusCode::BAD_REQUEST, &answer))
 }
 
-fn reply(status: StatusCode, answer: &Reply) -> Response {
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        answer.to_json(),
-    )
-        .into_response()
-}
-
 fn too_large(max: usize) -> Response {
     reply(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -371,59 +335,4 @@ fn too_large(max: usize) -> Response {
             format!("Invalid Request: the body exceeds {max} bytes"),
         ),
     )
-}
-
-/// rmcp's plain-text errors as JSON-RPC errors, status kept; a body rmcp could not read
-/// (it answers `415` for it) becomes `400`, as the checks above answer the same failures —
-/// with the check's own `Parse error` when `serde_json` refuses it, and for a body the check
-/// left to rmcp's parse, the check's answer (rmcp refused it before its own header checks, and
-/// the framework answers it as it answers such a body of any version).
-async fn json_errors(response: Response, read: Read, server: &Server) -> Response {
-    let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(response.headers()) {
-        return response;
-    }
-    let (id, passed) = match read {
-        Read::Unread => (None, None),
-        Read::Probed { id, bytes } => (id, Some(bytes)),
-        Read::Unprobed { bytes } => {
-            if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
-                && let Err(answer) = jsonrpc::check_body(&bytes, server)
-            {
-                return answer_with_status(&answer);
-            }
-            let id = serde_json::from_slice::<Value>(&bytes)
-                .ok()
-                .and_then(|m| m.get("id").and_then(request_id));
-            (id, Some(bytes))
-        }
-    };
-    if status == StatusCode::UNSUPPORTED_MEDIA_TYPE
-        && let Some(answer) = passed.as_deref().and_then(jsonrpc::refused_by_rmcp)
-    {
-        return reply(StatusCode::BAD_REQUEST, &answer);
-    }
-    let body_was_json = passed.is_some();
-    let (mut parts, body) = response.into_parts();
-    let text = match read_bounded(body, MAX_PLAIN_ERROR_BYTES).await {
-        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(_) => status.canonical_reason().unwrap_or("error").to_owned(),
-    };
-    let (status, code) = match status {
-        StatusCode::UNSUPPORTED_MEDIA_TYPE if body_was_json => {
-            (StatusCode::BAD_REQUEST, ErrorCode::INVALID_REQUEST)
-        }
-        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => {
-            (status, ErrorCode::INVALID_REQUEST)
-        }
-        _ => (status, SERVER_ERROR),
-    };
-    parts.status = status;
-    parts.headers.remove(header::CONTENT_LENGTH);
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    let body = Reply::error(id, code, text).to_json();
-    Response::from_parts(parts, Body::from(body))
 }

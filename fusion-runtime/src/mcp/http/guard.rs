@@ -1,11 +1,11 @@
-//! The first request step: who the client is, whether the session it names is its own, how
-//! long its body may take, whether a new session may open.
+//! The first request step: who the client is, then the [`door`](super::door) (Host, Origin,
+//! whether the session it names is its own), how long its body may take, whether a new
+//! session may open.
 //!
 //! Reads: the request's `ClientKey` (an authentication layer's) or its peer address and
-//! forwarding headers, its `Principal`, its `mcp-session-id`. Writes: the `ClientKey` (when
-//! none was there), the request's [`RequestFacts`] with its [`Exchange`] (once, for every
-//! step after it and the handler), a foreign session id replaced by one no session has, the
-//! body's deadline.
+//! forwarding headers, its `Principal`, the door's [`Cleared`]. Writes: the `ClientKey` (when
+//! none was there), the request's [`RequestFacts`] with its [`Exchange`] and the session the
+//! door cleared (once, for every step after it and the handler), the body's deadline.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 
 use super::body::DeadlineBody;
+use super::door::{Cleared, Door};
 use super::identity::Identity;
 use super::sessions::{self, Admission, CappedSessions, Refusal};
 use crate::auth::Principal;
@@ -33,17 +34,17 @@ pub(crate) struct Guard {
     pub(crate) sessions: Option<Arc<CappedSessions>>,
     /// The endpoint's running calls, which each request's [`Exchange`] lists its calls in.
     pub(crate) calls: Arc<Calls>,
+    /// The checks before any route.
+    pub(crate) door: Door,
 }
 
-/// Names the client, holds a session to its owner, bounds the body's time, admits new
-/// sessions and answers a session `DELETE` with `200`; `next` is the rest of the endpoint.
-///
-/// A request naming a session another client opened (another principal, or without a token
-/// the address) is sent on as one naming no live session: rmcp answers it exactly as an
-/// unknown id (`404`), so the answer tells nothing of whether the id exists.
+/// Names the client, passes the request through the [`Door`] (Host, Origin, the session:
+/// refused there, it goes no further), bounds the body's time, admits new sessions and
+/// answers a session `DELETE` with `200`; `next` is the rest of the endpoint, given the
+/// door's [`Cleared`].
 pub(crate) async fn guard_request<F, Fut>(guard: &Guard, mut request: Request, next: F) -> Response
 where
-    F: FnOnce(Request) -> Fut,
+    F: FnOnce(Request, Cleared) -> Fut,
     Fut: Future<Output = Response>,
 {
     // The accept loop puts in the key of a peer that is not a trusted proxy, once per
@@ -59,36 +60,22 @@ where
             key
         }
     };
+    let cleared = match guard.door.inspect(&client, &request) {
+        Ok(cleared) => cleared,
+        Err(fault) => return guard.door.refuse(fault, request).await,
+    };
     let is_delete = request.method() == Method::DELETE;
-    let mut admission = None;
-    if let Some(sessions) = &guard.sessions {
-        let client = client.0.as_str();
-        match request.headers().get(&SESSION_HEADER) {
-            // rmcp answers a `DELETE` of any id `202`; an id that is not a live session of
-            // this client gets the unknown session's `404` instead.
-            Some(id) if is_delete && !sessions.owned_by(id.as_bytes(), client) => {
-                return plain_status(StatusCode::NOT_FOUND, SESSION_NOT_FOUND);
-            }
-            Some(id) if sessions.owned_by_another(id.as_bytes(), client) => {
-                tracing::warn!(client, "a request named a session another client owns");
-                request
-                    .headers_mut()
-                    .insert(&SESSION_HEADER, HeaderValue::from_static(NO_SESSION));
-            }
-            Some(_) => {}
-            // Only a POST without a session id can make rmcp create a session.
-            None if request.method() == Method::POST => {
-                admission = Some(Admission::new(client.to_owned()));
-            }
-            None => {}
-        }
-    }
+    // Only a POST naming no session can make rmcp create one.
+    let admission = (guard.sessions.is_some()
+        && request.method() == Method::POST
+        && !request.headers().contains_key(&SESSION_HEADER))
+    .then(|| Admission::new(client.0.clone()));
     // The request's facts, once, with its exchange: the steps after this one and the
     // handler read them.
     let mut facts = RequestFacts::new(
         client,
         request.extensions().get::<Principal>(),
-        request.headers(),
+        cleared.session().cloned(),
         request.method(),
     );
     facts.exchange = Some(Exchange::new(Arc::clone(&guard.calls)));
@@ -104,8 +91,10 @@ where
     });
     // Only a request that may open a session runs with its admission in scope.
     let mut response = match &admission {
-        Some(admission) => sessions::admit(Some(Arc::clone(admission)), next(request)).await,
-        None => next(request).await,
+        Some(admission) => {
+            sessions::admit(Some(Arc::clone(admission)), next(request, cleared)).await
+        }
+        None => next(request, cleared).await,
     };
     if let Some(refusal) = admission.and_then(|a| a.refusal()) {
         return refused(refusal);
@@ -120,20 +109,6 @@ where
         // Clients (the Python SDK) expect 200 or 204 for a closed session.
         *response.status_mut() = StatusCode::OK;
     }
-    response
-}
-
-/// The session id a request on another client's session is sent on with: rmcp never makes
-/// it (its ids are UUIDs), so it is unknown.
-const NO_SESSION: &str = "not-a-live-session";
-
-/// rmcp's answer to a request on an unknown session (its body, as rmcp writes it).
-const SESSION_NOT_FOUND: &str = "Not Found: Session not found";
-
-/// `status` with `text`, as rmcp writes its own refusals (no content type).
-fn plain_status(status: StatusCode, text: &'static str) -> Response {
-    let mut response = Response::new(Body::from(text));
-    *response.status_mut() = status;
     response
 }
 

@@ -3,7 +3,7 @@
 //! reads them) and the protocol version's.
 
 use axum::http::uri::Authority;
-use axum::http::{HeaderMap, HeaderName, header};
+use axum::http::{HeaderMap, HeaderName, Uri, header};
 
 /// The header every 2026-07-28 POST carries its version in.
 pub(super) const HEADER_PROTOCOL_VERSION: HeaderName =
@@ -81,6 +81,28 @@ impl AllowedHosts {
         else {
             return false;
         };
+        self.names(&authority)
+    }
+
+    /// rmcp's DNS-rebinding check of a request's `Host` (or, without one, its URI's
+    /// authority, as HTTP/2 carries it): text, an authority, and one the list names.
+    pub(crate) fn verdict(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), HostFault> {
+        let authority = match headers.get(header::HOST) {
+            Some(value) => {
+                let text = value.to_str().map_err(|_| HostFault::Encoding)?;
+                Authority::try_from(text).map_err(|_| HostFault::Malformed)?
+            }
+            None => uri.authority().cloned().ok_or(HostFault::Missing)?,
+        };
+        if self.names(&authority) {
+            Ok(())
+        } else {
+            Err(HostFault::NotAllowed)
+        }
+    }
+
+    /// Whether the list allows `authority` (any, when there is no list).
+    fn names(&self, authority: &Authority) -> bool {
         if self.any {
             return true;
         }
@@ -92,6 +114,20 @@ impl AllowedHosts {
     }
 }
 
-fn normalize(host: &str) -> String {
+/// Why a request's `Host` was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HostFault {
+    /// Not text.
+    Encoding,
+    /// Not an authority.
+    Malformed,
+    /// No `Host`, and no authority in the URI.
+    Missing,
+    /// Not one the allowed hosts name.
+    NotAllowed,
+}
+
+/// A host as the allowed hosts and origins compare it: lowercase, without IPv6 brackets.
+pub(super) fn normalize(host: &str) -> String {
     host.trim_matches(['[', ']']).to_ascii_lowercase()
 }

@@ -9,7 +9,7 @@
 //! |---|---|---|---|
 //! | connection caps | `listener.rs`, `forwarded.rs` | the socket, trusted proxies' headers | a connection slot, the peer's `ClientKey` |
 //! | authentication (when configured) | `auth.rs` | the bearer token | `Principal`, its `ClientKey`, or `401`/`403` |
-//! | identity, sessions, deadline | `guard.rs`, `identity.rs`, `sessions.rs` | `ClientKey`, `Principal`, `mcp-session-id` | the request's facts ([`facts`](super::facts)), the body's deadline (`body.rs`) |
+//! | identity, the door, deadline | `guard.rs`, `identity.rs`, `door.rs`, `sessions.rs` | `ClientKey`, `Principal`, `Host`, `Origin`, `mcp-session-id` | a refusal (`rewrite.rs`), or the door's `Cleared` — the only way on to a route — and the request's facts ([`facts`](super::facts)), the body's deadline (`body.rs`) |
 //! | JSON-RPC check | `check.rs`, `headers.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
 //! | cancellation | `cancel.rs` | the facts | the request's exchange, in its facts |
 //!
@@ -23,6 +23,7 @@ mod auth;
 mod body;
 mod cancel;
 mod check;
+mod door;
 mod forwarded;
 mod guard;
 mod headers;
@@ -32,6 +33,7 @@ mod listener;
 #[cfg(feature = "metrics")]
 mod metrics;
 mod options;
+mod rewrite;
 mod router;
 mod sessions;
 mod stateless_call;

@@ -1,5 +1,6 @@
 //! The streamable HTTP endpoint as an axum router: rmcp's service behind the request steps,
-//! in order — [`guard_request`] (identity, session ownership, the body's deadline; it writes
+//! in order — [`guard_request`] (identity, the door — Host, Origin, session ownership — and
+//! the body's deadline; it writes
 //! the request's [`RequestFacts`](crate::mcp::facts::RequestFacts)), the JSON-RPC check ([`check`]: the one bounded body
 //! read), the cancellation step ([`cancel`](super::cancel): the request's exchange) — and, when
 //! configured, authentication around them all ([`auth`](super::auth)).
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::AuthLayer;
 use super::check;
+use super::door::{AllowedOrigins, Door};
 use super::forwarded;
 use super::guard::{Guard, guard_request};
 use super::headers::AllowedHosts;
@@ -132,6 +134,14 @@ pub(crate) fn endpoint(
             body_timeout: options.body_timeout,
             sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
             calls: Arc::clone(&calls),
+            door: Door {
+                server: server.clone(),
+                hosts: AllowedHosts::new(&options.allowed_hosts),
+                origins: AllowedOrigins::new(&options.allowed_origins),
+                sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
+                max_body_bytes: options.max_body_bytes,
+                body_timeout: options.body_timeout,
+            },
         },
         check: check::Guard {
             server: server.clone(),
@@ -300,8 +310,8 @@ impl StepsInner {
                 return busy.response();
             }
         };
-        let response = guard_request(&self.guard, request, move |request| {
-            check::guard(&self.check, request, move |request| {
+        let response = guard_request(&self.guard, request, move |request, cleared| {
+            check::guard(&self.check, cleared, request, move |request| {
                 super::cancel::layer(&self.calls, request, move |request| async move {
                     match inner.call(request).await {
                         Ok(response) => response,
@@ -414,6 +424,14 @@ mod tests {
                 body_timeout: Duration::from_secs(1),
                 sessions: None,
                 calls: Arc::new(Calls::default()),
+                door: Door {
+                    server: server.clone(),
+                    hosts: AllowedHosts::new(&[]),
+                    origins: AllowedOrigins::new(&[]),
+                    sessions: None,
+                    max_body_bytes: 1024,
+                    body_timeout: Duration::from_secs(1),
+                },
             },
             check: check::Guard {
                 server: server.clone(),

@@ -127,18 +127,6 @@ impl CappedSessions {
         self
     }
 
-    /// Whether session `id` is live and was opened by a client other than `client`.
-    pub(crate) fn owned_by_another(&self, id: &[u8], client: &str) -> bool {
-        let Ok(id) = std::str::from_utf8(id) else {
-            return false;
-        };
-        let owners = self.owners();
-        owners
-            .by_session
-            .get(id)
-            .is_some_and(|owner| owner != client)
-    }
-
     /// Whether session `id` is live and was opened by `client`.
     pub(crate) fn owned_by(&self, id: &[u8], client: &str) -> bool {
         let Ok(id) = std::str::from_utf8(id) else {

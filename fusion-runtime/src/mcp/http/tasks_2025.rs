@@ -9,8 +9,9 @@
 //!
 //! rmcp 3.11 knows only the 2026-07-28 shapes (it drops the `task` parameter and refuses
 //! `tasks/*` from a client without the extension), so these requests are answered by the
-//! HTTP JSON-RPC step before rmcp, from facts the request steps already worked out (the
-//! principal, the client's key); a request naming no session is left to rmcp. For the same
+//! HTTP JSON-RPC step before rmcp, behind the door, from facts the request steps already
+//! worked out (the principal, the client's key, the session the door found live and the
+//! caller's); a request in no session is left to rmcp. For the same
 //! reason the session's `initialize` and `tools/list` answers are edited on their way out
 //! ([`Advertise`]): `capabilities.tasks` and each task tool's `execution.taskSupport`.
 
@@ -21,6 +22,7 @@ use rmcp::ErrorData;
 use serde_json::{Value, json};
 
 use super::body::mentions;
+use super::door::Cleared;
 use crate::context::{ClientKey, RequestScope};
 use crate::mcp::facts::RequestFacts;
 use crate::mcp::handlers::era::Era;
@@ -32,15 +34,19 @@ use crate::store::{TaskOutcome, TaskRecord};
 const RESULT_POLL: Duration = Duration::from_millis(200);
 
 /// The JSON-RPC answer (`result` or `error` object, and which) to a 2025-11-25 task request
-/// in `message`; `None` for anything else (rmcp answers it).
-pub(crate) async fn answer(server: &Server, parts: &Parts, message: &Value) -> Option<Value> {
+/// in `message`, in the session the door `cleared` (live, and the caller's own); `None` for
+/// anything else, and for a request in no session (rmcp answers it).
+pub(crate) async fn answer(
+    server: &Server,
+    cleared: &Cleared,
+    parts: &Parts,
+    message: &Value,
+) -> Option<Value> {
     if !server.has_tasks() {
         return None;
     }
+    cleared.session()?;
     let facts = RequestFacts::of_parts(parts);
-    if facts.is_stateless() {
-        return None;
-    }
     let version = parts.headers.get("mcp-protocol-version")?.to_str().ok()?;
     if version != "2025-11-25" {
         return None;

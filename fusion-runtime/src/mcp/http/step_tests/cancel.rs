@@ -33,7 +33,7 @@ fn with_facts(
     let facts = RequestFacts::new(
         ClientKey::new(client),
         None,
-        request.headers(),
+        session.map(Into::into),
         request.method(),
     );
     request.extensions_mut().insert(facts);

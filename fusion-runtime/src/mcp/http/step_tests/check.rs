@@ -7,6 +7,7 @@ use axum::http::{Method, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::super::check::{Guard, guard};
+use super::super::door::Cleared;
 use super::super::headers::AllowedHosts;
 use super::{Seen, canned, header_text, json_ok, read, read_json, streamed_body};
 use crate::mcp::jsonrpc::Passed;
@@ -45,7 +46,16 @@ pub(super) async fn answered(
     request: Request,
 ) -> anyhow::Result<(StatusCode, axum::http::HeaderMap, Value)> {
     let seen = Seen::default();
-    let answer = read_json(guard(check, request, seen.next(json_ok("{}"))).await).await?;
+    let answer = read_json(
+        guard(
+            check,
+            Cleared::sessionless(),
+            request,
+            seen.next(json_ok("{}")),
+        )
+        .await,
+    )
+    .await?;
     assert!(!seen.called(), "the check answered itself");
     Ok(answer)
 }
@@ -67,7 +77,13 @@ async fn a_request_other_than_a_json_post_reaches_next_unread() -> anyhow::Resul
     for request in [get, text_post] {
         let method = request.method().clone();
         let seen = Seen::default();
-        let response = guard(&check, request, seen.next(json_ok("{}"))).await;
+        let response = guard(
+            &check,
+            Cleared::sessionless(),
+            request,
+            seen.next(json_ok("{}")),
+        )
+        .await;
         let (status, _, body) = read(response).await?;
         assert_eq!(
             (status, &body[..]),
@@ -118,6 +134,7 @@ async fn a_body_at_the_cap_passes() -> anyhow::Result<()> {
     let seen = Seen::default();
     let response = guard(
         &check,
+        Cleared::sessionless(),
         post(streamed_body(&[body]))?,
         seen.next(json_ok("{}")),
     )
@@ -141,6 +158,7 @@ async fn an_oversized_body_with_headers_rmcp_refuses_goes_on_to_rmcp() -> anyhow
     let seen = Seen::default();
     let response = guard(
         &check,
+        Cleared::sessionless(),
         request,
         seen.next(canned(StatusCode::NOT_ACCEPTABLE, "Not Acceptable")),
     )
@@ -164,7 +182,8 @@ async fn a_malformed_body_is_the_checks_only_for_a_host_rmcp_allows() -> anyhow:
         request.headers_mut().insert(header::HOST, host);
         let seen = Seen::default();
         let forbidden = seen.next(canned(StatusCode::FORBIDDEN, "Forbidden"));
-        let (status, _, json) = read_json(guard(&check, request, forbidden).await).await?;
+        let (status, _, json) =
+            read_json(guard(&check, Cleared::sessionless(), request, forbidden).await).await?;
         let code = json["error"]["code"].clone();
         let expected = match answered_here {
             true => (StatusCode::BAD_REQUEST, json!(-32700)),
@@ -249,7 +268,13 @@ async fn a_protocol_version_the_server_does_not_speak_is_400_with_the_supported_
         header::HeaderValue::from_static("1999-01-01"),
     );
     let seen = Seen::default();
-    let response = guard(&check, request, seen.next(json_ok("{}"))).await;
+    let response = guard(
+        &check,
+        Cleared::sessionless(),
+        request,
+        seen.next(json_ok("{}")),
+    )
+    .await;
     let (status, _, json) = read_json(response).await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(json, expected(json!(9)));
@@ -262,7 +287,16 @@ async fn a_protocol_version_the_server_does_not_speak_is_400_with_the_supported_
         .header("mcp-protocol-version", "1999-01-01")
         .body(Body::empty())?;
     let seen = Seen::default();
-    let (status, _, json) = read_json(guard(&check, get, seen.next(json_ok("{}"))).await).await?;
+    let (status, _, json) = read_json(
+        guard(
+            &check,
+            Cleared::sessionless(),
+            get,
+            seen.next(json_ok("{}")),
+        )
+        .await,
+    )
+    .await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(json, expected(Value::Null));
     assert!(!seen.called());
@@ -274,7 +308,13 @@ async fn a_protocol_version_the_server_does_not_speak_is_400_with_the_supported_
         header::HeaderValue::from_static("2025-06-18"),
     );
     let seen = Seen::default();
-    let response = guard(&check, request, seen.next(json_ok("{}"))).await;
+    let response = guard(
+        &check,
+        Cleared::sessionless(),
+        request,
+        seen.next(json_ok("{}")),
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert!(seen.called());
     Ok(())
@@ -301,7 +341,13 @@ async fn a_valid_body_reaches_next_byte_identical_with_what_passed() -> anyhow::
     ];
     for (body, passed) in cases {
         let seen = Seen::default();
-        let response = guard(&check, post(body)?, seen.next(json_ok(r#"{"answer":1}"#))).await;
+        let response = guard(
+            &check,
+            Cleared::sessionless(),
+            post(body)?,
+            seen.next(json_ok(r#"{"answer":1}"#)),
+        )
+        .await;
         let (status, _, answer) = read(response).await?;
         assert_eq!(
             (status, &answer[..]),
@@ -351,7 +397,13 @@ async fn a_plain_text_error_from_next_becomes_a_json_rpc_error_with_the_request_
         plain
             .headers_mut()
             .insert(header::CONTENT_LENGTH, text.len().into());
-        let response = guard(&check, post(body)?, Seen::default().next(plain)).await;
+        let response = guard(
+            &check,
+            Cleared::sessionless(),
+            post(body)?,
+            Seen::default().next(plain),
+        )
+        .await;
         let (status, headers, json) = read_json(response).await?;
         assert_eq!(status, status_after, "{from}");
         assert_eq!(header_text(&headers, "content-type"), "application/json");
@@ -361,7 +413,13 @@ async fn a_plain_text_error_from_next_becomes_a_json_rpc_error_with_the_request_
     // A JSON error from next, and a success, pass unchanged.
     let mut answer = json_ok(r#"{"already":"json"}"#);
     *answer.status_mut() = StatusCode::CONFLICT;
-    let response = guard(&check, post(body)?, Seen::default().next(answer)).await;
+    let response = guard(
+        &check,
+        Cleared::sessionless(),
+        post(body)?,
+        Seen::default().next(answer),
+    )
+    .await;
     let (status, _, bytes) = read(response).await?;
     assert_eq!(
         (status, &bytes[..]),
@@ -369,6 +427,7 @@ async fn a_plain_text_error_from_next_becomes_a_json_rpc_error_with_the_request_
     );
     let response = guard(
         &check,
+        Cleared::sessionless(),
         post(body)?,
         Seen::default().next(canned(StatusCode::ACCEPTED, "")),
     )
@@ -386,6 +445,7 @@ async fn a_415_from_next_for_a_json_body_becomes_400() -> anyhow::Result<()> {
     let body = r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#;
     let response = guard(
         &check,
+        Cleared::sessionless(),
         post(body)?,
         Seen::default().next(canned(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

@@ -84,11 +84,14 @@ async fn a_session_is_its_owners_alone_and_closes_with_200() -> anyhow::Result<(
         json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32000, "message": "Not Found: Session not found"}})
     );
 
-    // Another client deleting it: 404, and the session lives on.
+    // Another client deleting it: the same 404 (no body, so no id), and the session lives on.
     let response = call(&mut app, request(Method::DELETE, B, Some(&id), "")?).await?;
-    let (status, _, body) = read(response).await?;
+    let (status, _, json) = read_json(response).await?;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(&body[..], b"Not Found: Session not found");
+    assert_eq!(
+        json,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Not Found: Session not found"}})
+    );
 
     // Its owner deleting it: 200 (rmcp's 202), then it is gone.
     let response = call(&mut app, request(Method::DELETE, A, Some(&id), "")?).await?;

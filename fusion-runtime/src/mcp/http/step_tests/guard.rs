@@ -12,10 +12,12 @@ use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::super::door::{AllowedOrigins, Door};
 use super::super::guard::{Guard, guard_request};
+use super::super::headers::AllowedHosts;
 use super::super::identity::{ForwardedHeader, Identity};
 use super::super::sessions::{self, Admission, CappedSessions};
-use super::{Seen, canned, header_text, read, read_json, stalling_body};
+use super::{Seen, after_door, canned, header_text, read, read_json, stalling_body};
 use crate::context::ClientKey;
 use crate::mcp::facts::Calls;
 
@@ -26,8 +28,18 @@ fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
     Guard {
         identity: Identity::new(&[], ForwardedHeader::default()),
         body_timeout: Duration::from_secs(30),
-        sessions,
+        sessions: sessions.clone(),
         calls: Arc::new(Calls::default()),
+        door: Door {
+            server: crate::Server::builder()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}")),
+            hosts: AllowedHosts::new(&["localhost".to_owned()]),
+            origins: AllowedOrigins::new(&["http://localhost:*".to_owned()]),
+            sessions,
+            max_body_bytes: 1024,
+            body_timeout: Duration::from_secs(30),
+        },
     }
 }
 
@@ -41,7 +53,10 @@ fn capped(total: usize, per_client: usize) -> Arc<CappedSessions> {
 
 /// A request from `peer` (its `ConnectInfo`), naming `session` if any.
 fn request(method: Method, peer: &str, session: Option<&str>) -> anyhow::Result<Request> {
-    let mut builder = Request::builder().method(method).uri("/mcp");
+    let mut builder = Request::builder()
+        .method(method)
+        .uri("/mcp")
+        .header(header::HOST, "localhost");
     if let Some(session) = session {
         builder = builder.header("mcp-session-id", session);
     }
@@ -80,7 +95,7 @@ async fn a_client_key_is_made_from_the_peer_address_when_absent() -> anyhow::Res
     let response = guard_request(
         &guard(None),
         request(Method::POST, "203.0.113.7:4711", None)?,
-        seen.next(canned(StatusCode::OK, "fine")),
+        after_door(seen.next(canned(StatusCode::OK, "fine"))),
     )
     .await;
     let (status, _, body) = read(response).await?;
@@ -108,13 +123,18 @@ async fn a_client_key_already_there_is_kept() -> anyhow::Result<()> {
     request
         .extensions_mut()
         .insert(ClientKey::new("principal:alice"));
-    guard_request(&guard(None), request, seen.next(canned(StatusCode::OK, ""))).await;
+    guard_request(
+        &guard(None),
+        request,
+        after_door(seen.next(canned(StatusCode::OK, ""))),
+    )
+    .await;
     let saw = seen.take()?;
     let key = saw.parts.extensions.get::<ClientKey>();
     assert_eq!(key, Some(&ClientKey::new("principal:alice")));
     let facts = saw.facts()?;
     assert_eq!(facts.client, ClientKey::new("principal:alice"));
-    assert_eq!(facts.session.as_deref(), Some("s-1"));
+    assert_eq!(facts.session, None, "a stateless endpoint has no session");
     assert!(!facts.post);
     Ok(())
 }
@@ -125,8 +145,14 @@ async fn without_a_peer_address_or_key_the_client_is_the_shared_http_key() -> an
     let request = Request::builder()
         .method(Method::POST)
         .uri("/mcp")
+        .header(header::HOST, "localhost")
         .body(Body::empty())?;
-    guard_request(&guard(None), request, seen.next(canned(StatusCode::OK, ""))).await;
+    guard_request(
+        &guard(None),
+        request,
+        after_door(seen.next(canned(StatusCode::OK, ""))),
+    )
+    .await;
     let saw = seen.take()?;
     assert_eq!(
         saw.parts.extensions.get::<ClientKey>(),
@@ -143,76 +169,163 @@ async fn one_session() -> anyhow::Result<(Arc<CappedSessions>, String, Guard)> {
     Ok((sessions, id, guard))
 }
 
+/// A `POST` from `peer` on `session`, with a JSON-RPC body of id `7`.
+fn post_on(peer: &str, session: &str) -> anyhow::Result<Request> {
+    let mut request = request(Method::POST, peer, Some(session))?;
+    request
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, "application/json".parse()?);
+    *request.body_mut() = Body::from(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#);
+    Ok(request)
+}
+
+/// The door's answer to a session that is not the caller's: rmcp's unknown session as
+/// JSON-RPC, with the request's id when its body is a message.
+fn session_not_found(id: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "Not Found: Session not found"}})
+}
+
 #[tokio::test]
-async fn a_session_another_client_owns_reaches_next_as_no_live_session() -> anyhow::Result<()> {
+async fn a_session_not_the_callers_own_is_refused_at_the_door() -> anyhow::Result<()> {
     let (_, id, guard) = one_session().await?;
+    // Another client's, a made-up one, for each method: 404, and nothing after the door runs.
+    for (method, session) in [
+        (Method::POST, id.as_str()),
+        (Method::POST, "no-such-session"),
+        (Method::GET, id.as_str()),
+        (Method::DELETE, "no-such-session"),
+    ] {
+        let seen = Seen::default();
+        let request = match method {
+            Method::POST => post_on(B, session)?,
+            _ => request(method.clone(), B, Some(session))?,
+        };
+        let response = guard_request(
+            &guard,
+            request,
+            after_door(seen.next(canned(StatusCode::OK, ""))),
+        )
+        .await;
+        let (status, headers, json) = read_json(response).await?;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {session}");
+        assert_eq!(header_text(&headers, "content-type"), "application/json");
+        let id = match method {
+            Method::POST => serde_json::json!(7),
+            _ => serde_json::Value::Null,
+        };
+        assert_eq!(json, session_not_found(id), "{method} {session}");
+        assert!(!seen.called(), "next was called for {method} {session}");
+    }
 
-    // Another client: the id is replaced, in the header and in the facts.
+    // The owner: on, with the session in its facts.
     let seen = Seen::default();
-    let response = guard_request(
+    guard_request(
         &guard,
-        request(Method::POST, B, Some(&id))?,
-        seen.next(canned(
-            StatusCode::NOT_FOUND,
-            "Not Found: Session not found",
-        )),
+        post_on(A, &id)?,
+        after_door(seen.next(canned(StatusCode::OK, ""))),
     )
     .await;
-    assert_eq!(response.status(), StatusCode::NOT_FOUND, "next's answer");
     let saw = seen.take()?;
-    assert_eq!(
-        header_text(&saw.parts.headers, "mcp-session-id"),
-        "not-a-live-session"
-    );
-    let facts = saw.facts()?;
-    assert_eq!(facts.session.as_deref(), Some("not-a-live-session"));
-
-    // The owner: unchanged.
-    let seen = Seen::default();
-    guard_request(
-        &guard,
-        request(Method::POST, A, Some(&id))?,
-        seen.next(canned(StatusCode::OK, "")),
-    )
-    .await;
-    assert_eq!(
-        header_text(&seen.take()?.parts.headers, "mcp-session-id"),
-        id
-    );
-
-    // An id no session has: unchanged (rmcp answers it as unknown).
-    let seen = Seen::default();
-    guard_request(
-        &guard,
-        request(Method::GET, B, Some("no-such-session"))?,
-        seen.next(canned(StatusCode::OK, "")),
-    )
-    .await;
-    assert_eq!(
-        header_text(&seen.take()?.parts.headers, "mcp-session-id"),
-        "no-such-session"
-    );
+    assert_eq!(header_text(&saw.parts.headers, "mcp-session-id"), id);
+    assert_eq!(saw.facts()?.session.as_deref(), Some(id.as_str()));
     Ok(())
 }
 
 #[tokio::test]
-async fn a_delete_of_a_session_not_owned_is_404_without_calling_next() -> anyhow::Result<()> {
-    let (sessions, id, guard) = one_session().await?;
-    for session in [id.as_str(), "no-such-session"] {
+async fn a_2026_request_and_a_stateless_endpoint_act_in_no_session() -> anyhow::Result<()> {
+    let (_, id, stateful) = one_session().await?;
+    // 2026-07-28 has no sessions: a made-up id is not honoured, nor refused.
+    let seen = Seen::default();
+    let mut modern = post_on(B, "no-such-session")?;
+    modern
+        .headers_mut()
+        .insert("mcp-protocol-version", "2026-07-28".parse()?);
+    guard_request(
+        &stateful,
+        modern,
+        after_door(seen.next(canned(StatusCode::OK, ""))),
+    )
+    .await;
+    assert_eq!(seen.take()?.facts()?.session, None);
+
+    // A stateless endpoint: any id is ignored.
+    let seen = Seen::default();
+    guard_request(
+        &guard(None),
+        post_on(A, &id)?,
+        after_door(seen.next(canned(StatusCode::OK, ""))),
+    )
+    .await;
+    assert_eq!(seen.take()?.facts()?.session, None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_foreign_host_or_origin_is_refused_at_the_door_as_rmcp_refuses_it() -> anyhow::Result<()>
+{
+    let (_, id, guard) = one_session().await?;
+    let cases: [(&str, &str, StatusCode, &str); 5] = [
+        (
+            "host",
+            "evil.example",
+            StatusCode::FORBIDDEN,
+            "Forbidden: Host header is not allowed",
+        ),
+        (
+            "host",
+            "not a host",
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Invalid Host header",
+        ),
+        (
+            "origin",
+            "http://evil.example",
+            StatusCode::FORBIDDEN,
+            "Forbidden: Origin header is not allowed",
+        ),
+        (
+            "origin",
+            "null",
+            StatusCode::FORBIDDEN,
+            "Forbidden: Origin header is not allowed",
+        ),
+        (
+            "origin",
+            "::",
+            StatusCode::FORBIDDEN,
+            "Forbidden: Invalid Origin header",
+        ),
+    ];
+    for (name, value, status, message) in cases {
+        // Even the session's owner, with its own live session.
+        let mut request = post_on(A, &id)?;
+        request.headers_mut().insert(name, value.parse()?);
         let seen = Seen::default();
         let response = guard_request(
             &guard,
-            request(Method::DELETE, B, Some(session))?,
-            seen.next(canned(StatusCode::ACCEPTED, "")),
+            request,
+            after_door(seen.next(canned(StatusCode::OK, ""))),
         )
         .await;
-        let (status, headers, body) = read(response).await?;
-        assert_eq!(status, StatusCode::NOT_FOUND, "{session}");
-        assert_eq!(&body[..], b"Not Found: Session not found");
-        assert!(headers.get(header::CONTENT_TYPE).is_none(), "as rmcp's own");
-        assert!(!seen.called(), "next was called for {session}");
+        let (got, _, json) = read_json(response).await?;
+        assert_eq!(got, status, "{name}: {value}");
+        assert_eq!(json["error"]["message"], message, "{name}: {value}");
+        assert_eq!(json["id"], serde_json::Value::Null, "read before the body");
+        assert!(!seen.called(), "next was called for {name}: {value}");
     }
-    assert!(sessions.owned_by(id.as_bytes(), "ip:198.51.100.1"));
+    // An allowed origin (any port of `http://localhost`) passes.
+    let mut request = post_on(A, &id)?;
+    request
+        .headers_mut()
+        .insert("origin", "http://localhost:6274".parse()?);
+    let seen = Seen::default();
+    guard_request(
+        &guard,
+        request,
+        after_door(seen.next(canned(StatusCode::OK, ""))),
+    )
+    .await;
+    assert!(seen.called());
     Ok(())
 }
 
@@ -224,7 +337,7 @@ async fn a_delete_answered_202_becomes_200_and_other_answers_stay() -> anyhow::R
     let response = guard_request(
         &guard,
         request(Method::DELETE, A, Some(&id))?,
-        seen.next(canned(StatusCode::ACCEPTED, "")),
+        after_door(seen.next(canned(StatusCode::ACCEPTED, ""))),
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -237,7 +350,7 @@ async fn a_delete_answered_202_becomes_200_and_other_answers_stay() -> anyhow::R
     let response = guard_request(
         &guard,
         request(Method::DELETE, A, Some(&id))?,
-        Seen::default().next(canned(StatusCode::METHOD_NOT_ALLOWED, "")),
+        after_door(Seen::default().next(canned(StatusCode::METHOD_NOT_ALLOWED, ""))),
     )
     .await;
     assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
@@ -246,7 +359,7 @@ async fn a_delete_answered_202_becomes_200_and_other_answers_stay() -> anyhow::R
     let response = guard_request(
         &guard,
         request(Method::POST, A, Some(&id))?,
-        Seen::default().next(canned(StatusCode::ACCEPTED, "")),
+        after_door(Seen::default().next(canned(StatusCode::ACCEPTED, ""))),
     )
     .await;
     assert_eq!(response.status(), StatusCode::ACCEPTED);
@@ -260,7 +373,7 @@ async fn new_session(
     peer: &str,
 ) -> anyhow::Result<Response> {
     let next = creating_next(Arc::clone(sessions));
-    Ok(guard_request(guard, request(Method::POST, peer, None)?, next).await)
+    Ok(guard_request(guard, request(Method::POST, peer, None)?, after_door(next)).await)
 }
 
 #[tokio::test]
@@ -316,15 +429,19 @@ async fn stateless_requests_are_not_admitted() -> anyhow::Result<()> {
     let made = Arc::new(std::sync::Mutex::new(None));
     let into = Arc::clone(&made);
     let manager = Arc::clone(&sessions);
-    let response = guard_request(&guard(None), request(Method::POST, A, None)?, move |_| {
-        Box::pin(async move {
-            let id = manager.create_session().await.ok().map(|(id, _)| id);
-            *into
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = id;
-            canned(StatusCode::OK, "")
-        }) as futures::future::BoxFuture<'static, Response>
-    })
+    let response = guard_request(
+        &guard(None),
+        request(Method::POST, A, None)?,
+        after_door(move |_| {
+            Box::pin(async move {
+                let id = manager.create_session().await.ok().map(|(id, _)| id);
+                *into
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = id;
+                canned(StatusCode::OK, "")
+            }) as futures::future::BoxFuture<'static, Response>
+        }),
+    )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
     let id = made
@@ -349,7 +466,7 @@ async fn a_body_slower_than_body_timeout_is_408() -> anyhow::Result<()> {
     let response = guard_request(
         &guard,
         request,
-        seen.next(canned(StatusCode::BAD_REQUEST, "the body failed")),
+        after_door(seen.next(canned(StatusCode::BAD_REQUEST, "the body failed"))),
     )
     .await;
     assert_eq!(started.elapsed(), Duration::from_secs(2));
@@ -389,7 +506,12 @@ async fn a_body_within_body_timeout_reaches_next_whole() -> anyhow::Result<()> {
     });
     *request.body_mut() = Body::from_stream(chunks);
     let seen = Seen::default();
-    let response = guard_request(&guard, request, seen.next(canned(StatusCode::OK, "ok"))).await;
+    let response = guard_request(
+        &guard,
+        request,
+        after_door(seen.next(canned(StatusCode::OK, "ok"))),
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(seen.take()?.body.map_err(anyhow::Error::msg)?, "abab");
     Ok(())

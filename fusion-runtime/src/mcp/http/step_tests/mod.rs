@@ -23,6 +23,17 @@ use axum::response::Response;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::door::Cleared;
+
+/// `next` as the guard calls it, with the door's `Cleared` (the session it cleared is in
+/// the request's facts).
+pub(super) fn after_door<F, Fut>(next: F) -> impl FnOnce(Request, Cleared) -> Fut
+where
+    F: FnOnce(Request) -> Fut,
+{
+    move |request, _cleared| next(request)
+}
+
 /// What a recording `next` received: the request's parts and its body as read to its end
 /// (`Err` with the error when reading failed).
 pub(super) struct Saw {

@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
 use super::super::check::{Guard, guard};
+use super::super::door::Cleared;
 use super::super::headers::AllowedHosts;
 use super::super::options::HttpOptions;
 use super::super::router::http_router;
@@ -142,7 +143,13 @@ async fn marked(
         live: None,
     };
     let seen = Seen::default();
-    let response = guard(&check, post(headers, body)?, seen.next(json_ok("{}"))).await;
+    let response = guard(
+        &check,
+        Cleared::sessionless(),
+        post(headers, body)?,
+        seen.next(json_ok("{}")),
+    )
+    .await;
     assert_eq!(response.status(), StatusCode::OK);
     let saw = seen.take()?;
     let plain = saw.parts.extensions.get::<Plain>();

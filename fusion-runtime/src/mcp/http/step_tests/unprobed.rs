@@ -6,6 +6,7 @@ use axum::http::{StatusCode, header};
 use serde_json::{Value, json};
 
 use super::super::check::{Guard, guard};
+use super::super::door::Cleared;
 use super::check::{answered, check, post};
 use super::{Seen, canned, header_text, json_ok, read_json};
 use crate::mcp::jsonrpc::Passed;
@@ -76,7 +77,13 @@ async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Res
     ];
     for (check, request, why) in cases {
         let seen = Seen::default();
-        let response = guard(check, request, seen.next(json_ok("{}"))).await;
+        let response = guard(
+            check,
+            Cleared::sessionless(),
+            request,
+            seen.next(json_ok("{}")),
+        )
+        .await;
         assert_eq!(response.status(), StatusCode::OK, "{why}");
         let saw = seen.take()?;
         assert_eq!(saw.body.map_err(anyhow::Error::msg)?, unusable, "{why}");
@@ -117,7 +124,13 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
     ];
     for (body, id, code) in cases {
         let seen = Seen::default();
-        let response = guard(&check, in_session(body, None)?, seen.next(refused())).await;
+        let response = guard(
+            &check,
+            Cleared::sessionless(),
+            in_session(body, None)?,
+            seen.next(refused()),
+        )
+        .await;
         let (status, headers, json) = read_json(response).await?;
         assert!(seen.called(), "rmcp read it first: {body}");
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
@@ -129,12 +142,24 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
         );
         // The answer the same body gets without a session (from the check, or after rmcp's
         // refusal), and as a 2026-07-28 request (after rmcp's refusal) on either endpoint.
-        let response = guard(&check, post(body)?, Seen::default().next(refused())).await;
+        let response = guard(
+            &check,
+            Cleared::sessionless(),
+            post(body)?,
+            Seen::default().next(refused()),
+        )
+        .await;
         let (_, _, without) = read_json(response).await?;
         assert_eq!(json, without, "{body}");
         for endpoint in [&check, &stateless] {
             let seen = Seen::default();
-            let response = guard(endpoint, modern(body)?, seen.next(refused())).await;
+            let response = guard(
+                endpoint,
+                Cleared::sessionless(),
+                modern(body)?,
+                seen.next(refused()),
+            )
+            .await;
             assert!(seen.called(), "rmcp read it first: {body}");
             let (status, _, modern) = read_json(response).await?;
             assert_eq!(
@@ -148,8 +173,16 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
     let seen = Seen::default();
     let body = r#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#;
     let gone = canned(StatusCode::NOT_FOUND, "Not Found: Session not found");
-    let (status, _, json) =
-        read_json(guard(&check, in_session(body, None)?, seen.next(gone)).await).await?;
+    let (status, _, json) = read_json(
+        guard(
+            &check,
+            Cleared::sessionless(),
+            in_session(body, None)?,
+            seen.next(gone),
+        )
+        .await,
+    )
+    .await?;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(json["id"], json!("x"), "{json}");
     Ok(())
