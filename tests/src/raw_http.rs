@@ -49,8 +49,8 @@ impl RawResponse {
     }
 }
 
-/// Sends `method path` to `addr` with `headers` and `body`, and reads the response (at most
-/// 10 s).
+/// Sends `method path` to `addr` with `headers` (`Host: 127.0.0.1` unless they name one) and
+/// `body`, and reads the response (at most 10 s).
 pub async fn request(
     addr: SocketAddr,
     method: &str,
@@ -60,8 +60,13 @@ pub async fn request(
 ) -> std::io::Result<RawResponse> {
     let run = async {
         let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        // `127.0.0.1` unless the caller names its own `Host`.
+        let host = match headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            true => "",
+            false => "host: 127.0.0.1\r\n",
+        };
         let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-length: {}\r\n",
+            "{method} {path} HTTP/1.1\r\n{host}connection: close\r\ncontent-length: {}\r\n",
             body.len()
         );
         for (name, value) in headers {
