@@ -572,7 +572,7 @@ async fn attack(stateless: bool, auth: bool, nap_ms: u64) {
     // The victim's task ends as it would have: completed, not cancelled.
     let done = fusion_tests::tasks::poll(
         addr,
-        &auth.then(|| token("victim")).unwrap_or_default(),
+        &if auth { token("victim") } else { String::new() },
         &t26,
         Duration::from_millis(nap_ms) + Duration::from_secs(10),
     )
