@@ -1,4 +1,5 @@
-//! The house reads one way: `fusion-runtime`'s module graph, read as the compiler reads it.
+//! The house reads one way: `fusion-runtime`'s module graph, read as the compiler reads it
+//! (and `fusion-macros`'s, for circles).
 //!
 //! The sources are parsed with `syn`, starting at `lib.rs` and following its `mod`
 //! declarations, so a file no `mod` reaches is not read. Items under `#[cfg(test)]` (a module,
@@ -9,7 +10,7 @@
 //! descendants (`pub use self::x::Y` in a `mod.rs` or `lib.rs`, the module's doorway) is not
 //! an edge of the file that writes it; a `mod.rs` with logic is otherwise a node like any file.
 //!
-//! - no circle between files, at any depth;
+//! - no circle between files, at any depth, in either crate;
 //! - no circle between the parts of any module, at every level: the module's own file and each
 //!   child (a file, or a folder with every file below it: edges from a sub-folder's files are
 //!   lifted to the folder); the crate's top level is one such level;
@@ -27,6 +28,8 @@ use proc_macro2::{TokenStream, TokenTree};
 use syn::visit::{self, Visit};
 
 const SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fusion-runtime/src");
+/// The macros' crate, read by the same rules for circles.
+const MACROS_SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fusion-macros/src");
 
 /// A module's path from the crate root (`["server", "pipeline"]`; the root is `[]`).
 type ModPath = Vec<String>;
@@ -72,6 +75,8 @@ struct Edge {
 
 /// The crate as the compiler sees it.
 struct Crate {
+    /// Its `src/` folder.
+    src: &'static str,
     files: Vec<File>,
     modules: BTreeMap<ModPath, Module>,
     edges: Vec<Edge>,
@@ -163,14 +168,15 @@ fn item_name(item: &syn::Item) -> Option<String> {
 }
 
 impl Crate {
-    fn read() -> Crate {
+    fn read(src: &'static str) -> Crate {
         let mut krate = Crate {
+            src,
             files: Vec::new(),
             modules: BTreeMap::new(),
             edges: Vec::new(),
             externs: Vec::new(),
         };
-        let root = PathBuf::from(SRC);
+        let root = PathBuf::from(src);
         krate.load(&root, &root.join("lib.rs"), Vec::new());
         krate.link();
         krate
@@ -182,7 +188,7 @@ impl Crate {
             std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let rel = path
-            .strip_prefix(SRC)
+            .strip_prefix(self.src)
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned();
@@ -584,6 +590,10 @@ impl<'ast> Visit<'ast> for Seen {
         }
     }
 
+    /// A visibility (`pub(crate)`, `pub(in crate::a)`) names where an item may be seen, not
+    /// something it uses: no edge.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+
     fn visit_path(&mut self, path: &'ast syn::Path) {
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         if let Some(first) = path.segments.first() {
@@ -601,7 +611,15 @@ impl<'ast> Visit<'ast> for Seen {
 /// The crate, read once per test thread (`syn`'s spans are not `Sync`).
 fn krate() -> &'static Crate {
     thread_local! {
-        static CRATE: &'static Crate = Box::leak(Box::new(Crate::read()));
+        static CRATE: &'static Crate = Box::leak(Box::new(Crate::read(SRC)));
+    }
+    CRATE.with(|k| *k)
+}
+
+/// `fusion-macros`, read the same way.
+fn macros() -> &'static Crate {
+    thread_local! {
+        static CRATE: &'static Crate = Box::leak(Box::new(Crate::read(MACROS_SRC)));
     }
     CRATE.with(|k| *k)
 }
@@ -694,13 +712,14 @@ fn circles<N: Ord + Clone, E>(graph: &BTreeMap<N, BTreeMap<N, E>>) -> Vec<Vec<N>
 
 /// A circle as `a (a.rs:12 `crate::b::X`) → b (…) → a`.
 fn show<N: Ord + Clone + std::fmt::Display>(
+    k: &Crate,
     circle: &[N],
     graph: &BTreeMap<N, BTreeMap<N, Edge>>,
 ) -> String {
     let mut out = String::new();
     for pair in circle.windows(2) {
         let e = &graph[&pair[0]][&pair[1]];
-        out.push_str(&format!("{} ({}) → ", pair[0], krate().describe(e)));
+        out.push_str(&format!("{} ({}) → ", pair[0], k.describe(e)));
     }
     if let Some(last) = circle.last() {
         out.push_str(&last.to_string());
@@ -708,19 +727,11 @@ fn show<N: Ord + Clone + std::fmt::Display>(
     out
 }
 
-struct Rel(usize);
-
-impl std::fmt::Display for Rel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&krate().files[self.0].rel)
-    }
-}
-
-#[test]
-fn no_circle_between_files() {
-    let k = krate();
+/// The circles between `k`'s files, shown.
+fn file_circles(k: &Crate) -> Vec<String> {
     let graph = k.file_graph();
-    let found: Vec<String> = circles(&graph)
+    let rel = |n: &usize| k.files[*n].rel.clone();
+    circles(&graph)
         .into_iter()
         .zip(tangles(&graph))
         .map(|(c, tangle)| {
@@ -728,28 +739,20 @@ fn no_circle_between_files() {
                 .iter()
                 .map(|(a, to)| {
                     (
-                        Rel(*a).to_string(),
-                        to.iter()
-                            .map(|(b, e)| (Rel(*b).to_string(), e.clone()))
-                            .collect(),
+                        rel(a),
+                        to.iter().map(|(b, e)| (rel(b), e.clone())).collect(),
                     )
                 })
                 .collect();
-            let c: Vec<String> = c.iter().map(|n| Rel(*n).to_string()).collect();
-            let all: Vec<String> = tangle.iter().map(|n| Rel(*n).to_string()).collect();
-            format!("{}\n    tangled: {}", show(&c, &named), all.join(", "))
+            let c: Vec<String> = c.iter().map(rel).collect();
+            let all: Vec<String> = tangle.iter().map(rel).collect();
+            format!("{}\n    tangled: {}", show(k, &c, &named), all.join(", "))
         })
-        .collect();
-    assert!(
-        found.is_empty(),
-        "files import each other:\n{}",
-        found.join("\n")
-    );
+        .collect()
 }
 
-#[test]
-fn no_circle_between_the_parts_of_any_module() {
-    let k = krate();
+/// The circles between the parts of any of `k`'s modules, shown.
+fn level_circles(k: &Crate) -> Vec<String> {
     let mut found = Vec::new();
     for level in k.modules.keys() {
         let (graph, _) = k.level_graph(level);
@@ -762,16 +765,36 @@ fn no_circle_between_the_parts_of_any_module() {
             let all: Vec<&str> = tangle.iter().map(String::as_str).collect();
             found.push(format!(
                 "in {name}: {}\n    tangled: {}",
-                show(&c, &graph),
+                show(k, &c, &graph),
                 all.join(", ")
             ));
         }
     }
-    assert!(
-        found.is_empty(),
-        "the parts of a module import each other:\n{}",
-        found.join("\n")
-    );
+    found
+}
+
+#[test]
+fn no_circle_between_files() {
+    for (name, k) in [("fusion-runtime", krate()), ("fusion-macros", macros())] {
+        let found = file_circles(k);
+        assert!(
+            found.is_empty(),
+            "{name}: files import each other:\n{}",
+            found.join("\n")
+        );
+    }
+}
+
+#[test]
+fn no_circle_between_the_parts_of_any_module() {
+    for (name, k) in [("fusion-runtime", krate()), ("fusion-macros", macros())] {
+        let found = level_circles(k);
+        assert!(
+            found.is_empty(),
+            "{name}: the parts of a module import each other:\n{}",
+            found.join("\n")
+        );
+    }
 }
 
 /// Each top-level module's imports (other top-level modules): the crate's level, `lib.rs`

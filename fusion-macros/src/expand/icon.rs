@@ -6,7 +6,7 @@ use quote::quote;
 use syn::LitStr;
 use syn::spanned::Spanned;
 
-use super::prompt::{path_str, set};
+use super::{path_str, set};
 
 /// One `icon`, as written.
 pub struct Icon {

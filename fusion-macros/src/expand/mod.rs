@@ -10,6 +10,28 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
 
+/// A path as written, without spaces (`a::b`): how error messages name a key.
+pub(crate) fn path_str(path: &syn::Path) -> String {
+    quote!(#path).to_string().replace(' ', "")
+}
+
+/// Fills `slot` with `value` once: a second `attr` key of the same name is an error.
+pub(crate) fn set<T>(
+    slot: &mut Option<T>,
+    value: T,
+    meta: &syn::meta::ParseNestedMeta,
+    attr: &str,
+) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(meta.error(format_args!(
+            "duplicate `{attr}` key `{}`",
+            path_str(&meta.path)
+        )));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
 /// An attribute's arguments, read key by key.
 pub trait AttrArgs: Default {
     /// Reads one `key = value` (or flag) of the attribute.

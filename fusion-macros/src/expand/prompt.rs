@@ -10,25 +10,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, FnArg, Ident, ItemFn, LitStr, Path, ReturnType, Type};
 
-pub(crate) fn path_str(path: &syn::Path) -> String {
-    quote!(#path).to_string().replace(' ', "")
-}
-
-pub(crate) fn set<T>(
-    slot: &mut Option<T>,
-    value: T,
-    meta: &syn::meta::ParseNestedMeta,
-    attr: &str,
-) -> syn::Result<()> {
-    if slot.is_some() {
-        return Err(meta.error(format_args!(
-            "duplicate `{attr}` key `{}`",
-            path_str(&meta.path)
-        )));
-    }
-    *slot = Some(value);
-    Ok(())
-}
+use super::{path_str, set};
 
 /// `complete(argument = path::to_fn, ..)`: the argument names, as written, with their
 /// completers.

@@ -8,8 +8,9 @@ use syn::{ItemFn, LitStr, Path};
 
 use super::prompt::{
     check_signature, combine, completer_items, context, description, opt_str, parse_completers,
-    pascal, path_str, set,
+    pascal,
 };
+use super::{path_str, set};
 
 /// The arguments of `#[resource(..)]`, as written.
 #[derive(Default)]
