@@ -39,3 +39,6 @@ pub mod tasks {}
 
 #[doc = include_str!("../../docs/envelope.md")]
 pub mod envelope {}
+
+#[doc = include_str!("../../docs/inputs.md")]
+pub mod inputs {}
