@@ -94,14 +94,17 @@ fn is_hidden(line: &str) -> bool {
     t == "#" || t.starts_with("# ")
 }
 
-/// `line` without its inline code spans (a link inside backticks is text).
-fn without_code_spans(line: &str) -> String {
+/// `line` without its inline code spans (a link inside backticks is text). `in_code` carries
+/// a span open at the end of a line to the next line of the paragraph; a blank line ends it.
+fn without_code_spans(line: &str, in_code: &mut bool) -> String {
+    if line.trim().is_empty() {
+        *in_code = false;
+    }
     let mut out = String::new();
-    let mut in_code = false;
     for c in line.chars() {
         if c == '`' {
-            in_code = !in_code;
-        } else if !in_code {
+            *in_code = !*in_code;
+        } else if !*in_code {
             out.push(c);
         }
     }
@@ -109,9 +112,9 @@ fn without_code_spans(line: &str) -> String {
 }
 
 /// The targets of the inline links `[text](target)` and images on a line, and of a reference
-/// definition `[label]: target`.
-fn link_targets(line: &str) -> Vec<String> {
-    let line = without_code_spans(line);
+/// definition `[label]: target`; `in_code` as in [`without_code_spans`].
+fn link_targets(line: &str, in_code: &mut bool) -> Vec<String> {
+    let line = without_code_spans(line, in_code);
     let mut out = Vec::new();
     let mut rest = line.as_str();
     while let Some(at) = rest.find("](") {
@@ -193,11 +196,13 @@ fn anchors(text: &str) -> HashSet<String> {
 fn broken_links(doc: &Path, text: &str) -> Vec<String> {
     let dir = doc.parent().unwrap_or(Path::new(ROOT));
     let mut broken = Vec::new();
+    let mut in_code = false;
     for line in lines(text) {
         if line.fence.is_some() {
+            in_code = false;
             continue;
         }
-        for target in link_targets(line.text) {
+        for target in link_targets(line.text, &mut in_code) {
             if target.is_empty()
                 || target.contains("://")
                 || target.starts_with("mailto:")
@@ -287,6 +292,9 @@ fn the_checks_catch_what_they_look_for() {
     assert_eq!(broken.len(), 2, "{broken:?}");
     assert!(broken[0].contains("docs/operations.md"), "{broken:?}");
     assert!(broken[1].contains("#no-such-heading"), "{broken:?}");
+    // A code span that wraps onto the next line does not hide the link after it.
+    let text = "Flags `--metrics\nADDR`: see [ops](docs/operations.md).\n";
+    assert_eq!(broken_links(&doc, text).len(), 1);
     // Four hidden lines in a Rust block; a `toml` block and `#[derive]` are not counted.
     let text = "```rust\n# a\n# b\n#\n# d\n#[derive(Debug)]\n```\n```toml\n# a\n# b\n# c\n# d\n```\n";
     let over = overhidden_blocks(&doc, text);
