@@ -49,12 +49,16 @@
 //!
 //! # Guides
 //!
-//! The repository's `docs/` holds a guide per topic, its Rust compiled as doctests: validation
+//! The repository's `docs/` holds a guide per topic, its Rust compiled as doctests: every
+//! `#[fusion(..)]` and `#[tool_action(..)]` key and the line each failure writes (`inputs.md`),
+//! the envelope's rules and the files of its cases (`envelope.md`), validation
 //! and the envelope (`errors.md`), actions, prompts and resources (`server.md`), exposure and
 //! naming (`exposure.md`), transports and protocol versions (`transports.md`), network and
 //! authentication (`network.md`), state across instances (`state.md`), the gateway
 //! (`gateway.md`), operations (`operations.md`), traces (`tracing.md`) and the test kit
-//! (`testing.md`). The README is the front page: one server, one test, where to go next.
+//! (`testing.md`), MCP tasks (`tasks.md`). The README is the front page: one server, one
+//! test, where to go next; `llms.txt` at the root is the same API in one page for a coding
+//! agent.
 //!
 //! # Modules
 //!
