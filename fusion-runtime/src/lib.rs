@@ -15,9 +15,10 @@
 //!
 //! # Features
 //!
-//! Every transport and role is a feature, all on by default, so `cargo add fusion-runtime`
-//! gives the server, the client, the CLI and its logging, JWT authentication and the Redis
-//! rate-limit store. A server that speaks only stdio builds without axum, hyper, reqwest,
+//! Every transport and role is a feature, all on by default but `otel` and `testing`, so
+//! `cargo add fusion-runtime` gives the server, the client, the CLI and its logging, JWT
+//! authentication, the Redis rate-limit store, metrics and the gateway; add `testing` in
+//! `[dev-dependencies]` for the test kit, and `otel` to export traces. A server that speaks only stdio builds without axum, hyper, reqwest,
 //! clap, jsonwebtoken or redis:
 //!
 //! ```toml
