@@ -128,10 +128,9 @@ fn link_targets(line: &str, in_code: &mut bool) -> Vec<String> {
     if t.starts_with('[')
         && let Some(close) = t.find("]:")
         && !t[..close].contains('(')
+        && let Some(target) = t[close + 2..].split_whitespace().next()
     {
-        if let Some(target) = t[close + 2..].split_whitespace().next() {
-            out.push(target.to_owned());
-        }
+        out.push(target.to_owned());
     }
     out
 }
@@ -279,7 +278,11 @@ fn every_rust_block_shows_its_code() {
     for doc in documents() {
         over.extend(overhidden_blocks(&doc, &read(&doc)));
     }
-    assert!(over.is_empty(), "blocks hiding their code:\n{}", over.join("\n"));
+    assert!(
+        over.is_empty(),
+        "blocks hiding their code:\n{}",
+        over.join("\n")
+    );
 }
 
 #[test]
@@ -296,7 +299,8 @@ fn the_checks_catch_what_they_look_for() {
     let text = "Flags `--metrics\nADDR`: see [ops](docs/operations.md).\n";
     assert_eq!(broken_links(&doc, text).len(), 1);
     // Four hidden lines in a Rust block; a `toml` block and `#[derive]` are not counted.
-    let text = "```rust\n# a\n# b\n#\n# d\n#[derive(Debug)]\n```\n```toml\n# a\n# b\n# c\n# d\n```\n";
+    let text =
+        "```rust\n# a\n# b\n#\n# d\n#[derive(Debug)]\n```\n```toml\n# a\n# b\n# c\n# d\n```\n";
     let over = overhidden_blocks(&doc, text);
     assert_eq!(over.len(), 1, "{over:?}");
     assert!(over[0].contains("4 hidden lines"), "{over:?}");
@@ -305,7 +309,8 @@ fn the_checks_catch_what_they_look_for() {
 
 #[test]
 fn anchors_follow_github() {
-    let a = anchors("# The `<tool_error>` envelope\n## Codes\n## Codes\n```\n# not a heading\n```\n");
+    let a =
+        anchors("# The `<tool_error>` envelope\n## Codes\n## Codes\n```\n# not a heading\n```\n");
     assert!(a.contains("the-tool_error-envelope"), "{a:?}");
     assert!(a.contains("codes") && a.contains("codes-1"), "{a:?}");
     assert!(!a.contains("not-a-heading"), "{a:?}");
