@@ -15,9 +15,10 @@
 //!
 //! # Features
 //!
-//! Every transport and role is a feature, all on by default, so `cargo add fusion-runtime`
-//! gives the server, the client, the CLI and its logging, JWT authentication and the Redis
-//! rate-limit store. A server that speaks only stdio builds without axum, hyper, reqwest,
+//! Every transport and role is a feature, all on by default but `otel` and `testing`, so
+//! `cargo add fusion-runtime` gives the server, the client, the CLI and its logging, JWT
+//! authentication, the Redis rate-limit store, metrics and the gateway; add `testing` in
+//! `[dev-dependencies]` for the test kit, and `otel` to export traces. A server that speaks only stdio builds without axum, hyper, reqwest,
 //! clap, jsonwebtoken or redis:
 //!
 //! ```toml
@@ -49,12 +50,16 @@
 //!
 //! # Guides
 //!
-//! The repository's `docs/` holds a guide per topic, its Rust compiled as doctests: validation
+//! The repository's `docs/` holds a guide per topic, its Rust compiled as doctests: every
+//! `#[fusion(..)]` and `#[tool_action(..)]` key and the line each failure writes (`inputs.md`),
+//! the envelope's rules and the files of its cases (`envelope.md`), validation
 //! and the envelope (`errors.md`), actions, prompts and resources (`server.md`), exposure and
 //! naming (`exposure.md`), transports and protocol versions (`transports.md`), network and
 //! authentication (`network.md`), state across instances (`state.md`), the gateway
 //! (`gateway.md`), operations (`operations.md`), traces (`tracing.md`) and the test kit
-//! (`testing.md`). The README is the front page: one server, one test, where to go next.
+//! (`testing.md`), MCP tasks (`tasks.md`). The README is the front page: one server, one
+//! test, where to go next; `llms.txt` at the root is the same API in one page for a coding
+//! agent.
 //!
 //! # Modules
 //!

@@ -36,3 +36,14 @@ pub mod gateway {}
 
 #[doc = include_str!("../../docs/tasks.md")]
 pub mod tasks {}
+
+#[doc = include_str!("../../docs/envelope.md")]
+pub mod envelope {}
+
+#[doc = include_str!("../../docs/inputs.md")]
+pub mod inputs {}
+
+/// `llms.txt` at the repository's root: the page a coding agent loads whole. Compiled like the
+/// guides, so what it teaches builds.
+#[doc = include_str!("../../llms.txt")]
+pub mod llms {}
