@@ -242,8 +242,15 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
     };
     let kind = match e.kind() {
+        // The whole expectation of the field, not its type alone: a wrong type must not hide
+        // the rest of the rule (`a string matching ^acc_[a-z0-9]{6,12}$`, `a valid email
+        // address`, `an integer >= 1 and <= 100`, `one of: 'free', 'pro'`), or the model
+        // fixes the type, then learns the rule in a second round.
         K::Type { kind } => IssueKind::InvalidType {
-            expected: types::expected(kind),
+            expected: node
+                .map(|n| n.words.clone())
+                .filter(|words| words != "a value")
+                .unwrap_or_else(|| types::expected(kind)),
         },
         K::Required { property } => {
             let name = match property {
@@ -417,7 +424,18 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
                 false => out.into(),
             };
         }
-        Some(Value::Array(ts)) => return types::words_of(ts.iter().filter_map(Value::as_str)),
+        Some(Value::Array(ts)) => {
+            let words = types::words_of(ts.iter().filter_map(Value::as_str));
+            // An optional field's bounds (`["integer", "null"]` with a `minimum`) after its
+            // one non-null type: `an integer >= 1 or null`.
+            let mut bounds = String::new();
+            push_bounds(&mut bounds, s);
+            let typed = ts.iter().filter(|t| t.as_str() != Some("null")).count();
+            return match (bounds.is_empty(), typed, words.split_once(" or null")) {
+                (false, 1, Some((one, rest))) => format!("{one}{bounds} or null{rest}").into(),
+                _ => words,
+            };
+        }
         _ => {}
     }
     if depth < 4

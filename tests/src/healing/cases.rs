@@ -317,6 +317,39 @@ fn off_format(format: &str) -> String {
     }
 }
 
+/// The note of a wrong type sent to a field with a rule beyond its type.
+const CONSTRAINED_WRONG_TYPE: &str = "another type, unrelated to the valid value";
+
+/// The keywords that constrain a value beyond its type.
+const CONSTRAINTS: [&str; 10] = [
+    "pattern",
+    "format",
+    "enum",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+];
+
+/// A value of another type that carries nothing of `valid` (`7` for an ID, `false` for an
+/// email, a word for a bounded number), for a string or number field with a rule beyond its
+/// type: what a model sends when it has the type wrong, so that only the answer's text can
+/// tell it the rest of the rule.
+fn constrained_wrong_type(node: &Value, valid: &Value) -> Option<Value> {
+    if !CONSTRAINTS.iter().any(|k| node.get(*k).is_some()) {
+        return None;
+    }
+    match valid {
+        Value::String(_) if node.get("format").is_some() => Some(json!(false)),
+        Value::String(_) => Some(json!(7)),
+        Value::Number(_) => Some(json!("lots")),
+        _ => None,
+    }
+}
+
 /// One field's single mutations (kind, new value, note), from its schema and valid value.
 fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
     let mut out = vec![(
@@ -324,6 +357,9 @@ fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
         wrong_type(valid),
         "another type".to_owned(),
     )];
+    if let Some(bad) = constrained_wrong_type(node, valid) {
+        out.push((Kind::WrongType, bad, CONSTRAINED_WRONG_TYPE.to_owned()));
+    }
     let num = |k: &str| node.get(k).and_then(Value::as_f64);
     if let (Some(Value::Array(options)), Value::String(s)) = (node.get("enum"), valid) {
         let avoid: Vec<&str> = options.iter().filter_map(Value::as_str).collect();
@@ -514,6 +550,30 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
             what.push(format!("{k}: {note}"));
         }
         out.push(case(Kind::Several, base(args), what.join("; ")));
+    }
+    // Several wrong types at once, each on a constrained field (two or three of them), beside
+    // one more problem of another kind when a field is left: one round must heal them all.
+    let typed: Vec<&(String, Kind, Value, String)> = singles
+        .iter()
+        .filter(|(_, _, _, note)| note == CONSTRAINED_WRONG_TYPE)
+        .take(3)
+        .collect();
+    if typed.len() >= 2 || (typed.len() == 1 && !picked.is_empty()) {
+        let mut args = obj.clone();
+        let mut what = Vec::new();
+        for (k, _, bad, note) in &typed {
+            args.insert(k.clone(), bad.clone());
+            what.push(format!("{k}: {note}"));
+        }
+        if typed.len() == 1
+            && let Some((k, bad, note)) = picked.iter().find(|(k, ..)| *k != typed[0].0)
+        {
+            args.insert(k.clone(), bad.clone());
+            what.push(format!("{k}: {note}"));
+        }
+        if what.len() >= 2 {
+            out.push(case(Kind::Several, base(args), what.join("; ")));
+        }
     }
     out
 }
