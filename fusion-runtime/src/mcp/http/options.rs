@@ -89,6 +89,12 @@ pub struct HttpOptions {
     pub drain_grace: Duration,
     /// What `/readyz` requires beyond not draining (a Redis that answers, …).
     pub ready_checks: Vec<ReadyCheck>,
+    /// Whether a plain 2025 `tools/call` (a name and arguments, nothing to negotiate) is
+    /// answered by the framework without rmcp's per-request service or session worker: the
+    /// same answer, byte for byte (`tests/tests/differential.rs` sends thousands of generated
+    /// requests to a server with it on and one with it off and compares), about twice as
+    /// fast. On by default; off, every request goes through rmcp.
+    pub answer_plain_calls: bool,
 }
 
 /// Origins a local client (a browser page on this machine, an inspector) sends.
@@ -128,6 +134,7 @@ impl Default for HttpOptions {
             auth: None,
             drain_grace: Duration::from_secs(10),
             ready_checks: Vec::new(),
+            answer_plain_calls: true,
         }
     }
 }
@@ -239,6 +246,13 @@ impl HttpOptions {
     /// Adds a condition `/readyz` requires.
     pub fn ready_check(mut self, check: ReadyCheck) -> Self {
         self.ready_checks.push(check);
+        self
+    }
+
+    /// Turns off (or on) the answers to plain 2025 calls made without rmcp
+    /// ([`answer_plain_calls`](HttpOptions::answer_plain_calls)).
+    pub fn answer_plain_calls(mut self, on: bool) -> Self {
+        self.answer_plain_calls = on;
         self
     }
 }

@@ -112,11 +112,12 @@ pub(crate) fn endpoint(
     }
     let mut local = LocalSessionManager::default();
     local.session_config.keep_alive = Some(options.session_idle_timeout);
-    // A plain 2025 call skips rmcp only where rmcp would go straight to the handler with it:
+    // A plain 2025 call skips rmcp (unless the options turn that off) only where rmcp would go
+    // straight to the handler with it:
     // stateless, or in a live session (see `handlers::live`), on a server that hands nothing
     // off. (A 2025-11-25 task request is answered by the check before; rmcp's 2025 call path
     // runs no task: a task action's plain call is a call, either way.)
-    let plain_calls = server.tool_sources().is_empty();
+    let plain_calls = options.answer_plain_calls && server.tool_sources().is_empty();
     let live = (plain_calls && !options.stateless)
         .then(|| LiveSessions::new(options.session_idle_timeout));
     let mut capped =

@@ -13,11 +13,13 @@
 //! rmcp, whose parse refuses it too, and the answer is the probe's
 //! ([`refused_by_rmcp`](super::refused_by_rmcp)).
 
+use std::marker::PhantomData;
 use std::ops::Range;
 
 use rmcp::model::RequestId;
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, Error};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeSeed, Deserializer, Error, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::probe::{Passed, SniffSeed};
@@ -34,8 +36,9 @@ pub(crate) struct PlainCall {
 /// The body read as a plain call, with what the layers after the check need of it; `None`
 /// when it is not one.
 pub(crate) fn plain_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
-    let message: Message<'_> = serde_json::from_slice(bytes).ok()?;
-    let arguments = message.params.arguments.map(RawValue::get);
+    let Object(message): Object<Message<'_>> = serde_json::from_slice(bytes).ok()?;
+    let Object(params) = message.params;
+    let arguments = params.arguments.map(RawValue::get);
     let plain = message.jsonrpc == "2.0"
         && message.method == "tools/call"
         && arguments.is_none_or(|a| a.starts_with('{'));
@@ -43,7 +46,7 @@ pub(crate) fn plain_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
         return None;
     }
     let call = PlainCall {
-        name: span(bytes, message.params.name)?,
+        name: span(bytes, params.name)?,
         arguments: match arguments {
             Some(a) => Some(span(bytes, a)?),
             None => None,
@@ -71,7 +74,7 @@ struct Message<'a> {
     id: RequestId,
     method: &'a str,
     #[serde(borrow)]
-    params: Params<'a>,
+    params: Object<Params<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -81,6 +84,26 @@ struct Params<'a> {
     /// `null` is a value here, not an absent member: such a call is not plain.
     #[serde(borrow, default, deserialize_with = "present")]
     arguments: Option<&'a RawValue>,
+}
+
+/// A struct read from a JSON object only: `serde`'s derive reads a struct from an array of its
+/// fields too (`"params": ["a_tool"]`), which rmcp's parse refuses, so such a call is not plain.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(Fields(PhantomData)).map(Object)
+    }
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {

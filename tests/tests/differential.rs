@@ -1,0 +1,535 @@
+//! The calls the framework answers without rmcp, proven equal to rmcp's answers: generated
+//! requests (valid and invalid arguments, unknown and misspelt tools, malformed JSON, odd
+//! ids, every protocol version, `Accept`, `Content-Type`, `Origin` and `Host` combination,
+//! bodies over the cap, batches, other methods and HTTP methods) sent to two servers that
+//! differ only in [`HttpOptions::answer_plain_calls`] — one answering plain calls itself, one
+//! sending every request through rmcp — stateless, and in a 2025 session. Status, headers
+//! (less `date`), body bytes and SSE events must be equal.
+//!
+//! Intended differences, normalized before the comparison, each with its reason:
+//! - a session's own id: each server made its own session (the ids are random UUIDs);
+//! - in a session, SSE `id:` lines and the priming event (no data: an id and a `retry`):
+//!   rmcp's session worker numbers the events of a request's stream so a client may resume
+//!   it; the framework's answer to a live session's plain call is one result on a stream of
+//!   its own, with nothing to resume.
+//!
+//! A bump of rmcp (`Cargo.toml` pins its minor): change the version, run this suite.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use fusion_runtime::context::LogLevel;
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
+use fusion_runtime::{Context, Server, ToolError, ToolInput, codes, error, tool_action};
+use fusion_tests::raw_http::{self, RawResponse};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Generated requests per server pair; 4 pairs of servers.
+const CASES: u32 = 800;
+/// The body cap both servers hold (small, so that generated bodies cross it).
+const MAX_BODY: usize = 4096;
+
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(rename_all = "snake_case")]
+enum Plan {
+    Free,
+    Pro,
+    Team,
+}
+
+/// Where an account is.
+#[derive(Deserialize, ToolInput, Debug)]
+struct Address {
+    /// The city.
+    #[fusion(length(min = 1, max = 20))]
+    city: String,
+}
+
+/// An account to look at.
+#[derive(Deserialize, ToolInput, Debug)]
+struct Account {
+    /// The account's ID.
+    #[fusion(pattern = "^acc_[a-z0-9]{3,8}$")]
+    id: String,
+    /// Seats.
+    #[fusion(range(min = 1, max = 100))]
+    seats: Option<i64>,
+    /// The plan.
+    plan: Option<Plan>,
+    /// Where it is.
+    address: Option<Address>,
+    /// A note.
+    note: Option<String>,
+}
+
+/// What the tool answers.
+#[derive(Serialize, JsonSchema)]
+struct Seen {
+    id: String,
+    seats: Option<i64>,
+}
+
+/// Looks at an account.
+#[tool_action(name = "accounts.show", read_only)]
+async fn show(input: Account) -> Result<Seen, ToolError> {
+    if input.id == "acc_missing" {
+        return Err(error(codes::NOT_FOUND, "No account with that ID")
+            .suggest("List accounts first")
+            .actions(["accounts.show"])
+            .detail("requestedId", &input.id));
+    }
+    Ok(Seen {
+        id: input.id,
+        seats: input.seats,
+    })
+}
+
+/// Nothing to say.
+#[derive(Deserialize, ToolInput, Debug)]
+struct Nothing {}
+
+/// Logs, then answers.
+#[tool_action(name = "accounts.audit")]
+async fn audit(_input: Nothing, cx: Context) -> Result<String, ToolError> {
+    cx.log(LogLevel::Warning, json!({"audit": "started"})).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    Ok("audited".into())
+}
+
+/// Falls over.
+#[tool_action(name = "accounts.crash")]
+async fn crash(_input: Nothing) -> Result<String, ToolError> {
+    panic!("the handler fell over")
+}
+
+/// Fails with an I/O error.
+#[tool_action(name = "accounts.disk")]
+async fn disk(_input: Nothing) -> Result<String, std::io::Error> {
+    Err(std::io::Error::other("disk full"))
+}
+
+fn server() -> Server {
+    Server::builder()
+        .name("differential")
+        .action::<ShowAction>()
+        .action::<AuditAction>()
+        .action::<CrashAction>()
+        .action::<DiskAction>()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One generated request.
+#[derive(Clone, Debug)]
+struct Request {
+    method: &'static str,
+    headers: Vec<(&'static str, String)>,
+    body: String,
+}
+
+fn tool_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => Just("accounts_show".to_owned()),
+        1 => Just("accounts_audit".to_owned()),
+        1 => Just("accounts_crash".to_owned()),
+        1 => Just("accounts_disk".to_owned()),
+        1 => Just("accounts.show".to_owned()),
+        1 => Just("acounts_show".to_owned()),
+        1 => Just("".to_owned()),
+        1 => "[a-z_./]{0,12}",
+    ]
+}
+
+/// A JSON leaf from a small alphabet that reaches every branch of the rules.
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(json!("acc_abc12")),
+        Just(json!("acc_missing")),
+        Just(json!("ACC-1")),
+        Just(json!("pro")),
+        Just(json!("prro")),
+        Just(json!("")),
+        Just(json!("é<&>\"'")),
+        Just(json!(7)),
+        Just(json!(0)),
+        Just(json!(101)),
+        Just(json!(1.5)),
+        Just(json!(-1)),
+        Just(json!(true)),
+        Just(Value::Null),
+        Just(json!([])),
+        Just(json!({})),
+        Just(json!({"city": "Lyon"})),
+        Just(json!({"city": ""})),
+    ]
+}
+
+fn arguments() -> impl Strategy<Value = Value> {
+    let key = prop_oneof![
+        Just("id".to_owned()),
+        Just("seats".to_owned()),
+        Just("plan".to_owned()),
+        Just("address".to_owned()),
+        Just("note".to_owned()),
+        Just("sets".to_owned()),
+        Just("zzz".to_owned()),
+    ];
+    prop_oneof![
+        6 => prop::collection::btree_map(key, leaf(), 0..5)
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        1 => leaf(),
+    ]
+}
+
+fn id() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        4 => Just(Some(json!(1))),
+        1 => Just(Some(json!("req-1"))),
+        1 => Just(Some(json!(0))),
+        1 => Just(Some(json!(-5))),
+        1 => Just(Some(json!(1.5))),
+        1 => Just(Some(Value::Null)),
+        1 => Just(Some(json!(9_007_199_254_740_993_u64))),
+        1 => Just(Some(json!("é"))),
+        1 => Just(None),
+    ]
+}
+
+/// A `tools/call`, generated.
+fn call() -> impl Strategy<Value = String> {
+    (id(), tool_name(), prop::option::of(arguments())).prop_map(|(id, name, args)| {
+        let mut params = json!({"name": name});
+        if let Some(args) = args {
+            params["arguments"] = args;
+        }
+        let mut m = json!({"jsonrpc": "2.0", "method": "tools/call", "params": params});
+        if let Some(id) = id {
+            m["id"] = id;
+        }
+        m.to_string()
+    })
+}
+
+fn body() -> impl Strategy<Value = String> {
+    let other = prop_oneof![
+        Just(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string()),
+        Just(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string()),
+        Just(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}).to_string()),
+        Just(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "accounts_show", "arguments": {"id": "acc_abc12"}, "_meta": {"progressToken": 9}}}).to_string()),
+        Just(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ["accounts_show"]}).to_string()),
+        Just(json!({"jsonrpc": "1.0", "id": 6, "method": "tools/call", "params": {"name": "accounts_show"}}).to_string()),
+        Just(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "accounts_show", "arguments": {"id": "acc_abc12"}}, "extra": 1}).to_string()),
+    ];
+    prop_oneof![
+        10 => call(),
+        3 => other,
+        // Malformed: cut short, not an object, a batch, over the cap.
+        1 => call().prop_map(|b| b[..b.len() / 2].to_owned()),
+        1 => Just("[]".to_owned()),
+        1 => Just("null".to_owned()),
+        1 => Just("{}".to_owned()),
+        1 => call().prop_map(|b| format!("[{b},{b}]")),
+        1 => call().prop_map(|b| {
+            let pad = "x".repeat(MAX_BODY);
+            b.replacen("\"tools/call\"", &format!("\"tools/call\",\"pad\":\"{pad}\""), 1)
+        }),
+        1 => Just(String::new()),
+    ]
+}
+
+/// A request; in a session no `GET` (it opens the session's standing stream, which stays
+/// open) and no `DELETE` (the session's end is compared once, last).
+fn request(session: bool) -> impl Strategy<Value = Request> {
+    let version = prop_oneof![
+        2 => Just(None),
+        4 => Just(Some("2025-06-18")),
+        3 => Just(Some("2025-11-25")),
+        1 => Just(Some("2026-07-28")),
+        1 => Just(Some("1999-01-01")),
+    ];
+    let accept = prop_oneof![
+        6 => Just(Some("application/json, text/event-stream")),
+        1 => Just(Some("text/event-stream, application/json")),
+        1 => Just(Some("application/json")),
+        1 => Just(Some("application/json;q=0.9, text/event-stream")),
+        1 => Just(None),
+    ];
+    let content_type = prop_oneof![
+        8 => Just(Some("application/json")),
+        1 => Just(Some("application/json; charset=utf-8")),
+        1 => Just(Some("text/plain")),
+        1 => Just(None),
+    ];
+    let origin = prop_oneof![
+        8 => Just(None),
+        1 => Just(Some("http://localhost:3000")),
+        1 => Just(Some("http://evil.example")),
+    ];
+    let host = prop_oneof![9 => Just(None), 1 => Just(Some("evil.example"))];
+    let get = if session { "PUT" } else { "GET" };
+    let method = prop_oneof![12 => Just("POST"), 1 => Just(get), 1 => Just("PUT")];
+    (method, version, accept, content_type, origin, host, body()).prop_map(
+        |(method, version, accept, content_type, origin, host, body)| {
+            let mut headers = Vec::new();
+            for (name, value) in [
+                ("mcp-protocol-version", version),
+                ("accept", accept),
+                ("content-type", content_type),
+                ("origin", origin),
+                ("host", host),
+            ] {
+                if let Some(v) = value {
+                    headers.push((name, v.to_owned()));
+                }
+            }
+            Request {
+                method,
+                headers,
+                body,
+            }
+        },
+    )
+}
+
+/// One server of a pair, and its session (stateful).
+struct Side {
+    server: HttpServer,
+    session: Option<String>,
+}
+
+impl Side {
+    async fn start(stateless: bool, plain: bool) -> Side {
+        let options = HttpOptions::default()
+            .stateless(stateless)
+            .max_body_bytes(MAX_BODY)
+            .answer_plain_calls(plain);
+        let server = spawn_http(server(), SocketAddr::from(([127, 0, 0, 1], 0)), options)
+            .await
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        let mut side = Side {
+            server,
+            session: None,
+        };
+        if !stateless {
+            side.session = Some(side.open().await);
+        }
+        side
+    }
+
+    /// A 2025-06-18 session with a client that declares nothing (so its calls may be
+    /// answered without rmcp's worker).
+    async fn open(&self) -> String {
+        let headers = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "differential", "version": "1"}}});
+        let addr = self.server.local_addr;
+        let r = raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let id = r
+            .header("mcp-session-id")
+            .unwrap_or_else(|| panic!("no session: {r:?}"))
+            .to_owned();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let mut with = headers.to_vec();
+        with.push(("mcp-session-id", &id));
+        with.push(("mcp-protocol-version", "2025-06-18"));
+        let r = raw_http::request(addr, "POST", "/mcp", &with, &note.to_string())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status, 202, "{r:?}");
+        id
+    }
+
+    async fn send(&self, request: &Request) -> RawResponse {
+        let mut headers: Vec<(&str, &str)> = request
+            .headers
+            .iter()
+            .map(|(n, v)| (*n, v.as_str()))
+            .collect();
+        if let Some(session) = &self.session {
+            headers.push(("mcp-session-id", session));
+        }
+        raw_http::request(
+            self.server.local_addr,
+            request.method,
+            "/mcp",
+            &headers,
+            &request.body,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+/// A response as compared: status, headers less `date`, and the body (an SSE body as its
+/// events), with the intended differences (see the module's doc) normalized.
+fn seen(r: &RawResponse, session: Option<&str>) -> (u16, Vec<(String, String)>, Vec<String>) {
+    let mut headers: Vec<(String, String)> = r
+        .headers
+        .iter()
+        .filter(|(n, _)| n != "date")
+        .cloned()
+        .collect();
+    let body = match session {
+        Some(id) => r.body.replace(id, "SESSION"),
+        None => r.body.clone(),
+    };
+    for (_, v) in &mut headers {
+        if let Some(id) = session {
+            *v = v.replace(id, "SESSION");
+        }
+    }
+    let sse = r
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    let events = if sse {
+        body.split("\n\n")
+            .map(|event| {
+                event
+                    .lines()
+                    .filter(|l| session.is_none() || !l.starts_with("id:"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            // A priming event: no data, only its id and `retry`.
+            .filter(|event| {
+                session.is_none()
+                    || event
+                        .lines()
+                        .filter_map(|l| l.strip_prefix("data:"))
+                        .any(|d| !d.trim().is_empty())
+            })
+            .collect()
+    } else {
+        vec![body]
+    };
+    (r.status, headers, events)
+}
+
+fn differential(stateless: bool) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (room, rmcp) = runtime.block_on(async {
+        tokio::join!(Side::start(stateless, true), Side::start(stateless, false))
+    });
+    let mut runner = TestRunner::new(Config {
+        cases: CASES,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    // What the cases reached: tool results (either server), and — in a session, where the
+    // room's stream differs from the worker's by its event ids — answers the room made.
+    let results = std::cell::Cell::new(0_u32);
+    let by_room = std::cell::Cell::new(0_u32);
+    let result = runner.run(&request(!stateless), |request| {
+        let (a, b) =
+            runtime.block_on(async { tokio::join!(room.send(&request), rmcp.send(&request)) });
+        if a.message()
+            .get("result")
+            .is_some_and(|r| r.get("content").is_some())
+        {
+            results.set(results.get() + 1);
+        }
+        if a.body != b.body {
+            by_room.set(by_room.get() + 1);
+        }
+        let a_seen = seen(&a, room.session.as_deref());
+        let b_seen = seen(&b, rmcp.session.as_deref());
+        if a_seen != b_seen {
+            return Err(TestCaseError::fail(format!(
+                "the room answered\n{a:#?}\nrmcp answered\n{b:#?}"
+            )));
+        }
+        Ok(())
+    });
+    // A session's end, then a call on the ended session.
+    let ended = match (&result, stateless) {
+        (Ok(()), false) => runtime.block_on(async {
+            let delete = Request {
+                method: "DELETE",
+                headers: vec![("mcp-protocol-version", "2025-06-18".to_owned())],
+                body: String::new(),
+            };
+            let call = Request {
+                method: "POST",
+                headers: vec![
+                    ("mcp-protocol-version", "2025-06-18".to_owned()),
+                    ("accept", "application/json, text/event-stream".to_owned()),
+                    ("content-type", "application/json".to_owned()),
+                ],
+                body: json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "accounts_show", "arguments": {"id": "acc_abc12"}}}).to_string(),
+            };
+            let mut out = Vec::new();
+            for request in [&delete, &call] {
+                let (a, b) = tokio::join!(room.send(request), rmcp.send(request));
+                out.push((seen(&a, room.session.as_deref()), seen(&b, rmcp.session.as_deref())));
+            }
+            out
+        }),
+        _ => Vec::new(),
+    };
+    runtime.block_on(async {
+        room.server
+            .shutdown()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        rmcp.server
+            .shutdown()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    if let Err(e) = result {
+        panic!("stateless: {stateless}: {e}");
+    }
+    eprintln!(
+        "stateless: {stateless}: {CASES} requests, {} tool results, {} answered by the room in a session",
+        results.get(),
+        by_room.get()
+    );
+    assert!(
+        results.get() >= CASES / 10,
+        "{} tool results",
+        results.get()
+    );
+    if !stateless {
+        assert!(
+            by_room.get() >= CASES / 20,
+            "{} answered by the room",
+            by_room.get()
+        );
+    }
+    for (room, rmcp) in &ended {
+        assert_eq!(room, rmcp, "a session's end");
+    }
+    if !stateless {
+        assert_eq!(ended.len(), 2);
+        assert_eq!(ended[0].0.0, 200, "the DELETE: {:?}", ended[0]);
+        assert_eq!(
+            ended[1].0.0, 404,
+            "a call on the ended session: {:?}",
+            ended[1]
+        );
+    }
+}
+
+#[test]
+fn stateless_plain_calls_are_answered_as_rmcp_answers_them() {
+    differential(true);
+}
+
+#[test]
+fn session_plain_calls_are_answered_as_rmcp_answers_them() {
+    differential(false);
+}
