@@ -28,8 +28,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// Generated requests per server pair; 4 pairs of servers.
-const CASES: u32 = 800;
+/// Generated requests per pair of servers (two pairs: 6,000 requests a run).
+const CASES: u32 = 1500;
 /// The body cap both servers hold (small, so that generated bodies cross it).
 const MAX_BODY: usize = 4096;
 
