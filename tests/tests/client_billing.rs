@@ -291,13 +291,23 @@ async fn retries_a_rate_limited_charge_after_retry_after() {
 
 /// The same server in process, with the test kit: what the demo shows over a connection
 /// (typed calls, the charge warning, the middleware's refusal, the per-client rate limit),
-/// asserted without a transport, and the limit's minute passed on tokio's paused clock.
+/// asserted without a transport, and the limit's minute passed on tokio's paused clock. The
+/// operator state is built here, not read from `BILLING_OPERATOR_TOKEN`.
 #[tokio::test(start_paused = true)]
 async fn in_process_with_the_test_kit() {
-    use examples::billing::{ChargeResult, Invoice, InvoiceList, VoidInvoice, VoidInvoiceAction};
+    use examples::billing::{
+        ChargeResult, Invoice, InvoiceList, Operator, VoidInvoice, VoidInvoiceAction,
+    };
     use fusion_runtime::testing::{TestServer, advance};
 
-    let kit = TestServer::new(examples::billing::server().expect("builds"));
+    let with_operator = |operator: Operator| {
+        examples::billing::builder()
+            .state(operator)
+            .self_healing(examples::billing::LOCKFILE)
+            .build()
+            .expect("builds")
+    };
+    let kit = TestServer::new(with_operator(Operator { token: None }));
     let open: InvoiceList = kit
         .call_action::<ListInvoicesAction>(&ListInvoices {
             status: Some(Status::Open),
@@ -358,14 +368,16 @@ async fn in_process_with_the_test_kit() {
     assert_eq!(w[0].code(), &ErrorCode::Conflict);
     assert_eq!(w[0].available_actions(), ["billing_get_invoice"]);
 
-    if std::env::var("BILLING_OPERATOR_TOKEN").is_ok_and(|t| !t.is_empty()) {
-        return;
-    }
-    let refused = kit
-        .call_action::<VoidInvoiceAction>(&VoidInvoice {
-            invoice_id: id,
-            reason: "Sent twice".into(),
-        })
-        .await;
+    let void = VoidInvoice {
+        invoice_id: id,
+        reason: "Sent twice".into(),
+    };
+    let refused = kit.call_action::<VoidInvoiceAction>(&void).await;
     refused.expect_error("UNAUTHORIZED");
+    // With a token the middleware lets the same call through.
+    let operator = TestServer::new(with_operator(Operator {
+        token: Some("operator-token".into()),
+    }));
+    let voided = operator.call_action::<VoidInvoiceAction>(&void).await;
+    assert!(!voided.is_error(), "{voided:?}");
 }

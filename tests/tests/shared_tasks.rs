@@ -143,9 +143,42 @@ async fn a_task_is_polled_and_cancelled_through_any_instance() {
     assert_eq!(m["result"]["status"], "cancelled", "stays cancelled: {m}");
 }
 
+/// A connection to `redis`.
+async fn redis_connection(redis: &Redis) -> redis::aio::MultiplexedConnection {
+    redis::Client::open(redis.url.as_str())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap_or_else(|e| panic!("connect to Redis: {e}"))
+}
+
+/// Redis's clock (`TIME`), in milliseconds: the clock the task scripts stamp with.
+async fn redis_now_ms(c: &mut redis::aio::MultiplexedConnection) -> i64 {
+    let (secs, micros): (i64, i64) = redis::cmd("TIME")
+        .query_async(c)
+        .await
+        .unwrap_or_else(|e| panic!("TIME: {e}"));
+    secs * 1000 + micros / 1000
+}
+
+/// A field of task `id`'s hash (the store's default prefix, `fusion`), as a number.
+async fn task_field(c: &mut redis::aio::MultiplexedConnection, id: &str, field: &str) -> i64 {
+    let value: Option<i64> = redis::cmd("HGET")
+        .arg(format!("fusion:task:{id}"))
+        .arg(field)
+        .query_async(c)
+        .await
+        .unwrap_or_else(|e| panic!("HGET {field}: {e}"));
+    value.unwrap_or_else(|| panic!("task {id} has no `{field}` in Redis"))
+}
+
+/// Checked on the times the store records, on Redis's clock, not on how long the test waited:
+/// the lease the dead instance last renewed ends no later than `LEASE` after its death, and
+/// the first `tasks/get` once Redis's clock is past that end reads the task `failed`, stamped
+/// no earlier than the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_whose_instance_dies_fails_within_the_lease() {
-    let (_redis, mut instances, _nginx, resource) = cluster();
+    let (redis, mut instances, _nginx, resource) = cluster();
     let alice = token(&resource, "alice");
     let id = start(
         instances[0].addr,
@@ -160,16 +193,36 @@ async fn a_task_whose_instance_dies_fails_within_the_lease() {
         m["result"]["status"], "working",
         "renewed while it runs: {m}"
     );
+    let mut c = redis_connection(&redis).await;
     let mut runner = instances.remove(0);
     let _ = runner.child.kill();
     let _ = runner.child.wait();
-    let killed = Instant::now();
-    let task = poll(instances[1].addr, &alice, &id, LEASE * 3).await;
-    let after = killed.elapsed();
-    assert_eq!(task["status"], "failed", "{task}");
+    // On one connection, in this order: every renewal Redis ran came before `died`.
+    let lease_end = task_field(&mut c, &id, "lease").await;
+    let died = redis_now_ms(&mut c).await;
+    let lease_ms = i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX);
     assert!(
-        after <= LEASE + Duration::from_millis(700),
-        "failed {after:?} after the kill"
+        lease_end <= died + lease_ms,
+        "the lease ends {} ms after the instance died (Redis's clock), more than {LEASE:?}",
+        lease_end - died
+    );
+    // Waits for Redis's clock, not the test's, to pass the lease's end (the deadline only
+    // stops a hang).
+    let deadline = Instant::now() + LEASE * 20;
+    while redis_now_ms(&mut c).await <= lease_end {
+        assert!(Instant::now() < deadline, "Redis's clock stands still");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let m = get(instances[1].addr, &alice, &id).await;
+    let task = &m["result"];
+    assert_eq!(
+        task["status"], "failed",
+        "the first read past the lease: {m}"
+    );
+    let failed_at = task_field(&mut c, &id, "updated").await;
+    assert!(
+        failed_at >= lease_end,
+        "failed at {failed_at}, before the lease ended at {lease_end} (Redis's clock)"
     );
     let message = task["error"]["message"].as_str().unwrap_or_default();
     assert!(

@@ -1,13 +1,26 @@
 //! The macros' compile errors, checked against `.stderr` files that rustc wrote. Their wording
-//! changes between compiler releases, so the test runs only on the toolchain recorded in
-//! `TOOLCHAIN` (the output of `rustc --version` the files were made with) and says so,
-//! visibly, when it skips.
+//! changes between compiler releases, so the `.stderr` files hold for the toolchain recorded in
+//! `TOOLCHAIN` (the output of `rustc --version` they were made with). On another toolchain the
+//! test fails with `CI` set, saying how to re-bless the files; locally it says, in a banner on
+//! stderr, that the compile-fail cases did not run and how to run them.
 
 use std::io::Write;
 use std::process::Command;
 
 /// The `rustc --version` line the `.stderr` files were made with.
 const TOOLCHAIN: &str = include_str!("../TOOLCHAIN");
+
+/// How to make the `.stderr` files and `TOOLCHAIN` match the compiler in use.
+fn rebless(running: &str) -> String {
+    format!(
+        "To re-bless them for `{running}`:\n\
+         \x20 1. TRYBUILD=overwrite cargo test -p ui-tests\n\
+         \x20 2. review the diff of ui-tests/tests/compile-fail/*.stderr (git diff): only the \
+         compiler's wording may change, never which case fails or where\n\
+         \x20 3. rustc --version > ui-tests/TOOLCHAIN\n\
+         and commit the three together."
+    )
+}
 
 #[test]
 fn ui() {
@@ -19,14 +32,29 @@ fn ui() {
     };
     let running = String::from_utf8_lossy(&output.stdout);
     let (running, recorded) = (running.trim(), TOOLCHAIN.trim());
-    if running != recorded {
+    let overwrite = std::env::var_os("TRYBUILD").is_some_and(|v| v == "overwrite");
+    if running != recorded && !overwrite {
+        let why = format!(
+            "the compile-fail .stderr files were made with `{recorded}` (ui-tests/TOOLCHAIN); \
+             this is `{running}`, and compiler messages differ between releases."
+        );
+        // In CI a mismatch is a failure: the 50-odd compile-fail cases would otherwise stop
+        // checking the macros' errors without anyone noticing.
+        if std::env::var_os("CI").is_some() {
+            panic!(
+                "ui-tests: toolchain mismatch with CI set: {why}\n{}",
+                rebless(running)
+            );
+        }
         // Written to stderr itself, not through `eprintln!`, which the test harness captures
         // and shows only for a failing test.
+        let rule = "=".repeat(78);
         let _ = writeln!(
             std::io::stderr(),
-            "ui-tests SKIPPED: the .stderr files were made with `{recorded}` (ui-tests/TOOLCHAIN), \
-             this is `{running}`; compiler messages differ between releases. Run them on that \
-             toolchain, or regenerate with TRYBUILD=overwrite and update TOOLCHAIN."
+            "\n{rule}\nui-tests: THE COMPILE-FAIL CASES DID NOT RUN\n{why}\n\
+             To run them, use `{recorded}` (e.g. `cargo +<that toolchain> test -p ui-tests`).\n\
+             {}\nWith CI set this is a failure, not this notice.\n{rule}\n",
+            rebless(running)
         );
         return;
     }

@@ -88,7 +88,8 @@ async fn item(p: Id, _s: Context<Store>) -> Result<ResourceContent, ToolError> {
 }
 
 fn main() {
-    let _ = Server::builder()
+    // Accepted by the macros is not enough: the builder must take every form too.
+    let server = Server::builder()
         .state(Store)
         .prompt::<PlainPrompt>()
         .prompt::<FullPrompt>()
@@ -96,5 +97,8 @@ fn main() {
         .resource::<FixedResource>()
         .resource::<FromStateResource>()
         .resource::<ItemResource>()
-        .build();
+        .build()
+        .unwrap_or_else(|e| panic!("the builder refuses a form the macros accept: {e}"));
+    assert_eq!(server.catalog().prompts().len(), 3);
+    assert_eq!(server.catalog().resources().len(), 3);
 }

@@ -44,10 +44,14 @@ pub async fn raw(input: Ping) -> Result<ToolResponse, Box<dyn std::error::Error 
 }
 
 fn main() {
-    let _ = Server::builder()
+    // Accepted by the macros is not enough: the builder must take every form too.
+    let server = Server::builder()
         .state(Counter)
         .action::<PingAction>()
         .action::<EchoAction>()
         .action::<RawAction>()
-        .build();
+        .build()
+        .unwrap_or_else(|e| panic!("the builder refuses a form the macros accept: {e}"));
+    let names: Vec<&str> = server.actions().iter().map(|a| a.info.name).collect();
+    assert_eq!(names, ["ping", "net.echo", "net.raw"]);
 }
