@@ -367,8 +367,15 @@ fn prompt_arguments(
     properties(schema)
         .map(|(name, prop)| {
             let resolved = crate::schema::unwrap_nullable(&root, prop);
-            let is_string = resolved.get("type").and_then(Value::as_str) == Some("string")
-                || enum_values(schema, name).is_some();
+            let is_string = match resolved.get("type") {
+                Some(Value::String(t)) => t == "string",
+                // `Option<String>`: `["string", "null"]`.
+                Some(Value::Array(types)) => {
+                    types.iter().any(|t| t == "string")
+                        && types.iter().all(|t| t == "string" || t == "null")
+                }
+                _ => false,
+            } || enum_values(schema, name).is_some();
             if !is_string {
                 return Err(CatalogBuildError::PromptArgument {
                     prompt: prompt.to_owned(),
