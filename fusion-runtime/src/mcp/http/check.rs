@@ -26,8 +26,8 @@ use crate::mcp::handlers::live::{Listing, LiveSessions};
 use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
 
-/// What the check needs.
-pub(crate) struct Guard {
+/// What the JSON-RPC step needs, made once per endpoint.
+pub(crate) struct JsonRpcStep {
     pub(crate) server: Server,
     /// The allowed hosts, as rmcp reads them.
     pub(crate) allowed_hosts: AllowedHosts,
@@ -45,7 +45,7 @@ pub(crate) struct Guard {
 /// The JSON-RPC step of the HTTP endpoint: checks `request`, which the door `cleared`, then
 /// runs `next` (the steps after it, then rmcp) on it unless the framework answers itself.
 pub(crate) async fn guard<F, Fut>(
-    guard: &Guard,
+    guard: &JsonRpcStep,
     cleared: Cleared,
     request: Request,
     next: F,
@@ -83,7 +83,7 @@ where
 /// to rmcp, which answers with the status the MCP transport asks for (`406`, `403`), as it
 /// would had the framework never read the body. A request that passes needs no look at them.
 async fn check(
-    guard: &Guard,
+    guard: &JsonRpcStep,
     cleared: &Cleared,
     request: Request,
 ) -> Result<(Request, Read), Response> {
@@ -251,7 +251,7 @@ enum LiveRead {
 /// A session's message read, only when its session is listed live (a session that is not is
 /// left unprobed, as any) and its headers are ones rmcp passes with nothing to refuse.
 /// `None`: the message goes to rmcp unprobed.
-fn live_read(guard: &Guard, headers: &HeaderMap, bytes: &[u8]) -> Option<LiveRead> {
+fn live_read(guard: &JsonRpcStep, headers: &HeaderMap, bytes: &[u8]) -> Option<LiveRead> {
     let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
     let listing = guard.live.as_ref()?.listing(id)?;
     if !stateless_call::headers_pass(headers, &guard.allowed_hosts, true) {

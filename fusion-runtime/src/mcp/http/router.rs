@@ -144,7 +144,7 @@ pub(crate) fn endpoint(
                 body_timeout: options.body_timeout,
             },
         },
-        check: check::Guard {
+        check: check::JsonRpcStep {
             server: server.clone(),
             allowed_hosts: AllowedHosts::new(&options.allowed_hosts),
             max_body_bytes: options.max_body_bytes,
@@ -277,7 +277,7 @@ struct StepsInner {
     /// Requests through a trusted proxy, capped per forwarded client.
     forwarded: forwarded::Forwarded,
     guard: Guard,
-    check: check::Guard,
+    check: check::JsonRpcStep,
     calls: Arc<Calls>,
 }
 
@@ -434,7 +434,7 @@ mod tests {
                     body_timeout: Duration::from_secs(1),
                 },
             },
-            check: check::Guard {
+            check: check::JsonRpcStep {
                 server: server.clone(),
                 allowed_hosts: AllowedHosts::new(&[]),
                 max_body_bytes: 1024,

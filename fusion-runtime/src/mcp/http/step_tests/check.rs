@@ -6,7 +6,7 @@ use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::super::check::{Guard, guard};
+use super::super::check::{JsonRpcStep, guard};
 use super::super::door::Cleared;
 use super::super::headers::AllowedHosts;
 use super::{Seen, canned, header_text, json_ok, read, read_json, streamed_body};
@@ -14,8 +14,8 @@ use crate::mcp::jsonrpc::Passed;
 
 const ACCEPT: &str = "application/json, text/event-stream";
 
-pub(super) fn check(max_body_bytes: usize) -> anyhow::Result<Guard> {
-    Ok(Guard {
+pub(super) fn check(max_body_bytes: usize) -> anyhow::Result<JsonRpcStep> {
+    Ok(JsonRpcStep {
         server: crate::Server::builder().build()?,
         allowed_hosts: AllowedHosts::new(&[]),
         max_body_bytes,
@@ -42,7 +42,7 @@ pub(super) fn json_error(id: Value, code: i64, message: &str) -> Value {
 
 /// The check's own answer to `request`: `next` never ran. Its status, headers and JSON.
 pub(super) async fn answered(
-    check: &Guard,
+    check: &JsonRpcStep,
     request: Request,
 ) -> anyhow::Result<(StatusCode, axum::http::HeaderMap, Value)> {
     let seen = Seen::default();

@@ -6,7 +6,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
-use super::super::check::{Guard, guard};
+use super::super::check::{JsonRpcStep, guard};
 use super::super::door::Cleared;
 use super::super::headers::AllowedHosts;
 use super::super::options::HttpOptions;
@@ -134,7 +134,7 @@ async fn marked(
     headers: &HeaderMap,
     body: &'static str,
 ) -> anyhow::Result<bool> {
-    let check = Guard {
+    let check = JsonRpcStep {
         server: crate::Server::builder().build()?,
         allowed_hosts: AllowedHosts::new(&["localhost".to_owned()]),
         max_body_bytes: 4096,

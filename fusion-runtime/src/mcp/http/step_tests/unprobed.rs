@@ -5,7 +5,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use serde_json::{Value, json};
 
-use super::super::check::{Guard, guard};
+use super::super::check::{JsonRpcStep, guard};
 use super::super::door::Cleared;
 use super::check::{answered, check, post};
 use super::{Seen, canned, header_text, json_ok, read_json};
@@ -33,8 +33,8 @@ fn modern(body: &'static str) -> anyhow::Result<Request> {
 }
 
 /// The check of an endpoint without sessions, and of one that keeps them.
-fn endpoints() -> anyhow::Result<(Guard, Guard)> {
-    let stateful = Guard {
+fn endpoints() -> anyhow::Result<(JsonRpcStep, JsonRpcStep)> {
+    let stateful = JsonRpcStep {
         sessions: true,
         ..check(1024)?
     };
