@@ -660,6 +660,7 @@ impl ServerBuilder {
                 lockfile: self.lockfile,
                 name: self.name,
                 version: self.version,
+                stamp: std::sync::OnceLock::new(),
                 instructions: self.instructions,
                 entries,
                 tools,
@@ -820,6 +821,12 @@ impl Server {
     /// The server's version.
     pub fn version(&self) -> &str {
         &self.inner.version
+    }
+
+    /// The server's name and version as JSON, made once by `make` (the MCP side's
+    /// `serverInfo`, written on every 2026-07-28 result).
+    pub(crate) fn stamp(&self, make: impl FnOnce() -> serde_json::Value) -> &serde_json::Value {
+        self.inner.stamp.get_or_init(make)
     }
 
     /// The cache hints 2026-07-28 clients get on discover and the lists.

@@ -208,6 +208,9 @@ pub(super) struct Inner {
     pub(super) lockfile: Option<PathBuf>,
     pub(super) name: String,
     pub(super) version: String,
+    /// `name` and `version` as the MCP side writes them on every 2026-07-28 result
+    /// (`serverInfo`), made once by that side.
+    pub(super) stamp: std::sync::OnceLock<serde_json::Value>,
     pub(super) instructions: Option<String>,
     /// One entry per action, in registration order; routes and groups index into it.
     pub(super) entries: Vec<ActionDescriptor>,

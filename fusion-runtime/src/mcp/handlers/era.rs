@@ -95,12 +95,16 @@ impl Era {
         if !self.is_modern() {
             return;
         }
-        let info = Implementation::new(server.name(), server.version());
-        let Ok(value) = serde_json::to_value(info) else {
+        // Serialized once per server, cloned per result.
+        let value = server.stamp(|| {
+            serde_json::to_value(Implementation::new(server.name(), server.version()))
+                .unwrap_or(serde_json::Value::Null)
+        });
+        if value.is_null() {
             return;
-        };
+        }
         meta.get_or_insert_with(MetaObject::default)
-            .insert(SERVER_INFO_KEY.to_owned(), value);
+            .insert(SERVER_INFO_KEY.to_owned(), value.clone());
     }
 
     /// Stamps a list result and gives it the builder's cache hints (modern only).
