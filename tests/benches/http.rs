@@ -2,7 +2,10 @@
 //! action behind `cli::run`: default logging, default `HttpOptions`) against
 //! `bench_rmcp_server` (a hand-written rmcp handler doing the same work in rmcp's own HTTP
 //! service), each stateless and stateful, loaded at 1 and 16 connections with valid and
-//! invalid `tools/call`s by a hyper client in this process (one thread).
+//! invalid `tools/call`s by a hyper client in this process (one thread): MCP 2025-06-18 calls,
+//! and on the stateless servers MCP 2026-07-28 calls too (`_meta` with the version, client
+//! capabilities and info; the `Mcp-Method` and `Mcp-Name` headers), the revision clients are
+//! moving to (it has no sessions).
 //!
 //! Stateful connections each `initialize` their own session first (and `DELETE` it after).
 //! Every answer is checked byte for byte against the server's first answer to the same call
@@ -34,6 +37,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 const PROTOCOL: &str = "2025-06-18";
+const MODERN: &str = "2026-07-28";
 const SESSION: &str = "mcp-session-id";
 
 /// A server process, killed when dropped.
@@ -91,6 +95,8 @@ struct Conn {
     sender: SendRequest<Body>,
     host: String,
     session: Option<String>,
+    /// Sends 2026-07-28 requests (its version and standard headers).
+    modern: bool,
 }
 
 struct Answer {
@@ -100,7 +106,7 @@ struct Answer {
 }
 
 impl Conn {
-    async fn open(addr: SocketAddr, stateful: bool) -> anyhow::Result<Conn> {
+    async fn open(addr: SocketAddr, stateful: bool, modern: bool) -> anyhow::Result<Conn> {
         let stream = tokio::net::TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
@@ -113,6 +119,7 @@ impl Conn {
             sender,
             host: addr.to_string(),
             session: None,
+            modern,
         };
         if stateful {
             let init = json!({
@@ -152,8 +159,14 @@ impl Conn {
             .uri("/mcp")
             .header(HOST, &self.host)
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL);
+            .header(ACCEPT, "application/json, text/event-stream");
+        request = match self.modern {
+            true => request
+                .header("mcp-protocol-version", MODERN)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", common::TOOL),
+            false => request.header("mcp-protocol-version", PROTOCOL),
+        };
         if let Some(session) = &self.session {
             request = request.header(SESSION, session);
         }
@@ -218,16 +231,18 @@ struct Config {
     stateful: bool,
     conns: usize,
     valid: bool,
+    /// MCP 2026-07-28 (stateless only).
+    modern: bool,
 }
 
 impl Config {
     fn name(self) -> String {
         format!(
             "{} {:>2} conn {}",
-            if self.stateful {
-                "stateful "
-            } else {
-                "stateless"
+            match (self.stateful, self.modern) {
+                (true, _) => "stateful 2025  ",
+                (false, false) => "stateless 2025 ",
+                (false, true) => "stateless 2026 ",
             },
             self.conns,
             if self.valid { "valid  " } else { "invalid" }
@@ -240,10 +255,17 @@ impl Config {
         } else {
             common::invalid_args()
         };
-        let call = json!({
+        let mut call = json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": common::TOOL, "arguments": arguments}
         });
+        if self.modern {
+            call["params"]["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "bench-http", "version": "0.1.0"},
+            });
+        }
         Bytes::from(call.to_string())
     }
 }
@@ -257,7 +279,7 @@ struct Sample {
 /// The first answer to the config's call, checked for what it must say; the reference the
 /// load's answers are compared with.
 async fn reference(addr: SocketAddr, config: Config) -> anyhow::Result<Vec<u8>> {
-    let mut conn = Conn::open(addr, config.stateful).await?;
+    let mut conn = Conn::open(addr, config.stateful, config.modern).await?;
     let answer = conn.send(Method::POST, config.body()).await?;
     conn.close().await?;
     if answer.status != StatusCode::OK {
@@ -280,7 +302,7 @@ async fn load(
 ) -> anyhow::Result<(Sample, u64)> {
     let mut conns = Vec::with_capacity(config.conns);
     for _ in 0..config.conns {
-        conns.push(Conn::open(addr, config.stateful).await?);
+        conns.push(Conn::open(addr, config.stateful, config.modern).await?);
     }
     let body = config.body();
     let start = Instant::now();
@@ -391,13 +413,15 @@ async fn bench() -> anyhow::Result<()> {
         )
     };
     let mut configs = Vec::new();
-    for stateful in [false, true] {
+    // 2026-07-28 has no sessions: its calls go to the stateless servers.
+    for (stateful, modern) in [(false, false), (true, false), (false, true)] {
         for conns in [1, 16] {
             for valid in [true, false] {
                 configs.push(Config {
                     stateful,
                     conns,
                     valid,
+                    modern,
                 });
             }
         }
