@@ -146,6 +146,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The healing benchmark on this server, in process: broken calls of every kind built
+    /// from each tool's schema, each repaired by a reader of the answer's text alone, then
+    /// sent again. Prints the table per kind and per tool, and what did not heal; exits with
+    /// status 1 unless every broken call heals in one round (a CI gate).
+    Heal,
     /// Write the contract lockfile: every action's exposed name, description, hints,
     /// deprecation and input schema, with a SHA-256 digest each. Deterministic; commit it.
     Lock {
@@ -501,6 +506,23 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
                 return Ok(ExitCode::SUCCESS);
             }
             Ok(check_lockfile(&lock, &path))
+        }
+        Some(Command::Heal) => {
+            let report = crate::healing::run(&server).await;
+            print!("{}", report.table());
+            let healed = report
+                .outcomes
+                .iter()
+                .filter(|o| o.healed_in == Some(1))
+                .count();
+            let all = report.outcomes.len();
+            if healed == all && all > 0 && report.no_baseline.is_empty() {
+                println!("all {all} broken calls healed in one round");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                println!("{healed} of {all} broken calls healed in one round");
+                Ok(ExitCode::FAILURE)
+            }
         }
         Some(Command::Tools) => {
             println!(

@@ -31,13 +31,14 @@
 //! | `server-http` | yes | [`mcp::http_router`], [`mcp::spawn_http`]: a server over streamable HTTP, with its hardening (hosts, origins, connection and session caps, client identity, cancellation) | `server`, `transport-streamable-http-server` | axum, hyper |
 //! | `client-stdio` | yes | [`FusionClient::spawn`](client::FusionClient::spawn): the typed client over a child process's stdio | `client`, `transport-child-process` | — |
 //! | `client-http` | yes | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
-//! | `cli` | yes | [`cli`]: `serve \| tools \| call \| lock` for every server (turns on `server-stdio` and `server-http`) | — | clap |
+//! | `cli` | yes | [`cli`]: `serve \| tools \| call \| heal \| lock` for every server (turns on `server-stdio`, `server-http` and `healing`) | — | clap |
 //! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
 //! | `auth-jwt` | yes | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
 //! | `redis` | yes | [`RedisStore`](guard::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
 //! | `metrics` | yes | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
 //! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
 //! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
+//! | `healing` | with `cli` | `healing`: the healing benchmark for your own server — broken calls from each tool's schema, repaired from the answers' text alone, a report per kind and per tool (`healing::run`, `TestServer::healing`, the CLI's `heal`) | — | regex-syntax |
 //! | `testing` | no | `testing`: the test kit for your own tools — in-process calls as a given caller, envelopes read back, snapshot-friendly renderings, `testing::advance` on tokio's paused clock (turns on tokio's `test-util`); for `[dev-dependencies]` | — | — |
 //!
 //! Without any of them the crate still has the envelope, validation, the derive and
@@ -91,8 +92,9 @@
 //! | [`mcp`] | the only module that names `rmcp` or `axum`, in two rooms with one doorway: `mcp/http/` (the streamable HTTP listener and its caps, the one bounded body read, the request steps, sessions, client identity, authentication, cancellation, error rewriting) works out a request's facts once into `mcp/facts.rs`, which `mcp/handlers/` reads (the `ServerHandler`: tools in rmcp's types, prompts, resources, MCP tasks, elicitation, a request's scope and its notifier over the peer, the lists in pages behind sealed cursors); `mcp/jsonrpc/` checks a message before rmcp for both transports; stdio; the gateway's upstream connections (opened by `client`'s one connector) | `action`, `auth`, `client`, `completion`, `context`, `envelope`, `gateway`, `guard`, `input`, `metrics`, `prompt`, `server`, `store` |
 //! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `metrics`, `server`, `validation` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client and its tasks, the one place an rmcp client connection is opened (`transport`: a child's stdio or streamable HTTP, then the lifecycle) | `action`, `envelope` |
-//! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock | `action`, `auth`, `client`, `context`, `envelope`, `input`, `server` |
-//! | [`cli`] | `serve \| tools \| call \| lock` for every server | `auth`, `contract`, `guard`, `mcp`, `server`, `store` |
+//! | `healing` | the healing benchmark for any server (feature `healing`, on with `testing` and `cli`): broken calls generated from each tool's schema (`cases`), a reader that repairs them from the answer's text alone (`reader`), the per-kind and per-tool report | `auth`, `client`, `context`, `envelope`, `server` |
+//! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock, the healing benchmark on the kit's server | `action`, `auth`, `client`, `context`, `envelope`, `healing`, `input`, `server` |
+//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server | `auth`, `contract`, `guard`, `healing`, `mcp`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -230,6 +232,9 @@ pub mod action;
 #[cfg(feature = "cli")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
+#[cfg(feature = "healing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "healing")))]
+pub mod healing;
 #[cfg(any(feature = "server-stdio", feature = "server-http"))]
 #[cfg_attr(
     docsrs,

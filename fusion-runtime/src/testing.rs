@@ -257,6 +257,39 @@ impl TestServer {
         RequestScope::detached().with_principal(principal.clone())
     }
 
+    /// The healing benchmark on this kit's server ([`healing::run`](crate::healing::run)):
+    /// broken calls of every issue kind, generated from each tool's schema, repaired by a
+    /// reader that sees only the answer's text. Hold it in your CI with
+    /// [`Report::assert_heals_in_one_round`](crate::healing::Report::assert_heals_in_one_round).
+    ///
+    /// ```
+    /// use fusion_runtime::{tool_action, Server, ToolError, ToolInput};
+    /// use fusion_runtime::testing::TestServer;
+    ///
+    /// /// Seats to buy.
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Seats {
+    ///     /// How many, 1 to 100.
+    ///     #[fusion(range(min = 1, max = 100))]
+    ///     count: u32,
+    /// }
+    ///
+    /// /// Buys seats.
+    /// #[tool_action(name = "seats.buy")]
+    /// async fn buy(input: Seats) -> Result<u32, ToolError> { Ok(input.count) }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let kit = TestServer::build(Server::builder().action::<BuyAction>())
+    ///     .unwrap_or_else(|e| panic!("{e}"));
+    /// let report = kit.healing().await;
+    /// report.assert_heals_in_one_round();
+    /// assert!(report.outcomes.len() >= 5);
+    /// # }
+    /// ```
+    pub async fn healing(&self) -> crate::healing::Report {
+        crate::healing::run(&self.server).await
+    }
+
     /// The tools as an agent's `tools/list` shows them (mounted and dynamic ones included).
     ///
     /// ```

@@ -825,6 +825,10 @@ impl Server {
 
     /// The server's name and version as JSON, made once by `make` (the MCP side's
     /// `serverInfo`, written on every 2026-07-28 result).
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code)
+    )]
     pub(crate) fn stamp(&self, make: impl FnOnce() -> serde_json::Value) -> &serde_json::Value {
         self.inner.stamp.get_or_init(make)
     }

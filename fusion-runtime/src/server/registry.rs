@@ -210,6 +210,10 @@ pub(super) struct Inner {
     pub(super) version: String,
     /// `name` and `version` as the MCP side writes them on every 2026-07-28 result
     /// (`serverInfo`), made once by that side.
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code)
+    )]
     pub(super) stamp: std::sync::OnceLock<serde_json::Value>,
     pub(super) instructions: Option<String>,
     /// One entry per action, in registration order; routes and groups index into it.

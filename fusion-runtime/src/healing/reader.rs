@@ -10,7 +10,7 @@
 //! envelope (a bare rmcp server's serde message) is read where it names a field or a value
 //! ([`read_plain`]).
 
-use fusion_runtime::client::{Envelope, parse_envelope};
+use crate::client::{Envelope, parse_envelope};
 use serde_json::{Map, Value};
 
 use super::pattern;
@@ -98,7 +98,7 @@ fn repair_fields(call: &Call, lines: &[(String, String)]) -> Option<Call> {
 /// the server did not know (its `requested` detail: the tool's name or an argument's value) is
 /// replaced by the `closest` detail, else by the nearest listed action; a missing
 /// `discriminator` key is added with the `closest` (or first) action.
-fn repair_routing(call: &Call, e: &fusion_runtime::ToolError) -> Option<Call> {
+fn repair_routing(call: &Call, e: &crate::ToolError) -> Option<Call> {
     let available = e.available_actions();
     let nearest = |sent: &str| {
         available

@@ -83,6 +83,8 @@ impl Kind {
 /// One wrong call.
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// The tool (as `tools/list` shows it) whose call was broken.
+    pub tool: String,
     /// Its kind.
     pub kind: Kind,
     /// The call sent.
@@ -372,7 +374,8 @@ fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
     let integer = type_of(node) == "integer";
     let step = if integer { 1.0 } else { 0.5 };
     let as_num = |n: f64| if integer { json!(n as i64) } else { json!(n) };
-    if let Some(lo) = num("minimum") {
+    // A 64-bit integer type's own limits are past what an `f64` step can cross.
+    if let Some(lo) = num("minimum").filter(|l| *l > -9.0e15) {
         out.push((Kind::OutOfRange, as_num(lo - step), format!("below {lo}")));
     }
     if let Some(lo) = num("exclusiveMinimum") {
@@ -430,7 +433,12 @@ fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
 pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str>) -> Vec<Case> {
     let root = &tool.schema;
     let mut out = Vec::new();
-    let case = |kind: Kind, call: Call, what: String| Case { kind, call, what };
+    let case = |kind: Kind, call: Call, what: String| Case {
+        tool: tool.name.clone(),
+        kind,
+        call,
+        what,
+    };
     let mut singles: Vec<(String, Kind, Value, String)> = Vec::new();
     let props = root
         .get("properties")
