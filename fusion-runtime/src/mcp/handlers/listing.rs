@@ -248,6 +248,24 @@ fn cursor_of(request: Option<PaginatedRequestParams>) -> Option<String> {
     request.and_then(|r| r.cursor)
 }
 
+/// `-32602` for a request whose cursor is not a string (`5`, `null`, `{}`: rmcp's parse
+/// drops such params, so the transport marked the request instead; see
+/// `CursorNotAString`), rather than the first page.
+fn string_cursor(context: &RequestContext<RoleServer>, method: Method) -> Result<(), ErrorData> {
+    use crate::mcp::jsonrpc::CursorNotAString;
+    let marked = context.extensions.get::<CursorNotAString>().is_some();
+    #[cfg(feature = "server-http")]
+    let marked = marked
+        || context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|p| p.extensions.get::<CursorNotAString>().is_some());
+    match marked {
+        true => Err(bad_cursor(method, "it is not a string")),
+        false => Ok(()),
+    }
+}
+
 /// `tools/list`.
 pub(super) async fn list_tools(
     handler: &McpHandler,
@@ -256,6 +274,7 @@ pub(super) async fn list_tools(
 ) -> Result<ListToolsResult, ErrorData> {
     let era = Era::of(&context)?;
     let method = Method::ListTools;
+    string_cursor(&context, method)?;
     let from = start(&handler.server, method, cursor_of(request).as_deref())?;
     let mut tools = guarded(
         handler,
@@ -324,6 +343,7 @@ where
     R: CachedList,
 {
     let era = Era::of(&context)?;
+    string_cursor(&context, method)?;
     let from = start(&handler.server, method, cursor_of(request).as_deref())?;
     let list = guarded(
         handler,
