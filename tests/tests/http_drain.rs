@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use fusion_runtime::context::CancellationToken;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_tests::raw_http::Streaming;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use fusion_runtime::context::CancellationToken;
 
 /// The grace the drains are given: far longer than any of them may take.
 const GRACE: Duration = Duration::from_secs(10);

@@ -490,8 +490,10 @@ async fn a_cursor_that_is_not_a_string_is_refused_not_read_as_page_one() {
     ];
     let cursors = [json!(5), json!(null), json!({}), json!([]), json!(true)];
     for (i, cursor) in cursors.iter().enumerate() {
-        send.push(json!({"jsonrpc": "2.0", "id": i + 1, "method": lists[i % lists.len()],
-            "params": {"cursor": cursor}}));
+        send.push(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": lists[i % lists.len()],
+            "params": {"cursor": cursor}}),
+        );
     }
     for m in send {
         let _ = client_write.write_all(format!("{m}\n").as_bytes()).await;

@@ -184,7 +184,10 @@ async fn a_required_task_action_runs_only_as_a_task_by_its_dotted_spelling() {
         let refused = legacy(addr, &session, tool, false).await;
         assert_eq!(refused["error"]["code"], -32601, "{tool}: {refused}");
         let task = legacy(addr, &session, tool, true).await;
-        assert_eq!(task["result"]["task"]["status"], "working", "{tool}: {task}");
+        assert_eq!(
+            task["result"]["task"]["status"], "working",
+            "{tool}: {task}"
+        );
     }
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -247,34 +247,70 @@ async fn redis_an_ended_task_frees_its_place_once_read_or_past_the_hold() {
     let full = create("sub:a").await;
     assert!(matches!(full, Err(TaskRefused::OwnerFull(2))), "{full:?}");
     // Read: the place is free at once (another owner's read frees nothing).
-    assert!(store.finish(&a.id, done()).await.unwrap_or_else(|e| panic!("{e}")));
-    store.release("sub:b", &a.id).await.unwrap_or_else(|e| panic!("{e}"));
-    assert!(create("sub:a").await.is_err(), "another owner's read freed it");
-    store.release("sub:a", &a.id).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        store
+            .finish(&a.id, done())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    );
+    store
+        .release("sub:b", &a.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        create("sub:a").await.is_err(),
+        "another owner's read freed it"
+    );
+    store
+        .release("sub:a", &a.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let c = create("sub:a").await.unwrap_or_else(|e| panic!("{e}"));
-    let read = store.get("sub:a", &a.id).await.unwrap_or_else(|e| panic!("{e}"));
+    let read = store
+        .get("sub:a", &a.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(read.is_some(), "still readable until its ttl");
     // Unread: the place is free once the hold passed. (Ended a few ms after `a`: the two
     // expire in that order.)
     tokio::time::sleep(Duration::from_millis(5)).await;
-    assert!(store.finish(&b.id, done()).await.unwrap_or_else(|e| panic!("{e}")));
+    assert!(
+        store
+            .finish(&b.id, done())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    );
     assert!(create("sub:a").await.is_err(), "within the hold it counts");
     tokio::time::sleep(Duration::from_millis(400)).await;
     let d = create("sub:a").await.unwrap_or_else(|e| panic!("{e}"));
     // A running task's place is never freed by a read.
-    store.release("sub:a", &c.id).await.unwrap_or_else(|e| panic!("{e}"));
+    store
+        .release("sub:a", &c.id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(create("sub:a").await.is_err(), "a running task was freed");
     // Ended records past `overall` (3): the ones expiring first are dropped.
     let mut ended = vec![a.id.clone(), b.id.clone()];
     for id in [&c.id, &d.id] {
-        assert!(store.finish(id, done()).await.unwrap_or_else(|e| panic!("{e}")));
-        store.release("sub:a", id).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            store
+                .finish(id, done())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+        );
+        store
+            .release("sub:a", id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         ended.push(id.clone());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     let mut kept = Vec::new();
     for id in &ended {
-        let read = store.get("sub:a", id).await.unwrap_or_else(|e| panic!("{e}"));
+        let read = store
+            .get("sub:a", id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         kept.push(read.is_some());
     }
     assert_eq!(

@@ -516,7 +516,11 @@ impl MemoryTasks {
         self.answers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(id, _), _| tasks.get(id).is_some_and(|t| !t.record.status.is_terminal()));
+            .retain(|(id, _), _| {
+                tasks
+                    .get(id)
+                    .is_some_and(|t| !t.record.status.is_terminal())
+            });
         let counted = || tasks.values().filter(|t| t.counts(now, hold));
         if counted().count() >= self.limits.overall {
             return Err(TaskRefused::StoreFull(self.limits.overall));
@@ -851,13 +855,16 @@ mod tests {
         // Read: its place is free at once, and it is still readable.
         assert!(store.finish_now(&a.id, TaskOutcome::Completed(result("ok"))));
         store.release_now("b", &a.id);
-        assert!(matches!(
-            store.create_now("a", ttl),
-            Err(TaskRefused::OwnerFull(2))
-        ), "another owner's read frees nothing");
+        assert!(
+            matches!(store.create_now("a", ttl), Err(TaskRefused::OwnerFull(2))),
+            "another owner's read frees nothing"
+        );
         store.release_now("a", &a.id);
         let c = store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
-        assert!(store.get_now("a", &a.id).is_some(), "readable until its ttl");
+        assert!(
+            store.get_now("a", &a.id).is_some(),
+            "readable until its ttl"
+        );
         // Not read: its place is free once the hold passed.
         assert!(store.finish_now(&b.id, TaskOutcome::Completed(result("ok"))));
         assert!(store.create_now("a", ttl).is_err());
@@ -885,7 +892,11 @@ mod tests {
             ids.push(t.id);
             std::thread::sleep(Duration::from_millis(2));
         }
-        let kept = store.tasks.lock().unwrap_or_else(PoisonError::into_inner).len();
+        let kept = store
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
         assert!(kept <= 3, "{kept} records kept");
         assert!(store.get_now("a", &ids[4]).is_some(), "the newest is kept");
         assert_eq!(store.get_now("a", &ids[0]), None, "the oldest is dropped");
