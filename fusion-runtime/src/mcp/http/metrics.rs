@@ -120,7 +120,11 @@ pub async fn spawn_metrics(addr: SocketAddr) -> anyhow::Result<MetricsServer> {
 
 /// The connections kept open, oldest first, each with the token that closes it.
 #[derive(Clone, Default)]
-struct Kept(Arc<Mutex<(u64, VecDeque<(u64, CancellationToken)>)>>);
+struct Kept(Arc<Mutex<Open>>);
+
+/// The next connection's id, and the open ones by id, oldest first.
+#[derive(Default)]
+struct Open(u64, VecDeque<(u64, CancellationToken)>);
 
 impl Kept {
     /// Registers a new connection: its id and its token. Past [`MAX_CONNECTIONS`], the
