@@ -248,11 +248,15 @@ fn cursor_of(request: Option<PaginatedRequestParams>) -> Option<String> {
     request.and_then(|r| r.cursor)
 }
 
-/// `-32602` for a request whose cursor is not a string (`5`, `null`, `{}`: rmcp's parse
-/// drops such params, so the transport marked the request instead; see
-/// `CursorNotAString`), rather than the first page.
+/// Marks a list request whose `params.cursor` is there but not a string (`5`, `null`, `{}`),
+/// in its extensions (stdio) or its HTTP request's: rmcp's parse drops such params whole, so
+/// the handler would see no cursor and answer the first page; it answers `-32602` instead,
+/// after every other check of the request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CursorNotAString;
+
+/// `-32602` for a request marked [`CursorNotAString`], rather than the first page.
 fn string_cursor(context: &RequestContext<RoleServer>, method: Method) -> Result<(), ErrorData> {
-    use crate::mcp::jsonrpc::CursorNotAString;
     let marked = context.extensions.get::<CursorNotAString>().is_some();
     #[cfg(feature = "server-http")]
     let marked = marked

@@ -244,7 +244,9 @@ async fn check(guard: &Guard, request: Request) -> Result<(Request, Read), Respo
     };
     if call.is_none() && jsonrpc::cursor_not_a_string(&bytes) {
         // Answered by the list's handler, after rmcp's checks (see `CursorNotAString`).
-        parts.extensions.insert(jsonrpc::CursorNotAString);
+        parts
+            .extensions
+            .insert(crate::mcp::handlers::CursorNotAString);
     }
     if let Some(call) = call.filter(|_| live.is_some() || stateless_plain()) {
         let bytes = bytes.clone();

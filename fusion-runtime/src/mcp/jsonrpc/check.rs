@@ -11,6 +11,8 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode};
 use super::probe::Passed;
 use super::probe::Probe;
 use super::reply::{Reply, parse_error};
+#[cfg(feature = "server-stdio")]
+use crate::mcp::handlers::CursorNotAString;
 use crate::server::Server;
 
 #[cfg(feature = "server-stdio")]
@@ -44,12 +46,6 @@ pub(crate) fn read_line(bytes: &[u8], server: &Server) -> Result<ClientJsonRpcMe
     }
 }
 
-/// Marks a list request whose `params.cursor` is there but not a string (`5`, `null`, `{}`):
-/// rmcp's parse drops such params whole, so its handler would see no cursor and answer the
-/// first page; it answers `-32602` instead, after every other check of the request.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct CursorNotAString;
-
 /// The list methods, whose `params.cursor` is a string.
 const LISTS: [&str; 4] = [
     "tools/list",
@@ -58,8 +54,9 @@ const LISTS: [&str; 4] = [
     "resources/templates/list",
 ];
 
-/// Whether `bytes` is a list request with a `params.cursor` that is not a string. Parsed
-/// only when the bytes name a `cursor` at all.
+/// Whether `bytes` is a list request with a `params.cursor` that is not a string (the
+/// transport then marks it [`CursorNotAString`](crate::mcp::handlers::CursorNotAString)).
+/// Parsed only when the bytes name a `cursor` at all.
 pub(crate) fn cursor_not_a_string(bytes: &[u8]) -> bool {
     const CURSOR: &[u8] = b"\"cursor\"";
     #[cfg(feature = "server-http")]

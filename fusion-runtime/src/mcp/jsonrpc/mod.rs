@@ -21,9 +21,9 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use check::cursor_not_a_string;
 #[cfg(feature = "server-http")]
 pub(crate) use check::unusable_call;
-pub(crate) use check::{CursorNotAString, cursor_not_a_string};
 #[cfg(feature = "server-stdio")]
 pub(crate) use check::{Refusal, read_line};
 #[cfg(feature = "server-http")]
