@@ -446,6 +446,78 @@ async fn refused(running: &HttpServer, version: &str, method: &str, cursor: &str
 }
 
 #[tokio::test]
+async fn a_cursor_that_is_not_a_string_is_refused_not_read_as_page_one() {
+    let running = http(built(builder().page_size(2))).await;
+    let lists = [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+    ];
+    for version in GENERATIONS {
+        for method in lists {
+            for cursor in [json!(5), json!(null), json!({}), json!([]), json!(true)] {
+                let answer = request(&running, version, method, json!({ "cursor": cursor })).await;
+                assert_eq!(
+                    answer["error"]["code"], -32602,
+                    "{version} {method} cursor {cursor}: {answer}"
+                );
+                let message = answer["error"]["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.starts_with(&format!("Invalid cursor for {method}: ")),
+                    "{message}"
+                );
+            }
+            // No cursor at all is page one.
+            let answer = request(&running, version, method, json!({})).await;
+            assert!(answer["result"].is_object(), "{version} {method}: {answer}");
+        }
+    }
+    let _ = running.shutdown().await;
+
+    // Over stdio too (rmcp's parse, no HTTP step in front).
+    let server = built(builder().page_size(2));
+    let (client, server_side) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(server_side);
+    let task = tokio::spawn(serve_io(server, read, write, StdioOptions::default()));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    let mut send = vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ];
+    let cursors = [json!(5), json!(null), json!({}), json!([]), json!(true)];
+    for (i, cursor) in cursors.iter().enumerate() {
+        send.push(
+            json!({"jsonrpc": "2.0", "id": i + 1, "method": lists[i % lists.len()],
+            "params": {"cursor": cursor}}),
+        );
+    }
+    for m in send {
+        let _ = client_write.write_all(format!("{m}\n").as_bytes()).await;
+    }
+    let mut refused = 0;
+    while let Ok(Ok(Some(line))) =
+        tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line()).await
+    {
+        let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        if v["id"] == 0 {
+            continue;
+        }
+        assert_eq!(v["error"]["code"], -32602, "stdio: {v}");
+        refused += 1;
+        if refused == cursors.len() {
+            break;
+        }
+    }
+    assert_eq!(refused, cursors.len());
+    drop(client_write);
+    task.abort();
+}
+
+#[tokio::test]
 async fn a_forged_foreign_oversized_or_stale_cursor_is_refused() {
     let server = built(builder().page_size(2));
     let running = http(server.clone()).await;

@@ -1071,18 +1071,20 @@ impl Server {
             .get_or_init(|| Arc::new(crate::store::MemoryTasks::default()))
     }
 
-    /// How `tool` runs for a client that declared the tasks extension: as its action says
-    /// (`#[tool_action(task)]`), [`TaskSupport::Forbidden`](crate::TaskSupport) for a tool
-    /// no action with a task key serves.
+    /// How `tool` runs for a client that declared the tasks extension: as the action it
+    /// resolves to says (`#[tool_action(task)]`), whichever spelling names it (the tool
+    /// name, or `tool.action`), as a call resolves it;
+    /// [`TaskSupport::Forbidden`](crate::TaskSupport) for a disabled tool, a name that leads
+    /// nowhere, or an action with no task key.
     pub fn task_support(&self, tool: &str) -> crate::TaskSupport {
-        if self.inner.tasked.is_empty() {
-            return crate::TaskSupport::Forbidden;
-        }
-        self.inner
-            .tasked
-            .get(tool)
-            .copied()
-            .unwrap_or(crate::TaskSupport::Forbidden)
+        pipeline::task_support(&self.inner, tool)
+    }
+
+    /// Whether a call of `tool` reaches an enabled tool (by any spelling) or a mounted one:
+    /// `false` for what a call answers `UNKNOWN_ACTION`.
+    #[cfg(feature = "server-http")]
+    pub(crate) fn leads_somewhere(&self, tool: &str) -> bool {
+        pipeline::leads_somewhere(&self.inner, tool)
     }
 
     /// Whether any action runs as a task (the server then advertises the tasks extension).

@@ -307,6 +307,55 @@ fn hidden(inner: &Inner, tool: &str) -> bool {
     !v.all_enabled() && !v.is_enabled(super::Item::Tool, tool)
 }
 
+/// How `tool` runs as a task, read on the action it leads to as a call would route it (the
+/// flat `billing_reconcile` or the dotted `billing.reconcile`): `Forbidden` for a disabled
+/// tool, a name that leads nowhere, or an action that runs no task. A grouped tool is read
+/// by its tool name (its member is picked from the arguments).
+pub(super) fn task_support(inner: &Inner, tool: &str) -> crate::TaskSupport {
+    use crate::TaskSupport::Forbidden;
+    if inner.tasked.is_empty() || hidden(inner, tool) {
+        return Forbidden;
+    }
+    let index = match inner.routes.get(tool) {
+        Some(Route::Action(i)) => Some(*i),
+        Some(Route::Group(_)) => return inner.tasked.get(tool).copied().unwrap_or(Forbidden),
+        None => action_named(inner, tool),
+    };
+    match index.map(|i| &inner.entries[i]) {
+        Some(entry) if !hidden(inner, &entry.routed_tool) => entry.info.task,
+        _ => Forbidden,
+    }
+}
+
+/// Whether a call of `tool` reaches something: an enabled tool, an action's other spelling
+/// of one, or a mounted tool; `false` for what a call answers `UNKNOWN_ACTION`.
+#[cfg_attr(
+    not(feature = "server-http"),
+    allow(dead_code, reason = "the 2025-11-25 task path's")
+)]
+pub(super) fn leads_somewhere(inner: &Inner, tool: &str) -> bool {
+    if hidden(inner, tool) {
+        return false;
+    }
+    if inner.routes.contains_key(tool) {
+        return true;
+    }
+    if let Some(i) = action_named(inner, tool) {
+        return !hidden(inner, &inner.entries[i].routed_tool);
+    }
+    inner.sources.iter().any(|s| s.owns(tool))
+}
+
+/// The action `tool` names by its own name or its callable spelling (not a tool name).
+fn action_named(inner: &Inner, tool: &str) -> Option<usize> {
+    inner.names.action_of(tool).and_then(|c| {
+        inner
+            .entries
+            .iter()
+            .position(|e| e.info.name == tool || *e.callable == **c)
+    })
+}
+
 /// Stage 1: the action a tool name (and a grouped tool's discriminator) leads to.
 fn route(
     inner: &Inner,
@@ -322,12 +371,7 @@ fn route(
             })?;
             Ok((i, arguments))
         }
-        None => match inner.names.action_of(tool).and_then(|c| {
-            inner
-                .entries
-                .iter()
-                .position(|e| e.info.name == tool || *e.callable == **c)
-        }) {
+        None => match action_named(inner, tool) {
             // An action's own name (`billing.list_invoices` in flat exposure), or a grouped
             // action's `tool.action` spelling: the action it names, without a discriminator.
             Some(i) => {

@@ -40,6 +40,7 @@ pub use redis_once::RedisOnce;
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
 pub use tasks::{
-    DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL, DEFAULT_TASKS_PER_OWNER, MemoryTasks,
-    Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,
+    DEFAULT_TASK_HOLD, DEFAULT_TASK_MAX_TTL, DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL,
+    DEFAULT_TASKS_PER_OWNER, MemoryTasks, Running, TaskLimits, TaskOutcome, TaskRecord,
+    TaskRefused, TaskStatus, TaskStore, TaskWatch,
 };

@@ -5,9 +5,12 @@
 //!
 //! Every change is one Lua script, run alone by Redis on Redis's own clock (`TIME`), so
 //! instances' clocks never disagree about a lease or an expiry: creating (with the bounds:
-//! tasks per owner and overall, counted in two sorted sets of expiries), ending (only a task
-//! that has not ended; a cancelled task stays cancelled), renewing, setting the status
-//! message. Each call is bounded by [`RedisTasks::timeout`].
+//! tasks per owner and overall, counted in two sorted sets scored by when each task frees
+//! its place), ending (only a task that has not ended; a cancelled task stays cancelled; it
+//! then holds its place [`TaskLimits::hold`] at most), releasing (a result read frees the
+//! place at once), renewing, setting the status message. Ended records stay readable until
+//! their TTL lapses, at most [`TaskLimits::overall`] of them (a third sorted set, the ones
+//! expiring first dropped past it). Each call is bounded by [`RedisTasks::timeout`].
 
 use std::collections::HashMap;
 use std::fmt;
@@ -47,11 +50,13 @@ local prefix, id, owner = ARGV[1], ARGV[2], ARGV[3]
 local ttl, lease, max_ttl = tonumber(ARGV[6]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local all = prefix .. ':tasks:all'
 local mine = owner_set(prefix, owner)
+redis.call('ZREMRANGEBYSCORE', prefix .. ':tasks:ended', '-inf', now)
 redis.call('ZREMRANGEBYSCORE', all, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', mine, '-inf', now)
 if redis.call('ZCARD', all) >= tonumber(ARGV[5]) then return {-2, 0} end
 if redis.call('ZCARD', mine) >= tonumber(ARGV[4]) then return {-1, 0} end
 -- Running, it lives its TTL (and a lease, for the runner's last word); ended, one TTL more.
+-- Its place in `all` and `mine` is freed when it ends (a hold later) or its result is read.
 local until_ms = now + 2 * ttl + lease
 redis.call('HSET', KEYS[1], 'owner', owner, 'status', 'working', 'created', now,
   'updated', now, 'ttl', ttl, 'poll', ARGV[7], 'lease', now + lease)
@@ -65,8 +70,10 @@ return {1, now}
 ";
 
 /// KEYS[1]: the task. ARGV: prefix, id, status, message ('' for none), outcome JSON,
-/// required owner ('' for any), '1' to end it only when its lease lapsed. Returns 0 (no
-/// such task of that owner), 1 (found, left as it was) or 2 (ended now).
+/// required owner ('' for any), '1' to end it only when its lease lapsed, hold_ms, overall,
+/// keep_ms (how long the sets live). Returns 0 (no such task of that owner), 1 (found, left
+/// as it was) or 2 (ended now). An ended task holds its place a hold at most; past
+/// `overall` ended records, the ones expiring first are dropped.
 const END: &str = r"
 local prefix, id = ARGV[1], ARGV[2]
 local owner = redis.call('HGET', KEYS[1], 'owner')
@@ -81,10 +88,36 @@ else
   redis.call('HSET', KEYS[1], 'message', ARGV[4])
 end
 local ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl'))
+local hold = math.min(tonumber(ARGV[8]), ttl)
 redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('ZADD', prefix .. ':tasks:all', now + ttl, id)
-redis.call('ZADD', owner_set(prefix, owner), now + ttl, id)
+redis.call('ZADD', prefix .. ':tasks:all', now + hold, id)
+redis.call('ZADD', owner_set(prefix, owner), now + hold, id)
+local ended = prefix .. ':tasks:ended'
+redis.call('ZADD', ended, now + ttl, id)
+redis.call('PEXPIRE', ended, tonumber(ARGV[10]))
+local extra = redis.call('ZCARD', ended) - tonumber(ARGV[9])
+if extra > 0 then
+  for _, old in ipairs(redis.call('ZRANGE', ended, 0, extra - 1)) do
+    local key = prefix .. ':task:' .. old
+    local who = redis.call('HGET', key, 'owner')
+    if who then redis.call('ZREM', owner_set(prefix, who), old) end
+    redis.call('ZREM', prefix .. ':tasks:all', old)
+    redis.call('DEL', key)
+  end
+  redis.call('ZREMRANGEBYRANK', ended, 0, extra - 1)
+end
 return 2
+";
+
+/// KEYS[1]: the task. ARGV: prefix, id, owner. Frees the place an ended task of that owner
+/// holds (its result was read); the record stays. Returns 1 when it did.
+const RELEASE: &str = r"
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner or owner ~= ARGV[3] then return 0 end
+if not terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
+redis.call('ZREM', ARGV[1] .. ':tasks:all', ARGV[2])
+redis.call('ZREM', owner_set(ARGV[1], owner), ARGV[2])
+return 1
 ";
 
 /// KEYS[1]: the task. ARGV: lease_ms. Returns 1 when the task still runs (lease renewed),
@@ -326,6 +359,9 @@ impl RedisTasks {
             json,
             owner.to_owned(),
             if only_if_lapsed { "1" } else { "0" }.to_owned(),
+            ms(self.limits.hold),
+            self.limits.overall.to_string(),
+            ms(2 * self.limits.max_ttl + self.lease),
         ];
         self.run(END, &self.key(id), &args).await
     }
@@ -509,6 +545,17 @@ impl TaskStore for RedisTasks {
         Box::pin(async move {
             let outcome = bounded(outcome, self.limits.max_result_bytes);
             Ok(self.end(id, &outcome, "", false).await? == 2)
+        })
+    }
+
+    fn release<'a>(&'a self, owner: &'a str, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if !plausible(id) {
+                return Ok(());
+            }
+            let args = [self.prefix.clone(), id.to_owned(), owner.to_owned()];
+            let _: i64 = self.run(RELEASE, &self.key(id), &args).await?;
+            Ok(())
         })
     }
 

@@ -5,7 +5,13 @@
 //! A task belongs to the client that started it (its [`ClientKey`](crate::context::ClientKey)):
 //! every read names the owner, and another owner's task is answered as if it did not exist.
 //! Everything is bounded: tasks per owner and overall ([`TaskLimits`]), the size of a stored
-//! result, and how long a task may live.
+//! result, and how long a task may live (a ceiling of minutes, whatever the client asks).
+//!
+//! A task holds a place in both bounds while it runs and, once it ended, until its result is
+//! read or [`TaskLimits::hold`] passed: an ended task no one reads frees its place within
+//! seconds, so no one can fill the store with tasks kept for their TTL. Its record stays
+//! readable by its owner until its TTL lapses, among at most [`TaskLimits::overall`] such
+//! records (the oldest dropped first past that).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -59,9 +65,12 @@ impl TaskStatus {
 /// The bounds a [`TaskStore`] keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskLimits {
-    /// Live tasks one owner may hold (running or finished, until they expire).
+    /// Tasks one owner may hold at once (running, or ended and neither read nor past
+    /// [`hold`](TaskLimits::hold)): well under [`overall`](TaskLimits::overall), so a few
+    /// owners cannot take every place.
     pub per_owner: usize,
-    /// Live tasks in the whole store.
+    /// Tasks the whole store holds at once, counted as for `per_owner`; also the most ended
+    /// records kept readable after they stopped counting.
     pub overall: usize,
     /// Bytes of a result's JSON; a bigger result makes the task `failed`, saying so.
     pub max_result_bytes: usize,
@@ -71,14 +80,23 @@ pub struct TaskLimits {
     pub default_ttl: Duration,
     /// How often a client is told to poll.
     pub poll_interval: Duration,
+    /// How long an ended task still counts toward the bounds when its result is not read
+    /// (`tasks/result`, or a `tasks/get` that shows it): past it, the task is still readable
+    /// by its owner until its TTL lapses, but holds no place.
+    pub hold: Duration,
 }
 
-/// [`TaskLimits::per_owner`] by default.
-pub const DEFAULT_TASKS_PER_OWNER: usize = 64;
+/// [`TaskLimits::per_owner`] by default: 32 owners at their bound leave most of the store to
+/// others.
+pub const DEFAULT_TASKS_PER_OWNER: usize = 16;
 /// [`TaskLimits::overall`] by default.
 pub const DEFAULT_TASKS_OVERALL: usize = 1_000;
 /// [`TaskLimits::max_result_bytes`] by default: 1 MiB.
 pub const DEFAULT_TASK_RESULT_BYTES: usize = 1 << 20;
+/// [`TaskLimits::max_ttl`] by default: 15 minutes.
+pub const DEFAULT_TASK_MAX_TTL: Duration = Duration::from_secs(15 * 60);
+/// [`TaskLimits::hold`] by default: 30 seconds.
+pub const DEFAULT_TASK_HOLD: Duration = Duration::from_secs(30);
 
 impl Default for TaskLimits {
     fn default() -> Self {
@@ -86,9 +104,10 @@ impl Default for TaskLimits {
             per_owner: DEFAULT_TASKS_PER_OWNER,
             overall: DEFAULT_TASKS_OVERALL,
             max_result_bytes: DEFAULT_TASK_RESULT_BYTES,
-            max_ttl: Duration::from_secs(60 * 60),
+            max_ttl: DEFAULT_TASK_MAX_TTL,
             default_ttl: Duration::from_secs(5 * 60),
             poll_interval: Duration::from_millis(500),
+            hold: DEFAULT_TASK_HOLD,
         }
     }
 }
@@ -162,8 +181,9 @@ pub struct TaskRecord {
     pub created_ms: u64,
     /// When it last changed, in milliseconds since the Unix epoch.
     pub updated_ms: u64,
-    /// How long it lives from creation, in milliseconds: the work is stopped (`failed`,
-    /// `TIMEOUT`) when it lapses, and the record is dropped one TTL after it ends.
+    /// How long it lives from creation, in milliseconds (what the client asked, cut to
+    /// [`TaskLimits::max_ttl`]): the work is stopped (`failed`, `TIMEOUT`) when it lapses,
+    /// and the record is dropped one TTL after it ends.
     pub ttl_ms: u64,
     /// How often the client should poll, in milliseconds.
     pub poll_interval_ms: u64,
@@ -210,7 +230,7 @@ impl fmt::Display for TaskRefused {
         match self {
             TaskRefused::OwnerFull(n) => write!(
                 f,
-                "this client already has {n} tasks, the most it may hold; wait for one to end and expire"
+                "this client already has {n} tasks, the most it may hold; wait for one to end and read its result"
             ),
             TaskRefused::StoreFull(n) => write!(
                 f,
@@ -254,6 +274,15 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &'a str,
         outcome: TaskOutcome,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
+
+    /// Frees the place ended task `id` of `owner` holds in the bounds: its result was read.
+    /// The record stays readable until its TTL lapses. Nothing for a running task, or
+    /// another owner's. A store without bounds of its own keeps the default, which frees
+    /// nothing.
+    fn release<'a>(&'a self, owner: &'a str, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (owner, id);
+        Box::pin(std::future::ready(Ok(())))
+    }
 
     /// Cancels task `id` of `owner`: marks it `cancelled` unless it already ended, and
     /// stops its call wherever it runs. `Ok(false)` when `owner` has no such task.
@@ -414,11 +443,29 @@ pub(crate) fn new_task_id() -> Result<String, StoreError> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// A record as [`MemoryTasks`] keeps it.
+#[derive(Debug)]
+struct Kept {
+    record: TaskRecord,
+    /// Its result was read ([`TaskStore::release`]): it holds no place any more.
+    read: bool,
+}
+
+impl Kept {
+    /// Whether it holds a place in the bounds at `now`: running, or ended less than `hold`
+    /// ago and not read.
+    fn counts(&self, now: u64, hold: u64) -> bool {
+        !self.record.status.is_terminal()
+            || (!self.read && self.record.updated_ms.saturating_add(hold) > now)
+    }
+}
+
 /// The in-process [`TaskStore`]: tasks in this process's memory, for one instance. Expired
-/// records are dropped as new tasks are created.
+/// records are dropped as new tasks are created, and so are the oldest ended ones past
+/// [`TaskLimits::overall`] that no longer count.
 pub struct MemoryTasks {
     limits: TaskLimits,
-    tasks: Mutex<HashMap<String, TaskRecord>>,
+    tasks: Mutex<HashMap<String, Kept>>,
     /// Answers not yet taken, by task id and key.
     answers: Mutex<HashMap<(String, String), serde_json::Value>>,
     running: Running,
@@ -451,16 +498,34 @@ impl MemoryTasks {
 
     fn create_now(&self, owner: &str, ttl: Duration) -> Result<TaskRecord, TaskRefused> {
         let now = now_ms();
+        let hold = u64::try_from(self.limits.hold.as_millis()).unwrap_or(u64::MAX);
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        tasks.retain(|_, t| t.expires_ms().is_none_or(|at| at > now));
+        tasks.retain(|_, t| t.record.expires_ms().is_none_or(|at| at > now));
+        // Ended records that hold no place: at most `overall` of them, the oldest dropped.
+        let mut idle: Vec<(u64, String)> = tasks
+            .iter()
+            .filter(|(_, t)| !t.counts(now, hold))
+            .map(|(id, t)| (t.record.updated_ms, id.clone()))
+            .collect();
+        if idle.len() > self.limits.overall {
+            idle.sort_unstable();
+            for (_, id) in &idle[..idle.len() - self.limits.overall] {
+                tasks.remove(id);
+            }
+        }
         self.answers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(id, _), _| tasks.get(id).is_some_and(|t| !t.status.is_terminal()));
-        if tasks.len() >= self.limits.overall {
+            .retain(|(id, _), _| {
+                tasks
+                    .get(id)
+                    .is_some_and(|t| !t.record.status.is_terminal())
+            });
+        let counted = || tasks.values().filter(|t| t.counts(now, hold));
+        if counted().count() >= self.limits.overall {
             return Err(TaskRefused::StoreFull(self.limits.overall));
         }
-        if tasks.values().filter(|t| t.owner == owner).count() >= self.limits.per_owner {
+        if counted().filter(|t| t.record.owner == owner).count() >= self.limits.per_owner {
             return Err(TaskRefused::OwnerFull(self.limits.per_owner));
         }
         let record = TaskRecord {
@@ -476,7 +541,11 @@ impl MemoryTasks {
             poll_interval_ms: u64::try_from(self.limits.poll_interval.as_millis())
                 .unwrap_or(u64::MAX),
         };
-        tasks.insert(record.id.clone(), record.clone());
+        let kept = Kept {
+            record: record.clone(),
+            read: false,
+        };
+        tasks.insert(record.id.clone(), kept);
         Ok(record)
     }
 
@@ -485,8 +554,19 @@ impl MemoryTasks {
         let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks
             .get(id)
+            .map(|t| &t.record)
             .filter(|t| t.owner == owner && t.expires_ms().is_none_or(|at| at > now))
             .cloned()
+    }
+
+    fn release_now(&self, owner: &str, id: &str) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks
+            .get_mut(id)
+            .filter(|t| t.record.owner == owner && t.record.status.is_terminal())
+        {
+            task.read = true;
+        }
     }
 
     fn finish_now(&self, id: &str, outcome: TaskOutcome) -> bool {
@@ -494,15 +574,15 @@ impl MemoryTasks {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks
             .get_mut(id)
-            .is_some_and(|task| task.end(outcome, now_ms()))
+            .is_some_and(|task| task.record.end(outcome, now_ms()))
     }
 
     fn cancel_now(&self, owner: &str, id: &str) -> bool {
         let found = {
             let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-            match tasks.get_mut(id).filter(|t| t.owner == owner) {
+            match tasks.get_mut(id).filter(|t| t.record.owner == owner) {
                 Some(task) => {
-                    task.end(TaskOutcome::Cancelled, now_ms());
+                    task.record.end(TaskOutcome::Cancelled, now_ms());
                     true
                 }
                 None => false,
@@ -516,7 +596,11 @@ impl MemoryTasks {
 
     fn ask_now(&self, id: &str, key: &str, request: serde_json::Value) {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(task) = tasks.get_mut(id).filter(|t| !t.status.is_terminal()) {
+        if let Some(task) = tasks
+            .get_mut(id)
+            .map(|t| &mut t.record)
+            .filter(|t| !t.status.is_terminal())
+        {
             task.input_requests.insert(key.to_owned(), request);
             task.status = TaskStatus::InputRequired;
             task.updated_ms = now_ms();
@@ -525,7 +609,11 @@ impl MemoryTasks {
 
     fn answer_now(&self, owner: &str, id: &str, responses: JsonObject) -> bool {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(task) = tasks.get_mut(id).filter(|t| t.owner == owner) else {
+        let Some(task) = tasks
+            .get_mut(id)
+            .map(|t| &mut t.record)
+            .filter(|t| t.owner == owner)
+        else {
             return false;
         };
         if task.status.is_terminal() {
@@ -553,7 +641,11 @@ impl MemoryTasks {
 
     fn set_message_now(&self, id: &str, message: String) {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(task) = tasks.get_mut(id).filter(|t| !t.status.is_terminal()) {
+        if let Some(task) = tasks
+            .get_mut(id)
+            .map(|t| &mut t.record)
+            .filter(|t| !t.status.is_terminal())
+        {
             task.status_message = Some(message);
             task.updated_ms = now_ms();
         }
@@ -587,6 +679,11 @@ impl TaskStore for MemoryTasks {
         outcome: TaskOutcome,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(std::future::ready(Ok(self.finish_now(id, outcome))))
+    }
+
+    fn release<'a>(&'a self, owner: &'a str, id: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.release_now(owner, id);
+        Box::pin(std::future::ready(Ok(())))
     }
 
     fn cancel<'a>(
@@ -656,6 +753,7 @@ mod tests {
             max_ttl: Duration::from_secs(10),
             default_ttl: Duration::from_secs(5),
             poll_interval: Duration::from_millis(100),
+            hold: Duration::from_secs(30),
         }
     }
 
@@ -739,6 +837,69 @@ mod tests {
             .get_now("a", &task.id)
             .unwrap_or_else(|| panic!("gone"));
         assert_eq!(read.status, TaskStatus::Cancelled);
+    }
+
+    #[test]
+    fn an_ended_task_frees_its_place_once_read_or_past_the_hold() {
+        let store = MemoryTasks::new(TaskLimits {
+            hold: Duration::from_millis(20),
+            ..small()
+        });
+        let ttl = Duration::from_secs(10);
+        let a = store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        let b = store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            store.create_now("a", ttl),
+            Err(TaskRefused::OwnerFull(2))
+        ));
+        // Read: its place is free at once, and it is still readable.
+        assert!(store.finish_now(&a.id, TaskOutcome::Completed(result("ok"))));
+        store.release_now("b", &a.id);
+        assert!(
+            matches!(store.create_now("a", ttl), Err(TaskRefused::OwnerFull(2))),
+            "another owner's read frees nothing"
+        );
+        store.release_now("a", &a.id);
+        let c = store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            store.get_now("a", &a.id).is_some(),
+            "readable until its ttl"
+        );
+        // Not read: its place is free once the hold passed.
+        assert!(store.finish_now(&b.id, TaskOutcome::Completed(result("ok"))));
+        assert!(store.create_now("a", ttl).is_err());
+        std::thread::sleep(Duration::from_millis(30));
+        store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.get_now("a", &b.id).is_some());
+        // A running task's place is never freed by a read.
+        store.release_now("a", &c.id);
+        assert!(store.create_now("a", ttl).is_err());
+    }
+
+    #[test]
+    fn at_most_overall_ended_records_are_kept_past_their_place() {
+        let store = MemoryTasks::new(TaskLimits {
+            per_owner: 1,
+            overall: 2,
+            ..small()
+        });
+        let ttl = Duration::from_secs(10);
+        let mut ids = Vec::new();
+        for _ in 0..5 {
+            let t = store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+            assert!(store.finish_now(&t.id, TaskOutcome::Completed(result("ok"))));
+            store.release_now("a", &t.id);
+            ids.push(t.id);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let kept = store
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len();
+        assert!(kept <= 3, "{kept} records kept");
+        assert!(store.get_now("a", &ids[4]).is_some(), "the newest is kept");
+        assert_eq!(store.get_now("a", &ids[0]), None, "the oldest is dropped");
     }
 
     #[test]

@@ -248,6 +248,28 @@ fn cursor_of(request: Option<PaginatedRequestParams>) -> Option<String> {
     request.and_then(|r| r.cursor)
 }
 
+/// Marks a list request whose `params.cursor` is there but not a string (`5`, `null`, `{}`),
+/// in its extensions (stdio) or its HTTP request's: rmcp's parse drops such params whole, so
+/// the handler would see no cursor and answer the first page; it answers `-32602` instead,
+/// after every other check of the request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CursorNotAString;
+
+/// `-32602` for a request marked [`CursorNotAString`], rather than the first page.
+fn string_cursor(context: &RequestContext<RoleServer>, method: Method) -> Result<(), ErrorData> {
+    let marked = context.extensions.get::<CursorNotAString>().is_some();
+    #[cfg(feature = "server-http")]
+    let marked = marked
+        || context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some_and(|p| p.extensions.get::<CursorNotAString>().is_some());
+    match marked {
+        true => Err(bad_cursor(method, "it is not a string")),
+        false => Ok(()),
+    }
+}
+
 /// `tools/list`.
 pub(super) async fn list_tools(
     handler: &McpHandler,
@@ -256,6 +278,7 @@ pub(super) async fn list_tools(
 ) -> Result<ListToolsResult, ErrorData> {
     let era = Era::of(&context)?;
     let method = Method::ListTools;
+    string_cursor(&context, method)?;
     let from = start(&handler.server, method, cursor_of(request).as_deref())?;
     let mut tools = guarded(
         handler,
@@ -324,6 +347,7 @@ where
     R: CachedList,
 {
     let era = Era::of(&context)?;
+    string_cursor(&context, method)?;
     let from = start(&handler.server, method, cursor_of(request).as_deref())?;
     let list = guarded(
         handler,

@@ -36,6 +36,7 @@ pub(crate) mod tasks;
 mod tools;
 mod trace;
 
+pub(crate) use listing::CursorNotAString;
 pub use listing::MAX_CURSOR_BYTES;
 pub use mcp_handler::{McpHandler, to_call_tool_result};
 pub use scope::request_scope;

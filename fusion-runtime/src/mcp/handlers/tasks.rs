@@ -277,7 +277,8 @@ pub(crate) fn store_error(e: &crate::store::StoreError) -> ErrorData {
     )
 }
 
-/// `tasks/get`: the task as stored, if it is the caller's.
+/// `tasks/get`: the task as stored, if it is the caller's. An ended task's answer carries
+/// its result, so reading it frees the task's place in the bounds.
 pub(crate) async fn get(
     handler: &super::mcp_handler::McpHandler,
     request: GetTaskParams,
@@ -286,7 +287,13 @@ pub(crate) async fn get(
     let owner = owner(handler, &context);
     let store = handler.server.task_store();
     match store.get(&owner.0, &request.task_id).await {
-        Ok(Some(record)) => Ok(GetTaskResult::new(detailed(&record))),
+        Ok(Some(record)) => {
+            if record.status.is_terminal() {
+                // Not freed now (Redis unreachable): the hold frees it.
+                let _ = store.release(&owner.0, &record.id).await;
+            }
+            Ok(GetTaskResult::new(detailed(&record)))
+        }
         Ok(None) => Err(not_found(&request.task_id)),
         Err(e) => Err(store_error(&e)),
     }

@@ -228,6 +228,12 @@ async fn check(
             && !guard.sessions
             && stateless_call::headers_pass(&parts.headers, &guard.allowed_hosts, false)
     };
+    if call.is_none() && jsonrpc::cursor_not_a_string(&bytes) {
+        // Answered by the list's handler, after rmcp's checks (see `CursorNotAString`).
+        parts
+            .extensions
+            .insert(crate::mcp::handlers::CursorNotAString);
+    }
     if let Some(call) = call.filter(|_| live.is_some() || stateless_plain()) {
         let bytes = bytes.clone();
         parts.extensions.insert(stateless_call::Plain {

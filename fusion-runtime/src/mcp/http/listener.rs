@@ -1,11 +1,19 @@
 //! The listener of [`spawn_http`]: the connection caps (count, per IP, header size and time),
 //! the health routes, draining on shutdown, and [`HttpServer`], the handle of a running one.
 //!
+//! The drain cuts nothing: once the shutdown token is cancelled `/readyz` says so, the
+//! listener stops accepting (what the kernel already accepted is served), every answer says
+//! `Connection: close`, and a connection is closed only between requests — once it began
+//! none for [`DRAIN_QUIET`] — so a request a client wrote is answered, or its connection was
+//! closed before it wrote it. A GET stream (a 2025 session's server-sent events) ends when
+//! the drain starts, as 2026-07-28 listens do; calls in flight finish within the grace.
+//!
 //! Reads: the [`HttpOptions`]. Writes: connections served by the [`router`]; refused ones
 //! answered `503` and closed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -200,6 +208,135 @@ impl Drop for Counted {
     }
 }
 
+/// After the shutdown token, how long a connection must have begun no request before the
+/// drain closes it: a client that just wrote its next request on a keep-alive connection
+/// gets its answer (with `Connection: close`), not a closed socket.
+pub(super) const DRAIN_QUIET: Duration = Duration::from_millis(250);
+
+/// What every connection of one listener shares.
+struct Acceptor {
+    http: http1::Builder,
+    front: Arc<Front>,
+    slots: Arc<Semaphore>,
+    max: usize,
+    lingering: Arc<Semaphore>,
+    identity: Identity,
+    per_ip: Arc<forwarded::PerClient>,
+    stop: CancellationToken,
+    /// Cancelled when the drain grace is over: connections still open are dropped.
+    expired: CancellationToken,
+}
+
+impl Acceptor {
+    /// Serves `stream` from `peer` in a task of its own, or refuses it (`503`) past a bound.
+    fn admit(&self, stream: tokio::net::TcpStream, peer: SocketAddr) {
+        let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+            tracing::warn!(%peer, max = self.max, "refused a connection: too many open");
+            refuse(stream, &self.lingering);
+            return;
+        };
+        let ip_slot = if self.identity.trusts(peer.ip()) {
+            None
+        } else {
+            match forwarded::PerClient::take(&self.per_ip, ip_key(peer.ip()).0) {
+                Some(s) => Some(s),
+                None => {
+                    tracing::warn!(%peer, max = self.per_ip.max, "refused a connection: too many open from its address");
+                    refuse(stream, &self.lingering);
+                    return;
+                }
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let front = Arc::clone(&self.front);
+        // A peer that is not a trusted proxy is its own client: its key is made once here
+        // rather than for every request (a trusted proxy's clients are named per request).
+        let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
+        // Requests begun on this connection: the drain closes it once this stands still.
+        let begun = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&begun);
+        let draining = self.stop.clone();
+        let connection = self.http.serve_connection(
+            TokioIo::new(stream),
+            hyper::service::service_fn(
+                move |mut request: hyper::Request<hyper::body::Incoming>| {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                    let extensions = request.extensions_mut();
+                    extensions.insert(ConnectInfo(peer));
+                    if let Some(key) = &key {
+                        extensions.insert(key.clone());
+                    }
+                    let listening = request.method() == axum::http::Method::GET;
+                    let answer = front.serve(request);
+                    let draining = draining.clone();
+                    async move {
+                        let response = answer.await?;
+                        Ok::<_, std::convert::Infallible>(while_draining(
+                            response, &draining, listening,
+                        ))
+                    }
+                },
+            ),
+        );
+        let stop = self.stop.clone();
+        let expired = self.expired.clone();
+        crate::metrics::open_delta(crate::metrics::Open::Connections, 1);
+        tokio::spawn(async move {
+            let _slots = (slot, ip_slot, Counted);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                () = stop.cancelled() => {}
+            }
+            // Draining: every answer says `Connection: close` (hyper closes the connection
+            // after it); a connection that begins no request for `DRAIN_QUIET` is closed
+            // between requests (at once when idle, after its answer when busy).
+            loop {
+                let seen = begun.load(Ordering::Relaxed);
+                tokio::select! {
+                    _ = connection.as_mut() => return,
+                    () = expired.cancelled() => return,
+                    () = tokio::time::sleep(DRAIN_QUIET) => {}
+                }
+                if begun.load(Ordering::Relaxed) == seen {
+                    break;
+                }
+            }
+            connection.as_mut().graceful_shutdown();
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = expired.cancelled() => {}
+            }
+        });
+    }
+}
+
+/// `response` as the drain wants it: with `Connection: close` once draining (the client
+/// sends its next request elsewhere, never on a connection about to close), and, for a GET
+/// stream (a 2025 session's server-sent events), a body that ends when the drain starts.
+fn while_draining(
+    mut response: Response,
+    draining: &CancellationToken,
+    listening: bool,
+) -> Response {
+    use futures::StreamExt as _;
+    if draining.is_cancelled() {
+        response.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+    }
+    let streamed = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if listening && streamed {
+        let end = draining.clone().cancelled_owned();
+        response = response.map(|body| Body::from_stream(body.into_data_stream().take_until(end)));
+    }
+    response
+}
+
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: Front,
@@ -209,23 +346,28 @@ async fn accept_loop(
     let stop = options.shutdown.clone();
     let max = options.max_connections.clamp(1, u32::MAX as usize);
     let slots = Arc::new(Semaphore::new(max));
-    let lingering = Arc::new(Semaphore::new(MAX_LINGERING));
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(options.header_timeout)
         .max_header_size(MAX_HEADER_BYTES);
-    let front = Arc::new(router);
-    let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
-    let per_ip = forwarded::PerClient::new(options.max_connections_per_ip);
-    // Cancelled when the drain grace is over: connections still open are dropped.
-    let expired = CancellationToken::new();
+    let acceptor = Acceptor {
+        http,
+        front: Arc::new(router),
+        slots: Arc::clone(&slots),
+        max,
+        lingering: Arc::new(Semaphore::new(MAX_LINGERING)),
+        identity: Identity::new(&options.trusted_proxies, options.forwarded_header),
+        per_ip: forwarded::PerClient::new(options.max_connections_per_ip),
+        stop: stop.clone(),
+        expired: CancellationToken::new(),
+    };
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = stop.cancelled() => break,
         };
-        let (stream, peer) = match accepted {
-            Ok(accepted) => accepted,
+        match accepted {
+            Ok((stream, peer)) => acceptor.admit(stream, peer),
             Err(e) => {
                 // Out of file descriptors and the like: rest, then go on accepting.
                 tracing::warn!(error = %e, "accepting a connection failed");
@@ -234,63 +376,14 @@ async fn accept_loop(
                     () = stop.cancelled() => break,
                 }
             }
-        };
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            tracing::warn!(%peer, max, "refused a connection: too many open");
-            refuse(stream, &lingering);
-            continue;
-        };
-        let ip_slot = if identity.trusts(peer.ip()) {
-            None
-        } else {
-            match forwarded::PerClient::take(&per_ip, ip_key(peer.ip()).0) {
-                Some(s) => Some(s),
-                None => {
-                    tracing::warn!(%peer, max = per_ip.max, "refused a connection: too many open from its address");
-                    refuse(stream, &lingering);
-                    continue;
-                }
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let front = Arc::clone(&front);
-        // A peer that is not a trusted proxy is its own client: its key is made once here
-        // rather than for every request (a trusted proxy's clients are named per request).
-        let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
-        let connection = http.serve_connection(
-            TokioIo::new(stream),
-            hyper::service::service_fn(
-                move |mut request: hyper::Request<hyper::body::Incoming>| {
-                    let extensions = request.extensions_mut();
-                    extensions.insert(ConnectInfo(peer));
-                    if let Some(key) = &key {
-                        extensions.insert(key.clone());
-                    }
-                    front.serve(request)
-                },
-            ),
-        );
-        let stop = stop.clone();
-        let expired = expired.clone();
-        crate::metrics::open_delta(crate::metrics::Open::Connections, 1);
-        tokio::spawn(async move {
-            let _slots = (slot, ip_slot, Counted);
-            let mut connection = std::pin::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                () = stop.cancelled() => {
-                    // Idle connections close now; busy ones after their response.
-                    connection.as_mut().graceful_shutdown();
-                    tokio::select! {
-                        _ = connection.as_mut() => {}
-                        () = expired.cancelled() => {}
-                    }
-                }
-            }
-        });
+        }
     }
-    // Draining: new connections are refused from here (a proxy moves on to another
-    // instance); requests in flight finish, within the grace.
+    // Draining: the connections the kernel already accepted are served (their answers say
+    // `Connection: close`) rather than reset; new ones are refused from here (a proxy moves
+    // on to another instance); requests in flight finish, within the grace.
+    while let Some(Ok((stream, peer))) = futures::FutureExt::now_or_never(listener.accept()) {
+        acceptor.admit(stream, peer);
+    }
     drop(listener);
     let all = u32::try_from(max).unwrap_or(u32::MAX);
     let grace = options.drain_grace;
@@ -304,7 +397,7 @@ async fn accept_loop(
             ?grace,
             "drain grace over: closing the connections still open"
         );
-        expired.cancel();
+        acceptor.expired.cancel();
     }
     drained.cancel();
     Ok(())

@@ -87,7 +87,9 @@ pub(crate) async fn answer(
 }
 
 /// A task-augmented `tools/call`: `{"task": {…}}`, or `-32601` for a tool that does not run
-/// as a task (the spec's word for it).
+/// as a task (the spec's word for it). A name no call reaches (unknown, or a disabled tool)
+/// is answered as its call: the `UNKNOWN_ACTION` result, so a task request shows no more
+/// than a call does.
 async fn call(
     server: &Server,
     params: &Value,
@@ -96,6 +98,9 @@ async fn call(
     owner: ClientKey,
 ) -> Result<Value, Value> {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+    if !server.leads_somewhere(name) {
+        return Ok(unreached(server, name, params, principal, owner).await);
+    }
     if !server.task_support(name).allows_task() {
         return Err(json!({
             "code": -32601,
@@ -130,6 +135,32 @@ async fn call(
     }
 }
 
+/// The answer to a call of `name`, a tool no call reaches: the pipeline's own refusal
+/// (`UNKNOWN_ACTION`, its closest enabled name suggested), written as a 2025-11-25
+/// `tools/call` result.
+async fn unreached(
+    server: &Server,
+    name: &str,
+    params: &Value,
+    principal: Option<crate::auth::Principal>,
+    owner: ClientKey,
+) -> Value {
+    let arguments = params.get("arguments").and_then(Value::as_object).cloned();
+    let mut scope = RequestScope::detached();
+    scope.principal = principal.map(std::sync::Arc::new);
+    scope.client = Some(owner);
+    let response = server.call(name, arguments, scope).await;
+    let result = crate::mcp::handlers::to_call_tool_result(response);
+    match serde_json::to_value(result) {
+        Ok(Value::Object(mut object)) => {
+            // rmcp writes `resultType` for 2026-07-28 peers only.
+            object.remove("resultType");
+            Value::Object(object)
+        }
+        _ => json!({"content": [], "isError": true}),
+    }
+}
+
 async fn read(server: &Server, owner: &ClientKey, id: &str) -> Result<TaskRecord, Value> {
     match server.task_store().get(&owner.0, id).await {
         Ok(Some(record)) => Ok(record),
@@ -144,7 +175,7 @@ async fn get(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, Valu
 
 /// `tasks/result`: waits (at most the task's TTL and a second) for the task to end, then
 /// answers what the call would have: its result, with the related-task `_meta`, or the
-/// error of a `failed` or `cancelled` task.
+/// error of a `failed` or `cancelled` task. The task's place in the bounds is freed.
 async fn result(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, Value> {
     let first = read(server, owner, id).await?;
     let deadline = Instant::now() + Duration::from_millis(first.ttl_ms) + Duration::from_secs(1);
@@ -158,6 +189,8 @@ async fn result(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, V
         tokio::time::sleep(RESULT_POLL).await;
         record = read(server, owner, id).await?;
     }
+    // Not freed now (Redis unreachable): the hold frees it.
+    let _ = server.task_store().release(&owner.0, id).await;
     match record.outcome {
         Some(TaskOutcome::Completed(mut result)) => {
             let meta = result.entry("_meta").or_insert_with(|| json!({}));

@@ -11,6 +11,8 @@ use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode};
 use super::probe::Passed;
 use super::probe::Probe;
 use super::reply::{Reply, parse_error};
+#[cfg(feature = "server-stdio")]
+use crate::mcp::handlers::CursorNotAString;
 use crate::server::Server;
 
 #[cfg(feature = "server-stdio")]
@@ -26,13 +28,56 @@ pub(crate) enum Refusal {
 #[cfg(feature = "server-stdio")]
 /// Reads one stdio line (without its newline): rmcp's own parse first, so a valid message
 /// costs exactly that; the check runs only when that parse fails or lands on a request
-/// rmcp would answer with `Method not found`.
+/// rmcp would answer with `Method not found`. A list request whose cursor is not a string
+/// is marked [`CursorNotAString`] for its handler.
 pub(crate) fn read_line(bytes: &[u8], server: &Server) -> Result<ClientJsonRpcMessage, Refusal> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
-        Ok(message) if custom_method(&message).is_none() => Ok(message),
+        Ok(mut message) if custom_method(&message).is_none() => {
+            if let ClientJsonRpcMessage::Request(r) = &mut message
+                && cursor_not_a_string(bytes)
+            {
+                use rmcp::model::GetExtensions as _;
+                r.request.extensions_mut().insert(CursorNotAString);
+            }
+            Ok(message)
+        }
         parsed => refuse(parsed.ok(), bytes, server),
     }
+}
+
+/// The list methods, whose `params.cursor` is a string.
+const LISTS: [&str; 4] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+];
+
+/// Whether `bytes` is a list request with a `params.cursor` that is not a string (the
+/// transport then marks it [`CursorNotAString`](crate::mcp::handlers::CursorNotAString)).
+/// Parsed only when the bytes name a `cursor` at all.
+pub(crate) fn cursor_not_a_string(bytes: &[u8]) -> bool {
+    const CURSOR: &[u8] = b"\"cursor\"";
+    #[cfg(feature = "server-http")]
+    let named = memchr::memmem::find(bytes, CURSOR).is_some();
+    #[cfg(not(feature = "server-http"))]
+    let named = bytes.windows(CURSOR.len()).any(|w| w == CURSOR);
+    if !named {
+        return false;
+    }
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+        return false;
+    };
+    let listed = message
+        .get("method")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|m| LISTS.contains(&m));
+    listed
+        && message
+            .get("params")
+            .and_then(|p| p.get("cursor"))
+            .is_some_and(|c| !c.is_string())
 }
 
 #[cfg(feature = "server-stdio")]

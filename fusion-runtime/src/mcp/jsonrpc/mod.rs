@@ -21,6 +21,7 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use check::cursor_not_a_string;
 #[cfg(feature = "server-http")]
 pub(crate) use check::unusable_call;
 #[cfg(feature = "server-stdio")]
