@@ -7,7 +7,7 @@
 //! extensions, once, in the guard step (`http/guard.rs`), after identity, authentication and
 //! the door (the session they carry is the one the door cleared). The cancellation step
 //! (`http/cancel.rs`) takes the exchange from them; it makes them itself
-//! ([`RequestFacts::read`]) only for a request served without the guard step.
+//! (`RequestFacts::read`) only for a request served without the guard step.
 //! The handler side reads: [`RequestFacts::of`] a `RequestContext`; [`watch`] / [`watched`]
 //! list a running call in the endpoint's [`Calls`], bounded per client
 //! ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]); [`Exchange::inject`] queues a
