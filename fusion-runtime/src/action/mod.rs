@@ -11,9 +11,12 @@
 pub mod expand;
 mod exposure;
 mod icon;
+mod internal;
+mod no_input;
 
 pub use exposure::{Exposure, Placement};
 pub use icon::{IconTheme, StaticIcon};
+pub use no_input::NoInput;
 
 use std::any::Any;
 use std::borrow::Cow;
@@ -438,8 +441,30 @@ where
 
 /// Classifies any error: a branded [`ToolError`] (the error itself, or one found through
 /// `anyhow::Error`, a boxed error and `source()` chains) passes intact; anything else keeps
-/// only its `Display` message.
+/// only its `Display` message — as does a `ToolError` that `?` made from such an error
+/// (`From<std::io::Error>`, `From<serde_json::Error>`, `From<anyhow::Error>`) and its author
+/// left as it was. The error and its sources are logged (target `fusion_runtime::server`, at
+/// `info`, with the pipeline's lines for each call: off by default), inside the handler's span.
 pub fn failure_from<E>(e: E) -> HandlerFailure
+where
+    E: Into<Box<dyn Error + Send + Sync>> + 'static,
+{
+    match classify(e) {
+        Ok(t) => match internal::carried(&t) {
+            Some(c) => internal_failure(c.message.clone(), &c.chain),
+            None => HandlerFailure::Tool(t),
+        },
+        Err(c) => internal_failure(c.message, &c.chain),
+    }
+}
+
+fn internal_failure(message: String, chain: &str) -> HandlerFailure {
+    tracing::info!(target: "fusion_runtime::server", error = chain, "handler failed: INTERNAL_ERROR");
+    HandlerFailure::Internal(message)
+}
+
+/// The branded `ToolError` in `e`, or `e`'s message and source chain.
+fn classify<E>(e: E) -> Result<ToolError, internal::Carried>
 where
     E: Into<Box<dyn Error + Send + Sync>> + 'static,
 {
@@ -451,36 +476,45 @@ where
     }
     match slot {
         Some(e) => from_boxed(e.into()),
-        None => HandlerFailure::Internal(String::from("unknown error")),
+        None => Err(internal::Carried {
+            message: String::from("unknown error"),
+            chain: String::from("unknown error"),
+        }),
     }
 }
 
-fn from_anyhow(a: anyhow::Error) -> HandlerFailure {
+fn from_anyhow(a: anyhow::Error) -> Result<ToolError, internal::Carried> {
     match a.downcast::<ToolError>() {
-        Ok(t) => HandlerFailure::Tool(t),
+        Ok(t) => Ok(t),
         Err(a) => {
             for cause in a.chain() {
                 if let Some(t) = find_in(cause) {
-                    return HandlerFailure::Tool(t);
+                    return Ok(t);
                 }
             }
-            HandlerFailure::Internal(a.to_string())
+            Err(internal::Carried {
+                message: a.to_string(),
+                chain: format!("{a:#}"),
+            })
         }
     }
 }
 
-fn from_boxed(b: Box<dyn Error + Send + Sync>) -> HandlerFailure {
+fn from_boxed(b: Box<dyn Error + Send + Sync>) -> Result<ToolError, internal::Carried> {
     match b.downcast::<ToolError>() {
-        Ok(t) => HandlerFailure::Tool(*t),
+        Ok(t) => Ok(*t),
         Err(b) => {
             let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
             while let Some(c) = cause {
                 if let Some(t) = find_in(c) {
-                    return HandlerFailure::Tool(t);
+                    return Ok(t);
                 }
                 cause = c.source();
             }
-            HandlerFailure::Internal(b.to_string())
+            Err(internal::Carried {
+                message: b.to_string(),
+                chain: internal::chain(b.as_ref()),
+            })
         }
     }
 }
