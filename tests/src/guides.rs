@@ -36,3 +36,6 @@ pub mod gateway {}
 
 #[doc = include_str!("../../docs/tasks.md")]
 pub mod tasks {}
+
+#[doc = include_str!("../../docs/serving.md")]
+pub mod serving {}
