@@ -5,6 +5,7 @@
 //! message in the envelope (or not, with `ServerBuilder::hide_internal_errors`), its source
 //! chain in the log.
 
+use std::any::Any;
 use std::error::Error;
 use std::sync::Arc;
 
@@ -48,7 +49,7 @@ pub(crate) fn carried(t: &ToolError) -> Option<&Carried> {
 }
 
 /// `e` and its `source()` chain, `: `-separated.
-pub(crate) fn chain(e: &(dyn Error + 'static)) -> String {
+fn chain(e: &(dyn Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
@@ -63,7 +64,7 @@ pub(crate) fn chain(e: &(dyn Error + 'static)) -> String {
 /// the handler had returned the `io::Error`.
 impl From<std::io::Error> for ToolError {
     fn from(e: std::io::Error) -> Self {
-        carry(super::classify(e))
+        carry(classify(e))
     }
 }
 
@@ -71,7 +72,7 @@ impl From<std::io::Error> for ToolError {
 /// the handler had returned the `serde_json::Error`.
 impl From<serde_json::Error> for ToolError {
     fn from(e: serde_json::Error) -> Self {
-        carry(super::classify(e))
+        carry(classify(e))
     }
 }
 
@@ -79,6 +80,66 @@ impl From<serde_json::Error> for ToolError {
 /// inside it when there is one (sent intact), else `INTERNAL_ERROR` with its message.
 impl From<anyhow::Error> for ToolError {
     fn from(e: anyhow::Error) -> Self {
-        carry(super::classify(e))
+        carry(classify(e))
     }
+}
+
+/// The branded `ToolError` in `e`, or `e`'s message and source chain.
+pub(crate) fn classify<E>(e: E) -> Result<ToolError, Carried>
+where
+    E: Into<Box<dyn Error + Send + Sync>> + 'static,
+{
+    let mut slot = Some(e);
+    if let Some(any) = (&mut slot as &mut dyn Any).downcast_mut::<Option<anyhow::Error>>()
+        && let Some(a) = any.take()
+    {
+        return from_anyhow(a);
+    }
+    match slot {
+        Some(e) => from_boxed(e.into()),
+        None => Err(Carried {
+            message: String::from("unknown error"),
+            chain: String::from("unknown error"),
+        }),
+    }
+}
+
+fn from_anyhow(a: anyhow::Error) -> Result<ToolError, Carried> {
+    match a.downcast::<ToolError>() {
+        Ok(t) => Ok(t),
+        Err(a) => {
+            for cause in a.chain() {
+                if let Some(t) = find_in(cause) {
+                    return Ok(t);
+                }
+            }
+            Err(Carried {
+                message: a.to_string(),
+                chain: format!("{a:#}"),
+            })
+        }
+    }
+}
+
+fn from_boxed(b: Box<dyn Error + Send + Sync>) -> Result<ToolError, Carried> {
+    match b.downcast::<ToolError>() {
+        Ok(t) => Ok(*t),
+        Err(b) => {
+            let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
+            while let Some(c) = cause {
+                if let Some(t) = find_in(c) {
+                    return Ok(t);
+                }
+                cause = c.source();
+            }
+            Err(Carried {
+                message: b.to_string(),
+                chain: chain(b.as_ref()),
+            })
+        }
+    }
+}
+
+fn find_in(e: &(dyn Error + 'static)) -> Option<ToolError> {
+    e.downcast_ref::<ToolError>().cloned()
 }

@@ -18,7 +18,6 @@ pub use exposure::{Exposure, Placement};
 pub use icon::{IconTheme, StaticIcon};
 pub use no_input::NoInput;
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::error::Error;
 use std::sync::Arc;
@@ -449,7 +448,7 @@ pub fn failure_from<E>(e: E) -> HandlerFailure
 where
     E: Into<Box<dyn Error + Send + Sync>> + 'static,
 {
-    match classify(e) {
+    match internal::classify(e) {
         Ok(t) => match internal::carried(&t) {
             Some(c) => internal_failure(c.message.clone(), &c.chain),
             None => HandlerFailure::Tool(t),
@@ -461,66 +460,6 @@ where
 fn internal_failure(message: String, chain: &str) -> HandlerFailure {
     tracing::info!(target: "fusion_runtime::server", error = chain, "handler failed: INTERNAL_ERROR");
     HandlerFailure::Internal(message)
-}
-
-/// The branded `ToolError` in `e`, or `e`'s message and source chain.
-fn classify<E>(e: E) -> Result<ToolError, internal::Carried>
-where
-    E: Into<Box<dyn Error + Send + Sync>> + 'static,
-{
-    let mut slot = Some(e);
-    if let Some(any) = (&mut slot as &mut dyn Any).downcast_mut::<Option<anyhow::Error>>()
-        && let Some(a) = any.take()
-    {
-        return from_anyhow(a);
-    }
-    match slot {
-        Some(e) => from_boxed(e.into()),
-        None => Err(internal::Carried {
-            message: String::from("unknown error"),
-            chain: String::from("unknown error"),
-        }),
-    }
-}
-
-fn from_anyhow(a: anyhow::Error) -> Result<ToolError, internal::Carried> {
-    match a.downcast::<ToolError>() {
-        Ok(t) => Ok(t),
-        Err(a) => {
-            for cause in a.chain() {
-                if let Some(t) = find_in(cause) {
-                    return Ok(t);
-                }
-            }
-            Err(internal::Carried {
-                message: a.to_string(),
-                chain: format!("{a:#}"),
-            })
-        }
-    }
-}
-
-fn from_boxed(b: Box<dyn Error + Send + Sync>) -> Result<ToolError, internal::Carried> {
-    match b.downcast::<ToolError>() {
-        Ok(t) => Ok(*t),
-        Err(b) => {
-            let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
-            while let Some(c) = cause {
-                if let Some(t) = find_in(c) {
-                    return Ok(t);
-                }
-                cause = c.source();
-            }
-            Err(internal::Carried {
-                message: b.to_string(),
-                chain: internal::chain(b.as_ref()),
-            })
-        }
-    }
-}
-
-fn find_in(e: &(dyn Error + 'static)) -> Option<ToolError> {
-    e.downcast_ref::<ToolError>().cloned()
 }
 
 /// The JSON Schema (draft 2020-12) of an output type, when it describes an object — MCP's
