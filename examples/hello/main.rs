@@ -16,6 +16,6 @@ async fn greet(input: Greet) -> Result<String, ToolError> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let server = Server::builder().name("hello").action::<GreetAction>().build();
-    fusion_runtime::cli::run(server.expect("the server builds")).await
+    let server = Server::builder().name("hello").action::<GreetAction>();
+    fusion_runtime::cli::run(server.build().expect("the server builds")).await
 }

@@ -72,9 +72,17 @@ async fn an_action_without_input_lists_an_empty_object_answers_and_refuses_keys(
     }
 
     assert_eq!(kit.call("ping", json!({})).await.output::<String>(), "pong");
-    assert_eq!(kit.call_action::<PingAction>(&NoInput {}).await.output::<String>(), "pong");
+    assert_eq!(
+        kit.call_action::<PingAction>(&NoInput {})
+            .await
+            .output::<String>(),
+        "pong"
+    );
     assert_eq!(kit.call("counter_read", json!({})).await.output::<u32>(), 3);
-    assert_eq!(kit.call("whoami", json!({})).await.output::<String>(), "whoami");
+    assert_eq!(
+        kit.call("whoami", json!({})).await.output::<String>(),
+        "whoami"
+    );
 
     for name in ["ping", "counter_read", "whoami"] {
         let refused = kit.call(name, json!({"verbose": true})).await;
@@ -92,7 +100,11 @@ async fn no_input_is_refused_as_a_derived_empty_input_is() {
         schema_of(&bare.tools().await, "ping")["properties"],
         schema_of(&derived.tools().await, "ping")["properties"]
     );
-    for arguments in [json!({"verbose": true}), json!({"a": 1, "b": 2}), json!([1])] {
+    for arguments in [
+        json!({"verbose": true}),
+        json!({"a": 1, "b": 2}),
+        json!([1]),
+    ] {
         let (a, b) = (
             bare.call("ping", arguments.clone()).await,
             derived.call("ping", arguments.clone()).await,
@@ -149,8 +161,10 @@ async fn charge_returning_anyhow() -> anyhow::Result<String> {
 /// Finds.
 #[tool_action(name = "files.find")]
 async fn find_with_question_mark() -> Result<String, ToolError> {
-    Err(anyhow::Error::new(error(NOT_FOUND, "No such ledger").suggest("List ledgers first"))
-        .context("while finding"))?;
+    Err(
+        anyhow::Error::new(error(NOT_FOUND, "No such ledger").suggest("List ledgers first"))
+            .context("while finding"),
+    )?;
     Ok("found".into())
 }
 
@@ -187,7 +201,12 @@ async fn question_mark_answers_what_returning_the_error_answers() {
             let e = a.expect_error(INTERNAL_ERROR.as_str());
             assert_eq!(e.suggestion(), Some(INTERNAL_RECOVERY), "{tool}");
             assert_eq!(a.render(), b.render(), "{tool}, hidden: {hide}");
-            assert_eq!(a.render().contains(message), !hide, "{tool}: {}", a.render());
+            assert_eq!(
+                a.render().contains(message),
+                !hide,
+                "{tool}: {}",
+                a.render()
+            );
         }
     }
 }
@@ -206,8 +225,16 @@ async fn a_tool_error_inside_anyhow_passes_intact_and_an_edited_one_as_edited() 
     let e = edited.expect_error(INTERNAL_ERROR.as_str());
     assert_eq!(e.suggestion(), Some("Create the ledger first"));
     // The author chose the envelope: it carries no internal text.
-    assert!(!edited.render().contains("No such file"), "{}", edited.render());
-    assert!(!edited.render().contains("nonexistent"), "{}", edited.render());
+    assert!(
+        !edited.render().contains("No such file"),
+        "{}",
+        edited.render()
+    );
+    assert!(
+        !edited.render().contains("nonexistent"),
+        "{}",
+        edited.render()
+    );
 }
 
 #[test]

@@ -739,11 +739,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                 },
             )
         }
-        None => (
-            quote!(::core::option::Option::None),
-            quote!(),
-            input_arg,
-        ),
+        None => (quote!(::core::option::Option::None), quote!(), input_arg),
     };
     // Every use of the input and output types carries their spans, so a type that does not
     // fit is reported at the user's token, not at the attribute.
