@@ -59,6 +59,9 @@ impl Derived for NoInput {
     }
 }
 
+// Not offered by rustc as "the trait `ToolInput` is implemented for `NoInput`" when a user's
+// input type lacks the derive: the fix is the derive, never this type.
+#[diagnostic::do_not_recommend]
 impl ToolInput for NoInput {
     fn input_schema() -> Arc<JsonObject> {
         compiled().schema()
