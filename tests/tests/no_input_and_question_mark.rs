@@ -1,6 +1,6 @@
 //! Actions without an input (no parameter at all, or only their context) list an empty object
 //! schema, answer `{}` and refuse any key with the `<validation_error>` a derived
-//! `struct Empty {}` gets; `?` on an `io::Error`, a `serde_json::Error` or an `anyhow::Error`
+//! `struct Empty {}` gets, as flat tools and as members of a grouped one; `?` on an `io::Error`, a `serde_json::Error` or an `anyhow::Error`
 //! in a handler returning `Result<_, ToolError>` answers exactly what the same handler
 //! returning that error answers (`INTERNAL_ERROR`, its message shown or hidden by the same
 //! option), and a `ToolError` inside an `anyhow::Error` passes intact.
@@ -245,4 +245,43 @@ fn a_converted_error_on_its_own_shows_no_internal_text() {
     assert!(!e.render().contains("ledger.csv"), "{}", e.render());
     let inner = error(NOT_FOUND, "gone");
     assert_eq!(ToolError::from(anyhow::Error::new(inner.clone())), inner);
+}
+
+/// Pings the network.
+#[tool_action(name = "net.ping")]
+async fn net_ping() -> Result<String, ToolError> {
+    Ok("pong".into())
+}
+
+/// What to echo.
+#[derive(serde::Deserialize, serde::Serialize, ToolInput)]
+struct Echo {
+    /// The text.
+    text: String,
+}
+
+/// Echoes the text.
+#[tool_action(name = "net.echo")]
+async fn net_echo(input: Echo) -> Result<String, ToolError> {
+    Ok(input.text)
+}
+
+#[tokio::test]
+async fn an_action_without_input_is_a_member_of_a_grouped_tool() {
+    let kit = kit(Server::builder()
+        .action::<NetPingAction>()
+        .action::<NetEchoAction>()
+        .grouped());
+    assert_eq!(kit.tool_names().await, ["net"]);
+    let ping = kit.call("net", json!({"action": "ping"})).await;
+    assert_eq!(ping.output::<String>(), "pong");
+    let echo = kit
+        .call("net", json!({"action": "echo", "text": "hi"}))
+        .await;
+    assert_eq!(echo.output::<String>(), "hi");
+    let refused = kit
+        .call("net", json!({"action": "ping", "text": "hi"}))
+        .await;
+    assert!(refused.is_error(), "{}", refused.render());
+    assert!(refused.render().contains("text"), "{}", refused.render());
 }
