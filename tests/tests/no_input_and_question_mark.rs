@@ -1,9 +1,10 @@
 //! Actions without an input (no parameter at all, or only their context) list an empty object
 //! schema, answer `{}` and refuse any key with the `<validation_error>` a derived
-//! `struct Empty {}` gets, as flat tools and as members of a grouped one; `?` on an `io::Error`, a `serde_json::Error` or an `anyhow::Error`
-//! in a handler returning `Result<_, ToolError>` answers exactly what the same handler
-//! returning that error answers (`INTERNAL_ERROR`, its message shown or hidden by the same
-//! option), and a `ToolError` inside an `anyhow::Error` passes intact.
+//! `struct Empty {}` gets, as flat tools and as members of a grouped one; `?` on an
+//! `io::Error`, a `serde_json::Error` or an `anyhow::Error` in a handler returning
+//! `Result<_, ToolError>` answers exactly what the same handler returning that error answers
+//! (`INTERNAL_ERROR`, its message shown or hidden by the same option), and a `ToolError` inside
+//! an `anyhow::Error` passes intact.
 
 use fusion_runtime::action::NoInput;
 use fusion_runtime::codes::{INTERNAL_ERROR, NOT_FOUND};
