@@ -47,3 +47,6 @@ pub mod inputs {}
 /// guides, so what it teaches builds.
 #[doc = include_str!("../../llms.txt")]
 pub mod llms {}
+
+#[doc = include_str!("../../docs/serving.md")]
+pub mod serving {}

@@ -438,12 +438,14 @@ fn check_signature<'a>(item: &'a ItemFn, errors: &mut Vec<syn::Error>) -> Signat
             FnArg::Typed(t) => typed.push(t),
         }
     }
-    if typed.is_empty() && sig.receiver().is_none() {
-        errors.push(syn::Error::new(
-            sig.paren_token.span.join(),
-            "`#[tool_action]` needs an input parameter: `async fn name(input: MyInput)` where `MyInput` derives `ToolInput`",
-        ));
-    }
+    // No input: `async fn ping()`, or one parameter that is the context (`Context<S>`,
+    // `CallContext`, read from its type's last segment): the action's input is `NoInput`.
+    let context_only = typed.len() == 1 && is_context(&typed[0].ty);
+    let (input, context) = if context_only {
+        (None, typed.first())
+    } else {
+        (typed.first(), typed.get(1))
+    };
     for extra in typed.iter().skip(2) {
         errors.push(syn::Error::new_spanned(
             extra,
@@ -461,9 +463,24 @@ fn check_signature<'a>(item: &'a ItemFn, errors: &mut Vec<syn::Error>) -> Signat
         }
     };
     Signature {
-        input: typed.first().map(|t| &*t.ty),
-        context: typed.get(1).map(|t| &*t.ty),
+        input: input.map(|t| &*t.ty),
+        context: context.map(|t| &*t.ty),
         output,
+    }
+}
+
+/// Whether a parameter's type is a context (`Context<S>`, `CallContext`, by any path), not an
+/// input: what lets a handler take only its context.
+fn is_context(ty: &Type) -> bool {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Context" || s.ident == "CallContext"),
+        Type::Paren(p) => is_context(&p.elem),
+        Type::Group(g) => is_context(&g.elem),
+        _ => false,
     }
 }
 
@@ -662,8 +679,8 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
         };
     }
 
-    // Checked above: an input and a return type exist when there is no error.
-    let (Some(input), Some(output)) = (sig.input, sig.output) else {
+    // Checked above: a return type exists when there is no error.
+    let Some(output) = sig.output else {
         return quote!(#item);
     };
     let description = match &args.description {
@@ -684,7 +701,25 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
     let open_world = opt_bool(&args.open_world);
     let limits = limits(&args);
 
-    let input_ty = quote_spanned!(input.span()=> #input);
+    // Without an input parameter the action's input is `NoInput`, validated like any input
+    // and not passed to the function.
+    let (input_ty, input_arg, input_span) = match sig.input {
+        Some(input) => (
+            quote_spanned!(input.span()=> #input),
+            quote!(__fusion_input),
+            input.span(),
+        ),
+        None => (
+            quote!(::fusion_runtime::__private::NoInput),
+            quote!(),
+            item.sig.paren_token.span.join(),
+        ),
+    };
+    let input_param = if sig.input.is_some() {
+        quote!(__fusion_input)
+    } else {
+        quote!(_)
+    };
     let ret = quote_spanned!(output.span()=> #output);
     let (state, context_arg, call_args) = match sig.context {
         Some(ctx) => {
@@ -697,18 +732,18 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                         ::core::result::Result::Err(__fusion_e) => return ::fusion_runtime::__private::fail_now(__fusion_e),
                     };
                 },
-                quote!(__fusion_input, __fusion_context),
+                if sig.input.is_some() {
+                    quote!(__fusion_input, __fusion_context)
+                } else {
+                    quote!(__fusion_context)
+                },
             )
         }
-        None => (
-            quote!(::core::option::Option::None),
-            quote!(),
-            quote!(__fusion_input),
-        ),
+        None => (quote!(::core::option::Option::None), quote!(), input_arg),
     };
     // Every use of the input and output types carries their spans, so a type that does not
     // fit is reported at the user's token, not at the attribute.
-    let self_input = quote_spanned!(input.span()=> Self::Input);
+    let self_input = quote_spanned!(input_span=> Self::Input);
     let self_output = quote_spanned!(output.span()=> Self::Output);
     let output_assoc = quote_spanned! {output.span()=>
         type Output = <<#ret as ::fusion_runtime::__private::HandlerReturn>::Ok as ::fusion_runtime::__private::IntoActionOutput>::Value;
@@ -751,7 +786,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                 }
 
                 fn call(
-                    __fusion_input: #self_input,
+                    #input_param: #self_input,
                     __fusion_cx: &::fusion_runtime::__private::CallContext,
                 ) -> ::fusion_runtime::__private::BoxFuture<'static, ::fusion_runtime::__private::HandlerOutcome> {
                     #context_arg

@@ -9,7 +9,7 @@ pub use futures::future::BoxFuture;
 
 pub use super::{
     ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
-    TaskSupport, handler_outcome,
+    NoInput, TaskSupport, handler_outcome,
 };
 pub use super::{IconTheme, StaticIcon};
 pub use crate::context::{CallContext, FromCallContext, StateRequirement};
@@ -17,8 +17,8 @@ pub use crate::context::{CallContext, FromCallContext, StateRequirement};
 use super::HandlerFailure;
 use crate::envelope::ToolError;
 use crate::guard::{ConcurrencyLimit, RateLimit};
-use crate::input::{JsonObject, ToolInput};
-use crate::validation::{DeprecatedField, ValidationReport};
+use crate::input::JsonObject;
+use crate::validation::DeprecatedField;
 
 /// Builds an action's metadata (`#[tool_action]`'s `info()`).
 #[allow(clippy::too_many_arguments)]
@@ -157,20 +157,6 @@ pub trait ViaNothing {
 impl<T: ?Sized> ViaNothing for &OutputProbe<T> {
     fn output_schema(&self) -> Option<Arc<JsonObject>> {
         None
-    }
-}
-
-/// The input type of a `#[tool_action]` whose signature has no input (only used next to a
-/// compile error).
-pub struct NoInput;
-
-impl ToolInput for NoInput {
-    fn input_schema() -> Arc<JsonObject> {
-        Arc::new(JsonObject::new())
-    }
-
-    fn from_arguments(_: &serde_json::Value) -> Result<Self, ValidationReport> {
-        Ok(NoInput)
     }
 }
 

@@ -11,11 +11,13 @@
 pub mod expand;
 mod exposure;
 mod icon;
+mod internal;
+mod no_input;
 
 pub use exposure::{Exposure, Placement};
 pub use icon::{IconTheme, StaticIcon};
+pub use no_input::NoInput;
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::error::Error;
 use std::sync::Arc;
@@ -438,55 +440,26 @@ where
 
 /// Classifies any error: a branded [`ToolError`] (the error itself, or one found through
 /// `anyhow::Error`, a boxed error and `source()` chains) passes intact; anything else keeps
-/// only its `Display` message.
+/// only its `Display` message — as does a `ToolError` that `?` made from such an error
+/// (`From<std::io::Error>`, `From<serde_json::Error>`, `From<anyhow::Error>`) and its author
+/// left as it was. The error and its sources are logged (target `fusion_runtime::server`, at
+/// `info`, with the pipeline's lines for each call: off by default), inside the handler's span.
 pub fn failure_from<E>(e: E) -> HandlerFailure
 where
     E: Into<Box<dyn Error + Send + Sync>> + 'static,
 {
-    let mut slot = Some(e);
-    if let Some(any) = (&mut slot as &mut dyn Any).downcast_mut::<Option<anyhow::Error>>()
-        && let Some(a) = any.take()
-    {
-        return from_anyhow(a);
-    }
-    match slot {
-        Some(e) => from_boxed(e.into()),
-        None => HandlerFailure::Internal(String::from("unknown error")),
+    match internal::classify(e) {
+        Ok(t) => match internal::carried(&t) {
+            Some(c) => internal_failure(c.message.clone(), &c.chain),
+            None => HandlerFailure::Tool(t),
+        },
+        Err(c) => internal_failure(c.message, &c.chain),
     }
 }
 
-fn from_anyhow(a: anyhow::Error) -> HandlerFailure {
-    match a.downcast::<ToolError>() {
-        Ok(t) => HandlerFailure::Tool(t),
-        Err(a) => {
-            for cause in a.chain() {
-                if let Some(t) = find_in(cause) {
-                    return HandlerFailure::Tool(t);
-                }
-            }
-            HandlerFailure::Internal(a.to_string())
-        }
-    }
-}
-
-fn from_boxed(b: Box<dyn Error + Send + Sync>) -> HandlerFailure {
-    match b.downcast::<ToolError>() {
-        Ok(t) => HandlerFailure::Tool(*t),
-        Err(b) => {
-            let mut cause: Option<&(dyn Error + 'static)> = Some(b.as_ref());
-            while let Some(c) = cause {
-                if let Some(t) = find_in(c) {
-                    return HandlerFailure::Tool(t);
-                }
-                cause = c.source();
-            }
-            HandlerFailure::Internal(b.to_string())
-        }
-    }
-}
-
-fn find_in(e: &(dyn Error + 'static)) -> Option<ToolError> {
-    e.downcast_ref::<ToolError>().cloned()
+fn internal_failure(message: String, chain: &str) -> HandlerFailure {
+    tracing::info!(target: "fusion_runtime::server", error = chain, "handler failed: INTERNAL_ERROR");
+    HandlerFailure::Internal(message)
 }
 
 /// The JSON Schema (draft 2020-12) of an output type, when it describes an object — MCP's
