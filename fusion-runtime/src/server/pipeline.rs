@@ -115,7 +115,7 @@ async fn stages(
     {
         let response = sourced(inner, index, tool, arguments, scope).await;
         if counted {
-            count(Some(tool), &response, client.as_ref(), started);
+            count(Some((tool, "")), &response, client.as_ref(), started);
         }
         return response;
     }
@@ -147,11 +147,12 @@ async fn stages(
         Some(response) => response,
         None => {
             tracing::info!(tool, action = info.name, "call cancelled by the client");
-            ToolResponse::error(limits::cancelled(info.name))
+            ToolResponse::error(limits::cancelled(&entry.callable))
         }
     };
     if counted {
-        count(Some(info.name), &response, client.as_ref(), started);
+        let called = (&*entry.routed_tool, info.name);
+        count(Some(called), &response, client.as_ref(), started);
     }
     // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
     tracing::debug!(
@@ -164,9 +165,10 @@ async fn stages(
     response
 }
 
-/// Counts a call's end in [`metrics`](crate::metrics).
+/// Counts a call's end in [`metrics`](crate::metrics): `called` is the tool called and the
+/// action it routed to (`""` for a mounted tool's), `None` for a name no tool has.
 fn count(
-    tool: Option<&str>,
+    called: Option<(&str, &str)>,
     response: &ToolResponse,
     client: Option<&ClientKey>,
     started: Option<Instant>,
@@ -174,7 +176,7 @@ fn count(
     let outcome = crate::metrics::outcome_of(response.is_error, response.texts().next());
     let client = client.map_or("", |c| c.0.as_str());
     let elapsed = started.map_or(Duration::ZERO, |s| s.elapsed());
-    crate::metrics::call(tool, &outcome, client, elapsed);
+    crate::metrics::call(called, &outcome, client, elapsed);
 }
 
 /// A 2025 session's handoff, before routing: the return tool, and
@@ -281,7 +283,12 @@ async fn sourced(
                 source.call(cx.tool(), arguments, cx.scope().clone())
             },
         );
-        let next = Next::new(inner.middleware.clone(), internal, endpoint);
+        let next = Next::new(
+            inner.middleware.clone(),
+            internal,
+            Arc::clone(&inner.names),
+            endpoint,
+        );
         let request = CallRequest::new(cx.clone(), Arc::new(arguments.unwrap_or_default()));
         finish(tool, timeout, internal, &cx, next.run(request), |r| r).await
     };
@@ -392,13 +399,14 @@ async fn run_action(
     scope: RequestScope,
 ) -> Option<ToolResponse> {
     let info = &entry.info;
+    let callable = &*entry.callable;
     let guards = &*entry.guards;
     if scope.is_cancelled() {
         return None;
     }
     let scopes = &info.scopes;
     if !scopes.is_empty()
-        && let Err(e) = crate::auth::check_scopes(info.name, scopes, scope.principal())
+        && let Err(e) = crate::auth::check_scopes(callable, scopes, scope.principal())
     {
         tracing::info!(action = info.name, code = %e.code(), "call refused: scopes");
         return Some(ToolResponse::error(e));
@@ -451,7 +459,7 @@ async fn run_action(
                 )
             };
             let timeout = guards.timeout.filter(|_| !cx.scope().as_task);
-            finish(info.name, timeout, internal, &cx, handler, done).await
+            finish(callable, timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
             let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
@@ -470,7 +478,12 @@ async fn run_action(
                     })
                 },
             );
-            let next = Next::new(inner.middleware.clone(), internal, endpoint);
+            let next = Next::new(
+                inner.middleware.clone(),
+                internal,
+                Arc::clone(&inner.names),
+                endpoint,
+            );
             let arguments = match arguments {
                 Value::Object(map) => map,
                 _ => JsonObject::new(),
@@ -480,7 +493,7 @@ async fn run_action(
                 .run(request)
                 .instrument(tracing::info_span!(target: SPANS, "fusion.middleware"));
             let timeout = guards.timeout.filter(|_| !cx.scope().as_task);
-            finish(info.name, timeout, internal, &cx, run, |r| r).await
+            finish(&entry.callable, timeout, internal, &cx, run, |r| r).await
         }
         Started::Invalid(report) => {
             let report = match &entry.discriminator {
@@ -492,9 +505,9 @@ async fn run_action(
         }
         Started::ValidationPanicked => {
             tracing::error!(action = info.name, "input validation panicked");
-            Some(ToolResponse::error(internal.panic_envelope(info.name)))
+            Some(ToolResponse::error(internal.panic_envelope(callable)))
         }
-        Started::HandlerPanicked => Some(handler_panicked(info.name, internal)),
+        Started::HandlerPanicked => Some(handler_panicked(callable, internal)),
     }
 }
 
@@ -572,7 +585,8 @@ fn invalid(inner: &Inner, entry: &ActionDescriptor, report: &ValidationReport) -
     if crate::metrics::enabled() {
         for issue in report.issues() {
             let field = issue.field_name();
-            crate::metrics::validation_issue(entry.info.name, &field, issue.kind.code());
+            let called = (&*entry.routed_tool, entry.info.name);
+            crate::metrics::validation_issue(called, &field, issue.kind.code());
         }
     }
     let section = inner
@@ -648,7 +662,7 @@ fn respond(
             }
         }
         Ok(ActionOutput::Response(r)) => bound(r, max_result_bytes, callable),
-        Err(f) => ToolResponse::error(internal.into_envelope(info.name, f)),
+        Err(f) => ToolResponse::error(internal.into_envelope(callable, f)),
     };
     if let Some(why) = &info.deprecated
         && !response.is_error
@@ -656,7 +670,7 @@ fn respond(
         response = response.with_warning(
             ToolError::new(
                 codes::DEPRECATED,
-                format!("{} is deprecated: {why}", info.name),
+                format!("{callable} is deprecated: {}", names.spell_in(why)),
             )
             .suggest("This call worked; switch to the replacement before this action is removed"),
         );
@@ -781,10 +795,19 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
 }
 
 /// A handler's or middleware's envelope as it reaches the wire: each available action named
-/// as clients call it, once (one that names no action or mounted tool is left out), and an empty
-/// message replaced by the code's default text — `ToolError::render` writes what it is given
-/// (SPEC's vectors), the server never sends an empty `<message>`.
-fn for_the_wire(names: &Names, e: ToolError) -> ToolError {
+/// as clients call it, once (one that names no action or mounted tool is left out), an
+/// action's registered name in its message and recovery written as clients call it too
+/// (`billing.get_invoice` → `billing_get_invoice` in flat exposure), and an empty message
+/// replaced by the code's default text — `ToolError::render` writes what it is given (SPEC's
+/// vectors), the server never sends an empty `<message>`.
+pub(super) fn for_the_wire(names: &Names, mut e: ToolError) -> ToolError {
+    use std::borrow::Cow;
+    if let Cow::Owned(message) = names.spell_in(e.message()) {
+        e = e.with_message(message);
+    }
+    if let Some(Cow::Owned(recovery)) = e.suggestion().map(|r| names.spell_in(r)) {
+        e = e.suggest(recovery);
+    }
     let e = if e.available_actions().is_empty() {
         e
     } else {

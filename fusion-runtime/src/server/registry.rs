@@ -58,19 +58,63 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    pub(crate) fn new(
-        entries: &[ActionDescriptor],
+    /// The names of `actions`, each an action's registered name and its callable spelling.
+    pub(crate) fn new<'a>(
+        actions: impl IntoIterator<Item = (&'a str, &'a Arc<str>)>,
         sources: &[Arc<dyn super::source::ToolSource>],
     ) -> Self {
         let mut callable = std::collections::HashMap::new();
-        for e in entries {
-            callable.insert(e.info.name.to_owned(), Arc::clone(&e.callable));
-            callable.insert(e.callable.to_string(), Arc::clone(&e.callable));
+        for (name, spelled) in actions {
+            callable.insert(name.to_owned(), Arc::clone(spelled));
+            callable.insert(spelled.to_string(), Arc::clone(spelled));
         }
         Names {
             callable,
             sources: sources.to_vec(),
         }
+    }
+
+    /// How clients call the action `name` (registered), or `name` itself when it names no
+    /// action (a mounted tool's name): the spelling every framework-written sentence uses
+    /// (`SERVER_BUSY`, `TIMEOUT`, `RATE_LIMITED`, `DEPRECATED`, `INTERNAL_ERROR`, …).
+    pub(crate) fn spelled<'a>(&'a self, name: &'a str) -> &'a str {
+        self.callable.get(name).map_or(name, |c| c)
+    }
+
+    /// `text` with every action name in it written as clients call it: a word (letters,
+    /// digits, `_`, `-`, `.`; a sentence's closing dots are not part of it) that is an
+    /// action's registered name or callable spelling. Other words, a mounted tool's name
+    /// included, are left as they are. For what names actions inside a sentence of the
+    /// framework's or a declaration's (a deprecation's note, a contract delta), never for
+    /// a handler's free text.
+    pub(crate) fn spell_in<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
+        let mut out = String::new();
+        let mut done = 0;
+        let mut rest = text.char_indices().peekable();
+        while let Some((start, c)) = rest.next() {
+            if !word(c) {
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            while let Some(&(i, c)) = rest.peek().filter(|(_, c)| word(*c)) {
+                end = i + c.len_utf8();
+                rest.next();
+            }
+            let token = text[start..end].trim_end_matches('.');
+            if let Some(spelled) = self.callable.get(token)
+                && **spelled != *token
+            {
+                out.push_str(&text[done..start]);
+                out.push_str(spelled);
+                done = start + token.len();
+            }
+        }
+        if done == 0 {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        out.push_str(&text[done..]);
+        std::borrow::Cow::Owned(out)
     }
 
     /// How clients call `name`, or `None` when no action or mounted tool goes by it.
