@@ -443,7 +443,7 @@ async fn run_action(
     match started {
         Started::Running(handler) => {
             let handler = handler.instrument(tracing::info_span!(target: SPANS, "fusion.handler"));
-            let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
+            let fields = deprecated_fields_sent(info, &entry.callable, &inner.names, &arguments);
             drop(arguments);
             let names = &*inner.names;
             let limit = info.limits.max_result_bytes;
@@ -462,7 +462,7 @@ async fn run_action(
             finish(callable, timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
-            let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
+            let fields = deprecated_fields_sent(info, &entry.callable, &inner.names, &arguments);
             let handler = Arc::clone(&entry.handler);
             let (names, callable) = (Arc::clone(&inner.names), Arc::clone(&entry.callable));
             let limit = info.limits.max_result_bytes;
@@ -684,9 +684,15 @@ fn respond(
 }
 
 /// One `DEPRECATED` warning per deprecated field `arguments` sends (SPEC §2: "a deprecated
-/// parameter used"), naming the field by its path. The list was found once, when the action
-/// was registered: an action without deprecated fields checks nothing.
-fn deprecated_fields_sent(info: &ActionInfo, callable: &str, arguments: &Value) -> Vec<ToolError> {
+/// parameter used"), naming the field by its path (and the actions its note names as clients
+/// call them). The list was found once, when the action was registered: an action without
+/// deprecated fields checks nothing.
+fn deprecated_fields_sent(
+    info: &ActionInfo,
+    callable: &str,
+    names: &Names,
+    arguments: &Value,
+) -> Vec<ToolError> {
     if info.deprecated_fields.is_empty() {
         return Vec::new();
     }
@@ -694,7 +700,11 @@ fn deprecated_fields_sent(info: &ActionInfo, callable: &str, arguments: &Value) 
         .into_iter()
         .map(|f| {
             let message = match f.note {
-                Some(note) => format!("Field '{}' is deprecated: {note}", f.path),
+                Some(note) => format!(
+                    "Field '{}' is deprecated: {}",
+                    f.path,
+                    names.spell_in(&note)
+                ),
                 None => format!("Field '{}' of {callable} is deprecated", f.path),
             };
             ToolError::new(codes::DEPRECATED, message)
