@@ -64,6 +64,9 @@ async fn the_demo_prints_only_names_tools_list_shows() {
         "billing_reconcile did not finish within 5 seconds",
         "billing_charge is rate limited",
     ] {
-        assert!(transcript.contains(needle), "missing {needle}:\n{transcript}");
+        assert!(
+            transcript.contains(needle),
+            "missing {needle}:\n{transcript}"
+        );
     }
 }

@@ -15,9 +15,7 @@ use std::time::Duration;
 use fusion_runtime::context::CancellationToken;
 use fusion_runtime::contract::Lockfile;
 use fusion_runtime::server::{CallRequest, Next, RequestScope, middleware_fn};
-use fusion_runtime::{
-    Principal, Server, ToolError, ToolInput, ToolResponse, error, tool_action,
-};
+use fusion_runtime::{Principal, Server, ToolError, ToolInput, ToolResponse, error, tool_action};
 use fusion_tests::text_of;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -250,10 +248,16 @@ async fn messages(s: &Server) -> Vec<(&'static str, String)> {
     // DEPRECATED: the action's warning (its note names the replacement), a field's warning.
     let found = call(s, &c("lab.find_invoice"), json!({"id": "inv_0001"})).await;
     assert!(!found.is_error);
-    out.push(("DEPRECATED (action)", found.content.iter().skip(1).map(text).collect()));
+    out.push((
+        "DEPRECATED (action)",
+        found.content.iter().skip(1).map(text).collect(),
+    ));
     let noted = call(s, &c("lab.write_note"), json!({"text": "a", "body": "b"})).await;
     assert!(!noted.is_error);
-    out.push(("DEPRECATED (field)", noted.content.iter().skip(1).map(text).collect()));
+    out.push((
+        "DEPRECATED (field)",
+        noted.content.iter().skip(1).map(text).collect(),
+    ));
 
     out.push((
         "INTERNAL_ERROR (failure)",
@@ -315,7 +319,10 @@ fn expected(what: &str, c: &dyn Fn(&str) -> String) -> Vec<String> {
     match what {
         "SERVER_BUSY" => vec![format!("{} is busy: 1 call running", c("lab.slow"))],
         "RATE_LIMITED" => vec![format!("{} is rate limited", c("lab.limited"))],
-        "TIMEOUT" => vec![format!("{} did not finish within 1 seconds", c("lab.timed"))],
+        "TIMEOUT" => vec![format!(
+            "{} did not finish within 1 seconds",
+            c("lab.timed")
+        )],
         "DEPRECATED (action)" => vec![format!(
             "{} is deprecated: use {} instead",
             c("lab.find_invoice"),
@@ -370,18 +377,27 @@ async fn every_message_names_callable_actions(how: Exposure, get_invoice: &str) 
 
     let all = messages(&s).await;
     let kinds: BTreeSet<&str> = all.iter().map(|(k, _)| *k).collect();
-    assert_eq!(kinds.len(), 14, "{exposure}: every kind of message was made: {kinds:?}");
+    assert_eq!(
+        kinds.len(),
+        14,
+        "{exposure}: every kind of message was made: {kinds:?}"
+    );
     for (what, text) in &all {
         println!("── {exposure} · {what}\n{text}");
         for want in expected(what, &c) {
-            assert!(text.contains(&want), "{exposure} · {what}: `{want}` not in\n{text}");
+            assert!(
+                text.contains(&want),
+                "{exposure} · {what}: `{want}` not in\n{text}"
+            );
         }
         // The contract delta's path is the lockfile's address, and its "Before" is the name
         // the lockfile had: neither is a name to call.
         let prose = text
             .split('\n')
             .map(|l| match l.split_once(" path=\"") {
-                Some((head, tail)) => format!("{head}{}", &tail[tail.find('"').map_or(0, |i| i + 1)..]),
+                Some((head, tail)) => {
+                    format!("{head}{}", &tail[tail.find('"').map_or(0, |i| i + 1)..])
+                }
                 None => l.to_owned(),
             })
             .collect::<Vec<_>>()

@@ -588,9 +588,19 @@ mod tests {
     fn a_grouped_tools_actions_and_a_mounted_tool_keep_their_own_series() {
         let m = Metrics::new();
         let ms = Duration::from_millis(1);
-        m.call(Some(("billing", "billing.get_invoice")), &Outcome::Validation, "c", ms);
+        m.call(
+            Some(("billing", "billing.get_invoice")),
+            &Outcome::Validation,
+            "c",
+            ms,
+        );
         m.call(Some(("billing", "billing.charge")), &Outcome::Ok, "c", ms);
-        m.call(Some(("billing", "billing.get_invoice")), &Outcome::Ok, "c", ms);
+        m.call(
+            Some(("billing", "billing.get_invoice")),
+            &Outcome::Ok,
+            "c",
+            ms,
+        );
         m.call(Some(("billing.get_invoice", "")), &Outcome::Ok, "c", ms);
         let text = scrape(&m);
         for line in [

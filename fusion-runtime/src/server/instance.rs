@@ -594,15 +594,17 @@ impl ServerBuilder {
             .zip(self.actions)
             .zip(guards.actions)
             .zip(callables)
-            .map(|((((info, p), handler), guards), callable)| ActionDescriptor {
-                routed_tool: Arc::from(p.tool.as_str()),
-                callable,
-                info,
-                tool: p.tool,
-                discriminator: p.discriminator,
-                handler,
-                guards: Arc::new(guards),
-            })
+            .map(
+                |((((info, p), handler), guards), callable)| ActionDescriptor {
+                    routed_tool: Arc::from(p.tool.as_str()),
+                    callable,
+                    info,
+                    tool: p.tool,
+                    discriminator: p.discriminator,
+                    handler,
+                    guards: Arc::new(guards),
+                },
+            )
             .collect();
         let separator = match &self.exposure {
             Exposure::Flat { separator } => separator.as_str(),
@@ -623,9 +625,7 @@ impl ServerBuilder {
         }
         let contracts = contracts_of(&entries);
         let (awareness, source_awareness) = match (&self.lockfile, self.self_healing_cap) {
-            (Some(path), Some(cap)) => {
-                load_awareness(path, &contracts, cap, &self.sources, &names)
-            }
+            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources, &names),
             _ => (None, None),
         };
         let visibility = Visibility::new(self.states.changes.clone());

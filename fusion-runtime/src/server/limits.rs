@@ -107,9 +107,11 @@ impl GuardConfig {
                 Arc::new(ConcurrencyGuard::new(format!("the {group} group"), *limit)),
             );
         }
-        let guards_of = |name: Arc<str>, shown: Arc<str>, limits: &ActionLimits, group| {
-            ActionGuards {
-                concurrency: limits.concurrency.map(|l| ConcurrencyGuard::new(&*shown, l)),
+        let guards_of =
+            |name: Arc<str>, shown: Arc<str>, limits: &ActionLimits, group| ActionGuards {
+                concurrency: limits
+                    .concurrency
+                    .map(|l| ConcurrencyGuard::new(&*shown, l)),
                 group,
                 rate: limits
                     .rate_limit
@@ -119,8 +121,7 @@ impl GuardConfig {
                 name,
                 shown,
                 shared: Arc::clone(shared),
-            }
-        };
+            };
         let actions = infos
             .iter()
             .zip(callables)

@@ -700,11 +700,7 @@ fn deprecated_fields_sent(
         .into_iter()
         .map(|f| {
             let message = match f.note {
-                Some(note) => format!(
-                    "Field '{}' is deprecated: {}",
-                    f.path,
-                    names.spell_in(&note)
-                ),
+                Some(note) => format!("Field '{}' is deprecated: {}", f.path, names.spell_in(note)),
                 None => format!("Field '{}' of {callable} is deprecated", f.path),
             };
             ToolError::new(codes::DEPRECATED, message)

@@ -102,7 +102,12 @@ impl Names {
                 rest.next();
             }
             let token = text[start..end].trim_end_matches('.');
-            if let Some(spelled) = self.callable.get(token)
+            // Only a dotted name is ever spelled otherwise (`place` keeps an undotted one):
+            // the other words are not looked up.
+            if let Some(spelled) = token
+                .contains('.')
+                .then(|| self.callable.get(token))
+                .flatten()
                 && **spelled != *token
             {
                 out.push_str(&text[done..start]);
@@ -288,4 +293,50 @@ pub(super) struct Inner {
     pub(super) visibility: super::visibility::Visibility,
     /// Method middleware, page size, icons.
     pub(super) listing: super::listing::Listing,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(pairs: &[(&str, &str)]) -> Names {
+        let spelled: Vec<(&str, Arc<str>)> =
+            pairs.iter().map(|(n, c)| (*n, Arc::from(*c))).collect();
+        Names::new(spelled.iter().map(|(n, c)| (*n, c)), &[])
+    }
+
+    #[test]
+    fn spell_in_rewrites_whole_action_names_only() {
+        let n = names(&[
+            ("billing.get_invoice", "billing_get_invoice"),
+            ("ping", "ping"),
+        ]);
+        let spelled = |t: &str| n.spell_in(t).into_owned();
+        assert_eq!(
+            spelled("use billing.get_invoice instead."),
+            "use billing_get_invoice instead."
+        );
+        assert_eq!(spelled("billing.get_invoice."), "billing_get_invoice.");
+        assert_eq!(
+            spelled("'billing.get_invoice' (billing.get_invoice)"),
+            "'billing_get_invoice' (billing_get_invoice)"
+        );
+        // A longer word, another action's, a callable spelling and free words stay.
+        for kept in [
+            "billing.get_invoices",
+            "xbilling.get_invoice",
+            "billing.get_invoice_v2",
+            "billing_get_invoice",
+            "ping me",
+            "No invoice inv_2026_0001",
+            "",
+        ] {
+            assert!(
+                matches!(n.spell_in(kept), std::borrow::Cow::Borrowed(_)),
+                "{kept}"
+            );
+        }
+        assert_eq!(n.spelled("billing.get_invoice"), "billing_get_invoice");
+        assert_eq!(n.spelled("finance_get_invoice"), "finance_get_invoice");
+    }
 }
