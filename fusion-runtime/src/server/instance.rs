@@ -15,12 +15,12 @@ use futures::FutureExt as _;
 use super::catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use super::failure::InternalErrors;
 use super::listing::{Answer, Icon, MethodAnswer, MethodMiddleware, MethodNext, MethodRequest};
+use super::names::Names;
 use super::registry::{ActionDescriptor, Erased, Inner, Registered};
 use super::routing::Route;
 use super::{
     CacheScope, CallContext, Exposure, Item, ListCache, ListenLimits, MAX_PAGE_SIZE, Middleware,
-    ReadCache, ToolSource, ToolSpec, Visibility, group, limits, listing, pipeline, registry,
-    routing, source,
+    ReadCache, ToolSource, ToolSpec, Visibility, group, limits, listing, pipeline, routing, source,
 };
 use crate::action::{ActionInfo, ToolAction};
 use crate::auth::Principal;
@@ -559,7 +559,7 @@ impl ServerBuilder {
                 None => Arc::from(p.tool.as_str()),
             })
             .collect();
-        let names = Arc::new(registry::Names::new(
+        let names = Arc::new(Names::new(
             infos.iter().map(|i| i.name).zip(&callables),
             &self.sources,
         ));
@@ -767,7 +767,7 @@ fn load_awareness(
     contracts: &[ToolContract],
     cap: usize,
     sources: &[Arc<dyn ToolSource>],
-    names: &registry::Names,
+    names: &Names,
 ) -> (Option<ContractAwareness>, Option<source::SourceAwareness>) {
     let lock = match crate::contract::Lockfile::read(path) {
         Ok(lock) => lock,
@@ -804,7 +804,7 @@ fn load_awareness(
 
 /// The tool an action is listed as in flat exposure; a deprecation's note names actions as
 /// clients call them.
-fn action_tool(name: &str, info: &ActionInfo, names: &registry::Names) -> ToolSpec {
+fn action_tool(name: &str, info: &ActionInfo, names: &Names) -> ToolSpec {
     let description = match &info.deprecated {
         Some(why) => format!("DEPRECATED: {}. {}", names.spell_in(why), info.description),
         None => info.description.to_string(),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::failure::InternalErrors;
-use super::registry::Names;
+use super::names::{Names, for_the_wire};
 use crate::action::{HandlerFailure, failure_from};
 use crate::context::CallContext;
 use crate::envelope::ToolResponse;
@@ -165,7 +165,7 @@ impl Next {
                     Err(f) => {
                         let named = tool.as_deref().unwrap_or_else(|| names.spelled(action));
                         let e = internal.into_envelope(named, f);
-                        ToolResponse::error(super::pipeline::for_the_wire(&names, e))
+                        ToolResponse::error(for_the_wire(&names, e))
                     }
                 }
             }

@@ -39,7 +39,8 @@ use tracing::Instrument;
 use super::failure::InternalErrors;
 use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
-use super::registry::{ActionDescriptor, Inner, Names, Started};
+use super::names::{Names, for_the_wire};
+use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
 use super::source;
 use crate::action::{ActionInfo, ActionOutput, HandlerFailure, HandlerOutcome};
@@ -798,45 +799,6 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
         .detail("total_bytes", total)
         .warning(),
     )
-}
-
-/// A handler's or middleware's envelope as it reaches the wire: each available action named
-/// as clients call it, once (one that names no action or mounted tool is left out), an
-/// action's registered name in its message and recovery written as clients call it too
-/// (`billing.get_invoice` → `billing_get_invoice` in flat exposure), and an empty message
-/// replaced by the code's default text — `ToolError::render` writes what it is given (SPEC's
-/// vectors), the server never sends an empty `<message>`.
-pub(super) fn for_the_wire(names: &Names, mut e: ToolError) -> ToolError {
-    use std::borrow::Cow;
-    if let Cow::Owned(message) = names.spell_in(e.message()) {
-        e = e.with_message(message);
-    }
-    if let Some(Cow::Owned(recovery)) = e.suggestion().map(|r| names.spell_in(r)) {
-        e = e.suggest(recovery);
-    }
-    let e = if e.available_actions().is_empty() {
-        e
-    } else {
-        let mut seen: Vec<String> = Vec::new();
-        e.map_actions(|a| {
-            let c = names.callable(a).filter(|c| !seen.contains(c))?;
-            seen.push(c.clone());
-            Some(c)
-        })
-    };
-    if e.message().trim().is_empty() {
-        let text = default_message(e.code().as_str(), e.is_error());
-        return e.with_message(text);
-    }
-    e
-}
-
-/// The text an envelope without a message gets on the wire.
-fn default_message(code: &str, is_error: bool) -> String {
-    match is_error {
-        true => format!("The call failed with {code}; the server gave no further detail"),
-        false => format!("The call succeeded with a {code} warning"),
-    }
 }
 
 /// The answer for a `tools/call` whose `arguments` member is not an object.

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::failure::InternalErrors;
 use super::limits::ActionGuards;
 use super::middleware::Middleware;
+use super::names::Names;
 use super::routing::{Group, Routes};
 use super::source::ToolSpec;
 use crate::action::{ActionInfo, HandlerOutcome, ToolAction};
@@ -45,103 +46,6 @@ pub struct ActionDescriptor {
     /// The one spelling envelopes name it by: the tool in flat exposure, `tool.action` in a
     /// grouped one (see [`Names`]).
     pub(crate) callable: Arc<str>,
-}
-
-/// Every name an envelope may show, as the server's clients call it: an action's name (or
-/// its callable spelling) → its callable spelling — the tool name in flat exposure
-/// (`billing_list_invoices`), `tool.action` in a grouped one (`billing.list_invoices`, which
-/// routing also takes as a tool name) — and a mounted tool's name → itself.
-#[derive(Default)]
-pub(crate) struct Names {
-    callable: std::collections::HashMap<String, Arc<str>>,
-    sources: Vec<Arc<dyn super::source::ToolSource>>,
-}
-
-impl Names {
-    /// The names of `actions`, each an action's registered name and its callable spelling.
-    pub(crate) fn new<'a>(
-        actions: impl IntoIterator<Item = (&'a str, &'a Arc<str>)>,
-        sources: &[Arc<dyn super::source::ToolSource>],
-    ) -> Self {
-        let mut callable = std::collections::HashMap::new();
-        for (name, spelled) in actions {
-            callable.insert(name.to_owned(), Arc::clone(spelled));
-            callable.insert(spelled.to_string(), Arc::clone(spelled));
-        }
-        Names {
-            callable,
-            sources: sources.to_vec(),
-        }
-    }
-
-    /// How clients call the action `name` (registered), or `name` itself when it names no
-    /// action (a mounted tool's name): the spelling every framework-written sentence uses
-    /// (`SERVER_BUSY`, `TIMEOUT`, `RATE_LIMITED`, `DEPRECATED`, `INTERNAL_ERROR`, …).
-    pub(crate) fn spelled<'a>(&'a self, name: &'a str) -> &'a str {
-        self.callable.get(name).map_or(name, |c| c)
-    }
-
-    /// `text` with every action name in it written as clients call it: a word (letters,
-    /// digits, `_`, `-`, `.`; a sentence's closing dots are not part of it) that is an
-    /// action's registered name or callable spelling. Other words, a mounted tool's name
-    /// included, are left as they are. For what names actions inside a sentence of the
-    /// framework's or a declaration's (a deprecation's note, a contract delta), never for
-    /// a handler's free text.
-    pub(crate) fn spell_in<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.');
-        let mut out = String::new();
-        let mut done = 0;
-        let mut rest = text.char_indices().peekable();
-        while let Some((start, c)) = rest.next() {
-            if !word(c) {
-                continue;
-            }
-            let mut end = start + c.len_utf8();
-            while let Some(&(i, c)) = rest.peek().filter(|(_, c)| word(*c)) {
-                end = i + c.len_utf8();
-                rest.next();
-            }
-            let token = text[start..end].trim_end_matches('.');
-            // Only a dotted name is ever spelled otherwise (`place` keeps an undotted one):
-            // the other words are not looked up.
-            if let Some(spelled) = token
-                .contains('.')
-                .then(|| self.callable.get(token))
-                .flatten()
-                && **spelled != *token
-            {
-                out.push_str(&text[done..start]);
-                out.push_str(spelled);
-                done = start + token.len();
-            }
-        }
-        if done == 0 {
-            return std::borrow::Cow::Borrowed(text);
-        }
-        out.push_str(&text[done..]);
-        std::borrow::Cow::Owned(out)
-    }
-
-    /// How clients call `name`, or `None` when no action or mounted tool goes by it.
-    pub(crate) fn callable(&self, name: &str) -> Option<String> {
-        if let Some(c) = self.callable.get(name) {
-            return Some(c.to_string());
-        }
-        if self.sources.iter().any(|s| s.owns(name)) {
-            return Some(name.to_owned());
-        }
-        tracing::warn!(
-            name = super::routing::loggable(name),
-            "an envelope named an action this server does not have: left out"
-        );
-        None
-    }
-
-    /// The action `name` calls when it is an action's name or callable spelling that is not
-    /// itself a tool (`billing.list_invoices` in flat exposure).
-    pub(crate) fn action_of(&self, name: &str) -> Option<&Arc<str>> {
-        self.callable.get(name)
-    }
 }
 
 impl fmt::Debug for ActionDescriptor {
@@ -293,50 +197,4 @@ pub(super) struct Inner {
     pub(super) visibility: super::visibility::Visibility,
     /// Method middleware, page size, icons.
     pub(super) listing: super::listing::Listing,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(pairs: &[(&str, &str)]) -> Names {
-        let spelled: Vec<(&str, Arc<str>)> =
-            pairs.iter().map(|(n, c)| (*n, Arc::from(*c))).collect();
-        Names::new(spelled.iter().map(|(n, c)| (*n, c)), &[])
-    }
-
-    #[test]
-    fn spell_in_rewrites_whole_action_names_only() {
-        let n = names(&[
-            ("billing.get_invoice", "billing_get_invoice"),
-            ("ping", "ping"),
-        ]);
-        let spelled = |t: &str| n.spell_in(t).into_owned();
-        assert_eq!(
-            spelled("use billing.get_invoice instead."),
-            "use billing_get_invoice instead."
-        );
-        assert_eq!(spelled("billing.get_invoice."), "billing_get_invoice.");
-        assert_eq!(
-            spelled("'billing.get_invoice' (billing.get_invoice)"),
-            "'billing_get_invoice' (billing_get_invoice)"
-        );
-        // A longer word, another action's, a callable spelling and free words stay.
-        for kept in [
-            "billing.get_invoices",
-            "xbilling.get_invoice",
-            "billing.get_invoice_v2",
-            "billing_get_invoice",
-            "ping me",
-            "No invoice inv_2026_0001",
-            "",
-        ] {
-            assert!(
-                matches!(n.spell_in(kept), std::borrow::Cow::Borrowed(_)),
-                "{kept}"
-            );
-        }
-        assert_eq!(n.spelled("billing.get_invoice"), "billing_get_invoice");
-        assert_eq!(n.spelled("finance_get_invoice"), "finance_get_invoice");
-    }
 }
