@@ -1,16 +1,18 @@
-//! What a running server counts, in the Prometheus / OpenMetrics text format: calls by tool and
-//! outcome, their latency, the validation issues by tool, field and kind, the calls that
-//! *healed* (succeeded after a `<validation_error>` for the same tool from the same client),
-//! refusals by bound, open connections, sessions and listens, Redis store errors and upstream
-//! state.
+//! What a running server counts, in the Prometheus / OpenMetrics text format: calls by tool,
+//! action and outcome, their latency, the validation issues by tool, action, field and kind,
+//! the calls that *healed* (succeeded after a `<validation_error>` for the same action from the
+//! same client), refusals by bound, open connections, sessions and listens, Redis store errors
+//! and upstream state.
 //!
 //! Off until [`enable`] is called (`serve --metrics ADDR` calls it and serves [`render`] at
 //! `http://ADDR/metrics`); while off, every hook is one atomic load. One set of metrics per
 //! process, as one `/metrics` endpoint describes one process.
 //!
-//! Label values are bounded: tool names are the server's own (a name no tool has is
-//! `<unknown>`), outcomes are `ok`, `validation` or an envelope code, fields come from the
-//! issue's path with array indices written `*`, and each label keeps at most
+//! `tool` is the name the client called, as `tools/list` shows it (`billing_get_invoice` flat,
+//! `billing` grouped); `action` the action's registered name (`billing.get_invoice`, empty for
+//! a mounted tool). Label values are bounded: tool and action names are the server's own (a
+//! name no tool has is `<unknown>`), outcomes are `ok`, `validation` or an envelope code,
+//! fields come from the issue's path with array indices written `*`, and each label keeps at most
 //! [`MAX_LABEL_VALUES`] distinct values (later ones are counted as `<other>`) — a client's
 //! bytes never make a new series without bound.
 //!
@@ -30,11 +32,11 @@ use std::time::Duration;
 /// Distinct values one label keeps; beyond, a value is counted as `<other>`.
 pub const MAX_LABEL_VALUES: usize = 1000;
 
-/// How long after a `<validation_error>` a success of the same tool by the same client counts
+/// How long after a `<validation_error>` a success of the same action by the same client counts
 /// as healed.
 pub const HEAL_WINDOW: Duration = Duration::from_secs(300);
 
-/// Clients × tools remembered with a pending `<validation_error>`; when full, entries older
+/// Clients × actions remembered with a pending `<validation_error>`; when full, entries older
 /// than [`HEAL_WINDOW`] are dropped, and if none is, the new failure is not remembered.
 pub const MAX_PENDING_HEALS: usize = 10_000;
 

@@ -80,7 +80,7 @@ async fn the_servers_rate_limit_and_timeout_reach_a_mounted_tool_by_its_prefixed
     let action_limited = gateway.call_json("local_echo", json!({"text": "hi"})).await;
     assert_eq!(
         text_of(&limited),
-        renamed(&action_limited, "local.echo", "plain_echo"),
+        renamed(&action_limited, "local_echo", "plain_echo"),
         "the same envelope as an action's"
     );
 
@@ -89,7 +89,7 @@ async fn the_servers_rate_limit_and_timeout_reach_a_mounted_tool_by_its_prefixed
     let action_timed_out = gateway.call_json("local_slow", json!({"text": "x"})).await;
     assert_eq!(
         text_of(&timed_out),
-        renamed(&action_timed_out, "local.slow", "plain_slow")
+        renamed(&action_timed_out, "local_slow", "plain_slow")
     );
     // The server's timeout stops the call, not the upstream: the next call is forwarded.
     let after = gateway.call_json("plain_fail", json!({})).await;

@@ -203,7 +203,7 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
             .as_text()
             .expect("text")
             .replace(
-                "call billing.get_invoice to show it",
+                "call billing_get_invoice to show it",
                 "call finance_billing_get_invoice to show it"
             )
             .replace(

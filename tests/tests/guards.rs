@@ -213,7 +213,7 @@ async fn beyond_active_and_queue_calls_are_shed_unrun_and_unvalidated() {
     assert_eq!(e.code().as_str(), "SERVER_BUSY");
     assert!(
         e.message()
-            .contains("lab.slow is busy: 1 call running and 2 waiting"),
+            .contains("lab_slow is busy: 1 call running and 2 waiting"),
         "{}",
         e.message()
     );

@@ -162,35 +162,35 @@ async fn prometheus_reads_calls_validation_healing_and_refusals() {
     );
     let expect = [
         (
-            r#"fusion_calls_total{tool="billing.get_invoice",outcome="ok"}"#,
+            r#"fusion_calls_total{tool="billing_get_invoice",action="billing.get_invoice",outcome="ok"}"#,
             4.0,
         ),
         (
-            r#"fusion_calls_total{tool="billing.get_invoice",outcome="validation"}"#,
+            r#"fusion_calls_total{tool="billing_get_invoice",action="billing.get_invoice",outcome="validation"}"#,
             1.0,
         ),
         (
-            r#"fusion_calls_healed_total{tool="billing.get_invoice"}"#,
+            r#"fusion_calls_healed_total{tool="billing_get_invoice",action="billing.get_invoice"}"#,
             1.0,
         ),
         (
-            r#"fusion_calls_total{tool="billing.charge",outcome="ok"}"#,
+            r#"fusion_calls_total{tool="billing_charge",action="billing.charge",outcome="ok"}"#,
             3.0,
         ),
         (
-            r#"fusion_calls_total{tool="billing.charge",outcome="RATE_LIMITED"}"#,
+            r#"fusion_calls_total{tool="billing_charge",action="billing.charge",outcome="RATE_LIMITED"}"#,
             1.0,
         ),
         (
-            r#"fusion_calls_total{tool="<unknown>",outcome="UNKNOWN_ACTION"}"#,
+            r#"fusion_calls_total{tool="<unknown>",action="",outcome="UNKNOWN_ACTION"}"#,
             1.0,
         ),
         (
-            r#"fusion_validation_issues_total{tool="billing.get_invoice",field="id",kind="invalid_format"}"#,
+            r#"fusion_validation_issues_total{tool="billing_get_invoice",action="billing.get_invoice",field="id",kind="invalid_format"}"#,
             1.0,
         ),
         (
-            r#"fusion_call_duration_seconds_count{tool="billing.get_invoice"}"#,
+            r#"fusion_call_duration_seconds_count{tool="billing_get_invoice",action="billing.get_invoice"}"#,
             5.0,
         ),
         (r#"fusion_http_refusals_total{bound="413"}"#, 1.0),
@@ -198,6 +198,9 @@ async fn prometheus_reads_calls_validation_healing_and_refusals() {
     for (series, value) in expect {
         assert_eq!(sample(&text, series), Some(value), "{series} in\n{text}");
     }
+    // Every call's series carries the tool the client called (as tools/list shows it), the
+    // action's own name only in `action`.
+    assert!(!text.contains("tool=\"billing."), "{text}");
     for family in [
         "fusion_open_connections",
         "fusion_open_sessions",
@@ -210,7 +213,7 @@ async fn prometheus_reads_calls_validation_healing_and_refusals() {
     // The same figures, through a real Prometheus scraping the listener.
     let prometheus = Prometheus::start(&[metrics]);
     let start = Instant::now();
-    let ok = r#"fusion_calls_total{tool="billing.get_invoice",outcome="ok"}"#;
+    let ok = r#"fusion_calls_total{tool="billing_get_invoice",action="billing.get_invoice",outcome="ok"}"#;
     while query(prometheus.addr, ok).await != Some(4.0) {
         assert!(
             start.elapsed() < Duration::from_secs(30),

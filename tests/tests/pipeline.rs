@@ -269,7 +269,7 @@ async fn deprecated_actions_answer_with_a_deprecated_warning() {
     assert!(!r.is_error);
     let w = tool_error(&r, 1);
     assert_eq!(w.code().as_str(), "DEPRECATED");
-    assert!(w.message().contains("use shop.get_item instead"));
+    assert!(w.message().contains("use shop_get_item instead"));
     // An array output has no output schema and no structured content.
     assert_eq!(r.structured_content, None);
 }
@@ -392,7 +392,7 @@ async fn descriptors_and_tools_carry_the_metadata() {
     let find = tools.iter().find(|t| t.name == "shop_find_item");
     assert!(
         find.and_then(|t| t.description.as_deref())
-            .is_some_and(|d| d.starts_with("DEPRECATED: use shop.get_item instead"))
+            .is_some_and(|d| d.starts_with("DEPRECATED: use shop_get_item instead"))
     );
     let separated = builder()
         .separator("-")

@@ -166,6 +166,18 @@ impl SharedLimits {
         client: &str,
         limit: &RateLimit,
     ) -> Result<(), ToolError> {
+        self.check_as(action, action, client, limit).await
+    }
+
+    /// [`SharedLimits::check`], the bucket keyed by `action` (its registered name, the same in
+    /// every exposure) and the refusal naming it `shown` (as clients call it).
+    pub(crate) async fn check_as(
+        &self,
+        action: &str,
+        shown: &str,
+        client: &str,
+        limit: &RateLimit,
+    ) -> Result<(), ToolError> {
         match self.store.take(action, client, limit).await {
             Ok(verdict) => {
                 if self.failing.swap(false, Ordering::Relaxed) {
@@ -177,7 +189,7 @@ impl SharedLimits {
                 }
                 match verdict {
                     Verdict::Admit => Ok(()),
-                    Verdict::Wait(wait) => Err(super::rate_limited(action, limit, wait)),
+                    Verdict::Wait(wait) => Err(super::rate_limited(shown, limit, wait)),
                 }
             }
             Err(e) => {
@@ -186,7 +198,7 @@ impl SharedLimits {
                 self.warn(action, &e, failures);
                 match self.on_failure {
                     OnStoreFailure::Open => Ok(()),
-                    OnStoreFailure::Closed => Err(unchecked(action)),
+                    OnStoreFailure::Closed => Err(unchecked(shown)),
                 }
             }
         }

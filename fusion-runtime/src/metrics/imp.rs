@@ -45,17 +45,21 @@ pub(super) fn get() -> Option<&'static Metrics> {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
     tool: String,
+    action: String,
     outcome: String,
 }
 
+/// The tool as clients call it, and the action it routed to (empty for a mounted tool's).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ToolLabel {
     tool: String,
+    action: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct IssueLabels {
     tool: String,
+    action: String,
     field: String,
     kind: String,
 }
@@ -86,6 +90,8 @@ fn latency() -> Histogram {
 struct ToolHandles {
     /// The tool's label value (its name, or `<other>` past the bound).
     label: String,
+    /// The action's label value (its registered name, `<other>` past the bound, or empty).
+    action: String,
     ok: Counter,
     duration: Histogram,
     healed: Counter,
@@ -138,6 +144,7 @@ pub(super) struct Metrics {
     listens: Gauge,
     tools: RwLock<HashMap<Box<str>, Arc<ToolHandles>>>,
     tool_names: Bounded,
+    actions: Bounded,
     outcomes: Bounded,
     fields: Bounded,
     upstreams: Bounded,
@@ -226,6 +233,7 @@ impl Metrics {
             listens,
             tools: RwLock::default(),
             tool_names: Bounded::default(),
+            actions: Bounded::default(),
             outcomes: Bounded::default(),
             fields: Bounded::default(),
             upstreams: Bounded::default(),
@@ -235,18 +243,29 @@ impl Metrics {
         }
     }
 
-    fn tool(&self, name: &str) -> Arc<ToolHandles> {
+    /// The counters of calls of `tool` routed to `action` (`""`: a mounted tool), found by
+    /// the action's name (a mounted tool's by its own, marked so it never meets an action's).
+    fn tool(&self, (tool, action): (&str, &str)) -> Arc<ToolHandles> {
+        let key = match action {
+            "" => Cow::Owned(format!("\0{tool}")),
+            action => Cow::Borrowed(action),
+        };
         if let Some(h) = self
             .tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(name)
+            .get(&*key)
         {
             return Arc::clone(h);
         }
-        let label = self.tool_names.admit(name).into_owned();
+        let label = self.tool_names.admit(tool).into_owned();
+        let action = match action {
+            "" => String::new(),
+            action => self.actions.admit(action).into_owned(),
+        };
         let handles = Arc::new(ToolHandles {
             label: label.clone(),
+            action: action.clone(),
             outcomes: RwLock::default(),
             issues: RwLock::default(),
             issue_paths: AtomicUsize::new(0),
@@ -254,6 +273,7 @@ impl Metrics {
                 .calls
                 .get_or_create(&CallLabels {
                     tool: label.clone(),
+                    action: action.clone(),
                     outcome: "ok".into(),
                 })
                 .clone(),
@@ -261,16 +281,20 @@ impl Metrics {
                 .durations
                 .get_or_create(&ToolLabel {
                     tool: label.clone(),
+                    action: action.clone(),
                 })
                 .clone(),
             healed: self
                 .healed
-                .get_or_create(&ToolLabel { tool: label })
+                .get_or_create(&ToolLabel {
+                    tool: label,
+                    action,
+                })
                 .clone(),
         });
         let mut tools = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         if tools.len() < MAX_LABEL_VALUES {
-            tools.insert(name.into(), Arc::clone(&handles));
+            tools.insert(key.into(), Arc::clone(&handles));
         }
         handles
     }
@@ -284,22 +308,28 @@ impl Metrics {
 
     pub(super) fn call(
         &self,
-        tool: Option<&str>,
+        called: Option<(&str, &str)>,
         outcome: &Outcome<'_>,
         client: &str,
         elapsed: Duration,
     ) {
-        let Some(name) = tool else {
+        let Some(called) = called else {
             let outcome = self.outcomes.admit(outcome.as_str());
             self.calls
                 .get_or_create(&CallLabels {
                     tool: "<unknown>".into(),
+                    action: String::new(),
                     outcome: outcome.into_owned(),
                 })
                 .inc();
             return;
         };
-        let handles = self.tool(name);
+        // Healing is per action: the same tool of a grouped exposure is several.
+        let name = match called {
+            (tool, "") => tool,
+            (_, action) => action,
+        };
+        let handles = self.tool(called);
         handles.duration.observe(elapsed.as_secs_f64());
         match outcome {
             Outcome::Ok => {
@@ -355,6 +385,7 @@ impl Metrics {
             .calls
             .get_or_create(&CallLabels {
                 tool: handles.label.clone(),
+                action: handles.action.clone(),
                 outcome: label,
             })
             .clone();
@@ -368,8 +399,8 @@ impl Metrics {
         }
     }
 
-    pub(super) fn validation_issue(&self, tool: &str, field: &str, kind: &'static str) {
-        let handles = self.tool(tool);
+    pub(super) fn validation_issue(&self, called: (&str, &str), field: &str, kind: &'static str) {
+        let handles = self.tool(called);
         if let Some(c) = cached(
             &handles
                 .issues
@@ -387,6 +418,7 @@ impl Metrics {
             .issues
             .get_or_create(&IssueLabels {
                 tool: handles.label.clone(),
+                action: handles.action.clone(),
                 field: label,
                 kind: kind.to_owned(),
             })
@@ -463,21 +495,21 @@ mod tests {
     fn a_success_after_a_validation_error_heals_once() {
         let m = Metrics::new();
         let ms = Duration::from_millis(1);
-        m.call(Some("t"), &Outcome::Validation, "alice", ms);
-        m.call(Some("t"), &Outcome::Ok, "bob", ms);
-        m.call(Some("t"), &Outcome::Ok, "alice", ms);
-        m.call(Some("t"), &Outcome::Ok, "alice", ms);
+        m.call(Some(("t", "a")), &Outcome::Validation, "alice", ms);
+        m.call(Some(("t", "a")), &Outcome::Ok, "bob", ms);
+        m.call(Some(("t", "a")), &Outcome::Ok, "alice", ms);
+        m.call(Some(("t", "a")), &Outcome::Ok, "alice", ms);
         let text = scrape(&m);
         assert!(
-            text.contains("fusion_calls_healed_total{tool=\"t\"} 1\n"),
+            text.contains("fusion_calls_healed_total{tool=\"t\",action=\"a\"} 1\n"),
             "{text}"
         );
         assert!(
-            text.contains("fusion_calls_total{tool=\"t\",outcome=\"ok\"} 3\n"),
+            text.contains("fusion_calls_total{tool=\"t\",action=\"a\",outcome=\"ok\"} 3\n"),
             "{text}"
         );
         assert!(
-            text.contains("fusion_calls_total{tool=\"t\",outcome=\"validation\"} 1\n"),
+            text.contains("fusion_calls_total{tool=\"t\",action=\"a\",outcome=\"validation\"} 1\n"),
             "{text}"
         );
     }
@@ -486,7 +518,7 @@ mod tests {
     fn labels_are_bounded() {
         let m = Metrics::new();
         for i in 0..(MAX_LABEL_VALUES + 50) {
-            m.validation_issue("t", &format!("f{i}"), "missing");
+            m.validation_issue(("t", "a"), &format!("f{i}"), "missing");
         }
         let text = scrape(&m);
         assert!(
@@ -506,11 +538,11 @@ mod tests {
         for i in 0..3 {
             // The first goes the labelled way, the rest through the tool's cache; an index
             // is a `*` either way.
-            m.validation_issue("t", &format!("items.{i}.sku"), "pattern");
-            m.validation_issue("t", "items.0.sku", "pattern");
-            m.validation_issue("t", "qty", "range");
+            m.validation_issue(("t", "a"), &format!("items.{i}.sku"), "pattern");
+            m.validation_issue(("t", "a"), "items.0.sku", "pattern");
+            m.validation_issue(("t", "a"), "qty", "range");
             m.call(
-                Some("t"),
+                Some(("t", "a")),
                 &Outcome::Code(Cow::Borrowed("NOT_FOUND")),
                 "alice",
                 Duration::ZERO,
@@ -518,9 +550,9 @@ mod tests {
         }
         let text = scrape(&m);
         for line in [
-            "fusion_validation_issues_total{tool=\"t\",field=\"items.*.sku\",kind=\"pattern\"} 6\n",
-            "fusion_validation_issues_total{tool=\"t\",field=\"qty\",kind=\"range\"} 3\n",
-            "fusion_calls_total{tool=\"t\",outcome=\"NOT_FOUND\"} 3\n",
+            "fusion_validation_issues_total{tool=\"t\",action=\"a\",field=\"items.*.sku\",kind=\"pattern\"} 6\n",
+            "fusion_validation_issues_total{tool=\"t\",action=\"a\",field=\"qty\",kind=\"range\"} 3\n",
+            "fusion_calls_total{tool=\"t\",action=\"a\",outcome=\"NOT_FOUND\"} 3\n",
         ] {
             assert!(text.contains(line), "{line} not in {text}");
         }
@@ -531,7 +563,7 @@ mod tests {
         let m = Metrics::new();
         for i in 0..(MAX_PENDING_HEALS + 10) {
             m.call(
-                Some("t"),
+                Some(("t", "a")),
                 &Outcome::Validation,
                 &format!("c{i}"),
                 Duration::ZERO,
@@ -543,12 +575,43 @@ mod tests {
         );
         // The last ones were not remembered: their success does not heal.
         m.call(
-            Some("t"),
+            Some(("t", "a")),
             &Outcome::Ok,
             &format!("c{}", MAX_PENDING_HEALS + 5),
             Duration::ZERO,
         );
-        m.call(Some("t"), &Outcome::Ok, "c0", Duration::ZERO);
-        assert!(scrape(&m).contains("fusion_calls_healed_total{tool=\"t\"} 1\n"));
+        m.call(Some(("t", "a")), &Outcome::Ok, "c0", Duration::ZERO);
+        assert!(scrape(&m).contains("fusion_calls_healed_total{tool=\"t\",action=\"a\"} 1\n"));
+    }
+
+    #[test]
+    fn a_grouped_tools_actions_and_a_mounted_tool_keep_their_own_series() {
+        let m = Metrics::new();
+        let ms = Duration::from_millis(1);
+        m.call(
+            Some(("billing", "billing.get_invoice")),
+            &Outcome::Validation,
+            "c",
+            ms,
+        );
+        m.call(Some(("billing", "billing.charge")), &Outcome::Ok, "c", ms);
+        m.call(
+            Some(("billing", "billing.get_invoice")),
+            &Outcome::Ok,
+            "c",
+            ms,
+        );
+        m.call(Some(("billing.get_invoice", "")), &Outcome::Ok, "c", ms);
+        let text = scrape(&m);
+        for line in [
+            "fusion_calls_total{tool=\"billing\",action=\"billing.charge\",outcome=\"ok\"} 1\n",
+            "fusion_calls_total{tool=\"billing\",action=\"billing.get_invoice\",outcome=\"ok\"} 1\n",
+            "fusion_calls_healed_total{tool=\"billing\",action=\"billing.get_invoice\"} 1\n",
+            "fusion_calls_healed_total{tool=\"billing\",action=\"billing.charge\"} 0\n",
+            // A mounted tool named like an action is a series of its own.
+            "fusion_calls_total{tool=\"billing.get_invoice\",action=\"\",outcome=\"ok\"} 1\n",
+        ] {
+            assert!(text.contains(line), "{line} not in {text}");
+        }
     }
 }

@@ -7,28 +7,34 @@ use std::time::Duration;
 use super::imp;
 use super::{Open, Outcome, Refusal};
 
-/// A call's end: `tool` is the action's name (`None`: no tool has the name sent), `outcome` its
-/// result (see [`outcome_of`](super::outcome_of)), `client` who made it (for healing), `elapsed` its time.
+/// A call's end: `called` is the tool as clients call it and the action's registered name
+/// (`""` for a mounted tool; `None`: no tool has the name sent), `outcome` its result (see
+/// [`outcome_of`](super::outcome_of)), `client` who made it (for healing), `elapsed` its time.
 #[inline]
-pub(crate) fn call(tool: Option<&str>, outcome: &Outcome<'_>, client: &str, elapsed: Duration) {
+pub(crate) fn call(
+    called: Option<(&str, &str)>,
+    outcome: &Outcome<'_>,
+    client: &str,
+    elapsed: Duration,
+) {
     #[cfg(feature = "metrics")]
     if let Some(m) = imp::get() {
-        m.call(tool, outcome, client, elapsed);
+        m.call(called, outcome, client, elapsed);
     }
     #[cfg(not(feature = "metrics"))]
-    let _ = (tool, outcome, client, elapsed);
+    let _ = (called, outcome, client, elapsed);
 }
 
-/// One validation issue of a call of `tool`: at `field` (its path as rendered), of `kind`
-/// (`invalid_type`, `missing`, …).
+/// One validation issue of a call (the tool called, the action's name): at `field` (its
+/// path as rendered), of `kind` (`invalid_type`, `missing`, …).
 #[inline]
-pub(crate) fn validation_issue(tool: &str, field: &str, kind: &'static str) {
+pub(crate) fn validation_issue(called: (&str, &str), field: &str, kind: &'static str) {
     #[cfg(feature = "metrics")]
     if let Some(m) = imp::get() {
-        m.validation_issue(tool, field, kind);
+        m.validation_issue(called, field, kind);
     }
     #[cfg(not(feature = "metrics"))]
-    let _ = (tool, field, kind);
+    let _ = (called, field, kind);
 }
 
 /// An HTTP request or connection refused by a bound.

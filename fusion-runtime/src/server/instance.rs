@@ -15,12 +15,12 @@ use futures::FutureExt as _;
 use super::catalog::{Catalog, CatalogBuildError, CatalogBuilder};
 use super::failure::InternalErrors;
 use super::listing::{Answer, Icon, MethodAnswer, MethodMiddleware, MethodNext, MethodRequest};
+use super::names::Names;
 use super::registry::{ActionDescriptor, Erased, Inner, Registered};
 use super::routing::Route;
 use super::{
     CacheScope, CallContext, Exposure, Item, ListCache, ListenLimits, MAX_PAGE_SIZE, Middleware,
-    ReadCache, ToolSource, ToolSpec, Visibility, group, limits, listing, pipeline, registry,
-    routing, source,
+    ReadCache, ToolSource, ToolSpec, Visibility, group, limits, listing, pipeline, routing, source,
 };
 use crate::action::{ActionInfo, ToolAction};
 use crate::auth::Principal;
@@ -528,10 +528,6 @@ impl ServerBuilder {
         if let Some(store) = self.auth.store {
             let _ = shared.set(store);
         }
-        let guards = self
-            .guards
-            .build(&mut infos, &shared, &mounted_tool)
-            .map_err(BuildError::Guard)?;
         if self.max_result_bytes == 0 {
             return Err(BuildError::Guard(
                 "`max_result_bytes` must be at least 1: it is how many bytes of text a result may carry".into(),
@@ -556,10 +552,25 @@ impl ServerBuilder {
             Exposure::Grouped { discriminator } => discriminator.clone(),
             Exposure::Flat { .. } => String::from("action"),
         };
+        // Each action's one spelling (see `Names`), for every sentence that names it.
+        let callables: Vec<Arc<str>> = (layout.placements.iter())
+            .map(|p| match &p.discriminator {
+                Some(d) => Arc::from(format!("{}.{d}", p.tool)),
+                None => Arc::from(p.tool.as_str()),
+            })
+            .collect();
+        let names = Arc::new(Names::new(
+            infos.iter().map(|i| i.name).zip(&callables),
+            &self.sources,
+        ));
+        let guards = self
+            .guards
+            .build(&mut infos, &callables, &shared, &mounted_tool)
+            .map_err(BuildError::Guard)?;
         let mut tools = Vec::with_capacity(layout.tool_order.len());
         for name in &layout.tool_order {
             match layout.routes.get(name) {
-                Some(Route::Action(i)) => tools.push(action_tool(name, &infos[*i])),
+                Some(Route::Action(i)) => tools.push(action_tool(name, &infos[*i], &names)),
                 Some(Route::Group(g)) => {
                     let group = &layout.groups[*g];
                     let (description, input_schema, hints) =
@@ -582,18 +593,18 @@ impl ServerBuilder {
             .zip(layout.placements)
             .zip(self.actions)
             .zip(guards.actions)
-            .map(|(((info, p), handler), guards)| ActionDescriptor {
-                routed_tool: Arc::from(p.tool.as_str()),
-                callable: match &p.discriminator {
-                    Some(d) => Arc::from(format!("{}.{d}", p.tool)),
-                    None => Arc::from(p.tool.as_str()),
+            .zip(callables)
+            .map(
+                |((((info, p), handler), guards), callable)| ActionDescriptor {
+                    routed_tool: Arc::from(p.tool.as_str()),
+                    callable,
+                    info,
+                    tool: p.tool,
+                    discriminator: p.discriminator,
+                    handler,
+                    guards: Arc::new(guards),
                 },
-                info,
-                tool: p.tool,
-                discriminator: p.discriminator,
-                handler,
-                guards: Arc::new(guards),
-            })
+            )
             .collect();
         let separator = match &self.exposure {
             Exposure::Flat { separator } => separator.as_str(),
@@ -614,10 +625,9 @@ impl ServerBuilder {
         }
         let contracts = contracts_of(&entries);
         let (awareness, source_awareness) = match (&self.lockfile, self.self_healing_cap) {
-            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources),
+            (Some(path), Some(cap)) => load_awareness(path, &contracts, cap, &self.sources, &names),
             _ => (None, None),
         };
-        let names = Arc::new(registry::Names::new(&entries, &self.sources));
         let visibility = Visibility::new(self.states.changes.clone());
         let known = |item: &Item, name: &str| match item {
             Item::Tool => {
@@ -750,12 +760,15 @@ fn contracts_of(entries: &[ActionDescriptor]) -> Vec<ToolContract> {
 
 /// The frozen self-healing sections of the actions, or `None` (said once on stderr) when the
 /// lockfile cannot be read; no deltas means no per-call cost at all. With sources, the
-/// lockfile's contracts of their tools, compared at run time.
+/// lockfile's contracts of their tools, compared at run time. A delta's sentence and its
+/// "After" value name today's actions as clients call them (`names`); a name the lockfile
+/// had before is left as it was.
 fn load_awareness(
     path: &Path,
     contracts: &[ToolContract],
     cap: usize,
     sources: &[Arc<dyn ToolSource>],
+    names: &Names,
 ) -> (Option<ContractAwareness>, Option<source::SourceAwareness>) {
     let lock = match crate::contract::Lockfile::read(path) {
         Ok(lock) => lock,
@@ -778,14 +791,23 @@ fn load_awareness(
         .iter()
         .cloned()
         .partition(|c| sources.iter().any(|s| s.owns(&c.action)));
-    let actions = ContractAwareness::new(crate::contract::diff(&own, contracts), cap);
+    let deltas = (crate::contract::diff(&own, contracts).into_iter())
+        .map(|mut d| {
+            d.description = names.spell_in(&d.description).into_owned();
+            d.after = d.after.map(|a| names.spell_in(&a).into_owned());
+            d
+        })
+        .collect();
+    let actions = ContractAwareness::new(deltas, cap);
     let mounted = (!sources.is_empty()).then(|| source::SourceAwareness::new(mounted, cap));
     ((!actions.is_empty()).then_some(actions), mounted)
 }
 
-fn action_tool(name: &str, info: &ActionInfo) -> ToolSpec {
+/// The tool an action is listed as in flat exposure; a deprecation's note names actions as
+/// clients call them.
+fn action_tool(name: &str, info: &ActionInfo, names: &Names) -> ToolSpec {
     let description = match &info.deprecated {
-        Some(why) => format!("DEPRECATED: {why}. {}", info.description),
+        Some(why) => format!("DEPRECATED: {}. {}", names.spell_in(why), info.description),
         None => info.description.to_string(),
     };
     ToolSpec {

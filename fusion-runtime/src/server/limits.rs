@@ -37,7 +37,9 @@ pub(crate) fn group_of(action: &str) -> Option<&str> {
 
 impl GuardConfig {
     /// Applies the overrides to the actions' declared limits and builds the guards, one set per
-    /// action in `infos` order. Fails when an override names no registered action or group.
+    /// action in `infos` order, each answering under the action's callable spelling
+    /// (`callables`, in `infos` order). Fails when an override names no registered action or
+    /// group.
     ///
     /// A name no action has is taken as a mounted upstream's tool when `mounted_tool` says it
     /// is under a mount's prefix: its guards are built by name (the upstream's tools are not
@@ -45,6 +47,7 @@ impl GuardConfig {
     pub(crate) fn build(
         &self,
         infos: &mut [ActionInfo],
+        callables: &[Arc<str>],
         shared: &SharedStore,
         mounted_tool: &dyn Fn(&str) -> bool,
     ) -> Result<Guards, String> {
@@ -104,28 +107,34 @@ impl GuardConfig {
                 Arc::new(ConcurrencyGuard::new(format!("the {group} group"), *limit)),
             );
         }
-        let guards_of = |name: Arc<str>, limits: &ActionLimits, group| ActionGuards {
-            concurrency: limits.concurrency.map(|l| ConcurrencyGuard::new(&*name, l)),
-            group,
-            rate: limits
-                .rate_limit
-                .map(|l| (RateLimiterGuard::new(&*name, l), l.per_client)),
-            timeout: limits.timeout,
-            checks: AtomicU64::new(0),
-            name,
-            shared: Arc::clone(shared),
-        };
+        let guards_of =
+            |name: Arc<str>, shown: Arc<str>, limits: &ActionLimits, group| ActionGuards {
+                concurrency: limits
+                    .concurrency
+                    .map(|l| ConcurrencyGuard::new(&*shown, l)),
+                group,
+                rate: limits
+                    .rate_limit
+                    .map(|l| (RateLimiterGuard::new(&*shown, l), l.per_client)),
+                timeout: limits.timeout,
+                checks: AtomicU64::new(0),
+                name,
+                shown,
+                shared: Arc::clone(shared),
+            };
         let actions = infos
             .iter()
-            .map(|info| {
+            .zip(callables)
+            .map(|(info, shown)| {
                 let group = group_of(info.name).and_then(|g| groups.get(g).cloned());
-                guards_of(Arc::from(info.name), &info.limits, group)
+                guards_of(Arc::from(info.name), Arc::clone(shown), &info.limits, group)
             })
             .collect();
         let mounted = mounted
             .into_iter()
             .map(|(name, limits)| {
-                let guards = guards_of(Arc::from(name.as_str()), &limits, None);
+                let named: Arc<str> = Arc::from(name.as_str());
+                let guards = guards_of(Arc::clone(&named), named, &limits, None);
                 (name, guards)
             })
             .collect();
@@ -152,7 +161,10 @@ pub(crate) struct ActionGuards {
     rate: Option<(RateLimiterGuard, bool)>,
     pub timeout: Option<Duration>,
     checks: AtomicU64,
+    /// The action's registered name: the shared store's key, the same in every exposure.
     name: Arc<str>,
+    /// How clients call it: what its answers say.
+    shown: Arc<str>,
     shared: SharedStore,
 }
 
@@ -176,7 +188,9 @@ impl ActionGuards {
                 } else {
                     String::new()
                 };
-                shared.check(&self.name, &key, &rate.limit()).await?;
+                shared
+                    .check_as(&self.name, &self.shown, &key, &rate.limit())
+                    .await?;
             } else if *per_client {
                 rate.check(&ClientKey::of(scope).0)?;
                 if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {

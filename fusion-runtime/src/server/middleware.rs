@@ -12,6 +12,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::failure::InternalErrors;
+use super::names::{Names, for_the_wire};
 use crate::action::{HandlerFailure, failure_from};
 use crate::context::CallContext;
 use crate::envelope::ToolResponse;
@@ -114,6 +115,8 @@ pub struct Next {
     chain: Arc<[Arc<dyn Middleware>]>,
     index: usize,
     internal: InternalErrors,
+    /// The server's names: a middleware's envelope names actions as clients call them.
+    names: Arc<Names>,
     endpoint: Endpoint,
 }
 
@@ -121,23 +124,28 @@ impl Next {
     pub(crate) fn new(
         chain: Arc<[Arc<dyn Middleware>]>,
         internal: InternalErrors,
+        names: Arc<Names>,
         endpoint: Endpoint,
     ) -> Self {
         Next {
             chain,
             index: 0,
             internal,
+            names,
             endpoint,
         }
     }
 
     /// Runs the rest of the chain and the handler; the answer is what goes to the model
-    /// (success, or an envelope already written).
+    /// (success, or an envelope already written). A middleware's own envelope reaches the
+    /// wire as a handler's does: its available actions, and the action its failure names,
+    /// spelled as clients call them.
     pub async fn run(self, req: CallRequest) -> ToolResponse {
         let Next {
             chain,
             index,
             internal,
+            names,
             endpoint,
         } = self;
         match chain.get(index).cloned() {
@@ -149,13 +157,16 @@ impl Next {
                     chain,
                     index: index + 1,
                     internal,
+                    names: Arc::clone(&names),
                     endpoint,
                 };
                 match m.handle(req, next).await {
                     Ok(r) => r,
-                    Err(f) => ToolResponse::error(
-                        internal.into_envelope(tool.as_deref().unwrap_or(action), f),
-                    ),
+                    Err(f) => {
+                        let named = tool.as_deref().unwrap_or_else(|| names.spelled(action));
+                        let e = internal.into_envelope(named, f);
+                        ToolResponse::error(for_the_wire(&names, e))
+                    }
                 }
             }
             None => endpoint(req).await,

@@ -25,6 +25,7 @@ mod instance;
 mod limits;
 pub mod listing;
 mod middleware;
+mod names;
 mod pipeline;
 mod registry;
 mod routing;

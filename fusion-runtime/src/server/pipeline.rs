@@ -39,7 +39,8 @@ use tracing::Instrument;
 use super::failure::InternalErrors;
 use super::limits::{self, ActionGuards, Admission};
 use super::middleware::{CallRequest, Next};
-use super::registry::{ActionDescriptor, Inner, Names, Started};
+use super::names::{Names, for_the_wire};
+use super::registry::{ActionDescriptor, Inner, Started};
 use super::routing::{self, Route};
 use super::source;
 use crate::action::{ActionInfo, ActionOutput, HandlerFailure, HandlerOutcome};
@@ -115,7 +116,7 @@ async fn stages(
     {
         let response = sourced(inner, index, tool, arguments, scope).await;
         if counted {
-            count(Some(tool), &response, client.as_ref(), started);
+            count(Some((tool, "")), &response, client.as_ref(), started);
         }
         return response;
     }
@@ -147,11 +148,12 @@ async fn stages(
         Some(response) => response,
         None => {
             tracing::info!(tool, action = info.name, "call cancelled by the client");
-            ToolResponse::error(limits::cancelled(info.name))
+            ToolResponse::error(limits::cancelled(&entry.callable))
         }
     };
     if counted {
-        count(Some(info.name), &response, client.as_ref(), started);
+        let called = (&*entry.routed_tool, info.name);
+        count(Some(called), &response, client.as_ref(), started);
     }
     // Per call: `debug`, so a server logging at `info` writes nothing on the hot path.
     tracing::debug!(
@@ -164,9 +166,10 @@ async fn stages(
     response
 }
 
-/// Counts a call's end in [`metrics`](crate::metrics).
+/// Counts a call's end in [`metrics`](crate::metrics): `called` is the tool called and the
+/// action it routed to (`""` for a mounted tool's), `None` for a name no tool has.
 fn count(
-    tool: Option<&str>,
+    called: Option<(&str, &str)>,
     response: &ToolResponse,
     client: Option<&ClientKey>,
     started: Option<Instant>,
@@ -174,7 +177,7 @@ fn count(
     let outcome = crate::metrics::outcome_of(response.is_error, response.texts().next());
     let client = client.map_or("", |c| c.0.as_str());
     let elapsed = started.map_or(Duration::ZERO, |s| s.elapsed());
-    crate::metrics::call(tool, &outcome, client, elapsed);
+    crate::metrics::call(called, &outcome, client, elapsed);
 }
 
 /// A 2025 session's handoff, before routing: the return tool, and
@@ -281,7 +284,12 @@ async fn sourced(
                 source.call(cx.tool(), arguments, cx.scope().clone())
             },
         );
-        let next = Next::new(inner.middleware.clone(), internal, endpoint);
+        let next = Next::new(
+            inner.middleware.clone(),
+            internal,
+            Arc::clone(&inner.names),
+            endpoint,
+        );
         let request = CallRequest::new(cx.clone(), Arc::new(arguments.unwrap_or_default()));
         finish(tool, timeout, internal, &cx, next.run(request), |r| r).await
     };
@@ -436,13 +444,14 @@ async fn run_action(
     scope: RequestScope,
 ) -> Option<ToolResponse> {
     let info = &entry.info;
+    let callable = &*entry.callable;
     let guards = &*entry.guards;
     if scope.is_cancelled() {
         return None;
     }
     let scopes = &info.scopes;
     if !scopes.is_empty()
-        && let Err(e) = crate::auth::check_scopes(info.name, scopes, scope.principal())
+        && let Err(e) = crate::auth::check_scopes(callable, scopes, scope.principal())
     {
         tracing::info!(action = info.name, code = %e.code(), "call refused: scopes");
         return Some(ToolResponse::error(e));
@@ -479,7 +488,7 @@ async fn run_action(
     match started {
         Started::Running(handler) => {
             let handler = handler.instrument(tracing::info_span!(target: SPANS, "fusion.handler"));
-            let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
+            let fields = deprecated_fields_sent(info, &entry.callable, &inner.names, &arguments);
             drop(arguments);
             let names = &*inner.names;
             let limit = info.limits.max_result_bytes;
@@ -495,10 +504,10 @@ async fn run_action(
                 )
             };
             let timeout = guards.timeout.filter(|_| !cx.scope().as_task);
-            finish(info.name, timeout, internal, &cx, handler, done).await
+            finish(callable, timeout, internal, &cx, handler, done).await
         }
         Started::Chained(invocation) => {
-            let fields = deprecated_fields_sent(info, &entry.callable, &arguments);
+            let fields = deprecated_fields_sent(info, &entry.callable, &inner.names, &arguments);
             let handler = Arc::clone(&entry.handler);
             let (names, callable) = (Arc::clone(&inner.names), Arc::clone(&entry.callable));
             let limit = info.limits.max_result_bytes;
@@ -514,7 +523,12 @@ async fn run_action(
                     })
                 },
             );
-            let next = Next::new(inner.middleware.clone(), internal, endpoint);
+            let next = Next::new(
+                inner.middleware.clone(),
+                internal,
+                Arc::clone(&inner.names),
+                endpoint,
+            );
             let arguments = match arguments {
                 Value::Object(map) => map,
                 _ => JsonObject::new(),
@@ -524,7 +538,7 @@ async fn run_action(
                 .run(request)
                 .instrument(tracing::info_span!(target: SPANS, "fusion.middleware"));
             let timeout = guards.timeout.filter(|_| !cx.scope().as_task);
-            finish(info.name, timeout, internal, &cx, run, |r| r).await
+            finish(&entry.callable, timeout, internal, &cx, run, |r| r).await
         }
         Started::Invalid(report) => {
             let report = match &entry.discriminator {
@@ -536,9 +550,9 @@ async fn run_action(
         }
         Started::ValidationPanicked => {
             tracing::error!(action = info.name, "input validation panicked");
-            Some(ToolResponse::error(internal.panic_envelope(info.name)))
+            Some(ToolResponse::error(internal.panic_envelope(callable)))
         }
-        Started::HandlerPanicked => Some(handler_panicked(info.name, internal)),
+        Started::HandlerPanicked => Some(handler_panicked(callable, internal)),
     }
 }
 
@@ -616,7 +630,8 @@ fn invalid(inner: &Inner, entry: &ActionDescriptor, report: &ValidationReport) -
     if crate::metrics::enabled() {
         for issue in report.issues() {
             let field = issue.field_name();
-            crate::metrics::validation_issue(entry.info.name, &field, issue.kind.code());
+            let called = (&*entry.routed_tool, entry.info.name);
+            crate::metrics::validation_issue(called, &field, issue.kind.code());
         }
     }
     let section = inner
@@ -692,7 +707,7 @@ fn respond(
             }
         }
         Ok(ActionOutput::Response(r)) => bound(r, max_result_bytes, callable),
-        Err(f) => ToolResponse::error(internal.into_envelope(info.name, f)),
+        Err(f) => ToolResponse::error(internal.into_envelope(callable, f)),
     };
     if let Some(why) = &info.deprecated
         && !response.is_error
@@ -700,7 +715,7 @@ fn respond(
         response = response.with_warning(
             ToolError::new(
                 codes::DEPRECATED,
-                format!("{} is deprecated: {why}", info.name),
+                format!("{callable} is deprecated: {}", names.spell_in(why)),
             )
             .suggest("This call worked; switch to the replacement before this action is removed"),
         );
@@ -714,9 +729,15 @@ fn respond(
 }
 
 /// One `DEPRECATED` warning per deprecated field `arguments` sends (SPEC §2: "a deprecated
-/// parameter used"), naming the field by its path. The list was found once, when the action
-/// was registered: an action without deprecated fields checks nothing.
-fn deprecated_fields_sent(info: &ActionInfo, callable: &str, arguments: &Value) -> Vec<ToolError> {
+/// parameter used"), naming the field by its path (and the actions its note names as clients
+/// call them). The list was found once, when the action was registered: an action without
+/// deprecated fields checks nothing.
+fn deprecated_fields_sent(
+    info: &ActionInfo,
+    callable: &str,
+    names: &Names,
+    arguments: &Value,
+) -> Vec<ToolError> {
     if info.deprecated_fields.is_empty() {
         return Vec::new();
     }
@@ -724,7 +745,7 @@ fn deprecated_fields_sent(info: &ActionInfo, callable: &str, arguments: &Value) 
         .into_iter()
         .map(|f| {
             let message = match f.note {
-                Some(note) => format!("Field '{}' is deprecated: {note}", f.path),
+                Some(note) => format!("Field '{}' is deprecated: {}", f.path, names.spell_in(note)),
                 None => format!("Field '{}' of {callable} is deprecated", f.path),
             };
             ToolError::new(codes::DEPRECATED, message)
@@ -822,36 +843,6 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
         .detail("total_bytes", total)
         .warning(),
     )
-}
-
-/// A handler's or middleware's envelope as it reaches the wire: each available action named
-/// as clients call it, once (one that names no action or mounted tool is left out), and an empty
-/// message replaced by the code's default text — `ToolError::render` writes what it is given
-/// (SPEC's vectors), the server never sends an empty `<message>`.
-fn for_the_wire(names: &Names, e: ToolError) -> ToolError {
-    let e = if e.available_actions().is_empty() {
-        e
-    } else {
-        let mut seen: Vec<String> = Vec::new();
-        e.map_actions(|a| {
-            let c = names.callable(a).filter(|c| !seen.contains(c))?;
-            seen.push(c.clone());
-            Some(c)
-        })
-    };
-    if e.message().trim().is_empty() {
-        let text = default_message(e.code().as_str(), e.is_error());
-        return e.with_message(text);
-    }
-    e
-}
-
-/// The text an envelope without a message gets on the wire.
-fn default_message(code: &str, is_error: bool) -> String {
-    match is_error {
-        true => format!("The call failed with {code}; the server gave no further detail"),
-        false => format!("The call succeeded with a {code} warning"),
-    }
 }
 
 /// The answer for a `tools/call` whose `arguments` member is not an object.

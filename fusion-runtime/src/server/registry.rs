@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::failure::InternalErrors;
 use super::limits::ActionGuards;
 use super::middleware::Middleware;
+use super::names::Names;
 use super::routing::{Group, Routes};
 use super::source::ToolSpec;
 use crate::action::{ActionInfo, HandlerOutcome, ToolAction};
@@ -45,54 +46,6 @@ pub struct ActionDescriptor {
     /// The one spelling envelopes name it by: the tool in flat exposure, `tool.action` in a
     /// grouped one (see [`Names`]).
     pub(crate) callable: Arc<str>,
-}
-
-/// Every name an envelope may show, as the server's clients call it: an action's name (or
-/// its callable spelling) → its callable spelling — the tool name in flat exposure
-/// (`billing_list_invoices`), `tool.action` in a grouped one (`billing.list_invoices`, which
-/// routing also takes as a tool name) — and a mounted tool's name → itself.
-#[derive(Default)]
-pub(crate) struct Names {
-    callable: std::collections::HashMap<String, Arc<str>>,
-    sources: Vec<Arc<dyn super::source::ToolSource>>,
-}
-
-impl Names {
-    pub(crate) fn new(
-        entries: &[ActionDescriptor],
-        sources: &[Arc<dyn super::source::ToolSource>],
-    ) -> Self {
-        let mut callable = std::collections::HashMap::new();
-        for e in entries {
-            callable.insert(e.info.name.to_owned(), Arc::clone(&e.callable));
-            callable.insert(e.callable.to_string(), Arc::clone(&e.callable));
-        }
-        Names {
-            callable,
-            sources: sources.to_vec(),
-        }
-    }
-
-    /// How clients call `name`, or `None` when no action or mounted tool goes by it.
-    pub(crate) fn callable(&self, name: &str) -> Option<String> {
-        if let Some(c) = self.callable.get(name) {
-            return Some(c.to_string());
-        }
-        if self.sources.iter().any(|s| s.owns(name)) {
-            return Some(name.to_owned());
-        }
-        tracing::warn!(
-            name = super::routing::loggable(name),
-            "an envelope named an action this server does not have: left out"
-        );
-        None
-    }
-
-    /// The action `name` calls when it is an action's name or callable spelling that is not
-    /// itself a tool (`billing.list_invoices` in flat exposure).
-    pub(crate) fn action_of(&self, name: &str) -> Option<&Arc<str>> {
-        self.callable.get(name)
-    }
 }
 
 impl fmt::Debug for ActionDescriptor {
