@@ -16,6 +16,8 @@
 //!
 //! [`ToolResponse`]: crate::ToolResponse
 
+mod build;
+mod builder;
 mod cache;
 pub mod catalog;
 mod delegation;
@@ -39,11 +41,12 @@ pub use crate::context::{
     CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, ListenLimits, LogLevel,
     LogThreshold, Notifier, RequestScope, StateRequirement,
 };
+pub use builder::{BuildError, DEFAULT_MAX_RESULT_BYTES, ServerBuilder};
 pub(crate) use cache::ReadCache;
 pub use cache::{CacheScope, DEFAULT_LIST_CACHE, DEFAULT_READ_CACHE, ListCache};
 pub use delegation::DelegationMiddleware;
 pub use failure::INTERNAL_RECOVERY;
-pub use instance::{BuildError, DEFAULT_MAX_RESULT_BYTES, Server, ServerBuilder};
+pub use instance::Server;
 pub use listing::{
     FnMethodMiddleware, Icon, MAX_PAGE_SIZE, Method, MethodAnswer, MethodMiddleware, MethodNext,
     MethodRequest, method_middleware_fn,

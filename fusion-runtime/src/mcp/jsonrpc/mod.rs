@@ -21,13 +21,12 @@ mod reply;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use check::cursor_not_a_string;
-#[cfg(feature = "server-http")]
-pub(crate) use check::unusable_call;
 #[cfg(feature = "server-stdio")]
 pub(crate) use check::{Refusal, read_line};
 #[cfg(feature = "server-http")]
 pub(crate) use check::{check_body, refused_by_rmcp};
+#[cfg(feature = "server-http")]
+pub(crate) use check::{cursor_not_a_string, unusable_call};
 #[cfg(feature = "server-http")]
 pub(crate) use plain::{PlainCall, plain_call};
 #[cfg(feature = "server-http")]
