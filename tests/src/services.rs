@@ -532,6 +532,35 @@ pub fn mint(
         .unwrap_or_else(|e| panic!("mint a token: {e}"))
 }
 
+/// An HS256 token signed with `secret` for `subject`, audience `audience`, issuer `issuer`,
+/// valid for ten minutes.
+pub fn hs256_token(secret: &str, audience: &str, issuer: &str, subject: &str) -> String {
+    let key =
+        jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    mint(
+        jsonwebtoken::Algorithm::HS256,
+        &key,
+        &serde_json::json!({"sub": subject, "aud": audience, "iss": issuer, "exp": now() + 600}),
+    )
+}
+
+/// Bearer authentication for `resource` accepting the HS256 tokens of
+/// [`hs256_token`] signed with `secret` by `issuer`, in `mode`.
+pub fn hs256_auth(
+    secret: &str,
+    resource: &str,
+    issuer: &str,
+    mode: fusion_runtime::auth::AuthMode,
+) -> fusion_runtime::auth::Auth {
+    let verifier = fusion_runtime::auth::JwtVerifier::new(resource)
+        .issuer(issuer)
+        .hs256_secret(secret.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
+    fusion_runtime::auth::Auth::new(verifier, resource)
+        .authorization_server(issuer)
+        .mode(mode)
+}
+
 /// The URL a server's `fusion: {what} at {url}` announcement on stderr names, in either
 /// `--log-format`: the text line, or the JSON object whose `fields.message` is `what`.
 pub fn announced(line: &str, what: &str) -> Option<String> {

@@ -111,3 +111,54 @@ pub async fn poll(addr: SocketAddr, token: &str, id: &str, limit: Duration) -> V
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A 2025-11-25 session on `addr` (its client declares task cancellation), as the bearer
+/// `token` when given: its id, and the `initialize` answer. `notifications/initialized` is
+/// sent.
+pub async fn legacy_session(addr: SocketAddr, token: Option<&str>) -> (String, Value) {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b));
+    }
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let id = r
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {r:?}"))
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    legacy_post(addr, token, &id, &initialized).await;
+    (id, r.message())
+}
+
+/// POSTs `body` on 2025-11-25 session `session`, as the bearer `token` when given: the
+/// message answered.
+pub async fn legacy_post(
+    addr: SocketAddr,
+    token: Option<&str>,
+    session: &str,
+    body: &Value,
+) -> Value {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ];
+    if let Some(b) = &bearer {
+        headers.push(("authorization", b));
+    }
+    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .message()
+}

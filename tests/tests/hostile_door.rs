@@ -19,13 +19,11 @@ use std::net::SocketAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::auth::AuthMode;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{MemoryTasks, TaskLimits};
 use fusion_runtime::{Context, ToolError, ToolInput, tool_action};
 use fusion_tests::raw_http::{self, RawResponse};
-use fusion_tests::services::{mint, now};
-use jsonwebtoken::{Algorithm, EncodingKey};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -64,12 +62,7 @@ async fn nap(input: Nap, _cx: Context) -> Result<Value, ToolError> {
 }
 
 fn token(sub: &str) -> String {
-    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    mint(
-        Algorithm::HS256,
-        &key,
-        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
-    )
+    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
 }
 
 /// The billing example with `nap`, stateless or with 2025 sessions, bearer tokens required
@@ -82,15 +75,12 @@ async fn serve(stateless: bool, auth: bool) -> HttpServer {
         .unwrap_or_else(|e| panic!("{e}"));
     let mut options = HttpOptions::default().stateless(stateless);
     if auth {
-        let verifier = JwtVerifier::new(RESOURCE)
-            .issuer(ISSUER)
-            .hs256_secret(SECRET.as_bytes())
-            .unwrap_or_else(|e| panic!("{e}"));
-        options = options.auth(
-            Auth::new(verifier, RESOURCE)
-                .authorization_server(ISSUER)
-                .mode(AuthMode::Required),
-        );
+        options = options.auth(fusion_tests::services::hs256_auth(
+            SECRET,
+            RESOURCE,
+            ISSUER,
+            AuthMode::Required,
+        ));
     }
     spawn_http(server, SocketAddr::from(([127, 0, 0, 1], 0)), options)
         .await

@@ -20,14 +20,12 @@ use std::net::SocketAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::auth::AuthMode;
 use fusion_runtime::context::Elicited;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{MemoryTasks, TaskLimits};
 use fusion_runtime::{Context, Elicitable, ToolError, ToolInput, tool_action};
-use fusion_tests::services::{mint, now};
 use fusion_tests::tasks;
-use jsonwebtoken::{Algorithm, EncodingKey};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -118,12 +116,7 @@ async fn only_task(_input: Nothing) -> Result<String, ToolError> {
 }
 
 fn token(sub: &str) -> String {
-    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    mint(
-        Algorithm::HS256,
-        &key,
-        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
-    )
+    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
 }
 
 /// The billing example and the actions above, stateless HTTP, bearer auth (optional), its
@@ -143,13 +136,7 @@ async fn serve_with(limits: TaskLimits, stateless: bool) -> HttpServer {
         .task_store(MemoryTasks::new(limits))
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let verifier = JwtVerifier::new(RESOURCE)
-        .issuer(ISSUER)
-        .hs256_secret(SECRET.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let auth = Auth::new(verifier, RESOURCE)
-        .authorization_server(ISSUER)
-        .mode(AuthMode::Optional);
+    let auth = fusion_tests::services::hs256_auth(SECRET, RESOURCE, ISSUER, AuthMode::Optional);
     spawn_http(
         server,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -561,46 +548,12 @@ async fn a_question_inside_a_task_is_input_required_and_answered_by_tasks_update
 /// A 2025-11-25 session of `who` on `addr`: its id (initialized) and the `initialize`
 /// answer.
 async fn session(addr: SocketAddr, who: &str) -> (String, Value) {
-    let bearer = format!("Bearer {}", token(who));
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("authorization", bearer.as_str()),
-    ];
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-    let r = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let id = r
-        .header("mcp-session-id")
-        .unwrap_or_else(|| panic!("no session: {r:?}"))
-        .to_owned();
-    legacy(
-        addr,
-        who,
-        &id,
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
-    (id, r.message())
+    tasks::legacy_session(addr, Some(&token(who))).await
 }
 
 /// POSTs `body` on 2025-11-25 session `session` as `who`: the message answered.
 async fn legacy(addr: SocketAddr, who: &str, session: &str, body: Value) -> Value {
-    let bearer = format!("Bearer {}", token(who));
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("authorization", bearer.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", session),
-    ];
-    fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .message()
+    tasks::legacy_post(addr, Some(&token(who)), session, &body).await
 }
 
 #[tokio::test]

@@ -12,12 +12,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::auth::AuthMode;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_tests::mrtr::{accept, first_round, modern_call, paid, post, refund, retry};
 use fusion_tests::raw_http::{self, RawResponse, Streaming};
-use fusion_tests::services::{mint, now};
-use jsonwebtoken::{Algorithm, EncodingKey};
+use fusion_tests::services::now;
 use rmcp::model::{RequestStateCodec, SealOptions};
 use serde_json::{Value, json};
 
@@ -27,12 +26,7 @@ const RESOURCE: &str = "http://127.0.0.1/mcp";
 const STATE_KEY: &[u8] = b"the request-state key, 32 bytes or more";
 
 fn token(sub: &str) -> String {
-    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    mint(
-        Algorithm::HS256,
-        &key,
-        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
-    )
+    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
 }
 
 /// The billing example over HTTP, optional bearer auth.
@@ -41,13 +35,7 @@ async fn serve(options: HttpOptions) -> HttpServer {
         .request_state_key(STATE_KEY)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let verifier = JwtVerifier::new(RESOURCE)
-        .issuer(ISSUER)
-        .hs256_secret(SECRET.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let auth = Auth::new(verifier, RESOURCE)
-        .authorization_server(ISSUER)
-        .mode(AuthMode::Optional);
+    let auth = fusion_tests::services::hs256_auth(SECRET, RESOURCE, ISSUER, AuthMode::Optional);
     spawn_http(
         server,
         SocketAddr::from(([127, 0, 0, 1], 0)),

@@ -12,6 +12,7 @@ use std::time::Duration;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::server::Item;
 use fusion_runtime::{ToolError, ToolInput, tool_action};
+use fusion_tests::tasks;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -77,36 +78,11 @@ async fn modern(addr: SocketAddr, tool: &str, tasks: bool) -> Value {
 
 /// A 2025-11-25 session on `addr`: its id.
 async fn session(addr: SocketAddr) -> String {
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-    ];
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-    let r = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let id = r
-        .header("mcp-session-id")
-        .unwrap_or_else(|| panic!("no session: {r:?}"))
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    legacy_raw(addr, &id, &initialized).await;
-    id
+    tasks::legacy_session(addr, None).await.0
 }
 
 async fn legacy_raw(addr: SocketAddr, session: &str, body: &Value) -> Value {
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", session),
-    ];
-    fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .message()
+    tasks::legacy_post(addr, None, session, body).await
 }
 
 /// A 2025-11-25 `tools/call` of `tool` on `session`, with `"task": {"ttl": 60000}` when

@@ -11,14 +11,14 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
+use fusion_runtime::auth::AuthMode;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{
     DEFAULT_TASK_MAX_TTL, DEFAULT_TASKS_PER_OWNER, MemoryTasks, RedisTasks, TaskStore,
 };
 use fusion_runtime::{ToolError, ToolInput, tool_action};
-use fusion_tests::services::{Redis, mint, now};
-use jsonwebtoken::{Algorithm, EncodingKey};
+use fusion_tests::services::Redis;
+use fusion_tests::tasks;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -46,12 +46,7 @@ async fn quick(_input: Nothing) -> Result<String, ToolError> {
 }
 
 fn token(sub: &str) -> String {
-    let key = EncodingKey::from_secret(SECRET.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-    mint(
-        Algorithm::HS256,
-        &key,
-        &json!({"sub": sub, "aud": RESOURCE, "iss": ISSUER, "exp": now() + 600}),
-    )
+    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
 }
 
 /// The billing example and the actions above with 2025 sessions and optional bearer auth,
@@ -63,13 +58,7 @@ async fn serve(store: impl TaskStore) -> HttpServer {
         .task_store(store)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let verifier = JwtVerifier::new(RESOURCE)
-        .issuer(ISSUER)
-        .hs256_secret(SECRET.as_bytes())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let auth = Auth::new(verifier, RESOURCE)
-        .authorization_server(ISSUER)
-        .mode(AuthMode::Optional);
+    let auth = fusion_tests::services::hs256_auth(SECRET, RESOURCE, ISSUER, AuthMode::Optional);
     spawn_http(
         server,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -81,41 +70,12 @@ async fn serve(store: impl TaskStore) -> HttpServer {
 
 /// A 2025-11-25 session of `who`: its id.
 async fn session(addr: SocketAddr, who: &str) -> String {
-    let bearer = format!("Bearer {}", token(who));
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("authorization", bearer.as_str()),
-    ];
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
-        "clientInfo": {"name": "raw", "version": "1"}}});
-    let r = fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let id = r
-        .header("mcp-session-id")
-        .unwrap_or_else(|| panic!("no session: {r:?}"))
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    legacy(addr, who, &id, initialized).await;
-    id
+    tasks::legacy_session(addr, Some(&token(who))).await.0
 }
 
 /// POSTs `body` on 2025-11-25 session `session` as `who`: the message answered.
 async fn legacy(addr: SocketAddr, who: &str, session: &str, body: Value) -> Value {
-    let bearer = format!("Bearer {}", token(who));
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("authorization", bearer.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", session),
-    ];
-    fusion_tests::raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .message()
+    tasks::legacy_post(addr, Some(&token(who)), session, &body).await
 }
 
 /// Asks `tool` as an hour-long task: the task created, or the refusal's envelope text.
