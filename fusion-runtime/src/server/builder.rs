@@ -64,7 +64,7 @@ pub enum BuildError {
     Auth(#[from] AuthConfigError),
 }
 
-/// Builds a [`Server`].
+/// Builds a [`Server`](crate::Server).
 pub struct ServerBuilder {
     pub(super) name: String,
     pub(super) version: String,
@@ -166,7 +166,7 @@ impl ServerBuilder {
     }
 
     /// How many changes a client's listener may fall behind before it loses the oldest (and
-    /// gets list-changed notifications instead): the capacity of the [`Notifier`]'s channel
+    /// gets list-changed notifications instead): the capacity of the [`Notifier`](crate::Notifier)'s channel
     /// (default [`DEFAULT_CHANGE_CAPACITY`](crate::context::DEFAULT_CHANGE_CAPACITY)).
     pub fn change_capacity(mut self, capacity: usize) -> Self {
         self.changes.0 = capacity;
@@ -451,8 +451,8 @@ impl ServerBuilder {
     }
 
     /// Starts the server with `name` disabled: a tool (as `tools/list` shows it), a prompt,
-    /// or a resource (its URI or URI template). [`Server::visibility`] enables it later
-    /// (see [`Visibility`]). A name the server does not have is refused at build, unless a
+    /// or a resource (its URI or URI template). [`Server::visibility`](crate::Server::visibility) enables it later
+    /// (see [`Visibility`](crate::server::Visibility)). A name the server does not have is refused at build, unless a
     /// mounted source owns it.
     pub fn disabled(mut self, item: Item, name: impl Into<String>) -> Self {
         self.disabled.push((item, name.into()));
