@@ -152,7 +152,7 @@ impl Meter {
                 let issues = sum(
                     &r.body,
                     "fusion_validation_issues_total",
-                    "tool=\"billing.get_invoice\",",
+                    "tool=\"billing_get_invoice\",",
                 );
                 Count {
                     issues: Some(issues),
