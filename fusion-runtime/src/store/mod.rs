@@ -18,6 +18,7 @@
 //! expires with the thing it guards: nothing here grows without a bound.
 
 mod bus;
+mod memory_tasks;
 mod once;
 #[cfg(feature = "redis")]
 mod redis_bus;
@@ -29,6 +30,7 @@ mod tasks;
 
 pub use crate::guard::StoreError;
 pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
+pub use memory_tasks::MemoryTasks;
 pub use once::{DEFAULT_ONCE_CAPACITY, MemoryOnce, OnceStore};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
@@ -41,6 +43,6 @@ pub use redis_once::RedisOnce;
 pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
 pub use tasks::{
     DEFAULT_TASK_HOLD, DEFAULT_TASK_MAX_TTL, DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL,
-    DEFAULT_TASKS_PER_OWNER, MemoryTasks, Running, TaskLimits, TaskOutcome, TaskRecord,
-    TaskRefused, TaskStatus, TaskStore, TaskWatch,
+    DEFAULT_TASKS_PER_OWNER, Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus,
+    TaskStore, TaskWatch,
 };
