@@ -12,7 +12,8 @@ use super::catalog::Catalog;
 use super::listing::{Answer, Icon, MethodAnswer, MethodNext, MethodRequest};
 use super::registry::{ActionDescriptor, Inner};
 use super::{
-    CallContext, ListCache, ToolSource, ToolSpec, Visibility, listing, pipeline, routing, source,
+    CallContext, ListCache, ToolSource, ToolSpec, Visibility, listing, pipeline, respond, routing,
+    source,
 };
 use crate::auth::Auth;
 use crate::auth::Principal;
@@ -351,7 +352,7 @@ impl Server {
                 self.call(tool, Some(map), RequestScope::detached()).await
             }
             serde_json::Value::Null => self.call(tool, None, RequestScope::detached()).await,
-            other => pipeline::not_an_object(tool, &other),
+            other => respond::not_an_object(tool, &other),
         }
     }
 
@@ -371,7 +372,7 @@ impl Server {
     ) -> ToolResponse {
         match name {
             Some(n) if self.inner.routes.contains_key(n) => {
-                pipeline::arguments_not_an_object(n, arguments)
+                respond::arguments_not_an_object(n, arguments)
             }
             _ => ToolResponse::error(routing::unknown_tool(
                 sent_name,

@@ -30,6 +30,7 @@ mod middleware;
 mod names;
 mod pipeline;
 mod registry;
+mod respond;
 mod routing;
 mod source;
 mod surface;
@@ -52,8 +53,8 @@ pub use listing::{
     MethodRequest, method_middleware_fn,
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
-pub use pipeline::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
 pub use registry::ActionDescriptor;
+pub use respond::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
 #[cfg(feature = "gateway")]
 pub(crate) use routing::nearest;
 pub use routing::{MAX_TOOL_NAME_CHARS, SHOWN_NAME_CHARS, valid_tool_name};
