@@ -536,12 +536,18 @@ impl Report {
             .collect()
     }
 
-    /// Panics, listing them, unless every case was refused and healed in one round, and
-    /// every tool had a valid baseline: the assertion for your CI.
+    /// Whether every case was refused and healed in one round, every tool had a valid
+    /// baseline, and there was a case at all.
+    pub fn heals_in_one_round(&self) -> bool {
+        self.not_healed().is_empty() && self.no_baseline.is_empty() && !self.outcomes.is_empty()
+    }
+
+    /// Panics, listing them, unless [`heals_in_one_round`](Self::heals_in_one_round): the
+    /// assertion for your CI.
     pub fn assert_heals_in_one_round(&self) {
         let failed = self.not_healed();
         assert!(
-            failed.is_empty() && self.no_baseline.is_empty() && !self.outcomes.is_empty(),
+            self.heals_in_one_round(),
             "{} of {} broken calls did not heal in one round{}:\n{}\n{}",
             failed.len(),
             self.outcomes.len(),

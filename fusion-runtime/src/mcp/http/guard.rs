@@ -20,7 +20,7 @@ use axum::response::Response;
 use super::body::DeadlineBody;
 use super::door::{Cleared, Door};
 use super::identity::Identity;
-use super::sessions::{self, Admission, CappedSessions, Refusal};
+use super::sessions::{self, Admission, Refusal};
 use crate::auth::Principal;
 use crate::context::ClientKey;
 use crate::mcp::facts::{Calls, Exchange, RequestFacts, SESSION_HEADER};
@@ -30,8 +30,6 @@ use crate::mcp::jsonrpc::{Reply, SERVER_ERROR};
 pub(crate) struct Guard {
     pub(crate) identity: Identity,
     pub(crate) body_timeout: Duration,
-    /// The live sessions and their owners; `None` when stateless (none to admit).
-    pub(crate) sessions: Option<Arc<CappedSessions>>,
     /// The endpoint's running calls, which each request's [`Exchange`] lists its calls in.
     pub(crate) calls: Arc<Calls>,
     /// The checks before any route.
@@ -66,7 +64,8 @@ where
     };
     let is_delete = request.method() == Method::DELETE;
     // Only a POST naming no session can make rmcp create one.
-    let admission = (guard.sessions.is_some()
+    // The door's sessions: `None` when stateless (none to admit).
+    let admission = (guard.door.sessions.is_some()
         && request.method() == Method::POST
         && !request.headers().contains_key(&SESSION_HEADER))
     .then(|| Admission::new(client.0.clone()));

@@ -133,7 +133,6 @@ pub(crate) fn endpoint(
         guard: Guard {
             identity,
             body_timeout: options.body_timeout,
-            sessions: (!options.stateless).then(|| Arc::clone(&sessions)),
             calls: Arc::clone(&calls),
             door: Door {
                 server: server.clone(),
@@ -423,7 +422,6 @@ mod tests {
             guard: Guard {
                 identity: Identity::new(&[], ForwardedHeader::default()),
                 body_timeout: Duration::from_secs(1),
-                sessions: None,
                 calls: Arc::new(Calls::default()),
                 door: Door {
                     server: server.clone(),

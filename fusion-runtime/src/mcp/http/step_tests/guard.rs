@@ -28,7 +28,6 @@ fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
     Guard {
         identity: Identity::new(&[], ForwardedHeader::default()),
         body_timeout: Duration::from_secs(30),
-        sessions: sessions.clone(),
         calls: Arc::new(Calls::default()),
         door: Door {
             server: crate::Server::builder()
