@@ -470,7 +470,7 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             if let Some(url) = &store.redis_url {
                 let timeout = store
                     .redis_timeout
-                    .unwrap_or(crate::guard::DEFAULT_REDIS_TIMEOUT);
+                    .unwrap_or(crate::store::DEFAULT_REDIS_TIMEOUT);
                 options = options.ready_check(mcp::ReadyCheck::redis_ping(url, timeout)?);
             }
             let shutdown = options.shutdown.clone();

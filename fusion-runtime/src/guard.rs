@@ -5,33 +5,23 @@
 //! call that ends in any way — success, error, panic, timeout or cancellation (its future
 //! dropped) — frees its place.
 
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use governor::clock::Clock;
-use governor::middleware::NoOpMiddleware;
-use governor::nanos::Nanos;
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::envelope::{ErrorCode, ToolError, error};
+use crate::store::Buckets;
 
-#[cfg(feature = "redis")]
-mod redis;
-mod store;
+mod shared;
 
-#[cfg(feature = "redis")]
-pub(crate) use redis::managed_connection;
+pub use shared::{OnStoreFailure, STORE_RETRY_AFTER, SharedLimits};
+// The rate-limit store lives in `store`, with the other stores; its names stay reachable here.
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis::{DEFAULT_REDIS_TIMEOUT, RedisStore};
-pub use store::{
-    GovernorStore, OnStoreFailure, RateLimitStore, STORE_RETRY_AFTER, SharedLimits, StoreError,
-    Verdict,
-};
+pub use crate::store::{DEFAULT_REDIS_TIMEOUT, RedisStore};
+pub use crate::store::{GovernorStore, RateLimit, RateLimitStore, StoreError, TokioClock, Verdict};
 
 /// Limits on how many calls of an action run at once and wait in line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,110 +203,19 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// A [`governor`] clock on tokio's time, so rate limits follow a paused test clock.
-#[derive(Clone, Debug)]
-pub struct TokioClock {
-    origin: tokio::time::Instant,
-}
-
-impl Default for TokioClock {
-    fn default() -> Self {
-        TokioClock {
-            origin: tokio::time::Instant::now(),
-        }
-    }
-}
-
-impl Clock for TokioClock {
-    type Instant = Nanos;
-
-    fn now(&self) -> Nanos {
-        Nanos::from(self.origin.elapsed())
-    }
-}
-
-/// How many calls a rate limit allows: `calls` per `per`, bursts up to `burst`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateLimit {
-    /// Calls replenished per period (at least 1).
-    pub calls: u32,
-    /// The period.
-    pub per: Duration,
-    /// Calls allowed at once from a full bucket (at least 1; defaults to `calls`).
-    pub burst: u32,
-    /// One bucket per client (MCP session) instead of one bucket shared by every caller.
-    pub per_client: bool,
-}
-
-impl RateLimit {
-    /// `calls` per `per`, with a burst of `calls`.
-    pub fn new(calls: u32, per: Duration) -> Self {
-        RateLimit {
-            calls,
-            per,
-            burst: calls,
-            per_client: false,
-        }
-    }
-
-    /// `calls` per second.
-    pub fn per_second(calls: u32) -> Self {
-        RateLimit::new(calls, Duration::from_secs(1))
-    }
-
-    /// `calls` per minute.
-    pub fn per_minute(calls: u32) -> Self {
-        RateLimit::new(calls, Duration::from_secs(60))
-    }
-
-    /// Sets the burst size.
-    pub fn burst(mut self, burst: u32) -> Self {
-        self.burst = burst;
-        self
-    }
-
-    /// One bucket per client (per MCP session) instead of one shared bucket: see
-    /// [`ClientKey`](crate::server::ClientKey) for how a client is told apart.
-    pub fn per_client(mut self) -> Self {
-        self.per_client = true;
-        self
-    }
-
-    fn quota(&self) -> Quota {
-        let calls = self.calls.max(1);
-        let replenish = (self.per / calls).max(Duration::from_nanos(1));
-        let burst = NonZeroU32::new(self.burst.max(1)).unwrap_or(NonZeroU32::MIN);
-        Quota::with_period(replenish)
-            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN))
-            .allow_burst(burst)
-    }
-}
-
-type Limiter =
-    RateLimiter<String, DefaultKeyedStateStore<String>, TokioClock, NoOpMiddleware<Nanos>>;
-
 /// A token-bucket rate limit (GCRA, from `governor`), optionally keyed per client or session.
 #[derive(Debug)]
 pub struct RateLimiterGuard {
     name: String,
-    limit: RateLimit,
-    limiter: Limiter,
-    clock: TokioClock,
+    buckets: Buckets,
 }
 
 impl RateLimiterGuard {
     /// A rate limit for the action `name`.
     pub fn new(name: impl Into<String>, limit: RateLimit) -> Self {
-        let clock = TokioClock::default();
         RateLimiterGuard {
             name: name.into(),
-            limit,
-            limiter: RateLimiter::new(
-                limit.quota(),
-                DefaultKeyedStateStore::default(),
-                clock.clone(),
-            ),
-            clock,
+            buckets: Buckets::new(limit),
         }
     }
 
@@ -325,26 +224,23 @@ impl RateLimiterGuard {
     pub fn check(&self, key: &str) -> Result<(), ToolError> {
         match self.wait_for(key) {
             None => Ok(()),
-            Some(wait) => Err(rate_limited(&self.name, &self.limit, wait)),
+            Some(wait) => Err(rate_limited(&self.name, &self.limit(), wait)),
         }
     }
 
     /// Takes one call from `key`'s bucket: `None`, or how long until it may be retried.
     pub fn wait_for(&self, key: &str) -> Option<Duration> {
-        match self.limiter.check_key(&key.to_owned()) {
-            Ok(()) => None,
-            Err(not_until) => Some(not_until.wait_time_from(self.clock.now())),
-        }
+        self.buckets.wait_for(key)
     }
 
     /// The limit.
     pub fn limit(&self) -> RateLimit {
-        self.limit
+        self.buckets.limit()
     }
 
     /// Forgets keys whose buckets are full again (bounded memory for keyed limits).
     pub fn retain_recent(&self) {
-        self.limiter.retain_recent();
+        self.buckets.retain_recent();
     }
 }
 

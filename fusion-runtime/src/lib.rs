@@ -34,7 +34,7 @@
 //! | `cli` | yes | [`cli`]: `serve \| tools \| call \| heal \| lock` for every server (turns on `server-stdio`, `server-http` and `healing`) | — | clap |
 //! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
 //! | `auth-jwt` | yes | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
-//! | `redis` | yes | [`RedisStore`](guard::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
+//! | `redis` | yes | [`RedisStore`](store::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
 //! | `metrics` | yes | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
 //! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
 //! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
@@ -44,7 +44,7 @@
 //! Without any of them the crate still has the envelope, validation, the derive and
 //! `#[tool_action]`, the [`Server`] and its pipeline (callable in process), contracts, the
 //! envelope parser ([`client::parse_envelope`]), the in-process guards and the
-//! [`RateLimitStore`](guard::RateLimitStore) trait, and the [`auth`] types a custom verifier
+//! [`RateLimitStore`](store::RateLimitStore) trait, and the [`auth`] types a custom verifier
 //! implements ([`Principal`], [`TokenVerifier`](auth::TokenVerifier),
 //! [`Auth`](auth::Auth), scopes). Authentication over HTTP (`401`, the Protected Resource
 //! Metadata) comes with `server-http`, whatever the verifier.
@@ -78,9 +78,9 @@
 //! | [`schema`] | the JSON Schema document as data: walking it, `$ref` resolution, annotation keywords, the schema shown to agents | nothing of the crate |
 //! | [`validation`] | the entry point (`from_arguments`), [`Issue`], the `<validation_error>` formatter; the deprecated fields of an input and which ones a call sent (`deprecated`); `rules/`: one file per rule; `jsonschema` the one engine that reads schemas | `envelope`, `schema` |
 //! | [`input`] | the [`ToolInput`](trait@ToolInput) trait the derive implements, [`JsonObject`] | `validation` |
-//! | [`guard`] | concurrency slots, rate limiters (governor), timeouts | `envelope`, `metrics` |
+//! | [`guard`] | concurrency slots, rate limiters and what a call gets from a shared rate-limit store, timeouts | `envelope`, `metrics`, `store` |
 //! | [`metrics`] | what a running server counts (calls by tool and outcome, latency, validation issues by field, healed calls, refusals by bound, open connections / sessions / listens, store errors, upstream state) and its Prometheus text ([`metrics::render`], feature `metrics`) | nothing of the crate |
-//! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis; what a change notification is ([`Change`](store::Change)) and how it reaches every instance ([`ChangeBus`](store::ChangeBus), Redis pub/sub); MCP tasks ([`TaskStore`](store::TaskStore): status, result, owner, expiry, the running instance's lease and cancel) | `guard`, `metrics` |
+//! | [`store`] | what outlives a request and must agree across instances: one-time ids ([`OnceStore`](store::OnceStore): MRTR confirmations, delegation ids), in process or in Redis; what a change notification is ([`Change`](store::Change)) and how it reaches every instance ([`ChangeBus`](store::ChangeBus), Redis pub/sub); MCP tasks ([`TaskStore`](store::TaskStore): status, result, owner, expiry, the running instance's lease and cancel); rate-limit buckets ([`RateLimitStore`](store::RateLimitStore), in process or in Redis); the one Redis connection they all open | `metrics` |
 //! | [`auth`] | who is calling: [`Principal`], [`TokenVerifier`](auth::TokenVerifier) and the JWT verifier (`auth-jwt`), scopes, Protected Resource Metadata, `seal` (the HMAC that signs delegation tokens, gateway handles and list cursors), delegation tokens | `envelope`, `store` |
 //! | [`context`] | what a call carries: [`CallContext`](context::CallContext), [`Context<S>`](Context), shared states, [`RequestScope`](context::RequestScope), who is calling ([`ClientKey`](context::ClientKey)), log levels, the progress / log sink ([`RequestSink`](context::RequestSink)), change notifications ([`Notifier`], joined to a [`ChangeBus`](store::ChangeBus) across instances) | `auth`, `envelope`, `input`, `store` |
 //! | [`action`] | what `#[tool_action]` registers: [`ActionInfo`], the one [`Hints`](action::Hints) type, [`ActionLimits`], [`TaskSupport`], handler outcomes, how a handler's error becomes a failure ([`failure_from`](action::failure_from)), how actions become MCP tools ([`Exposure`](action::Exposure), flat or grouped: the server and the typed client place tools by it) | `context`, `envelope`, `guard`, `input`, `schema`, `validation` |

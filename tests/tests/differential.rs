@@ -3,11 +3,19 @@
 //! ids, every protocol version, `Accept`, `Content-Type`, `Origin` and `Host` combination,
 //! bodies over the cap, batches, other methods and HTTP methods) sent to two servers that
 //! differ only in [`HttpOptions::answer_plain_calls`] — one answering plain calls itself, one
-//! sending every request through rmcp — stateless, and in a 2025 session. Status, headers
-//! (less `date`), body bytes and SSE events must be equal.
+//! sending every request through rmcp — stateless, and in a 2025 session. MCP 2026-07-28
+//! requests too (the room answers the plain ones on a stateless endpoint): their `_meta`
+//! (versions, capabilities, log levels, progress tokens, the tasks extension, malformed) and
+//! their standard headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; matching, missing,
+//! repeated, Base64-wrapped), calls that ask the user (`input_required`) and task tools.
+//! Status, headers (less `date`), body bytes and SSE events must be equal.
 //!
 //! Intended differences, normalized before the comparison, each with its reason:
 //! - a session's own id: each server made its own session (the ids are random UUIDs);
+//! - a task's id and times (a 2026-07-28 call of a task tool from a client that declared the
+//!   extension starts a task on each server; rmcp answers it on both);
+//! - an `input_required` answer's `requestState`: each server seals its own (its own nonce,
+//!   time and signature); what it binds and carries (`bind`, `ask`, `answers`) is compared;
 //! - in a session, SSE `id:` lines and the priming event (no data: an id and a `retry`):
 //!   rmcp's session worker numbers the events of a request's stream so a client may resume
 //!   it; the framework's answer to a live session's plain call is one result on a stream of
@@ -18,9 +26,13 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use fusion_runtime::context::LogLevel;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use fusion_runtime::context::{Elicited, LogLevel};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
-use fusion_runtime::{Context, Server, ToolError, ToolInput, codes, error, tool_action};
+use fusion_runtime::{
+    Context, Elicitable, Server, ToolError, ToolInput, codes, error, tool_action,
+};
 use fusion_tests::raw_http::{self, RawResponse};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -112,6 +124,28 @@ async fn disk(_input: Nothing) -> Result<String, std::io::Error> {
     Err(std::io::Error::other("disk full"))
 }
 
+/// The user's answer.
+#[derive(Deserialize, ToolInput, Elicitable)]
+struct Consent {
+    /// Whether to go on.
+    go: bool,
+}
+
+/// Asks the user first (a 2026-07-28 call ends `input_required`).
+#[tool_action(name = "accounts.close")]
+async fn close(_input: Nothing, cx: Context) -> Result<String, ToolError> {
+    match cx.elicit::<Consent>("Close the account?").await? {
+        Elicited::Accept(consent) if consent.go => Ok("closed".into()),
+        _ => Ok("kept".into()),
+    }
+}
+
+/// May run as a task (the room leaves its 2026-07-28 calls to rmcp).
+#[tool_action(name = "accounts.export", task)]
+async fn export(_input: Nothing) -> Result<String, ToolError> {
+    Ok("exported".into())
+}
+
 fn server() -> Server {
     Server::builder()
         .name("differential")
@@ -119,6 +153,8 @@ fn server() -> Server {
         .action::<AuditAction>()
         .action::<CrashAction>()
         .action::<DiskAction>()
+        .action::<CloseAction>()
+        .action::<ExportAction>()
         .build()
         .unwrap_or_else(|e| panic!("{e}"))
 }
@@ -137,6 +173,8 @@ fn tool_name() -> impl Strategy<Value = String> {
         1 => Just("accounts_audit".to_owned()),
         1 => Just("accounts_crash".to_owned()),
         1 => Just("accounts_disk".to_owned()),
+        1 => Just("accounts_close".to_owned()),
+        1 => Just("accounts_export".to_owned()),
         1 => Just("accounts.show".to_owned()),
         1 => Just("acounts_show".to_owned()),
         1 => Just("".to_owned()),
@@ -295,6 +333,163 @@ fn request(session: bool) -> impl Strategy<Value = Request> {
     )
 }
 
+/// A 2026-07-28 request's `_meta`, generated: mostly what the revision requires, else
+/// without it, with another version, a progress token, a log level (valid or not), the tasks
+/// extension, elicitation, a trace context, or not an object.
+fn meta() -> impl Strategy<Value = Value> {
+    let base = || {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "differential", "version": "1"},
+        })
+    };
+    let with = move |key: &'static str, value: Value| {
+        let mut m = base();
+        m[key] = value;
+        m
+    };
+    prop_oneof![
+        8 => Just(base()),
+        2 => prop_oneof![
+            Just("debug"), Just("warning"), Just("emergency"), Just("loud"), Just("WARNING"),
+        ]
+        .prop_map(move |l| with("io.modelcontextprotocol/logLevel", json!(l))),
+        1 => Just(with("io.modelcontextprotocol/clientCapabilities", json!({"elicitation": {}}))),
+        1 => Just(with(
+            "io.modelcontextprotocol/clientCapabilities",
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        )),
+        1 => Just(with("io.modelcontextprotocol/clientCapabilities", json!("none"))),
+        1 => Just(with("io.modelcontextprotocol/protocolVersion", json!("2025-06-18"))),
+        1 => Just(with("io.modelcontextprotocol/protocolVersion", json!(20260728))),
+        1 => Just(with("progressToken", json!(5))),
+        1 => Just(with("traceparent", json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"))),
+        1 => Just(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})),
+        1 => Just(json!({})),
+        1 => Just(json!([])),
+    ]
+}
+
+/// A 2026-07-28 `tools/call`, generated: its tool name (for the headers) and body.
+fn modern_call() -> impl Strategy<Value = (String, String)> {
+    let extra = prop_oneof![
+        8 => Just(None),
+        1 => Just(Some(("requestState", json!("not-a-state")))),
+        1 => Just(Some(("task", json!({"ttl": 1000})))),
+        1 => Just(Some(("inputResponses", json!({"e0": {"action": "decline"}})))),
+    ];
+    (
+        id(),
+        tool_name(),
+        prop::option::weighted(0.9, arguments()),
+        meta(),
+        extra,
+    )
+        .prop_map(|(id, name, args, meta, extra)| {
+            let mut params = json!({"name": name, "_meta": meta});
+            if let Some(args) = args {
+                params["arguments"] = args;
+            }
+            if let Some((key, value)) = extra {
+                params[key] = value;
+            }
+            let mut m = json!({"jsonrpc": "2.0", "method": "tools/call", "params": params});
+            if let Some(id) = id {
+                m["id"] = id;
+            }
+            (name, m.to_string())
+        })
+}
+
+/// A 2026-07-28 request: a `tools/call` with the revision's headers — the standard ones
+/// mostly as its body says, else missing, repeated, naming another method or tool,
+/// Base64-wrapped, or with an `Mcp-Param-*` — and sometimes another version, `Accept`,
+/// `Origin` or `Host`.
+fn modern_request() -> impl Strategy<Value = Request> {
+    let method_header = prop_oneof![
+        8 => Just(vec!["tools/call"]),
+        1 => Just(vec![]),
+        1 => Just(vec!["tools/list"]),
+        1 => Just(vec!["tools/call", "tools/call"]),
+    ];
+    let name_header = prop_oneof![
+        8 => Just(0_u8), // the body's name
+        1 => Just(1),    // none
+        1 => Just(2),    // another
+        1 => Just(3),    // Base64-wrapped
+        1 => Just(4),    // twice
+    ];
+    let version = prop_oneof![
+        10 => Just(Some("2026-07-28")),
+        1 => Just(Some("2025-06-18")),
+        1 => Just(None),
+    ];
+    let accept = prop_oneof![
+        10 => Just(Some("application/json, text/event-stream")),
+        1 => Just(Some("application/json")),
+        1 => Just(Some("application/json;q=0.9, text/event-stream")),
+    ];
+    let origin = prop_oneof![10 => Just(None), 1 => Just(Some("http://evil.example"))];
+    let host = prop_oneof![10 => Just(None), 1 => Just(Some("evil.example"))];
+    let param = prop_oneof![10 => Just(false), 1 => Just(true)];
+    (
+        modern_call(),
+        method_header,
+        name_header,
+        version,
+        accept,
+        origin,
+        host,
+        param,
+    )
+        .prop_map(
+            |((name, body), methods, name_header, version, accept, origin, host, param)| {
+                let mut headers = vec![("content-type", "application/json".to_owned())];
+                for (key, value) in [
+                    ("mcp-protocol-version", version),
+                    ("accept", accept),
+                    ("origin", origin),
+                    ("host", host),
+                ] {
+                    if let Some(v) = value {
+                        headers.push((key, v.to_owned()));
+                    }
+                }
+                for m in methods {
+                    headers.push(("mcp-method", m.to_owned()));
+                }
+                match name_header {
+                    0 => headers.push(("mcp-name", name.clone())),
+                    1 => {}
+                    2 => headers.push(("mcp-name", "accounts_other".to_owned())),
+                    3 => {
+                        headers.push(("mcp-name", format!("=?base64?{}?=", STANDARD.encode(&name))))
+                    }
+                    _ => {
+                        headers.push(("mcp-name", name.clone()));
+                        headers.push(("mcp-name", name.clone()));
+                    }
+                }
+                if param {
+                    headers.push(("mcp-param-id", "acc_abc12".to_owned()));
+                }
+                // A header value must be visible ASCII: a generated name that is not stays out.
+                headers.retain(|(_, v)| v.bytes().all(|b| (0x20..0x7f).contains(&b)));
+                Request {
+                    method: "POST",
+                    headers,
+                    body,
+                }
+            },
+        )
+}
+
+/// Any request of either revision.
+fn any_request(session: bool) -> impl Strategy<Value = Request> {
+    prop_oneof![1 => request(session), 1 => modern_request()]
+}
+
 /// One server of a pair, and its session (stateful).
 struct Side {
     server: HttpServer,
@@ -383,6 +578,10 @@ fn seen(r: &RawResponse, session: Option<&str>) -> (u16, Vec<(String, String)>, 
         Some(id) => r.body.replace(id, "SESSION"),
         None => r.body.clone(),
     };
+    let body = unsealed(&own_values(
+        &body,
+        &["taskId", "createdAt", "lastUpdatedAt"],
+    ));
     for (_, v) in &mut headers {
         if let Some(id) = session {
             *v = v.replace(id, "SESSION");
@@ -415,6 +614,63 @@ fn seen(r: &RawResponse, session: Option<&str>) -> (u16, Vec<(String, String)>, 
     (r.status, headers, events)
 }
 
+/// `text` with the string value of each JSON member named in `keys` replaced by its key.
+fn own_values(text: &str, keys: &[&str]) -> String {
+    let mut out = text.to_owned();
+    for key in keys {
+        let mut from = 0;
+        let needle = format!("\"{key}\":\"");
+        while let Some(at) = out[from..].find(&needle) {
+            let start = from + at + needle.len();
+            let Some(len) = out[start..].find('"') else {
+                break;
+            };
+            out.replace_range(start..start + len, key);
+            from = start + key.len();
+        }
+    }
+    out
+}
+
+/// `text` with each sealed `requestState` (`rs1.<payload>.<signature>`) replaced by what its
+/// payload binds and carries, less the seal's own expiry, nonce (`n`) and time (`iat`).
+fn unsealed(text: &str) -> String {
+    const NEEDLE: &str = "\"requestState\":\"";
+    let mut out = text.to_owned();
+    let mut from = 0;
+    while let Some(at) = out[from..].find(NEEDLE) {
+        let start = from + at + NEEDLE.len();
+        let Some(len) = out[start..].find('"') else {
+            break;
+        };
+        let sealed = &out[start..start + len];
+        let payload = sealed
+            .split('.')
+            .nth(1)
+            .and_then(|p| {
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .decode(p)
+                    .ok()
+            })
+            // The seal's own header (its expiry) comes before the JSON.
+            .and_then(|p| {
+                let json = p.iter().position(|&b| b == b'{')?;
+                serde_json::from_slice::<Value>(&p[json..]).ok()
+            });
+        let shown = match payload {
+            Some(Value::Object(mut m)) => {
+                m.remove("n");
+                m.remove("iat");
+                Value::Object(m).to_string().replace('"', "'")
+            }
+            _ => format!("unreadable {sealed}"),
+        };
+        out.replace_range(start..start + len, &shown);
+        from = start + shown.len();
+    }
+    out
+}
+
 fn differential(stateless: bool) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -432,8 +688,9 @@ fn differential(stateless: bool) {
     // What the cases reached: tool results (either server), and — in a session, where the
     // room's stream differs from the worker's by its event ids — answers the room made.
     let results = std::cell::Cell::new(0_u32);
+    let modern_results = std::cell::Cell::new(0_u32);
     let by_room = std::cell::Cell::new(0_u32);
-    let result = runner.run(&request(!stateless), |request| {
+    let result = runner.run(&any_request(!stateless), |request| {
         let (a, b) =
             runtime.block_on(async { tokio::join!(room.send(&request), rmcp.send(&request)) });
         if a.message()
@@ -441,6 +698,13 @@ fn differential(stateless: bool) {
             .is_some_and(|r| r.get("content").is_some())
         {
             results.set(results.get() + 1);
+            let modern = request
+                .headers
+                .iter()
+                .any(|(n, v)| *n == "mcp-protocol-version" && v == "2026-07-28");
+            if modern {
+                modern_results.set(modern_results.get() + 1);
+            }
         }
         if a.body != b.body {
             by_room.set(by_room.get() + 1);
@@ -449,7 +713,7 @@ fn differential(stateless: bool) {
         let b_seen = seen(&b, rmcp.session.as_deref());
         if a_seen != b_seen {
             return Err(TestCaseError::fail(format!(
-                "the room answered\n{a:#?}\nrmcp answered\n{b:#?}"
+                "the room answered\n{a:#?}\nrmcp answered\n{b:#?}\ncompared:\n{a_seen:#?}\n{b_seen:#?}"
             )));
         }
         Ok(())
@@ -494,14 +758,22 @@ fn differential(stateless: bool) {
         panic!("stateless: {stateless}: {e}");
     }
     eprintln!(
-        "stateless: {stateless}: {CASES} requests, {} tool results, {} answered by the room in a session",
+        "stateless: {stateless}: {CASES} requests, {} tool results ({} of 2026-07-28 calls), {} answered by the room in a session",
         results.get(),
+        modern_results.get(),
         by_room.get()
     );
     assert!(
         results.get() >= CASES / 10,
         "{} tool results",
         results.get()
+    );
+    // The 2026-07-28 calls that reached a tool: on a stateless endpoint, the room answers
+    // the plain ones.
+    assert!(
+        modern_results.get() >= CASES / 20,
+        "{} tool results of 2026-07-28 calls",
+        modern_results.get()
     );
     if !stateless {
         assert!(

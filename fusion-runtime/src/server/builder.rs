@@ -412,7 +412,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Keeps every rate limit's buckets in `store` (e.g. [`RedisStore`](crate::guard::RedisStore)),
+    /// Keeps every rate limit's buckets in `store` (e.g. [`RedisStore`](crate::store::RedisStore)),
     /// shared by every instance using it, instead of this process's memory; when the store
     /// cannot answer, calls are refused or admitted as `on_failure` says. Concurrency limits
     /// stay per instance.

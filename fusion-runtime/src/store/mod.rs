@@ -13,28 +13,48 @@
 //!   (status, status message, result, expiry, owner), and how `tasks/cancel` reaches the
 //!   instance running it; in this process's memory by default ([`MemoryTasks`]).
 //!
-//! Rate-limit buckets, which also live in Redis when asked, are [`guard`](crate::guard)'s.
+//! - rate-limit buckets ([`RateLimitStore`]): one token bucket per action and client, in this
+//!   process ([`GovernorStore`]) or, with [`RedisStore`], in Redis for every instance; the
+//!   guard ([`SharedLimits`](crate::guard::SharedLimits)) decides what a call gets from them.
+//!
+//! Every Redis store opens the same kind of connection, bounded by [`DEFAULT_REDIS_TIMEOUT`].
 //! Every entry is keyed by a digest of what it guards (never the raw id a client sent) and
 //! expires with the thing it guards: nothing here grows without a bound.
 
 mod bus;
+mod error;
 mod memory_tasks;
 mod once;
+mod rate_limit;
+#[cfg(feature = "redis")]
+mod redis;
 #[cfg(feature = "redis")]
 mod redis_bus;
+#[cfg(feature = "redis")]
+mod redis_limits;
 #[cfg(feature = "redis")]
 mod redis_once;
 #[cfg(feature = "redis")]
 mod redis_tasks;
 mod tasks;
 
-pub use crate::guard::StoreError;
 pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
+pub use error::StoreError;
 pub use memory_tasks::MemoryTasks;
 pub use once::{DEFAULT_ONCE_CAPACITY, MemoryOnce, OnceStore};
+pub(crate) use rate_limit::Buckets;
+pub use rate_limit::{GovernorStore, RateLimit, RateLimitStore, TokioClock, Verdict};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis::DEFAULT_REDIS_TIMEOUT;
+#[cfg(feature = "redis")]
+pub(crate) use redis::managed_connection;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_bus::{MAX_MESSAGE_BYTES, MAX_URI_BYTES, RedisChangeBus};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis_limits::RedisStore;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis_once::RedisOnce;

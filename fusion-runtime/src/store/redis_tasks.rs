@@ -22,11 +22,11 @@ use redis::aio::ConnectionManager;
 use tokio_util::sync::CancellationToken;
 
 use super::StoreError;
+use super::redis::DEFAULT_REDIS_TIMEOUT;
 use super::tasks::{
     Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,
     bounded, new_task_id,
 };
-use crate::guard::DEFAULT_REDIS_TIMEOUT;
 
 /// How long a running task's lease lasts by default: it is renewed every third of it.
 pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(10);
@@ -229,7 +229,7 @@ impl RedisTasks {
     pub fn new(url: &str) -> Result<Self, StoreError> {
         Ok(RedisTasks {
             client: redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?,
-            connection: crate::guard::managed_connection(url)?,
+            connection: super::redis::managed_connection(url)?,
             prefix: "fusion".into(),
             timeout: DEFAULT_REDIS_TIMEOUT,
             lease: DEFAULT_TASK_LEASE,

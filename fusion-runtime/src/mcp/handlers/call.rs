@@ -105,7 +105,10 @@ impl McpHandler {
                 return Ok(result.into());
             }
         };
-        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, &context));
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
+            answers,
+            context.client_capabilities().as_ref(),
+        ));
         if !self.server.tool_sources().is_empty() {
             scope.handoff = Some(std::sync::Arc::new(crate::context::HandoffSlot::stateless()));
         }
@@ -114,15 +117,29 @@ impl McpHandler {
         let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
         #[cfg(feature = "server-http")]
         let call = crate::mcp::facts::watched(&context, self.principal.as_deref(), call);
+        let binding = || binding.unwrap_or_else(|| bind(kept.as_ref()));
+        self.modern_outcome(&era, call, &elicitor, binding).await
+    }
+
+    /// How a 2026-07-28 call ends, whoever read it (rmcp, or the HTTP room): `call` (the
+    /// pipeline, with `elicitor` in its scope) answers, or the handler asks a question the
+    /// request carries no answer to and the call ends with `input_required`, bound by `bind`.
+    pub(crate) async fn modern_outcome(
+        &self,
+        era: &Era,
+        call: impl Future<Output = ToolResponse>,
+        elicitor: &elicit::ModernElicitor,
+        bind: impl FnOnce() -> request_state::Binding,
+    ) -> Result<CallToolResponse, ErrorData> {
         let response = tokio::select! {
             response = call => response,
             () = elicitor.input_needed() => {
-                let binding = binding.unwrap_or_else(|| bind(kept.as_ref()));
+                let binding = bind();
                 let (requests, state) = elicitor
                     .input_required(&binding)
                     .map_err(|e| ErrorData::internal_error(e, None))?;
                 let result = InputRequiredResult::new(Some(requests), Some(state));
-                return Ok(stamp_input(&era, result, &self.server).into());
+                return Ok(stamp_input(era, result, &self.server).into());
             }
         };
         let mut result = to_call_tool_result(response);
@@ -131,32 +148,97 @@ impl McpHandler {
     }
 }
 
+/// A `tools/call` the HTTP room read itself and answers without rmcp (`http::room`): what
+/// rmcp's context would have told [`answer_call`](McpHandler::answer_call).
+#[cfg(feature = "server-http")]
+pub(crate) struct RoomCall<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Option<crate::input::JsonObject>,
+    /// The arguments as sent, read again only when a 2026-07-28 handler asks a question (its
+    /// `input_required` is bound to them).
+    pub(crate) sent_arguments: Option<&'a [u8]>,
+    pub(crate) parts: &'a axum::http::request::Parts,
+    pub(crate) id: &'a rmcp::model::RequestId,
+    pub(crate) cancellation: tokio_util::sync::CancellationToken,
+    /// Where the call's log messages go (the room answers in SSE once one comes).
+    pub(crate) notes: tokio::sync::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
+    pub(crate) kind: RoomCallKind,
+}
+
+/// Which call the room read.
+#[cfg(feature = "server-http")]
+pub(crate) enum RoomCallKind {
+    /// A stateless 2025 call.
+    Stateless,
+    /// A live 2025 session's call, at the session's log level.
+    Session(crate::context::LogThreshold),
+    /// A 2026-07-28 call (stateless by nature): its `_meta`, which the room checked as rmcp
+    /// does, and the log level it names.
+    Modern {
+        meta: rmcp::model::RequestMetaObject,
+        threshold: crate::context::LogThreshold,
+    },
+}
+
 #[cfg(feature = "server-http")]
 impl McpHandler {
-    /// A 2025 `tools/call` over HTTP that the HTTP side read itself and answers without rmcp
-    /// (`http::stateless_call`): [`answer_call`](McpHandler::answer_call)'s legacy branch for
-    /// a call without `_meta` on a server that hands nothing off, with the request's `parts`,
-    /// JSON-RPC `id` and `cancellation` in place of rmcp's context, and its log messages sent
-    /// to `notes`. A stateless request's, or a live session's (`session`: the session's log
-    /// level; see [`live`](super::live)).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn answer_stateless_call(
+    /// [`answer_call`](McpHandler::answer_call) for a call the room read (`call`): a 2025
+    /// call's legacy branch (a call without `_meta` on a server that hands nothing off), or a
+    /// 2026-07-28 call's (no retry state, no task), with the request's `parts`, JSON-RPC `id`
+    /// and `cancellation` in place of rmcp's context. The result as rmcp's handler shapes it
+    /// for the request's version.
+    pub(crate) async fn answer_room_call(
         &self,
-        name: &str,
-        arguments: Option<crate::input::JsonObject>,
-        parts: &axum::http::request::Parts,
-        id: &rmcp::model::RequestId,
-        cancellation: tokio_util::sync::CancellationToken,
-        notes: tokio::sync::mpsc::Sender<rmcp::model::ServerJsonRpcMessage>,
-        session: Option<crate::context::LogThreshold>,
-    ) -> rmcp::model::CallToolResult {
-        let in_session = session.is_some();
-        let threshold = session.unwrap_or_else(|| self.log_threshold.clone());
+        call: RoomCall<'_>,
+    ) -> Result<rmcp::model::ServerResult, ErrorData> {
+        let RoomCall {
+            name,
+            arguments,
+            sent_arguments,
+            parts,
+            id,
+            cancellation,
+            notes,
+            kind,
+        } = call;
+        let (threshold, in_session, modern) = match kind {
+            RoomCallKind::Stateless => (self.log_threshold.clone(), false, None),
+            RoomCallKind::Session(threshold) => (threshold, true, None),
+            RoomCallKind::Modern { meta, threshold } => {
+                (threshold.clone(), false, Some((meta, threshold)))
+            }
+        };
         let mut scope =
             scope::stateless_call_scope(parts, cancellation.clone(), threshold, notes, in_session);
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
+        let span = super::trace::room_call_span(parts, modern.as_ref().map(|(meta, _)| meta));
+        let Some((meta, threshold)) = modern else {
+            let call = std::pin::pin!(self.server.call(name, arguments, scope));
+            let call = crate::mcp::facts::watched_request(
+                Some(parts),
+                id,
+                &cancellation,
+                self.principal.as_deref(),
+                call,
+            );
+            let result = tracing::Instrument::instrument(call, span).await;
+            // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
+            let mut result = rmcp::model::ServerResult::CallToolResult(to_call_tool_result(result));
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+            return Ok(result);
+        };
+        let era = Era::Modern { threshold };
+        let owner = crate::context::ClientKey::of(&scope);
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
+            Default::default(),
+            meta.client_capabilities().as_ref(),
+        ));
+        scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+        let meta = meta.0.0;
+        scope.meta = (!meta.is_empty()).then(|| std::sync::Arc::new(meta));
         let call = std::pin::pin!(self.server.call(name, arguments, scope));
         let call = crate::mcp::facts::watched_request(
             Some(parts),
@@ -165,7 +247,16 @@ impl McpHandler {
             self.principal.as_deref(),
             call,
         );
-        let span = super::trace::stateless_call_span(parts);
-        to_call_tool_result(tracing::Instrument::instrument(call, span).await)
+        let bind = || {
+            let sent = sent_arguments.and_then(|a| serde_json::from_slice(a).ok());
+            request_state::Binding::of(name, sent.as_ref(), &owner.0)
+                .signed_with(self.server.request_state_key())
+        };
+        let outcome = self.modern_outcome(&era, call, &elicitor, bind);
+        let response = tracing::Instrument::instrument(outcome, span).await?;
+        // As rmcp's handler answers a 2026-07-28 peer.
+        let mut result = rmcp::model::ServerResult::from(response);
+        result.fill_missing_cache_hints();
+        Ok(result)
     }
 }

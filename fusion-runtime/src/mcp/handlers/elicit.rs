@@ -56,7 +56,7 @@ fn is_stateless_http(cx: &RequestContext<RoleServer>) -> bool {
     false
 }
 
-/// The elicitor of a 2025 call rmcp never saw (`http::stateless_call`): it asks nothing,
+/// The elicitor of a 2025 call rmcp never saw (`http::room`): it asks nothing,
 /// and says why as [`LegacyElicitor`] would — [`CannotAsk::STATELESS`] for a stateless
 /// request (no way back to the client), [`CannotAsk::UNDECLARED`] for a live session's (its
 /// client declared neither `elicitation` nor `sampling`; only such sessions' calls are).
@@ -246,11 +246,16 @@ pub(crate) struct ModernElicitor {
 }
 
 impl ModernElicitor {
-    pub(crate) fn new(answers: BTreeMap<String, Value>, cx: &RequestContext<RoleServer>) -> Self {
+    /// The elicitor of a request that carried `answers` (by key), from a client that declared
+    /// `capabilities`.
+    pub(crate) fn new(
+        answers: BTreeMap<String, Value>,
+        capabilities: Option<&rmcp::model::ClientCapabilities>,
+    ) -> Self {
         ModernElicitor {
             answers,
-            capable: client_can_elicit(cx),
-            can_sample: client_can_sample(cx),
+            capable: capabilities.is_some_and(|c| c.elicitation.is_some()),
+            can_sample: capabilities.is_some_and(|c| c.sampling.is_some()),
             asked: AtomicUsize::new(0),
             needed: Mutex::new(None),
             notify: Notify::new(),

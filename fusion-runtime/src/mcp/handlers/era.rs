@@ -50,6 +50,24 @@ pub(crate) fn is_modern_version(version: &str) -> bool {
 /// The message of the `-32602` an unknown log level gets.
 pub(crate) const BAD_LOG_LEVEL: &str = "Invalid params: io.modelcontextprotocol/logLevel must be one of debug, info, notice, warning, error, critical, alert, emergency";
 
+/// The log level a modern request's `meta` names ([`LogThreshold::off`] without one), or the
+/// `-32602` a level that is not an MCP level gets.
+pub(crate) fn modern_threshold(
+    meta: &rmcp::model::RequestMetaObject,
+) -> Result<LogThreshold, ErrorData> {
+    match meta.get(LOG_LEVEL_KEY) {
+        None => Ok(LogThreshold::off()),
+        Some(raw) => match raw.as_str().and_then(exact_level) {
+            Some(level) => Ok(LogThreshold::new(level)),
+            None => Err(ErrorData::new(
+                ErrorCode::INVALID_PARAMS,
+                BAD_LOG_LEVEL,
+                Some(serde_json::json!({ "field": LOG_LEVEL_KEY })),
+            )),
+        },
+    }
+}
+
 impl Era {
     /// The era of `cx`, as rmcp decides it (the request's `_meta` version, else the
     /// session's). A modern request whose `_meta` log level is not an MCP level is
@@ -61,19 +79,7 @@ impl Era {
         if !modern {
             return Ok(Era::Legacy);
         }
-        let threshold = match cx.meta.get(LOG_LEVEL_KEY) {
-            None => LogThreshold::off(),
-            Some(raw) => match raw.as_str().and_then(exact_level) {
-                Some(level) => LogThreshold::new(level),
-                None => {
-                    return Err(ErrorData::new(
-                        ErrorCode::INVALID_PARAMS,
-                        BAD_LOG_LEVEL,
-                        Some(serde_json::json!({ "field": LOG_LEVEL_KEY })),
-                    ));
-                }
-            },
-        };
+        let threshold = modern_threshold(&cx.meta)?;
         Ok(Era::Modern { threshold })
     }
 

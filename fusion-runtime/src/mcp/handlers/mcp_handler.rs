@@ -48,7 +48,7 @@ pub struct McpHandler {
     /// Where a stateful HTTP session lists itself once initialized, so that its plain calls
     /// may be answered without rmcp's session worker (see [`live`](super::live)).
     #[cfg(feature = "server-http")]
-    pub(crate) live: Option<std::sync::Arc<super::live::LiveSessions>>,
+    pub(crate) live: Option<std::sync::Arc<dyn LiveList>>,
 }
 
 /// Answers a `tools/call` rmcp read as a custom request: its id and raw params.
@@ -127,7 +127,7 @@ impl McpHandler {
     /// Once initialized, the session lists itself in `live` when its client can be asked
     /// nothing (see [`live`](super::live)).
     #[cfg(feature = "server-http")]
-    pub(crate) fn listed_in(mut self, live: std::sync::Arc<super::live::LiveSessions>) -> Self {
+    pub(crate) fn listed_in(mut self, live: std::sync::Arc<dyn LiveList>) -> Self {
         self.live = Some(live);
         self
     }
@@ -259,7 +259,10 @@ impl McpHandler {
                     return Err(ErrorData::internal_error(why, None));
                 }
             };
-        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(answers, context));
+        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
+            answers,
+            context.client_capabilities().as_ref(),
+        ));
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         tokio::select! {
             done = work(scope) => Ok(Asked::Done(done)),
@@ -282,4 +285,17 @@ pub(crate) fn stamp_input(
 ) -> InputRequiredResult {
     era.stamp(&mut r.meta, server);
     r
+}
+
+/// Where a stateful HTTP session is listed as it answers its `initialize`, when its calls may
+/// be answered without rmcp's worker (the HTTP room's live sessions).
+#[cfg(feature = "server-http")]
+pub(crate) trait LiveList: Send + Sync + std::fmt::Debug {
+    /// Lists the session `id`, at `log_threshold`, until `end` is cancelled.
+    fn register(
+        &self,
+        id: &str,
+        log_threshold: LogThreshold,
+        end: tokio_util::sync::CancellationToken,
+    );
 }

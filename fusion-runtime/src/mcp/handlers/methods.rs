@@ -343,7 +343,7 @@ impl ServerHandler for McpHandler {
 #[cfg(feature = "server-http")]
 impl McpHandler {
     /// Lists this (stateful HTTP) session in its endpoint's
-    /// [`LiveSessions`](super::live::LiveSessions) as it answers its `initialize` (`request`,
+    /// live sessions ([`LiveList`](super::mcp_handler::LiveList)) as it answers its `initialize` (`request`,
     /// whose extensions name the session), when its client declared neither `elicitation`
     /// nor `sampling`. Listed before the answer is sent, the session's first call finds it.
     fn list_if_live(

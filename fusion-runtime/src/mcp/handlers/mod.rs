@@ -23,8 +23,6 @@ mod catalog;
 pub mod elicit;
 pub mod era;
 mod listing;
-#[cfg(feature = "server-http")]
-pub(crate) mod live;
 mod mcp_handler;
 mod methods;
 pub(crate) mod notify;
@@ -36,8 +34,12 @@ pub(crate) mod tasks;
 mod tools;
 mod trace;
 
+#[cfg(feature = "server-http")]
+pub(crate) use call::{RoomCall, RoomCallKind};
 pub(crate) use listing::CursorNotAString;
 pub use listing::MAX_CURSOR_BYTES;
+#[cfg(feature = "server-http")]
+pub(crate) use mcp_handler::LiveList;
 pub use mcp_handler::{McpHandler, to_call_tool_result};
 pub use scope::request_scope;
 pub use subscriptions::{MAX_SUBSCRIPTIONS, Subscriptions};

@@ -90,7 +90,7 @@ fn scope_with_sink(
 }
 
 /// The scope of a 2025 `tools/call` that the HTTP side read and answers without rmcp
-/// (`http::stateless_call`): the request's facts from `parts`, its log messages sent to
+/// (`http::room`): the request's facts from `parts`, its log messages sent to
 /// `notes` (it has no progress token). Nothing is asked of the client: a stateless request has
 /// no way back to it, and a session's (`in_session`) is answered so only when its client
 /// declared no way to be asked.

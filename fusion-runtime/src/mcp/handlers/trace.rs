@@ -38,18 +38,23 @@ pub(crate) fn call_span(cx: &RequestContext<RoleServer>) -> Span {
     span
 }
 
-/// [`call_span`] of a call rmcp never saw (`http::stateless_call`): it sent no `_meta`, so
-/// the trace context is the HTTP request's headers'.
+/// [`call_span`] of a call rmcp never saw (`http::room`): the trace context of its `_meta`
+/// (a 2026-07-28 call's; a 2025 call the room reads sent none), else of the HTTP request's
+/// headers.
 #[cfg(feature = "server-http")]
-pub(crate) fn stateless_call_span(parts: &axum::http::request::Parts) -> Span {
+pub(crate) fn room_call_span(
+    parts: &axum::http::request::Parts,
+    meta: Option<&rmcp::model::RequestMetaObject>,
+) -> Span {
     let span = new_call_span();
     #[cfg(feature = "otel")]
     if !span.is_disabled() {
         let header = |key: &str| parts.headers.get(key).and_then(|v| v.to_str().ok());
-        continue_trace(&span, |_| None, header);
+        let meta = |key: &str| meta.and_then(|m| m.0.get(key)).and_then(|v| v.as_str());
+        continue_trace(&span, meta, header);
     }
     #[cfg(not(feature = "otel"))]
-    let _ = parts;
+    let _ = (parts, meta);
     span
 }
 

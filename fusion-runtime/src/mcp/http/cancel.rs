@@ -9,7 +9,7 @@
 //! - sends `notifications/cancelled` in a separate POST without a session (stateless mode,
 //!   or a 2026-07-28 client): rmcp ignores notifications there;
 //! - sends it in a live session for a call answered without rmcp's worker (see
-//!   `handlers::live`): rmcp does not know the call.
+//!   `room`): rmcp does not know the call.
 //!
 //! [`layer`] wraps the rmcp service: it takes the request's [`Exchange`] from its
 //! [`RequestFacts`] (the guard step makes both; the handler finds them in the request's

@@ -19,10 +19,8 @@ use super::body::read_bounded;
 use super::door::Cleared;
 use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
 use super::rewrite::{Read, answer_with_status, json_errors, reply};
-use super::stateless_call;
-use crate::context::LogThreshold;
+use super::room::{self, Listing, LiveSessions, Plain, PlainKind};
 use crate::mcp::facts::SESSION_HEADER;
-use crate::mcp::handlers::live::{Listing, LiveSessions};
 use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
 
@@ -33,8 +31,7 @@ pub(crate) struct JsonRpcStep {
     pub(crate) allowed_hosts: AllowedHosts,
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
-    /// Whether a plain 2025 `tools/call` is answered without rmcp
-    /// ([`stateless_call`](super::stateless_call)): on a server that hands nothing off.
+    /// Whether plain calls go to the [`room`] (the switch, on a server that hands nothing off).
     pub(crate) plain_calls: bool,
     /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse,
     /// unless its session is live (`live`: the sessions whose plain calls skip rmcp's worker).
@@ -42,8 +39,19 @@ pub(crate) struct JsonRpcStep {
     pub(crate) live: Option<Arc<LiveSessions>>,
 }
 
+/// Where the check sends a request it passed on: decided once, here.
+pub(crate) enum Route {
+    /// To rmcp.
+    Rmcp,
+    /// To the [`room`], which answers the plain call without rmcp (or, if its arguments do
+    /// not parse, hands the request back for rmcp). Boxed: the steps' futures carry the route
+    /// to the room (and they are moved on every request).
+    Room(Box<Plain>),
+}
+
 /// The JSON-RPC step of the HTTP endpoint: checks `request`, which the door `cleared`, then
-/// runs `next` (the steps after it, then rmcp) on it unless the framework answers itself.
+/// runs `next` (the steps after it, then the route it decided: rmcp or the room) on it unless
+/// the framework answers itself.
 pub(crate) async fn guard<F, Fut>(
     guard: &JsonRpcStep,
     cleared: Cleared,
@@ -51,13 +59,13 @@ pub(crate) async fn guard<F, Fut>(
     next: F,
 ) -> Response
 where
-    F: FnOnce(Request) -> Fut,
+    F: FnOnce(Request, Route) -> Fut,
     Fut: Future<Output = Response>,
 {
     // One `await` of `next`, after the check's: the two futures share their place in this
     // one's state (it is moved on every request).
     match check(guard, &cleared, request).await {
-        Ok((request, read)) => {
+        Ok((request, read, route)) => {
             // Only a server with task actions edits a 2025-11-25 answer.
             let advertise = read
                 .bytes()
@@ -65,7 +73,7 @@ where
                 .and_then(|bytes| {
                     super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
                 });
-            let response = json_errors(next(request).await, read, &guard.server).await;
+            let response = json_errors(next(request, route).await, read, &guard.server).await;
             match advertise {
                 Some(advertise) => advertise.apply(response),
                 None => response,
@@ -75,8 +83,8 @@ where
     }
 }
 
-/// The request to pass on and what the check read of it ([`Read`]); or the framework's own
-/// answer.
+/// The request to pass on, what the check read of it ([`Read`]) and its [`Route`]; or the
+/// framework's own answer.
 ///
 /// Only a JSON POST's body is read. The headers rmcp checks itself (`Accept`, `Host`) are
 /// looked at only when the framework would answer: a request rmcp refuses for them goes on
@@ -86,7 +94,7 @@ async fn check(
     guard: &JsonRpcStep,
     cleared: &Cleared,
     request: Request,
-) -> Result<(Request, Read), Response> {
+) -> Result<(Request, Read, Route), Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
         // rmcp refuses these (`415`) or reads no body.
         return pass_unread(request, &guard.server);
@@ -138,18 +146,26 @@ async fn check(
     // else by the probe. Whatever the headers: a plain call is one the probe passes too (or
     // one `serde_json` refuses, which rmcp's parse does too, answered as the probe would),
     // and a body it passes goes on to rmcp, which checks its headers itself.
-    // A 2026-07-28 request is not probed (see `Read::Unprobed`): it is never plain (its
-    // `_meta`, its headers). Nor is a session's call, unless its session may be live (see
-    // `stateless_call`): then its plain call is answered without rmcp, and its
-    // `notifications/cancelled` reaches the calls answered so.
-    let mut live: Option<LogThreshold> = None;
+    // A 2026-07-28 request is not probed (see `Read::Unprobed`); a plain call of one, with
+    // headers rmcp passes as they are, on a stateless endpoint, is the room's. Nor is a
+    // session's call probed, unless its session may be live (see `room`): then its plain
+    // call is answered without rmcp, and its `notifications/cancelled` reaches the calls
+    // answered so.
+    let mut kind = PlainKind::Stateless;
     let mut cancels = None;
     let checked = match (modern, session_call) {
-        (true, _) => Ok((None, None)),
+        (true, _) => Ok(match modern_read(guard, &parts.headers, &bytes) {
+            Some(call) => {
+                kind = PlainKind::Modern;
+                (None, Some(call))
+            }
+            None => (None, None),
+        }),
         (false, true) => Ok(match live_read(guard, &parts.headers, &bytes) {
             Some(LiveRead::Call(passed, call, threshold)) => {
-                live = Some(threshold);
-                (Some(passed), Some(call))
+                kind = PlainKind::Session(threshold);
+                let call = passed.id.clone().map(|id| (id, call));
+                (Some(passed), call)
             }
             Some(LiveRead::Cancels(passed)) => {
                 cancels = Some(passed);
@@ -158,14 +174,18 @@ async fn check(
             None => (None, None),
         }),
         (false, false) => match jsonrpc::plain_call(&bytes) {
-            Some((passed, call)) => Ok((Some(passed), Some(call))),
+            Some((passed, call)) => {
+                let call = passed.id.clone().map(|id| (id, call));
+                Ok((Some(passed), call))
+            }
             None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (Some(passed), None)),
         },
     };
     let (mut parts, passed, call) = match checked {
         Ok((passed, call)) => (parts, passed, call),
         Err(_) if !rmcp_reads(&parts.headers) => {
-            return Ok((Request::from_parts(parts, Body::from(bytes)), Read::Unread));
+            let request = Request::from_parts(parts, Body::from(bytes));
+            return Ok((request, Read::Unread, Route::Rmcp));
         }
         Err(answer) => return Err(answer_with_status(&answer)),
     };
@@ -221,12 +241,13 @@ async fn check(
             bytes: bytes.clone(),
         },
     };
-    // A plain call that rmcp would take straight to its handler is answered without it: a
-    // live session's (its headers passed in `live_read`), or a stateless endpoint's.
+    // A plain call that rmcp would take straight to its handler is the room's: a live
+    // session's (its headers passed in `live_read`), a 2026-07-28 one (`modern_read`), or a
+    // stateless endpoint's.
     let stateless_plain = || {
         guard.plain_calls
             && !guard.sessions
-            && stateless_call::headers_pass(&parts.headers, &guard.allowed_hosts, false)
+            && room::legacy_headers_pass(&parts.headers, &guard.allowed_hosts, false)
     };
     if call.is_none() && jsonrpc::cursor_not_a_string(&bytes) {
         // Answered by the list's handler, after rmcp's checks (see `CursorNotAString`).
@@ -234,22 +255,29 @@ async fn check(
             .extensions
             .insert(crate::mcp::handlers::CursorNotAString);
     }
-    if let Some(call) = call.filter(|_| live.is_some() || stateless_plain()) {
-        let bytes = bytes.clone();
-        parts.extensions.insert(stateless_call::Plain {
-            bytes,
-            call,
-            session: live,
-        });
-    }
-    Ok((Request::from_parts(parts, Body::from(bytes)), read))
+    let route = match call {
+        Some((id, call)) if !matches!(kind, PlainKind::Stateless) || stateless_plain() => {
+            Route::Room(Box::new(Plain {
+                bytes: bytes.clone(),
+                call,
+                id,
+                kind,
+            }))
+        }
+        _ => Route::Rmcp,
+    };
+    Ok((Request::from_parts(parts, Body::from(bytes)), read, route))
 }
 
 /// What the check reads of a live session's message.
 enum LiveRead {
     /// A plain call the session may have answered without rmcp now (it is fresh), at the
     /// session's log level.
-    Call(jsonrpc::Passed, jsonrpc::PlainCall, LogThreshold),
+    Call(
+        jsonrpc::Passed,
+        jsonrpc::PlainCall,
+        crate::context::LogThreshold,
+    ),
     /// A `notifications/cancelled`: the calls it names may have been answered so.
     Cancels(jsonrpc::Passed),
 }
@@ -260,7 +288,7 @@ enum LiveRead {
 fn live_read(guard: &JsonRpcStep, headers: &HeaderMap, bytes: &[u8]) -> Option<LiveRead> {
     let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
     let listing = guard.live.as_ref()?.listing(id)?;
-    if !stateless_call::headers_pass(headers, &guard.allowed_hosts, true) {
+    if !room::legacy_headers_pass(headers, &guard.allowed_hosts, true) {
         return None;
     }
     if let Listing::Fresh(threshold) = listing
@@ -274,6 +302,23 @@ fn live_read(guard: &JsonRpcStep, headers: &HeaderMap, bytes: &[u8]) -> Option<L
     }
     let passed = jsonrpc::check_body(bytes, &guard.server).ok()?;
     passed.cancels.then_some(LiveRead::Cancels(passed))
+}
+
+/// A 2026-07-28 request's body read as a plain call, when the room may answer it: on a
+/// stateless endpoint (on a stateful one rmcp's answer is an SSE stream the room does not
+/// write), with headers rmcp passes as they are and that name the call's tool. `None`: the
+/// request goes to rmcp unread.
+fn modern_read(
+    guard: &JsonRpcStep,
+    headers: &HeaderMap,
+    bytes: &[u8],
+) -> Option<(rmcp::model::RequestId, jsonrpc::PlainCall)> {
+    if !guard.plain_calls || guard.sessions {
+        return None;
+    }
+    let (passed, call) = jsonrpc::modern_call(bytes)?;
+    let name = std::str::from_utf8(bytes.get(call.name.clone())?).ok()?;
+    room::modern_headers_pass(headers, &guard.allowed_hosts, name).then_some((passed.id?, call))
 }
 
 /// A `tools/call` that rmcp's parse could not read, in a body the check left to it (a
@@ -295,11 +340,11 @@ pub(crate) fn unusable_call(
 /// A request whose body the framework does not read: on to rmcp, unless its
 /// `MCP-Protocol-Version` is one the server does not speak.
 #[allow(clippy::result_large_err)]
-fn pass_unread(request: Request, server: &Server) -> Result<(Request, Read), Response> {
+fn pass_unread(request: Request, server: &Server) -> Result<(Request, Read, Route), Response> {
     let version = request.headers().get(&HEADER_PROTOCOL_VERSION);
     match unsupported_version(version, server, || None) {
         Some(refusal) => Err(refusal),
-        None => Ok((request, Read::Unread)),
+        None => Ok((request, Read::Unread, Route::Rmcp)),
     }
 }
 

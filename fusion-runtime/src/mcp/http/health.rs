@@ -71,7 +71,7 @@ impl ReadyCheck {
     #[cfg(feature = "redis")]
     #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
     pub fn redis_ping(url: &str, timeout: Duration) -> anyhow::Result<Self> {
-        let connection = crate::guard::managed_connection(url)?;
+        let connection = crate::store::managed_connection(url)?;
         let check = ReadyCheck::new("redis", move || {
             let mut connection = connection.clone();
             async move {

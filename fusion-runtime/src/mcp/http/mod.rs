@@ -10,13 +10,14 @@
 //! | connection caps | `listener.rs`, `forwarded.rs` | the socket, trusted proxies' headers | a connection slot, the peer's `ClientKey` |
 //! | authentication (when configured) | `auth.rs` | the bearer token | `Principal`, its `ClientKey`, or `401`/`403` |
 //! | identity, the door, deadline | `guard.rs`, `identity.rs`, `door.rs`, `sessions.rs` | `ClientKey`, `Principal`, `Host`, `Origin`, `mcp-session-id` | a refusal (`rewrite.rs`), or the door's `Cleared` — the only way on to a route — and the request's facts ([`facts`](super::facts)), the body's deadline (`body.rs`) |
-//! | JSON-RPC check | `check.rs`, `headers.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC |
+//! | JSON-RPC check | `check.rs`, `headers.rs`, `tasks_2025.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; rmcp's plain errors as JSON-RPC; the request's route (`check::Route`): rmcp, or the room |
 //! | cancellation | `cancel.rs` | the facts | the request's exchange, in its facts |
 //!
 //! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts — or, for a plain
-//! 2025 `tools/call` on a stateless server, the handler room straight from here
-//! (`stateless_call.rs`: the check's read of the body is its only parse; rmcp would parse it
-//! again, make a service for it and spawn four tasks).
+//! `tools/call` the check routed there (a 2025 one, stateless or in a live session; a
+//! 2026-07-28 one on a stateless endpoint), the handler room straight from the one room that
+//! answers without rmcp (`room/`: the check's read of the body is its only parse; rmcp would
+//! parse it again, make a service for it and spawn four tasks).
 //! `health.rs` and `metrics.rs` are the listener's other routes and its metrics listener.
 
 mod auth;
@@ -34,9 +35,9 @@ mod listener;
 mod metrics;
 mod options;
 mod rewrite;
+mod room;
 mod router;
 mod sessions;
-mod stateless_call;
 #[cfg(test)]
 mod step_tests;
 mod tasks_2025;

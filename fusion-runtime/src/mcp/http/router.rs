@@ -29,12 +29,11 @@ use super::guard::{Guard, guard_request};
 use super::headers::AllowedHosts;
 use super::identity::Identity;
 use super::options::HttpOptions;
+use super::room::{LiveSessions, Room};
 use super::sessions::CappedSessions;
-use super::stateless_call::Answerer;
 use crate::auth::Auth;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
-use crate::mcp::handlers::live::LiveSessions;
-use crate::mcp::handlers::{McpHandler, notify};
+use crate::mcp::handlers::{LiveList, McpHandler, notify};
 use crate::server::Server;
 
 /// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
@@ -114,7 +113,7 @@ pub(crate) fn endpoint(
     local.session_config.keep_alive = Some(options.session_idle_timeout);
     // A plain 2025 call skips rmcp (unless the options turn that off) only where rmcp would go
     // straight to the handler with it:
-    // stateless, or in a live session (see `handlers::live`), on a server that hands nothing
+    // stateless, or in a live session (see `room`), on a server that hands nothing
     // off. (A 2025-11-25 task request is answered by the check before; rmcp's 2025 call path
     // runs no task: a task action's plain call is a call, either way.)
     let plain_calls = options.answer_plain_calls && server.tool_sources().is_empty();
@@ -127,6 +126,16 @@ pub(crate) fn endpoint(
     }
     let sessions = Arc::new(capped);
     let identity = Identity::new(&options.trusted_proxies, options.forwarded_header);
+    let stateless = options.stateless;
+    let closing = options.shutdown.clone();
+    // Stateless: a handler per request, made from one template (shared parts and the
+    // cached `get_info`, see `McpHandler::per_request`); stateful: one per session.
+    let template = McpHandler::new(server.clone())
+        .sessionless(stateless)
+        .closing(closing)
+        .answering_unusable_calls(check::unusable_call);
+    let keep_alive = config.sse_keep_alive;
+    let room = plain_calls.then(|| Room::new(template.clone(), keep_alive, streams.clone()));
     let calls = Arc::new(Calls::default());
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
@@ -152,17 +161,8 @@ pub(crate) fn endpoint(
             live: live.clone(),
         },
         calls,
+        room,
     }));
-    let stateless = options.stateless;
-    let closing = options.shutdown.clone();
-    // Stateless: a handler per request, made from one template (shared parts and the
-    // cached `get_info`, see `McpHandler::per_request`); stateful: one per session.
-    let template = McpHandler::new(server.clone())
-        .sessionless(stateless)
-        .closing(closing)
-        .answering_unusable_calls(check::unusable_call);
-    let keep_alive = config.sse_keep_alive;
-    let plain = plain_calls.then(|| Arc::new(Answerer::new(template.clone(), keep_alive, streams)));
     let listed = live.clone();
     let rmcp = StreamableHttpService::new(
         move || {
@@ -173,7 +173,7 @@ pub(crate) fn endpoint(
                         .closing(template.closing.clone())
                         .answering_unusable_calls(check::unusable_call);
                     match &listed {
-                        Some(live) => handler.listed_in(Arc::clone(live)),
+                        Some(live) => handler.listed_in(Arc::clone(live) as Arc<dyn LiveList>),
                         None => handler,
                     }
                 }
@@ -184,7 +184,6 @@ pub(crate) fn endpoint(
     );
     let service = Shared {
         rmcp: Arc::new(rmcp),
-        plain,
         live,
     };
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
@@ -215,12 +214,9 @@ pub(crate) fn endpoint(
 /// rmcp's service behind an `Arc`. axum clones a mounted service for every request, and
 /// rmcp's `call` clones itself again: each clone copies its whole config (every allowed host
 /// and origin, 9 strings with the defaults), 12 % of a stateless call's instructions.
-/// Beside it, on a stateless server, what answers a plain call without it
-/// ([`stateless_call`](super::stateless_call)).
 #[derive(Clone)]
 struct Shared {
     rmcp: Arc<StreamableHttpService<McpHandler, CappedSessions>>,
-    plain: Option<Arc<Answerer>>,
     /// The live sessions, told when rmcp's worker hears from one.
     live: Option<Arc<LiveSessions>>,
 }
@@ -235,13 +231,6 @@ impl tower_service::Service<Request> for Shared {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let request = match &self.plain {
-            Some(answerer) => match answerer.answer(request) {
-                Ok(answer) => return Box::pin(async move { Ok(answer.await) }),
-                Err(request) => request,
-            },
-            None => request,
-        };
         // rmcp's future (5.7 KB) in its own box: the steps' future, which awaits this one,
         // stays small (it is moved on every request: into hyper's request slot, or a box).
         let service = Arc::clone(&self.rmcp);
@@ -278,6 +267,8 @@ struct StepsInner {
     guard: Guard,
     check: check::JsonRpcStep,
     calls: Arc<Calls>,
+    /// What answers the calls the check routes to the room; `None` with the room off.
+    room: Option<Room>,
 }
 
 impl<S> tower_layer::Layer<S> for Steps {
@@ -311,11 +302,22 @@ impl StepsInner {
             }
         };
         let response = guard_request(&self.guard, request, move |request, cleared| {
-            check::guard(&self.check, cleared, request, move |request| {
-                super::cancel::layer(&self.calls, request, move |request| async move {
-                    match inner.call(request).await {
-                        Ok(response) => response,
-                        Err(never) => match never {},
+            check::guard(&self.check, cleared, request, move |request, route| {
+                super::cancel::layer(&self.calls, request, move |request| {
+                    // Routed before the future is made: it holds one request or the room's
+                    // boxed answer, not both (it is moved on every request).
+                    let routed = match (route, &self.room) {
+                        (check::Route::Room(plain), Some(room)) => room.answer(request, plain),
+                        _ => Err(request),
+                    };
+                    async move {
+                        match routed {
+                            Ok(answer) => answer.await,
+                            Err(request) => match inner.call(request).await {
+                                Ok(response) => response,
+                                Err(never) => match never {},
+                            },
+                        }
                     }
                 })
             })
@@ -441,6 +443,7 @@ mod tests {
                 live: None,
             },
             calls: Arc::new(Calls::default()),
+            room: None,
         };
         let rmcp = Shared {
             rmcp: Arc::new(StreamableHttpService::new(
@@ -448,7 +451,6 @@ mod tests {
                 Arc::new(sessions),
                 StreamableHttpServerConfig::default(),
             )),
-            plain: None,
             live: None,
         };
         let handle = rmcp.rmcp.handle(Request::new(Body::empty()));

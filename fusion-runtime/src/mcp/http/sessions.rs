@@ -17,8 +17,8 @@ use rmcp::transport::streamable_http_server::session::{
     EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
 };
 
+use super::room::LiveSessions;
 use crate::mcp::facts::OpenedSession;
-use crate::mcp::handlers::live::LiveSessions;
 
 /// Why a new session was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ pub(crate) use check::{check_body, refused_by_rmcp};
 #[cfg(feature = "server-http")]
 pub(crate) use check::{cursor_not_a_string, unusable_call};
 #[cfg(feature = "server-http")]
-pub(crate) use plain::{PlainCall, plain_call};
+pub(crate) use plain::{PlainCall, modern_call, plain_call};
 #[cfg(feature = "server-http")]
 pub(crate) use probe::Passed;
 pub(crate) use reply::Reply;

@@ -1,5 +1,6 @@
 //! HTTP's hot path: a plain `tools/call` — `jsonrpc`, `id`, `method` and
-//! `params { name, arguments }`, nothing else — read by `serde`'s derive in one pass, its
+//! `params { name, arguments }` (and in a 2026-07-28 call `_meta`), nothing else — read by
+//! `serde`'s derive in one pass, its
 //! strings borrowed from the body and its arguments a [`RawValue`] (their syntax checked,
 //! not parsed). Anything else is not plain and goes to the probe
 //! ([`check_body`](super::check_body)): another member (`_meta`, `task`, a retry's state), a
@@ -31,17 +32,33 @@ pub(crate) struct PlainCall {
     pub(crate) name: Range<usize>,
     /// The `arguments` object, braces included; `None` when the call sent none.
     pub(crate) arguments: Option<Range<usize>>,
+    /// A 2026-07-28 call's `_meta` object, braces included ([`modern_call`]); `None` in a
+    /// 2025 one's.
+    pub(crate) meta: Option<Range<usize>>,
 }
 
 /// The body read as a plain call, with what the layers after the check need of it; `None`
 /// when it is not one.
 pub(crate) fn plain_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
+    read(bytes).filter(|(_, call)| call.meta.is_none())
+}
+
+/// The body read as a plain 2026-07-28 call: [`plain_call`]'s, and a `_meta` object in its
+/// params (what the version requires of every request; its content is the room's to read).
+/// `None` when it is not one.
+pub(crate) fn modern_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
+    read(bytes).filter(|(_, call)| call.meta.is_some())
+}
+
+fn read(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
     let Object(message): Object<Message<'_>> = serde_json::from_slice(bytes).ok()?;
     let Object(params) = message.params;
     let arguments = params.arguments.map(RawValue::get);
+    let meta = params.meta.map(RawValue::get);
     let plain = message.jsonrpc == "2.0"
         && message.method == "tools/call"
-        && arguments.is_none_or(|a| a.starts_with('{'));
+        && arguments.is_none_or(|a| a.starts_with('{'))
+        && meta.is_none_or(|m| m.starts_with('{'));
     if !plain {
         return None;
     }
@@ -49,6 +66,10 @@ pub(crate) fn plain_call(bytes: &[u8]) -> Option<(Passed, PlainCall)> {
         name: span(bytes, params.name)?,
         arguments: match arguments {
             Some(a) => Some(span(bytes, a)?),
+            None => None,
+        },
+        meta: match meta {
+            Some(m) => Some(span(bytes, m)?),
             None => None,
         },
     };
@@ -84,6 +105,9 @@ struct Params<'a> {
     /// `null` is a value here, not an absent member: such a call is not plain.
     #[serde(borrow, default, deserialize_with = "present")]
     arguments: Option<&'a RawValue>,
+    /// A 2026-07-28 call's; a 2025 call with one is not plain.
+    #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
+    meta: Option<&'a RawValue>,
 }
 
 /// A struct read from a JSON object only: `serde`'s derive reads a struct from an array of its

@@ -51,7 +51,7 @@ pub(super) async fn answered(
             check,
             Cleared::sessionless(),
             request,
-            seen.next(json_ok("{}")),
+            seen.next_routed(json_ok("{}")),
         )
         .await,
     )
@@ -81,7 +81,7 @@ async fn a_request_other_than_a_json_post_reaches_next_unread() -> anyhow::Resul
             &check,
             Cleared::sessionless(),
             request,
-            seen.next(json_ok("{}")),
+            seen.next_routed(json_ok("{}")),
         )
         .await;
         let (status, _, body) = read(response).await?;
@@ -136,7 +136,7 @@ async fn a_body_at_the_cap_passes() -> anyhow::Result<()> {
         &check,
         Cleared::sessionless(),
         post(streamed_body(&[body]))?,
-        seen.next(json_ok("{}")),
+        seen.next_routed(json_ok("{}")),
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -160,7 +160,7 @@ async fn an_oversized_body_with_headers_rmcp_refuses_goes_on_to_rmcp() -> anyhow
         &check,
         Cleared::sessionless(),
         request,
-        seen.next(canned(StatusCode::NOT_ACCEPTABLE, "Not Acceptable")),
+        seen.next_routed(canned(StatusCode::NOT_ACCEPTABLE, "Not Acceptable")),
     )
     .await;
     let (status, _, json) = read_json(response).await?;
@@ -181,7 +181,7 @@ async fn a_malformed_body_is_the_checks_only_for_a_host_rmcp_allows() -> anyhow:
         let host = header::HeaderValue::from_static("localhost:8080");
         request.headers_mut().insert(header::HOST, host);
         let seen = Seen::default();
-        let forbidden = seen.next(canned(StatusCode::FORBIDDEN, "Forbidden"));
+        let forbidden = seen.next_routed(canned(StatusCode::FORBIDDEN, "Forbidden"));
         let (status, _, json) =
             read_json(guard(&check, Cleared::sessionless(), request, forbidden).await).await?;
         let code = json["error"]["code"].clone();
@@ -272,7 +272,7 @@ async fn a_protocol_version_the_server_does_not_speak_is_400_with_the_supported_
         &check,
         Cleared::sessionless(),
         request,
-        seen.next(json_ok("{}")),
+        seen.next_routed(json_ok("{}")),
     )
     .await;
     let (status, _, json) = read_json(response).await?;
@@ -292,7 +292,7 @@ async fn a_protocol_version_the_server_does_not_speak_is_400_with_the_supported_
             &check,
             Cleared::sessionless(),
             get,
-            seen.next(json_ok("{}")),
+            seen.next_routed(json_ok("{}")),
         )
         .await,
     )
@@ -312,7 +312,7 @@ async fn a_protocol_version_the_server_does_not_speak_is_400_with_the_supported_
         &check,
         Cleared::sessionless(),
         request,
-        seen.next(json_ok("{}")),
+        seen.next_routed(json_ok("{}")),
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -345,7 +345,7 @@ async fn a_valid_body_reaches_next_byte_identical_with_what_passed() -> anyhow::
             &check,
             Cleared::sessionless(),
             post(body)?,
-            seen.next(json_ok(r#"{"answer":1}"#)),
+            seen.next_routed(json_ok(r#"{"answer":1}"#)),
         )
         .await;
         let (status, _, answer) = read(response).await?;
@@ -401,7 +401,7 @@ async fn a_plain_text_error_from_next_becomes_a_json_rpc_error_with_the_request_
             &check,
             Cleared::sessionless(),
             post(body)?,
-            Seen::default().next(plain),
+            Seen::default().next_routed(plain),
         )
         .await;
         let (status, headers, json) = read_json(response).await?;
@@ -417,7 +417,7 @@ async fn a_plain_text_error_from_next_becomes_a_json_rpc_error_with_the_request_
         &check,
         Cleared::sessionless(),
         post(body)?,
-        Seen::default().next(answer),
+        Seen::default().next_routed(answer),
     )
     .await;
     let (status, _, bytes) = read(response).await?;
@@ -429,7 +429,7 @@ async fn a_plain_text_error_from_next_becomes_a_json_rpc_error_with_the_request_
         &check,
         Cleared::sessionless(),
         post(body)?,
-        Seen::default().next(canned(StatusCode::ACCEPTED, "")),
+        Seen::default().next_routed(canned(StatusCode::ACCEPTED, "")),
     )
     .await;
     let (status, _, bytes) = read(response).await?;
@@ -447,7 +447,7 @@ async fn a_415_from_next_for_a_json_body_becomes_400() -> anyhow::Result<()> {
         &check,
         Cleared::sessionless(),
         post(body)?,
-        Seen::default().next(canned(
+        Seen::default().next_routed(canned(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "Unsupported Media Type: bad body",
         )),

@@ -39,6 +39,8 @@ where
 pub(super) struct Saw {
     pub(super) parts: Parts,
     pub(super) body: Result<Bytes, String>,
+    /// The plain call the check routed to the room, when it did (a `next` after the check).
+    pub(super) plain: Option<super::room::Plain>,
 }
 
 impl Saw {
@@ -69,7 +71,33 @@ impl Seen {
                 let body = axum::body::to_bytes(body, usize::MAX)
                     .await
                     .map_err(|e| e.to_string());
-                seen.put(Saw { parts, body });
+                seen.put(Saw {
+                    parts,
+                    body,
+                    plain: None,
+                });
+                response
+            })
+        }
+    }
+
+    /// [`Seen::next`] for the JSON-RPC check's `next`, which gets the request's route too.
+    pub(super) fn next_routed(
+        &self,
+        response: Response,
+    ) -> impl FnOnce(Request, super::check::Route) -> BoxFuture<'static, Response> + use<> {
+        let seen = self.clone();
+        move |request: Request, route| {
+            Box::pin(async move {
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .map_err(|e| e.to_string());
+                let plain = match route {
+                    super::check::Route::Room(plain) => Some(*plain),
+                    super::check::Route::Rmcp => None,
+                };
+                seen.put(Saw { parts, body, plain });
                 response
             })
         }

@@ -1,5 +1,5 @@
-//! The plain call answered without rmcp (`stateless_call.rs`): which requests the check marks
-//! for it, and its answer beside rmcp's own for the same call.
+//! The plain call answered without rmcp (the `room`): which requests the check routes
+//! there, and its answer beside rmcp's own for the same call.
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -10,8 +10,8 @@ use super::super::check::{JsonRpcStep, guard};
 use super::super::door::Cleared;
 use super::super::headers::AllowedHosts;
 use super::super::options::HttpOptions;
+use super::super::room::{Plain, PlainKind, legacy_headers_pass as headers_pass};
 use super::super::router::http_router;
-use super::super::stateless_call::{Plain, headers_pass};
 use super::{Seen, header_text, json_ok, read};
 
 const PLAIN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]}}}"#;
@@ -128,12 +128,21 @@ fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
     }
 }
 
-/// What the check passes on for `body` with `headers`: whether it marked it [`Plain`].
+/// What the check passes on for `body` with `headers`: whether it routed it to the room.
 async fn marked(
     plain_calls: bool,
     headers: &HeaderMap,
     body: &'static str,
 ) -> anyhow::Result<bool> {
+    Ok(routed(plain_calls, headers, body).await?.is_some())
+}
+
+/// The [`Plain`] call the check routed `body` with `headers` as, if it routed it to the room.
+async fn routed(
+    plain_calls: bool,
+    headers: &HeaderMap,
+    body: &'static str,
+) -> anyhow::Result<Option<Plain>> {
     let check = JsonRpcStep {
         server: crate::Server::builder().build()?,
         allowed_hosts: AllowedHosts::new(&["localhost".to_owned()]),
@@ -147,13 +156,12 @@ async fn marked(
         &check,
         Cleared::sessionless(),
         post(headers, body)?,
-        seen.next(json_ok("{}")),
+        seen.next_routed(json_ok("{}")),
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
     let saw = seen.take()?;
-    let plain = saw.parts.extensions.get::<Plain>();
-    if let Some(plain) = plain {
+    if let Some(plain) = &saw.plain {
         assert_eq!(
             &plain.bytes[..],
             body.as_bytes(),
@@ -161,7 +169,72 @@ async fn marked(
         );
         assert_eq!(&body[plain.call.name.clone()], "billing.nothing");
     }
-    Ok(plain.is_some())
+    Ok(saw.plain)
+}
+
+const MODERN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+/// The headers a 2026-07-28 client sends on a call of `billing.nothing`.
+fn modern_headers() -> HeaderMap {
+    let mut headers = client_headers();
+    headers.insert(
+        "mcp-protocol-version",
+        HeaderValue::from_static("2026-07-28"),
+    );
+    headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
+    headers.insert("mcp-name", HeaderValue::from_static("billing.nothing"));
+    headers
+}
+
+#[tokio::test]
+async fn the_check_routes_a_plain_2026_call_whose_standard_headers_say_what_its_body_says()
+-> anyhow::Result<()> {
+    let headers = modern_headers();
+    let plain = routed(true, &headers, MODERN).await?;
+    let Some(plain) = plain else {
+        panic!("a plain 2026-07-28 call was not routed to the room");
+    };
+    assert!(matches!(plain.kind, PlainKind::Modern), "{:?}", plain.kind);
+    let meta = plain.call.meta.clone().unwrap_or_default();
+    assert!(MODERN[meta].starts_with(r#"{"io.modelcontextprotocol/protocolVersion""#));
+    assert!(!marked(false, &headers, MODERN).await?, "the room off");
+    let edits: [(&str, &str, Option<&'static str>); 7] = [
+        ("no Mcp-Method", "mcp-method", None),
+        ("another method", "mcp-method", Some("tools/list")),
+        ("no Mcp-Name", "mcp-name", None),
+        ("another tool", "mcp-name", Some("billing.other")),
+        (
+            "a Base64-wrapped name",
+            "mcp-name",
+            Some("=?base64?YmlsbGluZy5ub3RoaW5n?="),
+        ),
+        ("an Mcp-Param-*", "mcp-param-id", Some("x")),
+        ("an Origin", "origin", Some("http://localhost")),
+    ];
+    for (what, name, value) in edits {
+        let mut edited = headers.clone();
+        match value {
+            Some(v) => {
+                edited.insert(name, HeaderValue::from_static(v));
+            }
+            None => {
+                edited.remove(name);
+            }
+        }
+        assert!(!marked(true, &edited, MODERN).await?, "{what}");
+    }
+    let mut twice = headers.clone();
+    twice.append("mcp-name", HeaderValue::from_static("billing.nothing"));
+    assert!(!marked(true, &twice, MODERN).await?, "Mcp-Name twice");
+    let with_state = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","_meta":{},"requestState":"x"}}"#;
+    assert!(
+        !marked(true, &headers, with_state).await?,
+        "a retry's state"
+    );
+    let without_meta =
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing"}}"#;
+    assert!(!marked(true, &headers, without_meta).await?, "no _meta");
+    Ok(())
 }
 
 #[tokio::test]

@@ -81,7 +81,7 @@ async fn a_sessions_call_and_a_2026_request_go_to_rmcp_unprobed() -> anyhow::Res
             check,
             Cleared::sessionless(),
             request,
-            seen.next(json_ok("{}")),
+            seen.next_routed(json_ok("{}")),
         )
         .await;
         assert_eq!(response.status(), StatusCode::OK, "{why}");
@@ -128,7 +128,7 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
             &check,
             Cleared::sessionless(),
             in_session(body, None)?,
-            seen.next(refused()),
+            seen.next_routed(refused()),
         )
         .await;
         let (status, headers, json) = read_json(response).await?;
@@ -146,7 +146,7 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
             &check,
             Cleared::sessionless(),
             post(body)?,
-            Seen::default().next(refused()),
+            Seen::default().next_routed(refused()),
         )
         .await;
         let (_, _, without) = read_json(response).await?;
@@ -157,7 +157,7 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
                 endpoint,
                 Cleared::sessionless(),
                 modern(body)?,
-                seen.next(refused()),
+                seen.next_routed(refused()),
             )
             .await;
             assert!(seen.called(), "rmcp read it first: {body}");
@@ -178,7 +178,7 @@ async fn a_body_rmcp_refuses_gets_the_checks_answer() -> anyhow::Result<()> {
             &check,
             Cleared::sessionless(),
             in_session(body, None)?,
-            seen.next(gone),
+            seen.next_routed(gone),
         )
         .await,
     )

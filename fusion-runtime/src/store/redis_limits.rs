@@ -9,17 +9,17 @@
 //! One multiplexed connection ([`redis::aio::ConnectionManager`]) carries every instance's
 //! checks, pipelined, and reconnects by itself. Every check is bounded in time
 //! ([`RedisStore::timeout`]); past it, or when Redis cannot be reached, the check fails and the
-//! server's [`OnStoreFailure`](super::OnStoreFailure) decides.
+//! server's [`OnStoreFailure`](crate::guard::OnStoreFailure) decides.
 
 use std::fmt;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 use sha2::{Digest as _, Sha256};
 
-use super::RateLimit;
-use super::store::{RateLimitStore, StoreError, Verdict};
+use super::redis::{DEFAULT_REDIS_TIMEOUT, managed_connection};
+use super::{RateLimit, RateLimitStore, StoreError, Verdict};
 
 /// GCRA in one step. KEYS[1]: the bucket. ARGV[1]: the emission interval (µs, one call's
 /// share of the period); ARGV[2]: the burst. Returns `{1, 0}` to admit, `{0, wait_us}` to
@@ -43,21 +43,6 @@ return {1, 0}
 /// Client keys longer than this are hashed into the Redis key (subjects can be long).
 const MAX_KEY_PART: usize = 128;
 
-/// The connection every Redis store of this crate uses: one multiplexed connection to `url`,
-/// made on first use (a server starts while Redis is down), reconnecting by itself, each try
-/// bounded by [`DEFAULT_REDIS_TIMEOUT`].
-pub(crate) fn managed_connection(url: &str) -> Result<ConnectionManager, StoreError> {
-    let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
-    let timeout = DEFAULT_REDIS_TIMEOUT;
-    let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(timeout))
-        .set_response_timeout(Some(timeout))
-        .set_number_of_retries(1)
-        .set_min_delay(Duration::from_millis(50))
-        .set_max_delay(Duration::from_secs(1));
-    ConnectionManager::new_lazy_with_config(client, config).map_err(|e| StoreError(e.to_string()))
-}
-
 /// A [`RateLimitStore`] in Redis.
 #[derive(Clone)]
 pub struct RedisStore {
@@ -75,9 +60,6 @@ impl fmt::Debug for RedisStore {
             .finish_non_exhaustive()
     }
 }
-
-/// The default bound on one check (connecting included).
-pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_millis(500);
 
 impl RedisStore {
     /// A store at `url` (`redis://127.0.0.1:6379/0`). Does not connect yet: a server starts

@@ -1,26 +1,18 @@
-//! A 2025 `tools/call` answered without rmcp: a stateless one, or a live session's. The
-//! check's one read of the body has read all of it (a [`PlainCall`]: a name, arguments and nothing
-//! else), so rmcp's own parse of it, its per-request service (stateless) or its session worker
-//! and service loop (a session), and the tasks they spawn would only redo what is known: the
-//! call goes to the handler room from here, and its arguments are the only bytes parsed again.
+//! A call the room answers ([`Room::answer`]). The check's one read of the body has read all
+//! of it (a [`PlainCall`]: a name, arguments, a 2026-07-28 call's `_meta`, nothing else), so
+//! rmcp's own parse of it, its per-request service (stateless) or its session worker and
+//! service loop (a session), and the tasks they spawn would only redo what is known: the call
+//! goes to the handler from here, and its arguments (and `_meta`) are the only bytes parsed
+//! again.
 //!
-//! Only what rmcp would take straight to its handler, with nothing to refuse or negotiate: a
-//! plain call ([`headers_pass`]: a 2025 version, an `Accept` rmcp reads as the check does, an
-//! allowed `Host`, no `Origin`) on a server that hands nothing off (a 2025-11-25 task request
-//! is the check's to answer before this; a plain call of a task action is a call), either
-//! naming no session on a stateless endpoint, or naming a live one (listed
-//! once initialized when its client declared neither `elicitation` nor `sampling`, and heard
-//! by rmcp's worker in the last half keep-alive — see
-//! [`live`](crate::mcp::handlers::live)). Anything else goes to rmcp as before.
-//!
-//! Reads: the check's [`Plain`] (the body, the call's spans, the live session) and
-//! [`Passed`](crate::mcp::jsonrpc::Passed) (the id); the request's facts. Writes: a
-//! stateless call's response as rmcp's stateless JSON mode writes it (`handle_post`) — JSON
-//! when the result comes first, else an SSE stream of everything the call sends — and a live
-//! session's as an SSE stream from the start, as rmcp's worker answers it (without the
-//! worker's event ids: nothing here to resume), with the call in a task of its own, cancelled
-//! if the client goes away before the answer's end (and, in a session, by its
-//! `notifications/cancelled` or `DELETE`, through the cancellation step).
+//! Reads: the check's [`Plain`] (the body, the call's spans, its id, which call it is); the
+//! request's facts. Writes: a stateless call's response as rmcp's stateless JSON mode writes it
+//! (`handle_post`; `serve_negotiated_request_directly` for 2026-07-28) — JSON when the result
+//! comes first, else an SSE stream of everything the call sends — and a live session's as an
+//! SSE stream from the start, as rmcp's worker answers it (without the worker's event ids:
+//! nothing here to resume), with the call in a task of its own, cancelled if the client goes
+//! away before the answer's end (and, in a session, by its `notifications/cancelled` or
+//! `DELETE`, through the cancellation step).
 
 use std::convert::Infallible;
 use std::future::{Future, ready};
@@ -31,157 +23,137 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use futures::StreamExt;
-use rmcp::model::{ServerJsonRpcMessage, ServerResult};
+use futures::future::BoxFuture;
+use rmcp::model::{ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage};
 use sse_stream::{KeepAlive, Sse, SseBody};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
 use crate::context::LogThreshold;
-use crate::mcp::facts::SESSION_HEADER;
-use crate::mcp::handlers::McpHandler;
-use crate::mcp::jsonrpc::{Passed, PlainCall};
+use crate::mcp::handlers::era;
+use crate::mcp::handlers::{McpHandler, RoomCall, RoomCallKind};
+use crate::mcp::jsonrpc::PlainCall;
 
 /// How many messages a call may send ahead of the client's reading them.
 const NOTES: usize = 16;
 
-/// The check's word that a request is a plain call this step may answer: its body, where
-/// the call's name and arguments are in it, and for a live session's call the session's log
-/// level.
+/// The check's route to the room: a plain call, its body, where the call's parts are in it,
+/// its id, and which call it is.
 #[derive(Clone, Debug)]
 pub(crate) struct Plain {
     pub(crate) bytes: Bytes,
     pub(crate) call: PlainCall,
-    pub(crate) session: Option<LogThreshold>,
+    pub(crate) id: RequestId,
+    pub(crate) kind: PlainKind,
 }
 
-/// Whether rmcp takes a request with these headers to its handler with nothing to refuse or
-/// negotiate: on the stateless path (`session` false: the request names none), or a live
-/// session's (`session` true: it names one, once). Conservative where rmcp's reading is
-/// richer than the check's (`Accept` with parameters or quotes): `false` only sends the
-/// request to rmcp.
-pub(crate) fn headers_pass(
-    headers: &HeaderMap,
-    allowed_hosts: &AllowedHosts,
-    session: bool,
-) -> bool {
-    plain_accept(headers)
-        && !headers.contains_key(header::ORIGIN)
-        && session_named(headers) == session
-        && legacy_version(headers)
-        && allowed_hosts.allow(headers)
-}
-
-/// Whether the request names one session (`false` for none, or more than one).
-fn session_named(headers: &HeaderMap) -> bool {
-    let mut ids = headers.get_all(&SESSION_HEADER).iter();
-    ids.next().is_some() && ids.next().is_none()
-}
-
-/// Exactly one `MCP-Protocol-Version`, a 2025 one (the 2026-07-28 rules — standard headers,
-/// per-request `_meta` — are rmcp's to check).
-fn legacy_version(headers: &HeaderMap) -> bool {
-    let mut values = headers.get_all(&HEADER_PROTOCOL_VERSION).iter();
-    match (values.next(), values.next()) {
-        (Some(v), None) => v == "2025-06-18" || v == "2025-11-25",
-        _ => false,
-    }
-}
-
-/// `Accept` naming JSON and SSE ([`accepts_json_and_sse`], as the check reads it), with no
-/// parameter or quote in any value: rmcp weighs those (`q=0`), the check does not.
-fn plain_accept(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .all(|v| v.to_str().is_ok_and(|v| !v.contains([';', '"'])))
-        && accepts_json_and_sse(headers)
+/// Which plain call.
+#[derive(Clone, Debug)]
+pub(crate) enum PlainKind {
+    /// A 2025 call naming no session, on a stateless endpoint.
+    Stateless,
+    /// A live 2025 session's call, at the session's log level.
+    Session(LogThreshold),
+    /// A 2026-07-28 call on a stateless endpoint (its `_meta` is in [`PlainCall::meta`]).
+    Modern,
 }
 
 /// What answers plain calls: the stateless handler the router keeps, rmcp's SSE keep-alive
 /// and the token that ends the server's streams.
-pub(crate) struct Answerer {
+pub(crate) struct Room {
     handler: Arc<McpHandler>,
     keep_alive: Option<Duration>,
     streams_end: CancellationToken,
 }
 
-impl Answerer {
+impl Room {
     pub(crate) fn new(
         handler: McpHandler,
         keep_alive: Option<Duration>,
         streams_end: CancellationToken,
     ) -> Self {
-        Answerer {
+        Room {
             handler: Arc::new(handler),
             keep_alive,
             streams_end,
         }
     }
 
-    /// The answer to `request` when the check found it a plain call whose arguments parse;
-    /// else `request` back, for rmcp (arguments `serde_json` refuses, rmcp's parse refuses
-    /// too, and the check rewrites that answer).
+    /// The room's one entry: the answer to `request`, which the check routed here as `plain`,
+    /// when its arguments parse (and a 2026-07-28 call's `_meta` passes rmcp's checks); else
+    /// `request` back, for rmcp (arguments `serde_json` refuses, rmcp's parse refuses too,
+    /// and the check rewrites that answer; a `_meta` rmcp refuses or negotiates, rmcp
+    /// answers).
     // The request goes back by value, as it came: boxing it would cost the hot path an
-    // allocation for the rare request this does not answer.
+    // allocation for the rare request this does not answer. The answer is boxed: the steps'
+    // future, which awaits it, stays small (it is moved on every request).
     #[allow(clippy::result_large_err)]
     pub(crate) fn answer(
         &self,
-        mut request: Request,
-    ) -> Result<impl Future<Output = Response> + Send + 'static, Request> {
-        let Some(plain) = request.extensions_mut().remove::<Plain>() else {
-            return Err(request);
-        };
-        let id = request
-            .extensions()
-            .get::<Passed>()
-            .and_then(|p| p.id.clone());
-        let name = plain
-            .bytes
-            .get(plain.call.name.clone())
+        request: Request,
+        plain: Box<Plain>,
+    ) -> Result<BoxFuture<'static, Response>, Request> {
+        let Plain {
+            bytes,
+            call,
+            id,
+            kind,
+        } = *plain;
+        let name = bytes
+            .get(call.name.clone())
             .and_then(|n| std::str::from_utf8(n).ok());
-        let arguments = match &plain.call.arguments {
+        let arguments = match &call.arguments {
             None => Some(None),
-            Some(span) => plain
-                .bytes
+            Some(span) => bytes
                 .get(span.clone())
                 .and_then(|a| serde_json::from_slice(a).ok())
                 .map(Some),
         };
-        let (Some(id), Some(name), Some(arguments)) = (id, name, arguments) else {
+        let (Some(name), Some(arguments)) = (name, arguments) else {
             return Err(request);
         };
+        let in_session = matches!(kind, PlainKind::Session(_));
+        let kind = match kind {
+            PlainKind::Stateless => RoomCallKind::Stateless,
+            PlainKind::Session(threshold) => RoomCallKind::Session(threshold),
+            PlainKind::Modern => {
+                let meta = call.meta.as_ref().and_then(|span| bytes.get(span.clone()));
+                match meta.and_then(|meta| self.modern(name, meta)) {
+                    Some((meta, threshold)) => RoomCallKind::Modern { meta, threshold },
+                    None => return Err(request),
+                }
+            }
+        };
         let name = name.to_owned();
-        let session = plain.session;
-        let in_session = session.is_some();
         let (parts, _) = request.into_parts();
         let handler = Arc::clone(&self.handler);
         let keep_alive = self.keep_alive;
         let streams_end = self.streams_end.clone();
-        Ok(async move {
+        Ok(Box::pin(async move {
             let (notes, mut heard) = mpsc::channel(NOTES);
             let cancellation = CancellationToken::new();
             let call_cancellation = cancellation.clone();
             tokio::spawn(async move {
+                let sent_arguments = call.arguments.and_then(|span| bytes.get(span));
                 let result = handler
-                    .answer_stateless_call(
-                        &name,
+                    .answer_room_call(RoomCall {
+                        name: &name,
                         arguments,
-                        &parts,
-                        &id,
-                        call_cancellation,
-                        notes.clone(),
-                        session,
-                    )
+                        sent_arguments,
+                        parts: &parts,
+                        id: &id,
+                        cancellation: call_cancellation,
+                        notes: notes.clone(),
+                        kind,
+                    })
                     .await;
-                // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
-                let mut result = ServerResult::CallToolResult(result);
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
-                let answer = ServerJsonRpcMessage::response(result, id);
+                let answer = match result {
+                    Ok(result) => ServerJsonRpcMessage::response(result, id),
+                    Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+                };
                 // The client went away: nothing to send it to.
                 let _ = notes.send(answer).await;
             });
@@ -212,7 +184,26 @@ impl Answerer {
                 ) => json(&answer),
                 Some(note) => sse(Some(note), heard, cancellation, keep_alive, streams_end),
             }
-        })
+        }))
+    }
+
+    /// A 2026-07-28 call's `_meta` (`bytes`) read as rmcp reads it, with the log level it
+    /// names, when rmcp's handler would take the call of `name` with nothing to refuse or
+    /// negotiate: its version 2026-07-28 (the header's, which the check matched), its required
+    /// keys there and well formed, an MCP log level or none, no progress token (its
+    /// notifications are rmcp's to send), and a tool that never runs as a task.
+    fn modern(&self, name: &str, bytes: &[u8]) -> Option<(RequestMetaObject, LogThreshold)> {
+        let meta: RequestMetaObject = serde_json::from_slice(bytes).ok()?;
+        let version = ProtocolVersion::V_2026_07_28;
+        let passes = meta.protocol_version().as_ref() == Some(&version)
+            && meta.missing_required_keys(&version).is_empty()
+            && meta.get_progress_token().is_none()
+            && !self.handler.server.task_support(name).allows_task();
+        if !passes {
+            return None;
+        }
+        let threshold = era::modern_threshold(&meta).ok()?;
+        Some((meta, threshold))
     }
 }
 

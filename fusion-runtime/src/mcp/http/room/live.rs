@@ -1,5 +1,5 @@
 //! The live 2025 sessions whose plain calls the HTTP side may answer without rmcp's session
-//! worker (`http/stateless_call.rs`): what a session's call needs of its handler (the log level
+//! worker (the [`room`](super)): what a session's call needs of its handler (the log level
 //! the client set) and whether rmcp's worker still holds the session.
 //!
 //! Reads: a session's `initialize` (its id, which the HTTP room's session manager puts in the
@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::context::LogThreshold;
+use crate::mcp::handlers::LiveList;
 
 /// What is kept of a listed session.
 #[derive(Debug)]
@@ -142,6 +143,12 @@ impl LiveSessions {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.sessions().len()
+    }
+}
+
+impl LiveList for LiveSessions {
+    fn register(&self, id: &str, log_threshold: LogThreshold, end: CancellationToken) {
+        LiveSessions::register(self, id, log_threshold, end);
     }
 }
 

@@ -1,105 +1,13 @@
-//! Where rate-limit buckets live: in this process (the default, `governor`), or in a store
-//! that several instances share ([`RedisStore`](super::RedisStore)).
-//!
-//! Only rate limits are shared. Concurrency guards stay per instance: they protect this
-//! process's own CPU, memory and connections (load shedding is local by nature), a slot is
-//! held for the length of a call — a lease a crashed instance would never give back to a
-//! shared store — and the balancer in front already spreads calls across instances.
+//! A shared rate-limit store as the server uses it: what a call gets when the store cannot
+//! decide ([`OnStoreFailure`]), and the warnings and counts of a failing store.
 
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
-
-use super::{RateLimit, RateLimiterGuard};
 use crate::envelope::{ErrorCode, ToolError, error};
-
-/// A store's answer for one call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// The call took one token from the bucket.
-    Admit,
-    /// The bucket is empty: the call may be retried after this long.
-    Wait(Duration),
-}
-
-/// The store could not decide (unreachable, timed out, answered nonsense).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreError(pub String);
-
-/// Token buckets (GCRA) keyed by action and client. The decision for one call must be atomic
-/// in the store, and bounded in time.
-pub trait RateLimitStore: Send + Sync + 'static {
-    /// Takes one call from the bucket of (`action`, `client`) under `limit`.
-    fn take<'a>(
-        &'a self,
-        action: &'a str,
-        client: &'a str,
-        limit: &'a RateLimit,
-    ) -> BoxFuture<'a, Result<Verdict, StoreError>>;
-
-    /// A name for logs (`redis`, `in-process`).
-    fn name(&self) -> &'static str;
-}
-
-/// The in-process store: one `governor` limiter per action, as the server uses by default.
-/// Useful to run code written against [`RateLimitStore`] without a shared store.
-#[derive(Default)]
-pub struct GovernorStore {
-    limiters: std::sync::RwLock<std::collections::HashMap<String, Arc<RateLimiterGuard>>>,
-}
-
-impl fmt::Debug for GovernorStore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GovernorStore").finish_non_exhaustive()
-    }
-}
-
-impl GovernorStore {
-    fn limiter(&self, action: &str, limit: &RateLimit) -> Arc<RateLimiterGuard> {
-        let read = self
-            .limiters
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(l) = read.get(action).filter(|l| l.limit() == *limit) {
-            return Arc::clone(l);
-        }
-        drop(read);
-        let mut write = self
-            .limiters
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let entry = write
-            .entry(action.to_owned())
-            .or_insert_with(|| Arc::new(RateLimiterGuard::new(action, *limit)));
-        if entry.limit() != *limit {
-            *entry = Arc::new(RateLimiterGuard::new(action, *limit));
-        }
-        Arc::clone(entry)
-    }
-}
-
-impl RateLimitStore for GovernorStore {
-    fn take<'a>(
-        &'a self,
-        action: &'a str,
-        client: &'a str,
-        limit: &'a RateLimit,
-    ) -> BoxFuture<'a, Result<Verdict, StoreError>> {
-        let verdict = match self.limiter(action, limit).wait_for(client) {
-            None => Verdict::Admit,
-            Some(wait) => Verdict::Wait(wait),
-        };
-        Box::pin(std::future::ready(Ok(verdict)))
-    }
-
-    fn name(&self) -> &'static str {
-        "in-process"
-    }
-}
+use crate::store::{RateLimit, RateLimitStore, StoreError, Verdict};
 
 /// What a call gets when the shared store cannot decide.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -245,19 +153,14 @@ fn unchecked(action: &str) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::GovernorStore;
 
     #[tokio::test]
-    async fn the_governor_store_keeps_one_bucket_per_action_and_client() {
-        let store = GovernorStore::default();
+    async fn a_shared_governor_store_refuses_past_the_limit_with_rate_limited() {
         let limit = RateLimit::per_minute(2).per_client();
-        let take = |client: &'static str| store.take("a.b", client, &limit);
-        assert_eq!(take("x").await, Ok(Verdict::Admit));
-        assert_eq!(take("x").await, Ok(Verdict::Admit));
-        assert!(matches!(take("x").await, Ok(Verdict::Wait(w)) if w > Duration::from_secs(1)));
-        assert_eq!(take("y").await, Ok(Verdict::Admit), "another client");
-        let other = store.take("a.c", "x", &limit).await;
-        assert_eq!(other, Ok(Verdict::Admit), "another action");
-        let shared = SharedLimits::new(Arc::new(store), OnStoreFailure::Closed);
+        let shared = SharedLimits::new(Arc::new(GovernorStore::default()), OnStoreFailure::Closed);
+        assert_eq!(shared.check("a.b", "x", &limit).await, Ok(()));
+        assert_eq!(shared.check("a.b", "x", &limit).await, Ok(()));
         let refused = shared.check("a.b", "x", &limit).await;
         assert!(matches!(refused, Err(e) if e.code() == &ErrorCode::RateLimited));
     }
