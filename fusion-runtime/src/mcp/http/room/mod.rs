@@ -21,13 +21,13 @@
 //! | file | holds |
 //! |---|---|
 //! | `headers.rs` | which headers rmcp passes with nothing to refuse (2025 and 2026-07-28) |
-//! | `answer.rs` | [`Room`]: the call in a task of its own, its answer as JSON or SSE as rmcp writes it |
+//! | `answering.rs` | [`Room`]: the call in a task of its own, its answer as JSON or SSE as rmcp writes it |
 //! | `live.rs` | [`LiveSessions`]: the 2025 sessions whose plain calls skip rmcp's worker |
 
-mod answer;
+mod answering;
 mod headers;
 mod live;
 
-pub(crate) use answer::{Plain, PlainKind, Room};
+pub(crate) use answering::{Plain, PlainKind, Room};
 pub(crate) use headers::{legacy_headers_pass, modern_headers_pass};
 pub(crate) use live::{Listing, LiveSessions};
