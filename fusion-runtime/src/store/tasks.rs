@@ -214,6 +214,28 @@ impl TaskRecord {
     }
 }
 
+/// Where a page of [`TaskStore::list`] starts: after the task created at `created_ms`
+/// with id `id` (tasks are listed oldest first, by creation and then id).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskPosition {
+    /// When the last task of the previous page was created, in ms since the Unix epoch.
+    pub created_ms: u64,
+    /// Its id.
+    pub id: String,
+}
+
+/// One page of an owner's tasks ([`TaskStore::list`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<TaskRecord>,
+    /// Where the next page starts, when there may be one.
+    pub next: Option<TaskPosition>,
+}
+
+/// The most tasks [`TaskStore::list`] returns in one page, whatever is asked.
+pub const MAX_TASKS_PAGE: usize = 100;
+
 /// Why a task was not created.
 #[derive(Debug)]
 pub enum TaskRefused {
@@ -283,6 +305,17 @@ pub trait TaskStore: Send + Sync + 'static {
         let _ = (owner, id);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// A page of `owner`'s tasks that `get` would find (not expired), oldest first, from
+    /// `after` (the start without one): at most `limit` (cut to [`MAX_TASKS_PAGE`]), and
+    /// where the next page starts when there may be more. Bounded work per page; another
+    /// owner's tasks never show.
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<TaskPosition>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<TaskPage, StoreError>>;
 
     /// Cancels task `id` of `owner`: marks it `cancelled` unless it already ended, and
     /// stops its call wherever it runs. `Ok(false)` when `owner` has no such task.
