@@ -31,6 +31,8 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
 pub(crate) use super::task_run::Can;
+#[cfg(feature = "server-http")]
+pub(crate) use super::task_run::SessionAsks;
 use super::task_run::{TaskElicitor, TaskSink};
 use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ErrorCode, ToolError, ToolResponse};
@@ -254,6 +256,12 @@ fn owner(
         scope.principal = handler.principal.clone();
     }
     ClientKey::of(&scope)
+}
+
+/// The key list cursors are sealed with (see `listing`): a `tasks/list` cursor too.
+#[cfg(feature = "server-http")]
+pub(crate) fn cursor_key(server: &Server) -> Option<Arc<[u8]>> {
+    super::listing::key(server)
 }
 
 /// The answer for a task that is unknown, expired, or another client's: the same for all

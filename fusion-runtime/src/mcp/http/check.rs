@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::Response;
 use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
@@ -194,15 +194,7 @@ async fn check(
         && let Some(answer) =
             Box::pin(super::tasks_2025::answer(&guard.server, cleared, &parts, &message)).await
     {
-        return Err((
-            StatusCode::OK,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            answer.to_string(),
-        )
-            .into_response());
+        return Err(answer);
     }
     if let Some(cancels) = cancels {
         parts.extensions.insert(cancels);
