@@ -63,7 +63,7 @@ where
                 .bytes()
                 .filter(|_| guard.server.has_tasks())
                 .and_then(|bytes| {
-                    super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
+                    super::tasks_2025::advertising(&guard.server, &request, bytes)
                 });
             let response = json_errors(next(request).await, read, &guard.server).await;
             match advertise {

@@ -3,8 +3,8 @@
 //! parameter (`{"ttl": ms}`) of a task action is answered with `{"task": {…}}`; `tasks/get`
 //! reads it, `tasks/result` waits for its end and answers what the call would have
 //! (the `CallToolResult`, or the JSON-RPC error of a `failed` task), `tasks/cancel` cancels
-//! it, `tasks/list` pages through the caller's own tasks (on a server with auth only: one
-//! that cannot tell its clients apart does not offer it, as the spec asks). The same tasks,
+//! it, `tasks/list` pages through the caller's own tasks (offered to an authenticated client
+//! only: without a principal, clients cannot be told apart, and the spec asks not to). The same tasks,
 //! store, owner rules and bounds as the 2026-07-28 extension (`handlers/tasks.rs`).
 //!
 //! A `tasks/result` for a task still running answers on an SSE stream: each status change
@@ -113,7 +113,7 @@ pub(crate) async fn answer(
             Err(e) => Err(e),
         },
         "tasks/cancel" => cancel(server, &owner, task_id()).await,
-        "tasks/list" => list(server, &owner, &params).await,
+        "tasks/list" => list(server, &owner, principal.is_some(), &params).await,
         _ => return None,
     };
     Some(json_answer(&rpc(id, answered)))
@@ -430,13 +430,18 @@ fn list_start(server: &Server, params: &Value) -> Result<Option<TaskPosition>, V
 }
 
 /// `tasks/list`: a page of the caller's own tasks (those `tasks/get` finds), oldest first,
-/// and the cursor of the next one. Refused (`-32601`) on a server without auth, which does
-/// not offer it.
-async fn list(server: &Server, owner: &ClientKey, params: &Value) -> Result<Value, Value> {
-    if server.auth().is_none() {
+/// and the cursor of the next one. Refused (`-32601`) to a caller without a principal (a
+/// server without auth, or optional auth), to whom it is not offered.
+async fn list(
+    server: &Server,
+    owner: &ClientKey,
+    identified: bool,
+    params: &Value,
+) -> Result<Value, Value> {
+    if !identified {
         return Err(json!({
             "code": -32601,
-            "message": "tasks/list is not offered: this server does not identify its clients (no auth), so a list could show one client's tasks to another",
+            "message": "tasks/list is offered only to an authenticated client: without a principal, a list could show one client's tasks to another",
         }));
     }
     let after = list_start(server, params)?;
@@ -505,23 +510,26 @@ const MAX_ADVERTISED_BYTES: usize = 8 << 20;
 
 /// What a 2025-11-25 session's `initialize` and `tools/list` answers gain on a server with
 /// task actions: `capabilities.tasks` (`tools/call` as a task, `tasks/cancel`, and
-/// `tasks/list` on a server with auth), and each
+/// `tasks/list` for an authenticated client), and each
 /// task tool's `execution.taskSupport`. rmcp's types have neither field, so the answer is
 /// edited on its way out, event by event.
 pub(crate) struct Advertise {
     server: Server,
     tools_list: bool,
+    /// Whether the client is authenticated (a principal): only then is `tasks/list` offered.
+    listable: bool,
 }
 
 /// The edit `bytes` (a request body the check passed) calls for, if any.
 pub(crate) fn advertising(
     server: &Server,
-    headers: &axum::http::HeaderMap,
+    request: &axum::extract::Request,
     bytes: &[u8],
 ) -> Option<Advertise> {
     if !server.has_tasks() {
         return None;
     }
+    let headers = request.headers();
     // Parsed again only when it may be one of the two.
     let wanted: &[u8] = match headers.get("mcp-protocol-version") {
         None => b"\"initialize\"",
@@ -537,9 +545,14 @@ pub(crate) fn advertising(
         "tools/list" if headers.get("mcp-protocol-version")? == "2025-11-25" => true,
         _ => return None,
     };
+    let listable = request
+        .extensions()
+        .get::<RequestFacts>()
+        .is_some_and(|facts| facts.principal.is_some());
     Some(Advertise {
         server: server.clone(),
         tools_list,
+        listable,
     })
 }
 
@@ -558,9 +571,9 @@ impl Advertise {
                 .and_then(Value::as_object_mut)
             {
                 // `list` only where a client's tasks can be told from another's (auth).
-                let advertised = match self.server.auth() {
-                    Some(_) => json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
-                    None => json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+                let advertised = match self.listable {
+                    true => json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+                    false => json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
                 };
                 caps.insert("tasks".to_owned(), advertised);
             }
