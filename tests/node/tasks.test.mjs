@@ -113,7 +113,7 @@ function startTasks() {
     }, 10_000);
     child.stderr.on('data', (chunk) => {
       seen += chunk;
-      const url = seen.match(/tasks server at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+      const url = seen.match(/serving MCP over streamable HTTP at (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
       const alice = seen.match(/token alice: (\S+)/);
       const bob = seen.match(/token bob: (\S+)/);
       if (url && alice && bob) {

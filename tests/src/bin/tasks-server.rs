@@ -1,8 +1,10 @@
 //! A server of task actions over stateful streamable HTTP with bearer auth, for the official
 //! clients' task tests (`tests/node/tasks.test.mjs`): `confirm_task` asks the user to
-//! confirm (`cx.elicit`) inside its task, `nap_task` sleeps. Prints on stderr
-//! `fusion: tasks server at <url>`, then a bearer token for each of `alice` and `bob`
-//! (`token <who>: <jwt>`), and serves until killed.
+//! confirm (`cx.elicit`) inside its task, `nap_task` sleeps; list pages of two. Its tasks
+//! are in the Redis at `TASKS_REDIS_URL` when set (the multi-instance tests run three),
+//! else in memory. Prints on stderr a bearer token for each of `alice` and `bob`
+//! (`token <who>: <jwt>`), then `fusion: serving MCP over streamable HTTP at <url>`, and
+//! serves until killed.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -15,9 +17,7 @@ use fusion_runtime::{Context, Elicitable, Server, ToolError, ToolInput, tool_act
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-const SECRET: &str = "tasks-server-secret-of-at-least-32-bytes";
-const ISSUER: &str = "https://auth.example.com";
-const RESOURCE: &str = "http://127.0.0.1/mcp";
+use fusion_tests::tasks::{SERVER_ISSUER, SERVER_RESOURCE, SERVER_SECRET, server_token};
 
 /// What to confirm.
 #[derive(Deserialize, ToolInput)]
@@ -63,20 +63,33 @@ async fn nap_task(input: Nap) -> Result<Value, ToolError> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let server = match Server::builder()
+    let mut builder = Server::builder()
         .name("tasks-server")
         .action::<ConfirmTaskAction>()
         .action::<NapTaskAction>()
-        .page_size(2)
-        .build()
-    {
+        .page_size(2);
+    if let Ok(url) = std::env::var("TASKS_REDIS_URL") {
+        match fusion_runtime::store::RedisTasks::new(&url) {
+            Ok(store) => builder = builder.task_store(store),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let server = match builder.build() {
         Ok(server) => server,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let auth = fusion_tests::services::hs256_auth(SECRET, RESOURCE, ISSUER, AuthMode::Required);
+    let auth = fusion_tests::services::hs256_auth(
+        SERVER_SECRET,
+        SERVER_RESOURCE,
+        SERVER_ISSUER,
+        AuthMode::Required,
+    );
     let served = spawn_http(
         server,
         SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -91,10 +104,9 @@ async fn main() -> ExitCode {
         }
     };
     for who in ["alice", "bob"] {
-        let token = fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, who);
-        eprintln!("token {who}: {token}");
+        eprintln!("token {who}: {}", server_token(who));
     }
-    eprintln!("fusion: tasks server at {}", served.url);
+    eprintln!("fusion: serving MCP over streamable HTTP at {}", served.url);
     std::future::pending::<()>().await;
     ExitCode::SUCCESS
 }
