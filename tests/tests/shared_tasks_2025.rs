@@ -26,7 +26,10 @@ fn spawn(redis: &Redis) -> Instance {
         &[
             ("TASKS_REDIS_URL", redis.url.as_str()),
             // One key for every instance: a cursor issued by one is read by the others.
-            ("FUSION_REQUEST_STATE_KEY", "shared-tasks-2025-cursor-key-of-32-bytes"),
+            (
+                "FUSION_REQUEST_STATE_KEY",
+                "shared-tasks-2025-cursor-key-of-32-bytes",
+            ),
         ],
     )
 }
@@ -43,7 +46,8 @@ impl<'a> Sessions<'a> {
         let token = server_token(who);
         let mut on = Vec::new();
         for i in instances {
-            let (session, _) = legacy_session_with(i.addr, Some(&token), capabilities.clone()).await;
+            let (session, _) =
+                legacy_session_with(i.addr, Some(&token), capabilities.clone()).await;
             on.push((i.addr, session));
         }
         Sessions {
@@ -109,7 +113,8 @@ async fn tasks_list_shows_each_principal_only_its_own_tasks_on_every_instance() 
     // Alice starts a task on each instance, bob one on A.
     let mut started = Vec::new();
     for k in 0..3 {
-        let params = json!({"name": "nap_task", "arguments": {"ms": 20 + k}, "task": {"ttl": 60000}});
+        let params =
+            json!({"name": "nap_task", "arguments": {"ms": 20 + k}, "task": {"ttl": 60000}});
         let m = alice.rpc(k, "tools/call", params).await;
         let id = m["result"]["task"]["taskId"]
             .as_str()
@@ -136,7 +141,9 @@ async fn tasks_list_shows_each_principal_only_its_own_tasks_on_every_instance() 
             .collect();
         assert!(created.is_sorted(), "not oldest first: {created:?}");
         assert!(
-            listed.iter().all(|t| t["ttl"] == 60000 && t["status"].is_string()),
+            listed
+                .iter()
+                .all(|t| t["ttl"] == 60000 && t["status"].is_string()),
             "{listed:?}"
         );
         // Bob's one task only, wherever he asks.
@@ -154,9 +161,19 @@ async fn tasks_list_shows_each_principal_only_its_own_tasks_on_every_instance() 
         .as_str()
         .unwrap_or_else(|| panic!("one page only: {first}"))
         .to_owned();
-    let rest = alice.rpc(2, "tasks/list", json!({ "cursor": cursor })).await;
-    let mut both = first["result"]["tasks"].as_array().cloned().unwrap_or_default();
-    both.extend(rest["result"]["tasks"].as_array().cloned().unwrap_or_default());
+    let rest = alice
+        .rpc(2, "tasks/list", json!({ "cursor": cursor }))
+        .await;
+    let mut both = first["result"]["tasks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    both.extend(
+        rest["result"]["tasks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
+    );
     assert_eq!(ids(&both), ids(&started), "{first} then {rest}");
     // Alice's cursor, replayed by bob: only bob's own tasks after it (none are newer).
     let replayed = bob.rpc(2, "tasks/list", json!({ "cursor": cursor })).await;
@@ -219,7 +236,8 @@ async fn a_question_asked_on_one_instance_is_answered_through_the_others() {
         ("authorization", bearer.as_str()),
         ("connection", "close"),
     ];
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tasks/result", "params": {"taskId": id}});
+    let body =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tasks/result", "params": {"taskId": id}});
     let mut stream = Streaming::open(*c_addr, "POST", &headers, Some(&body)).await;
     stream.until("elicitation/create").await;
     let question = stream

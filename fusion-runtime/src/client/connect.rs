@@ -312,7 +312,10 @@ impl FusionClient {
         decode::<A::Output>(&outcome)
     }
 
-    pub(super) fn typed_arguments<A>(&self, input: &A::Input) -> Result<(String, Value), FusionClientError>
+    pub(super) fn typed_arguments<A>(
+        &self,
+        input: &A::Input,
+    ) -> Result<(String, Value), FusionClientError>
     where
         A: ToolAction,
         A::Input: serde::Serialize,

@@ -411,7 +411,11 @@ impl FusionClient {
     }
 
     /// Sends a 2025-11-25 request rmcp has no type for; its result as JSON.
-    async fn legacy_request(&self, method: &str, params: Value) -> Result<Value, FusionClientError> {
+    async fn legacy_request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, FusionClientError> {
         let request = rmcp::model::CustomRequest::new(method, Some(params));
         let answer = self
             .service()
@@ -434,7 +438,11 @@ impl FusionClient {
             let id = task.get("taskId").and_then(Value::as_str).ok_or_else(|| {
                 FusionClientError::Task(TaskError::Unexpected(format!("{answer}")))
             })?;
-            let ms = |key: &str| task.get(key).and_then(Value::as_u64).map(Duration::from_millis);
+            let ms = |key: &str| {
+                task.get(key)
+                    .and_then(Value::as_u64)
+                    .map(Duration::from_millis)
+            };
             return Ok(TaskStart::Task(ToolTask {
                 id: id.to_owned(),
                 tool: tool.to_owned(),
@@ -509,7 +517,10 @@ fn listed(task: &Value) -> Option<ListedTask> {
         status: text("status")?,
         message: text("statusMessage"),
         created_at: text("createdAt").unwrap_or_default(),
-        ttl: task.get("ttl").and_then(Value::as_u64).map(Duration::from_millis),
+        ttl: task
+            .get("ttl")
+            .and_then(Value::as_u64)
+            .map(Duration::from_millis),
     })
 }
 

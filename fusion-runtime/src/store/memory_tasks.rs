@@ -135,9 +135,9 @@ impl MemoryTasks {
             .map(|t| &t.record)
             .filter(|t| t.owner == owner && t.expires_ms().is_none_or(|at| at > now))
             .filter(|t| {
-                after.as_ref().is_none_or(|a| {
-                    (t.created_ms, t.id.as_str()) > (a.created_ms, a.id.as_str())
-                })
+                after
+                    .as_ref()
+                    .is_none_or(|a| (t.created_ms, t.id.as_str()) > (a.created_ms, a.id.as_str()))
             })
             .collect();
         mine.sort_unstable_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
@@ -515,7 +515,12 @@ mod tests {
         let ttl = Duration::from_secs(10);
         let mut mine = Vec::new();
         for _ in 0..5 {
-            mine.push(store.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}")).id);
+            mine.push(
+                store
+                    .create_now("a", ttl)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .id,
+            );
         }
         store.create_now("b", ttl).unwrap_or_else(|e| panic!("{e}"));
         let mut seen = Vec::new();

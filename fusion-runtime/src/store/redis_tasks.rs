@@ -677,7 +677,8 @@ impl TaskStore for RedisTasks {
                     fields.insert(k, v);
                 }
                 let record = record_of(id, &fields)?;
-                if record.status.is_terminal() || number(&fields, "lease") > super::tasks::now_ms() {
+                if record.status.is_terminal() || number(&fields, "lease") > super::tasks::now_ms()
+                {
                     tasks.push(record);
                 } else if let Some(settled) = self.get(owner, id).await? {
                     // A lapsed lease is settled as `get` settles it.

@@ -198,3 +198,34 @@ impl RequestSink for TaskSink {
         )))
     }
 }
+
+#[cfg(all(test, feature = "server-http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_that_can_answer_are_kept_within_the_bound() {
+        let asks = SessionAsks::default();
+        let can = Can {
+            elicit: true,
+            sample: false,
+        };
+        asks.note(&Arc::from("nothing"), Can::default());
+        assert!(
+            !asks.of("nothing").elicit,
+            "a session that can answer nothing is not kept"
+        );
+        for k in 0..=MAX_ASKING_SESSIONS {
+            asks.note(&Arc::from(format!("s{k}")), can);
+        }
+        let kept = asks
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len();
+        assert_eq!(kept, MAX_ASKING_SESSIONS);
+        let last = format!("s{MAX_ASKING_SESSIONS}");
+        assert!(asks.of(&last).elicit, "the newest is kept");
+        assert!(!asks.of("unknown").elicit);
+    }
+}

@@ -62,9 +62,7 @@ where
             let advertise = read
                 .bytes()
                 .filter(|_| guard.server.has_tasks())
-                .and_then(|bytes| {
-                    super::tasks_2025::advertising(&guard.server, &request, bytes)
-                });
+                .and_then(|bytes| super::tasks_2025::advertising(&guard.server, &request, bytes));
             let response = json_errors(next(request).await, read, &guard.server).await;
             match advertise {
                 Some(advertise) => advertise.apply(response),

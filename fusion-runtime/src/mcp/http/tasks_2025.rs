@@ -33,12 +33,12 @@ use serde_json::{Value, json};
 
 use super::body::mentions;
 use super::door::Cleared;
+use crate::auth::Seal;
 use crate::context::{ClientKey, RequestScope};
 use crate::mcp::facts::RequestFacts;
 use crate::mcp::handlers::era::Era;
 use crate::mcp::handlers::tasks::{self, Can};
 use crate::server::Server;
-use crate::auth::Seal;
 use crate::store::{TaskOutcome, TaskPosition, TaskRecord, TaskStatus};
 
 /// How often `tasks/result` looks at a running task.
@@ -143,7 +143,11 @@ fn json_answer(message: &Value) -> Response {
 /// `tasks:<task>:<key>`), handed to the store for the task's handler: `202`, as the
 /// transport answers every response. Only the task's owner answers it; anyone else's
 /// answer is dropped, as an unknown task's. `None` for any other response (rmcp's).
-async fn answered_question(server: &Server, owner: &ClientKey, message: &Value) -> Option<Response> {
+async fn answered_question(
+    server: &Server,
+    owner: &ClientKey,
+    message: &Value,
+) -> Option<Response> {
     let (task, key) = message
         .get("id")?
         .as_str()?
@@ -203,17 +207,7 @@ async fn call(
     let mut scope = RequestScope::detached();
     scope.principal = principal.map(std::sync::Arc::new);
     scope.client = Some(owner);
-    match tasks::launch(
-        server,
-        &Era::Legacy,
-        name,
-        arguments,
-        scope,
-        can,
-        ttl,
-    )
-    .await
-    {
+    match tasks::launch(server, &Era::Legacy, name, arguments, scope, can, ttl).await {
         Ok(record) => Ok(json!({ "task": task_json(&record) })),
         // A refused task is answered as the call would be refused: an `isError` result.
         Err(refusal) => Ok(json!({
@@ -377,7 +371,8 @@ async fn follow(
             return;
         }
         if Instant::now() >= deadline {
-            let late = json!({"code": -32603, "message": "the task did not end within its time to live"});
+            let late =
+                json!({"code": -32603, "message": "the task did not end within its time to live"});
             let _ = tx.send(rpc(request, Err(late))).await;
             return;
         }
@@ -461,7 +456,9 @@ async fn list(
                 let payload = serde_json::to_vec(&(next.created_ms, &next.id)).ok()?;
                 CURSOR.seal(&key, &payload).ok()
             })
-            .ok_or_else(|| json!({"code": -32603, "message": "no key to seal the next page's cursor with"}))?;
+            .ok_or_else(
+                || json!({"code": -32603, "message": "no key to seal the next page's cursor with"}),
+            )?;
         result["nextCursor"] = json!(sealed);
     }
     Ok(result)
