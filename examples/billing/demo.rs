@@ -299,7 +299,7 @@ async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
             .map(|p| p.as_millis())
             .unwrap_or_default()
     )?;
-    let state = client.task_state(&task).await?;
+    let state = client.task_state(task).await?;
     writeln!(
         out,
         "→ tasks/get   ← {}",
