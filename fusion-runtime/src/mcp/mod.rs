@@ -58,9 +58,6 @@ mod stdio;
 #[cfg(feature = "gateway")]
 mod upstream;
 
-/// What each 2025 session's client can answer a task's question with (`Server`'s).
-#[cfg(feature = "server-http")]
-pub(crate) use handlers::tasks::SessionAsks;
 pub use handlers::{
     MAX_CURSOR_BYTES, MAX_SUBSCRIPTIONS, MOUNT_META_KEY, McpHandler, Subscriptions, elicit, era,
     request_scope, to_call_tool_result,

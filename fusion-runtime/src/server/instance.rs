@@ -319,7 +319,7 @@ impl Server {
 
     /// What each 2025 session's client can answer a task's question with.
     #[cfg(feature = "server-http")]
-    pub(crate) fn session_asks(&self) -> &crate::mcp::SessionAsks {
+    pub(crate) fn session_asks(&self) -> &crate::store::tasks::SessionAsks {
         &self.inner.session_asks
     }
 

@@ -200,7 +200,7 @@ pub(super) struct Inner {
     pub(super) tasks: Arc<std::sync::OnceLock<Arc<dyn crate::store::TaskStore>>>,
     /// What each 2025 session's client can answer a task's question with.
     #[cfg(feature = "server-http")]
-    pub(super) session_asks: crate::mcp::SessionAsks,
+    pub(super) session_asks: crate::store::tasks::SessionAsks,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
     /// What is disabled now.

@@ -26,7 +26,7 @@ mod redis_bus;
 mod redis_once;
 #[cfg(feature = "redis")]
 mod redis_tasks;
-mod tasks;
+pub(crate) mod tasks;
 
 pub use crate::guard::StoreError;
 pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};

@@ -362,7 +362,7 @@ impl McpHandler {
         let Some(opened) = context.extensions.get::<crate::mcp::facts::OpenedSession>() else {
             return;
         };
-        let can = super::tasks::Can {
+        let can = crate::store::tasks::SessionCan {
             elicit: request.capabilities.elicitation.is_some(),
             sample: request.capabilities.sampling.is_some(),
         };

@@ -34,47 +34,6 @@ impl Can {
     }
 }
 
-/// The most 2025 sessions [`SessionAsks`] remembers; past it, one is forgotten for each new one.
-#[cfg(feature = "server-http")]
-const MAX_ASKING_SESSIONS: usize = 10_000;
-
-/// What the client of each 2025 session of this process said, at `initialize`, it can answer
-/// (`elicitation`, `sampling`): what a task it starts may ask it, on its `tasks/result` stream.
-/// Only the sessions that can answer something are kept, at most [`MAX_ASKING_SESSIONS`].
-#[cfg(feature = "server-http")]
-#[derive(Debug, Default)]
-pub(crate) struct SessionAsks(std::sync::Mutex<std::collections::HashMap<Arc<str>, Can>>);
-
-#[cfg(feature = "server-http")]
-impl SessionAsks {
-    /// Records what session `id`'s client can answer.
-    pub(crate) fn note(&self, id: &Arc<str>, can: Can) {
-        if !can.elicit && !can.sample {
-            return;
-        }
-        let mut sessions = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if sessions.len() >= MAX_ASKING_SESSIONS
-            && let Some(old) = sessions.keys().next().cloned()
-        {
-            sessions.remove(&old);
-        }
-        sessions.insert(Arc::clone(id), can);
-    }
-
-    /// What session `id`'s client can answer (nothing, for a session not kept).
-    pub(crate) fn of(&self, id: &str) -> Can {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(id)
-            .copied()
-            .unwrap_or_default()
-    }
-}
-
 /// How often a handler waiting for an answer looks for it in the store.
 pub(crate) const ANSWER_POLL: Duration = Duration::from_millis(200);
 
@@ -196,36 +155,5 @@ impl RequestSink for TaskSink {
         Box::pin(std::future::ready(Err(
             "a task sends no log notifications".to_owned()
         )))
-    }
-}
-
-#[cfg(all(test, feature = "server-http"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sessions_that_can_answer_are_kept_within_the_bound() {
-        let asks = SessionAsks::default();
-        let can = Can {
-            elicit: true,
-            sample: false,
-        };
-        asks.note(&Arc::from("nothing"), Can::default());
-        assert!(
-            !asks.of("nothing").elicit,
-            "a session that can answer nothing is not kept"
-        );
-        for k in 0..=MAX_ASKING_SESSIONS {
-            asks.note(&Arc::from(format!("s{k}")), can);
-        }
-        let kept = asks
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len();
-        assert_eq!(kept, MAX_ASKING_SESSIONS);
-        let last = format!("s{MAX_ASKING_SESSIONS}");
-        assert!(asks.of(&last).elicit, "the newest is kept");
-        assert!(!asks.of("unknown").elicit);
     }
 }

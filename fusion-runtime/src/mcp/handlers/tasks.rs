@@ -31,8 +31,6 @@ use rmcp::{ErrorData, RoleServer};
 
 use super::era::Era;
 pub(crate) use super::task_run::Can;
-#[cfg(feature = "server-http")]
-pub(crate) use super::task_run::SessionAsks;
 use super::task_run::{TaskElicitor, TaskSink};
 use crate::context::{ClientKey, RequestScope};
 use crate::envelope::{ErrorCode, ToolError, ToolResponse};

@@ -89,7 +89,11 @@ pub(crate) async fn answer(
     let answered = match method {
         "tools/call" => match params.get("task").filter(|t| t.is_object()) {
             Some(task) => {
-                let can = server.session_asks().of(session);
+                let asks = server.session_asks().of(session);
+                let can = Can {
+                    elicit: asks.elicit,
+                    sample: asks.sample,
+                };
                 call(server, &params, task, principal, owner, can).await
             }
             None => {
