@@ -8,7 +8,8 @@
 //!   (one `FUSION_REQUEST_STATE_KEY`); alice's cursor gives bob none of her tasks.
 //! - A task started on A asks a question (`cx.elicit`): `tasks/get` on B shows
 //!   `input_required`; `tasks/result` on C streams the `elicitation/create` request with the
-//!   related-task `_meta`; bob's answer to it is dropped; alice's, POSTed on B, resumes the
+//!   related-task `_meta` (bob's `tasks/result` of it is an unknown task's error, no stream);
+//!   bob's answer to it is dropped; alice's, POSTed on B, resumes the
 //!   handler on A, and C's stream tells the status changes, then the result.
 
 use std::net::SocketAddr;
@@ -258,6 +259,10 @@ async fn a_question_asked_on_one_instance_is_answered_through_the_others() {
             .is_some_and(|m| m.contains("Move 700 cents?")),
         "{question}"
     );
+
+    // Bob gets no stream of alice's task (no question, no status): an unknown task.
+    let theirs = bob.rpc(2, "tasks/result", json!({ "taskId": id })).await;
+    assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
 
     // Bob's answer to alice's question is dropped: the task still waits.
     let accept = json!({"action": "accept", "content": {"confirm": true}});
