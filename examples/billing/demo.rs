@@ -318,9 +318,11 @@ async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     )?;
     let done = handle.wait(client).await?;
     let r = &done.value;
+    writeln!(out, "completed ← isError: false")?;
+    writeln!(out, "{}", serde_json::to_string(r)?)?;
     writeln!(
         out,
-        "completed ← Reconciled {{ invoices_checked: {}, open_balance_cents: {}, took_ms: {} }}",
+        "  (client reads: Reconciled {{ invoices_checked: {}, open_balance_cents: {}, took_ms: {} }})",
         r.invoices_checked, r.open_balance_cents, r.took_ms
     )?;
     writeln!(out)?;
