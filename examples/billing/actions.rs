@@ -256,7 +256,7 @@ pub async fn void_invoice(input: VoidInvoice, store: Context<Store>) -> Result<I
 }
 
 /// What a reconciliation found.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Reconciled {
     /// Invoices compared with the payment processor.
     pub invoices_checked: usize,

@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{ExitCode, Stdio};
 
-use fusion_runtime::client::{CallOutcome, FusionClient, TaskStart, TaskState};
+use fusion_runtime::client::{CallOutcome, FusionClient, TaskState};
 use serde_json::{Value, json};
 
 use super::{
     FindInvoice, FindInvoiceAction, GetInvoice, GetInvoiceAction, ListInvoices, ListInvoicesAction,
-    Status,
+    Reconcile, ReconcileAction, Status,
 };
 
 /// The calls the demo makes: (tool, arguments, what it shows).
@@ -268,8 +268,9 @@ pub const BUSY_CALLS: usize = 4;
 const LONG_RUN: &str = r#"{"duration_ms":6000}"#;
 
 /// A reconciliation of 6 s: called synchronously it answers `TIMEOUT` after 5 s; called as
-/// an MCP task (the client declares the tasks extension on the request) it is answered at
-/// once with a task, which the client polls (`tasks/get`) until it completes.
+/// an MCP task with the typed task call (the client declares the tasks extension on the
+/// request) it is answered at once with a task, which the client polls (`tasks/get`) until
+/// it completes, its output decoded as `Reconciled`.
 async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     let args: Value = serde_json::from_str(LONG_RUN)?;
     writeln!(
@@ -281,13 +282,14 @@ async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     write_outcome(out, &sync)?;
     writeln!(
         out,
-        "→ client.call_tool_as_task(\"billing_reconcile\", {LONG_RUN})   (tools/call declaring io.modelcontextprotocol/tasks)"
+        "→ client.call_as_task::<ReconcileAction>(&Reconcile {{ duration_ms: Some(6000) }})   (tools/call declaring io.modelcontextprotocol/tasks)"
     )?;
-    let task = match client.call_tool_as_task("billing_reconcile", args).await? {
-        TaskStart::Task(task) => task,
-        TaskStart::Done(outcome) => {
-            anyhow::bail!("the server answered at once instead of starting a task: {outcome:?}")
-        }
+    let input = Reconcile {
+        duration_ms: Some(6000),
+    };
+    let handle = client.call_as_task::<ReconcileAction>(&input).await?;
+    let Some(task) = handle.task() else {
+        anyhow::bail!("the server answered at once instead of starting a task");
     };
     writeln!(
         out,
@@ -297,7 +299,7 @@ async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
             .map(|p| p.as_millis())
             .unwrap_or_default()
     )?;
-    let state = client.task_state(&task).await?;
+    let state = client.task_state(task).await?;
     writeln!(
         out,
         "→ tasks/get   ← {}",
@@ -312,11 +314,17 @@ async fn long(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     )?;
     writeln!(
         out,
-        "→ client.wait_task(&task)   (tasks/get at the poll interval until the task ends)"
+        "→ handle.wait(&client)   (tasks/get at the poll interval until the task ends; its output typed as call::<ReconcileAction> types it)"
     )?;
-    let done = client.wait_task(&task).await?;
-    write!(out, "completed ")?;
-    write_outcome(out, &done)?;
+    let done = handle.wait(client).await?;
+    let r = &done.value;
+    writeln!(out, "completed ← isError: false")?;
+    writeln!(out, "{}", serde_json::to_string(r)?)?;
+    writeln!(
+        out,
+        "  (client reads: Reconciled {{ invoices_checked: {}, open_balance_cents: {}, took_ms: {} }})",
+        r.invoices_checked, r.open_balance_cents, r.took_ms
+    )?;
     writeln!(out)?;
     Ok(())
 }

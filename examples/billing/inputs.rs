@@ -97,7 +97,7 @@ pub struct VoidInvoice {
 }
 
 /// Reconcile the ledger against the payment processor (slow).
-#[derive(Debug, Deserialize, ToolInput)]
+#[derive(Debug, Deserialize, Serialize, ToolInput)]
 pub struct Reconcile {
     /// How long the reconciliation takes, in milliseconds (2000 when omitted). The action is
     /// stopped with `TIMEOUT` after 5 seconds.

@@ -116,6 +116,15 @@ pub async fn poll(addr: SocketAddr, token: &str, id: &str, limit: Duration) -> V
 /// `token` when given: its id, and the `initialize` answer. `notifications/initialized` is
 /// sent.
 pub async fn legacy_session(addr: SocketAddr, token: Option<&str>) -> (String, Value) {
+    legacy_session_with(addr, token, json!({"tasks": {"cancel": {}}})).await
+}
+
+/// [`legacy_session`] whose client declares `capabilities` at `initialize`.
+pub async fn legacy_session_with(
+    addr: SocketAddr,
+    token: Option<&str>,
+    capabilities: Value,
+) -> (String, Value) {
     let bearer = token.map(|t| format!("Bearer {t}"));
     let mut headers = vec![
         ("content-type", "application/json"),
@@ -125,7 +134,7 @@ pub async fn legacy_session(addr: SocketAddr, token: Option<&str>) -> (String, V
         headers.push(("authorization", b));
     }
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {"tasks": {"cancel": {}}},
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
         "clientInfo": {"name": "raw", "version": "1"}}});
     let r = raw_http::request(addr, "POST", "/mcp", &headers, &init.to_string())
         .await
@@ -161,4 +170,16 @@ pub async fn legacy_post(
         .await
         .unwrap_or_else(|e| panic!("{e}"))
         .message()
+}
+
+/// The HS256 secret of the `tasks-server` bin's bearer tokens.
+pub const SERVER_SECRET: &str = "tasks-server-secret-of-at-least-32-bytes";
+/// The issuer of the `tasks-server` bin's bearer tokens.
+pub const SERVER_ISSUER: &str = "https://auth.example.com";
+/// The resource (audience) of the `tasks-server` bin's bearer tokens.
+pub const SERVER_RESOURCE: &str = "http://127.0.0.1/mcp";
+
+/// A bearer token of `who` for the `tasks-server` bin.
+pub fn server_token(who: &str) -> String {
+    crate::services::hs256_token(SERVER_SECRET, SERVER_RESOURCE, SERVER_ISSUER, who)
 }

@@ -26,7 +26,7 @@ use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{MemoryTasks, TaskLimits};
 use fusion_runtime::{Context, Elicitable, ToolError, ToolInput, tool_action};
 use fusion_tests::tasks;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 const SECRET: &str = "tasks-secret-of-at-least-32-bytes-hs256";
@@ -34,7 +34,7 @@ const ISSUER: &str = "https://auth.example.com";
 const RESOURCE: &str = "http://127.0.0.1/mcp";
 
 /// How long to sleep.
-#[derive(Deserialize, ToolInput)]
+#[derive(Deserialize, Serialize, ToolInput)]
 struct Nap {
     /// Milliseconds.
     #[fusion(range(min = 0, max = 60000))]
@@ -568,10 +568,11 @@ async fn experimental_2025_tasks_are_owned_bounded_and_answer_the_synchronous_re
     .await;
     let addr = server.local_addr;
     let ((alice, init), (bob, _)) = (session(addr, "alice").await, session(addr, "bob").await);
-    // The session's answers say what runs as a task (rmcp's types carry neither field).
+    // The session's answers say what runs as a task (rmcp's types carry neither field); an
+    // authenticated client is offered tasks/list.
     assert_eq!(
         init["result"]["capabilities"]["tasks"],
-        json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
         "{init}"
     );
     let listed = legacy(
@@ -871,5 +872,92 @@ async fn the_typed_client_starts_waits_answers_and_cancels_tasks() {
         }
         other => panic!("{other:?}"),
     }
+    server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The typed task call, `call::<A>`'s twin, on both revisions over real HTTP: on a 2026-07-28
+/// connection (the tasks extension) and on a 2025-11-25 session (the `task` parameter,
+/// `tasks/get`, `tasks/result`), a task waited to its end decodes to the value `call::<A>`
+/// decodes, and a validation error is the same `FusionClientError::Tool`. On 2025-11-25,
+/// `list_tasks` shows alice her tasks page by page and bob none; on 2026-07-28 there is no
+/// `tasks/list`.
+#[tokio::test]
+async fn the_typed_task_call_answers_as_call_on_both_revisions() {
+    use fusion_runtime::client::{FusionClient, FusionClientError, TaskError};
+
+    let server = serve_with(TaskLimits::default(), false).await;
+    let modern = FusionClient::connect_http_with_token(&server.url, &token("alice"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let legacy = FusionClient::connect_http_session(&server.url, Some(&token("alice")))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let limit = Duration::from_secs(10);
+    let mut started = Vec::new();
+    for (revision, client) in [("2026-07-28", &modern), ("2025-11-25", &legacy)] {
+        let input = Nap { ms: 150 };
+        let sync = client
+            .call::<NapAction>(&input)
+            .await
+            .unwrap_or_else(|e| panic!("{revision}: {e}"));
+        let handle = client
+            .call_as_task::<NapAction>(&input)
+            .await
+            .unwrap_or_else(|e| panic!("{revision}: {e}"));
+        let task = handle
+            .task()
+            .unwrap_or_else(|| panic!("{revision}: answered at once"))
+            .clone();
+        assert_eq!(task.tool, "nap", "{revision}");
+        assert!(task.ttl.is_some(), "{revision}: {task:?}");
+        let typed = tokio::time::timeout(limit, handle.wait(client))
+            .await
+            .unwrap_or_else(|e| panic!("{revision}: {e}"))
+            .unwrap_or_else(|e| panic!("{revision}: {e}"));
+        assert_eq!(typed, sync, "{revision}");
+        assert_eq!(typed.value, json!({"slept_ms": 150}), "{revision}");
+        started.push(task.id);
+
+        // A validation error: the same error `call` raises.
+        let bad = Nap { ms: 70_000 };
+        let called = client.call::<NapAction>(&bad).await;
+        let waited = match client.call_as_task::<NapAction>(&bad).await {
+            Ok(handle) => handle.wait(client).await,
+            Err(e) => Err(e),
+        };
+        match (called, waited) {
+            (Err(FusionClientError::Tool(a)), Err(FusionClientError::Tool(b))) => {
+                assert_eq!(a.code, b.code, "{revision}");
+                assert_eq!(a.message, b.message, "{revision}");
+            }
+            other => panic!("{revision}: {other:?}"),
+        }
+    }
+
+    // tasks/list: 2025-11-25 only; alice sees her session's task, bob none.
+    let listed = legacy
+        .list_tasks(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        listed.tasks.iter().any(|t| t.id == started[1]),
+        "{listed:?}"
+    );
+    assert!(
+        listed.tasks.iter().all(|t| t.created_at.ends_with('Z')),
+        "{listed:?}"
+    );
+    let bob = FusionClient::connect_http_session(&server.url, Some(&token("bob")))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let none = bob.list_tasks(None).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(none.tasks.is_empty(), "bob sees alice's tasks: {none:?}");
+    assert!(
+        matches!(
+            modern.list_tasks(None).await,
+            Err(FusionClientError::Task(TaskError::Unexpected(_)))
+        ),
+        "2026-07-28 has no tasks/list"
+    );
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -160,6 +160,21 @@ impl FusionClient {
         Ok(Self::over(service))
     }
 
+    /// Connects to a streamable HTTP endpoint as an MCP 2025-11-25 client does: `initialize`,
+    /// a session, 2025-11-25's tasks (`tasks/list` among them). `token`, when given, is sent
+    /// as `Authorization: Bearer <token>` with every request.
+    #[cfg(feature = "client-http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "client-http")))]
+    pub async fn connect_http_session(
+        url: &str,
+        token: Option<&str>,
+    ) -> Result<Self, FusionClientError> {
+        let service = transport::open_http((), url, token, Lifecycle::Initialize)
+            .await
+            .map_err(FusionClientError::Connect)?;
+        Ok(Self::over(service))
+    }
+
     fn over(service: RunningService<RoleClient, ()>) -> Self {
         FusionClient {
             service,
@@ -297,7 +312,10 @@ impl FusionClient {
         decode::<A::Output>(&outcome)
     }
 
-    fn typed_arguments<A>(&self, input: &A::Input) -> Result<(String, Value), FusionClientError>
+    pub(super) fn typed_arguments<A>(
+        &self,
+        input: &A::Input,
+    ) -> Result<(String, Value), FusionClientError>
     where
         A: ToolAction,
         A::Input: serde::Serialize,
@@ -346,7 +364,7 @@ impl FusionClient {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(
+pub(super) fn decode<T: serde::de::DeserializeOwned>(
     outcome: &CallOutcome,
 ) -> Result<Typed<T>, FusionClientError> {
     let json = outcome.json().unwrap_or(Value::Null);

@@ -25,4 +25,4 @@ pub use parse::{
     docsrs,
     doc(cfg(any(feature = "client-stdio", feature = "client-http")))
 )]
-pub use task_calls::{TaskStart, TaskState, ToolTask};
+pub use task_calls::{ListedTask, TaskList, TaskStart, TaskState, ToolTask, TypedTask};

@@ -113,6 +113,8 @@ impl ServerBuilder {
                     Some(store) => std::sync::OnceLock::from(store),
                     None => std::sync::OnceLock::new(),
                 }),
+                #[cfg(feature = "server-http")]
+                session_asks: Default::default(),
                 read_cache: self.read_cache,
                 sources: self.sources,
                 visibility,

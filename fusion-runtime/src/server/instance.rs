@@ -317,6 +317,12 @@ impl Server {
         !self.inner.tasked.is_empty()
     }
 
+    /// What each 2025 session's client can answer a task's question with.
+    #[cfg(feature = "server-http")]
+    pub(crate) fn session_asks(&self) -> &crate::store::tasks::SessionAsks {
+        &self.inner.session_asks
+    }
+
     /// Whether any action runs only as a task (`task = "required"`).
     #[cfg(feature = "server-http")]
     pub(crate) fn has_required_tasks(&self) -> bool {

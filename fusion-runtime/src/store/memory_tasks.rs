@@ -126,6 +126,33 @@ impl MemoryTasks {
             .cloned()
     }
 
+    fn list_now(&self, owner: &str, after: Option<TaskPosition>, limit: usize) -> TaskPage {
+        let now = now_ms();
+        let limit = limit.clamp(1, MAX_TASKS_PAGE);
+        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut mine: Vec<&TaskRecord> = tasks
+            .values()
+            .map(|t| &t.record)
+            .filter(|t| t.owner == owner && t.expires_ms().is_none_or(|at| at > now))
+            .filter(|t| {
+                after
+                    .as_ref()
+                    .is_none_or(|a| (t.created_ms, t.id.as_str()) > (a.created_ms, a.id.as_str()))
+            })
+            .collect();
+        mine.sort_unstable_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
+        let more = mine.len() > limit;
+        mine.truncate(limit);
+        let next = mine.last().filter(|_| more).map(|t| TaskPosition {
+            created_ms: t.created_ms,
+            id: t.id.clone(),
+        });
+        TaskPage {
+            tasks: mine.into_iter().cloned().collect(),
+            next,
+        }
+    }
+
     fn release_now(&self, owner: &str, id: &str) {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(task) = tasks
@@ -259,6 +286,15 @@ impl TaskStore for MemoryTasks {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(std::future::ready(Ok(self.cancel_now(owner, id))))
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<TaskPosition>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<TaskPage, StoreError>> {
+        Box::pin(std::future::ready(Ok(self.list_now(owner, after, limit))))
     }
 
     fn set_message<'a>(
@@ -467,6 +503,53 @@ mod tests {
         assert!(kept <= 3, "{kept} records kept");
         assert!(store.get_now("a", &ids[4]).is_some(), "the newest is kept");
         assert_eq!(store.get_now("a", &ids[0]), None, "the oldest is dropped");
+    }
+
+    #[test]
+    fn a_list_shows_only_the_owners_live_tasks_page_by_page() {
+        let store = MemoryTasks::new(TaskLimits {
+            per_owner: 8,
+            overall: 16,
+            ..small()
+        });
+        let ttl = Duration::from_secs(10);
+        let mut mine = Vec::new();
+        for _ in 0..5 {
+            mine.push(
+                store
+                    .create_now("a", ttl)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .id,
+            );
+        }
+        store.create_now("b", ttl).unwrap_or_else(|e| panic!("{e}"));
+        let mut seen = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store.list_now("a", after, 2);
+            assert!(page.tasks.len() <= 2, "{page:?}");
+            assert!(page.tasks.iter().all(|t| t.owner == "a"), "{page:?}");
+            seen.extend(page.tasks.into_iter().map(|t| t.id));
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        let mut expected = mine.clone();
+        expected.sort();
+        seen.sort();
+        assert_eq!(seen, expected);
+        assert_eq!(store.list_now("c", None, 10), TaskPage::default());
+        // An expired task no longer shows.
+        let short = MemoryTasks::new(TaskLimits {
+            max_ttl: Duration::from_millis(1),
+            ..small()
+        });
+        let gone = short.create_now("a", ttl).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(short.list_now("a", None, 10).tasks.len(), 1);
+        assert!(short.finish_now(&gone.id, TaskOutcome::Completed(result("ok"))));
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(short.list_now("a", None, 10).tasks.is_empty());
     }
 
     #[test]

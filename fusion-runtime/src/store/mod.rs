@@ -36,7 +36,7 @@ mod redis_limits;
 mod redis_once;
 #[cfg(feature = "redis")]
 mod redis_tasks;
-mod tasks;
+pub(crate) mod tasks;
 
 pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
 pub use error::StoreError;
@@ -63,6 +63,6 @@ pub use redis_once::RedisOnce;
 pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
 pub use tasks::{
     DEFAULT_TASK_HOLD, DEFAULT_TASK_MAX_TTL, DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL,
-    DEFAULT_TASKS_PER_OWNER, Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus,
-    TaskStore, TaskWatch,
+    DEFAULT_TASKS_PER_OWNER, MAX_TASKS_PAGE, Running, TaskLimits, TaskOutcome, TaskPage,
+    TaskPosition, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,
 };

@@ -24,8 +24,8 @@ use tokio_util::sync::CancellationToken;
 use super::StoreError;
 use super::redis::DEFAULT_REDIS_TIMEOUT;
 use super::tasks::{
-    Running, TaskLimits, TaskOutcome, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,
-    bounded, new_task_id,
+    MAX_TASKS_PAGE, Running, TaskLimits, TaskOutcome, TaskPage, TaskPosition, TaskRecord,
+    TaskRefused, TaskStatus, TaskStore, TaskWatch, bounded, new_task_id,
 };
 
 /// How long a running task's lease lasts by default: it is renewed every third of it.
@@ -37,6 +37,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function owner_set(prefix, owner)
   return prefix .. ':tasks:owner:' .. redis.sha1hex(owner)
+end
+local function owner_index(prefix, owner)
+  return prefix .. ':tasks:listed:' .. redis.sha1hex(owner)
 end
 local function terminal(s)
   return s == 'completed' or s == 'failed' or s == 'cancelled'
@@ -66,6 +69,11 @@ redis.call('ZADD', mine, until_ms, id)
 local keep = 2 * max_ttl + lease
 redis.call('PEXPIRE', all, keep)
 redis.call('PEXPIRE', mine, keep)
+-- The owner's list, by creation: an entry older than any record can live is gone.
+local listed = owner_index(prefix, owner)
+redis.call('ZREMRANGEBYSCORE', listed, '-inf', now - keep)
+redis.call('ZADD', listed, now, id)
+redis.call('PEXPIRE', listed, keep)
 return {1, now}
 ";
 
@@ -100,7 +108,10 @@ if extra > 0 then
   for _, old in ipairs(redis.call('ZRANGE', ended, 0, extra - 1)) do
     local key = prefix .. ':task:' .. old
     local who = redis.call('HGET', key, 'owner')
-    if who then redis.call('ZREM', owner_set(prefix, who), old) end
+    if who then
+      redis.call('ZREM', owner_set(prefix, who), old)
+      redis.call('ZREM', owner_index(prefix, who), old)
+    end
     redis.call('ZREM', prefix .. ':tasks:all', old)
     redis.call('DEL', key)
   end
@@ -118,6 +129,44 @@ if not terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
 redis.call('ZREM', ARGV[1] .. ':tasks:all', ARGV[2])
 redis.call('ZREM', owner_set(ARGV[1], owner), ARGV[2])
 return 1
+";
+
+/// KEYS[1]: unused. ARGV: prefix, owner, the position after which the page starts (created
+/// ms and id, both '' for the start), limit, budget (entries looked at, at most). The
+/// owner's tasks that still exist, oldest first: `{more, last_created, last_id, ids,
+/// hashes}`, `more` 1 when the budget ran out or the page is full before the list's end
+/// (the next page starts after `last_*`). Entries whose record is gone are dropped.
+const LIST: &str = r"
+local prefix, owner = ARGV[1], ARGV[2]
+local after_score, after_id = ARGV[3], ARGV[4]
+local limit, budget = tonumber(ARGV[5]), tonumber(ARGV[6])
+local listed = owner_index(prefix, owner)
+local min = '-inf'
+if after_score ~= '' then min = after_score end
+local entries = redis.call('ZRANGEBYSCORE', listed, min, '+inf', 'WITHSCORES', 'LIMIT', 0, budget)
+local ids, hashes = {}, {}
+local last_score, last_id = '', ''
+local more = 0
+for i = 1, #entries, 2 do
+  local id, score = entries[i], entries[i + 1]
+  if not (after_score ~= '' and tonumber(score) == tonumber(after_score) and id <= after_id) then
+    if #ids >= limit then
+      more = 1
+      break
+    end
+    local key = prefix .. ':task:' .. id
+    local fields = redis.call('HGETALL', key)
+    if #fields == 0 or redis.call('HGET', key, 'owner') ~= owner then
+      redis.call('ZREM', listed, id)
+    else
+      table.insert(ids, id)
+      table.insert(hashes, fields)
+    end
+    last_score, last_id = score, id
+  end
+end
+if more == 0 and #entries == 2 * budget then more = 1 end
+return {more, last_score, last_id, ids, hashes}
 ";
 
 /// KEYS[1]: the task. ARGV: lease_ms. Returns 1 when the task still runs (lease renewed),
@@ -588,6 +637,63 @@ impl TaskStore for RedisTasks {
                 }
             }
             Ok(true)
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<TaskPosition>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<TaskPage, StoreError>> {
+        Box::pin(async move {
+            let limit = limit.clamp(1, MAX_TASKS_PAGE);
+            let (score, after_id) = match &after {
+                Some(a) => (a.created_ms.to_string(), a.id.clone()),
+                None => (String::new(), String::new()),
+            };
+            let args = [
+                self.prefix.clone(),
+                owner.to_owned(),
+                score,
+                after_id,
+                limit.to_string(),
+                // Room for the entries of records gone since (dropped as they are met).
+                (2 * limit + 16).to_string(),
+            ];
+            let unused = format!("{}:tasks:all", self.prefix);
+            let (more, last_score, last_id, ids, hashes): (
+                i64,
+                String,
+                String,
+                Vec<String>,
+                Vec<Vec<String>>,
+            ) = self.run(LIST, &unused, &args).await?;
+            let mut tasks = Vec::with_capacity(ids.len());
+            for (id, flat) in ids.iter().zip(hashes) {
+                let mut fields = HashMap::with_capacity(flat.len() / 2);
+                let mut pairs = flat.into_iter();
+                while let (Some(k), Some(v)) = (pairs.next(), pairs.next()) {
+                    fields.insert(k, v);
+                }
+                let record = record_of(id, &fields)?;
+                if record.status.is_terminal() || number(&fields, "lease") > super::tasks::now_ms()
+                {
+                    tasks.push(record);
+                } else if let Some(settled) = self.get(owner, id).await? {
+                    // A lapsed lease is settled as `get` settles it.
+                    tasks.push(settled);
+                }
+            }
+            let next = (more == 1)
+                .then(|| last_score.parse::<f64>().ok())
+                .flatten()
+                .map(|score| TaskPosition {
+                    // Redis keeps scores as doubles; milliseconds fit exactly.
+                    created_ms: score as u64,
+                    id: last_id,
+                });
+            Ok(TaskPage { tasks, next })
         })
     }
 

@@ -214,6 +214,28 @@ impl TaskRecord {
     }
 }
 
+/// Where a page of [`TaskStore::list`] starts: after the task created at `created_ms`
+/// with id `id` (tasks are listed oldest first, by creation and then id).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskPosition {
+    /// When the last task of the previous page was created, in ms since the Unix epoch.
+    pub created_ms: u64,
+    /// Its id.
+    pub id: String,
+}
+
+/// One page of an owner's tasks ([`TaskStore::list`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<TaskRecord>,
+    /// Where the next page starts, when there may be one.
+    pub next: Option<TaskPosition>,
+}
+
+/// The most tasks [`TaskStore::list`] returns in one page, whatever is asked.
+pub const MAX_TASKS_PAGE: usize = 100;
+
 /// Why a task was not created.
 #[derive(Debug)]
 pub enum TaskRefused {
@@ -283,6 +305,17 @@ pub trait TaskStore: Send + Sync + 'static {
         let _ = (owner, id);
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// A page of `owner`'s tasks that `get` would find (not expired), oldest first, from
+    /// `after` (the start without one): at most `limit` (cut to [`MAX_TASKS_PAGE`]), and
+    /// where the next page starts when there may be more. Bounded work per page; another
+    /// owner's tasks never show.
+    fn list<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<TaskPosition>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<TaskPage, StoreError>>;
 
     /// Cancels task `id` of `owner`: marks it `cancelled` unless it already ended, and
     /// stops its call wherever it runs. `Ok(false)` when `owner` has no such task.
@@ -441,4 +474,79 @@ pub(crate) fn new_task_id() -> Result<String, StoreError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| StoreError(format!("no task id: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The most 2025 sessions [`SessionAsks`] remembers; past it, one is forgotten for each new one.
+#[cfg(feature = "server-http")]
+const MAX_ASKING_SESSIONS: usize = 10_000;
+
+/// What the client of each 2025 session of this process said, at `initialize`, it can answer
+/// (`elicitation`, `sampling`): what a task it starts may ask it, on its `tasks/result` stream.
+/// Only the sessions that can answer something are kept, at most [`MAX_ASKING_SESSIONS`].
+#[cfg(feature = "server-http")]
+#[derive(Debug, Default)]
+pub(crate) struct SessionAsks(Mutex<HashMap<Arc<str>, SessionCan>>);
+
+/// What one session's client can answer.
+#[cfg(feature = "server-http")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SessionCan {
+    /// It declared `elicitation`.
+    pub(crate) elicit: bool,
+    /// It declared `sampling`.
+    pub(crate) sample: bool,
+}
+
+#[cfg(feature = "server-http")]
+impl SessionAsks {
+    /// Records what session `id`'s client can answer.
+    pub(crate) fn note(&self, id: &Arc<str>, can: SessionCan) {
+        if !can.elicit && !can.sample {
+            return;
+        }
+        let mut sessions = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if sessions.len() >= MAX_ASKING_SESSIONS
+            && let Some(old) = sessions.keys().next().cloned()
+        {
+            sessions.remove(&old);
+        }
+        sessions.insert(Arc::clone(id), can);
+    }
+
+    /// What session `id`'s client can answer (nothing, for a session not kept).
+    pub(crate) fn of(&self, id: &str) -> SessionCan {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(all(test, feature = "server-http"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_that_can_answer_are_kept_within_the_bound() {
+        let asks = SessionAsks::default();
+        let can = SessionCan {
+            elicit: true,
+            sample: false,
+        };
+        asks.note(&Arc::from("nothing"), SessionCan::default());
+        assert!(
+            !asks.of("nothing").elicit,
+            "a session that can answer nothing is not kept"
+        );
+        for k in 0..=MAX_ASKING_SESSIONS {
+            asks.note(&Arc::from(format!("s{k}")), can);
+        }
+        let kept = asks.0.lock().unwrap_or_else(PoisonError::into_inner).len();
+        assert_eq!(kept, MAX_ASKING_SESSIONS);
+        let last = format!("s{MAX_ASKING_SESSIONS}");
+        assert!(asks.of(&last).elicit, "the newest is kept");
+        assert!(!asks.of("unknown").elicit);
+    }
 }

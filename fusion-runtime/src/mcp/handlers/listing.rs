@@ -44,7 +44,7 @@ struct Position {
 
 /// The key cursors are sealed with: the builder's `requestState` key, else the one
 /// `requestState` uses (the environment's, else the process's).
-fn key(server: &Server) -> Option<std::sync::Arc<[u8]>> {
+pub(crate) fn key(server: &Server) -> Option<std::sync::Arc<[u8]>> {
     server
         .request_state_key()
         .or_else(|| super::request_state::key().map(std::sync::Arc::from))

@@ -64,6 +64,8 @@ impl ServerHandler for McpHandler {
         let mut result = self.negotiate_initialize(&request)?;
         #[cfg(feature = "server-http")]
         self.list_if_live(&request, &context);
+        #[cfg(feature = "server-http")]
+        self.note_session_asks(&request, &context);
         if self.sessionless {
             // No session, no way to send a change: advertise none.
             let caps = &mut result.capabilities;
@@ -346,6 +348,27 @@ impl McpHandler {
     /// live sessions ([`LiveList`](super::mcp_handler::LiveList)) as it answers its `initialize` (`request`,
     /// whose extensions name the session), when its client declared neither `elicitation`
     /// nor `sampling`. Listed before the answer is sent, the session's first call finds it.
+    /// Records what this (stateful HTTP) session's client can answer (`request`'s
+    /// capabilities), on a server with task actions: what a 2025-11-25 task it starts may
+    /// ask it on its `tasks/result` stream.
+    fn note_session_asks(
+        &self,
+        request: &InitializeRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) {
+        if !self.server.has_tasks() {
+            return;
+        }
+        let Some(opened) = context.extensions.get::<crate::mcp::facts::OpenedSession>() else {
+            return;
+        };
+        let can = crate::store::tasks::SessionCan {
+            elicit: request.capabilities.elicitation.is_some(),
+            sample: request.capabilities.sampling.is_some(),
+        };
+        self.server.session_asks().note(&opened.0, can);
+    }
+
     fn list_if_live(
         &self,
         request: &InitializeRequestParams,

@@ -256,6 +256,12 @@ fn owner(
     ClientKey::of(&scope)
 }
 
+/// The key list cursors are sealed with (see `listing`): a `tasks/list` cursor too.
+#[cfg(feature = "server-http")]
+pub(crate) fn cursor_key(server: &Server) -> Option<Arc<[u8]>> {
+    super::listing::key(server)
+}
+
 /// The answer for a task that is unknown, expired, or another client's: the same for all
 /// three, so an id is no oracle.
 pub(crate) fn not_found(id: &str) -> ErrorData {

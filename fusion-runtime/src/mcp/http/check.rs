@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::Response;
 use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
@@ -70,9 +70,7 @@ where
             let advertise = read
                 .bytes()
                 .filter(|_| guard.server.has_tasks())
-                .and_then(|bytes| {
-                    super::tasks_2025::advertising(&guard.server, request.headers(), bytes)
-                });
+                .and_then(|bytes| super::tasks_2025::advertising(&guard.server, &request, bytes));
             let response = json_errors(next(request, route).await, read, &guard.server).await;
             match advertise {
                 Some(advertise) => advertise.apply(response),
@@ -214,15 +212,7 @@ async fn check(
         && let Some(answer) =
             Box::pin(super::tasks_2025::answer(&guard.server, cleared, &parts, &message)).await
     {
-        return Err((
-            StatusCode::OK,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            )],
-            answer.to_string(),
-        )
-            .into_response());
+        return Err(answer);
     }
     if let Some(cancels) = cancels {
         parts.extensions.insert(cancels);

@@ -206,10 +206,9 @@ impl SessionManager for CappedSessions {
         id: &SessionId,
         mut message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        if self.live.is_some() {
-            // The handler lists the session in `live` as it answers.
-            message.insert_extension(OpenedSession(id.clone()));
-        }
+        // The handler lists the session in `live` as it answers, and notes what its client
+        // can answer a task's question with.
+        message.insert_extension(OpenedSession(id.clone()));
         Ok(self.inner.initialize_session(id, message).await?)
     }
 

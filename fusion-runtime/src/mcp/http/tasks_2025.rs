@@ -3,9 +3,17 @@
 //! parameter (`{"ttl": ms}`) of a task action is answered with `{"task": {…}}`; `tasks/get`
 //! reads it, `tasks/result` waits for its end and answers what the call would have
 //! (the `CallToolResult`, or the JSON-RPC error of a `failed` task), `tasks/cancel` cancels
-//! it. The same tasks, store, owner rules and bounds as the 2026-07-28 extension
-//! (`handlers/tasks.rs`); a question inside such a task is refused (2025 asks it on the
-//! `tasks/result` stream, which is not served here).
+//! it, `tasks/list` pages through the caller's own tasks (offered to an authenticated client
+//! only: without a principal, clients cannot be told apart, and the spec asks not to). The same tasks,
+//! store, owner rules and bounds as the 2026-07-28 extension (`handlers/tasks.rs`).
+//!
+//! A `tasks/result` for a task still running answers on an SSE stream: each status change
+//! as `notifications/tasks/status` (the full task), each question the handler asks
+//! (`cx.elicit`, kept in the store as 2026-07-28 questions are) as an `elicitation/create`
+//! request carrying the related-task `_meta`, and last the result. The client's answer, a
+//! JSON-RPC response POSTed in any of its sessions on any instance, goes to the store
+//! (its id, `tasks:<task>:<key>`, names the question); the handler, wherever it runs, takes
+//! it from there. A task asks only what its session's client declared at `initialize`.
 //!
 //! rmcp 3.11 knows only the 2026-07-28 shapes (it drops the `task` parameter and refuses
 //! `tasks/*` from a client without the extension), so these requests are answered by the
@@ -18,51 +26,76 @@
 use std::time::{Duration, Instant};
 
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
 use serde_json::{Value, json};
 
 use super::body::mentions;
 use super::door::Cleared;
+use crate::auth::Seal;
 use crate::context::{ClientKey, RequestScope};
 use crate::mcp::facts::RequestFacts;
 use crate::mcp::handlers::era::Era;
 use crate::mcp::handlers::tasks::{self, Can};
 use crate::server::Server;
-use crate::store::{TaskOutcome, TaskRecord};
+use crate::store::{TaskOutcome, TaskPosition, TaskRecord, TaskStatus};
 
 /// How often `tasks/result` looks at a running task.
 const RESULT_POLL: Duration = Duration::from_millis(200);
 
-/// The JSON-RPC answer (`result` or `error` object, and which) to a 2025-11-25 task request
-/// in `message`, in the session the door `cleared` (live, and the caller's own); `None` for
+/// Tasks in one `tasks/list` page when the server sets no page size; a larger page size is
+/// cut to [`MAX_TASKS_PAGE`](crate::store::MAX_TASKS_PAGE).
+const TASKS_PAGE: usize = 50;
+
+/// A `tasks/list` cursor: `tk1.`, the position in base64url, `.`, its HMAC-SHA256.
+const CURSOR: Seal = Seal::new("tk1.", crate::mcp::MAX_CURSOR_BYTES);
+
+/// The prefix of the id of a question sent on a `tasks/result` stream:
+/// `tasks:<task id>:<question key>`.
+const QUESTION_ID: &str = "tasks:";
+
+/// The answer to a 2025-11-25 task message in `message`, in the session the door `cleared`
+/// (live, and the caller's own): a JSON-RPC answer, the SSE stream of a `tasks/result` for a
+/// task still running, or `202` for the client's answer to a task's question; `None` for
 /// anything else, and for a request in no session (rmcp answers it).
 pub(crate) async fn answer(
     server: &Server,
     cleared: &Cleared,
     parts: &Parts,
     message: &Value,
-) -> Option<Value> {
+) -> Option<Response> {
     if !server.has_tasks() {
         return None;
     }
-    cleared.session()?;
+    let session = cleared.session()?;
     let facts = RequestFacts::of_parts(parts);
     let version = parts.headers.get("mcp-protocol-version")?.to_str().ok()?;
     if version != "2025-11-25" {
         return None;
     }
-    let method = message.get("method")?.as_str()?;
-    let id = message.get("id")?.clone();
-    let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
     let principal = facts.principal.as_deref().cloned();
     let owner = match &principal {
         Some(p) => ClientKey::new(p.client_key()),
         None => facts.client.clone(),
     };
+    let Some(method) = message.get("method") else {
+        return answered_question(server, &owner, message).await;
+    };
+    let method = method.as_str()?;
+    let id = message.get("id")?.clone();
+    let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
     let task_id = || params.get("taskId").and_then(Value::as_str).unwrap_or("");
     let answered = match method {
         "tools/call" => match params.get("task").filter(|t| t.is_object()) {
-            Some(task) => call(server, &params, task, principal, owner).await,
+            Some(task) => {
+                let asks = server.session_asks().of(session);
+                let can = Can {
+                    elicit: asks.elicit,
+                    sample: asks.sample,
+                };
+                call(server, &params, task, principal, owner, can).await
+            }
             None => {
                 let name = params.get("name").and_then(Value::as_str)?;
                 if server.task_support(name) != crate::TaskSupport::Required {
@@ -76,14 +109,76 @@ pub(crate) async fn answer(
             }
         },
         "tasks/get" => get(server, &owner, task_id()).await,
-        "tasks/result" => result(server, &owner, task_id()).await,
+        "tasks/result" => match read(server, &owner, task_id()).await {
+            Ok(record) if !record.status.is_terminal() => {
+                return Some(stream_result(server, owner, record, id));
+            }
+            Ok(record) => ended(server, &owner, record).await,
+            Err(e) => Err(e),
+        },
         "tasks/cancel" => cancel(server, &owner, task_id()).await,
+        "tasks/list" => list(server, &owner, principal.is_some(), &params).await,
         _ => return None,
     };
-    Some(match answered {
+    Some(json_answer(&rpc(id, answered)))
+}
+
+/// A JSON-RPC answer to request `id`.
+fn rpc(id: Value, answered: Result<Value, Value>) -> Value {
+    match answered {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-    })
+    }
+}
+
+fn json_answer(message: &Value) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        message.to_string(),
+    )
+        .into_response()
+}
+
+/// The client's answer to a task's question (a JSON-RPC response whose id is
+/// `tasks:<task>:<key>`), handed to the store for the task's handler: `202`, as the
+/// transport answers every response. Only the task's owner answers it; anyone else's
+/// answer is dropped, as an unknown task's. `None` for any other response (rmcp's).
+async fn answered_question(
+    server: &Server,
+    owner: &ClientKey,
+    message: &Value,
+) -> Option<Response> {
+    let (task, key) = message
+        .get("id")?
+        .as_str()?
+        .strip_prefix(QUESTION_ID)?
+        .split_once(':')?;
+    let accepted = StatusCode::ACCEPTED.into_response();
+    // Only ids this server sends: a task id, a question key `e<k>`.
+    if task.len() > 64 || key.len() > 8 || !key.starts_with('e') {
+        return Some(accepted);
+    }
+    let answer = match (message.get("result"), message.get("error")) {
+        (Some(result), _) => result.clone(),
+        // An error is no answer the handler can read: its question fails.
+        (None, Some(error)) => json!({ "error": error }),
+        (None, None) => return Some(accepted),
+    };
+    let mut responses = serde_json::Map::new();
+    responses.insert(key.to_owned(), answer);
+    match server.task_store().answer(&owner.0, task, responses).await {
+        Ok(true) => {}
+        Ok(false) => tracing::debug!(task, "an answer to a question of no task of this client"),
+        Err(e) => {
+            crate::metrics::store_error("tasks");
+            tracing::warn!(task, error = %e.0, "could not store a client's answer to a task's question");
+        }
+    }
+    Some(accepted)
 }
 
 /// A task-augmented `tools/call`: `{"task": {…}}`, or `-32601` for a tool that does not run
@@ -96,6 +191,7 @@ async fn call(
     task: &Value,
     principal: Option<crate::auth::Principal>,
     owner: ClientKey,
+    can: Can,
 ) -> Result<Value, Value> {
     let name = params.get("name").and_then(Value::as_str).unwrap_or("");
     if !server.leads_somewhere(name) {
@@ -115,17 +211,7 @@ async fn call(
     let mut scope = RequestScope::detached();
     scope.principal = principal.map(std::sync::Arc::new);
     scope.client = Some(owner);
-    match tasks::launch(
-        server,
-        &Era::Legacy,
-        name,
-        arguments,
-        scope,
-        Can::default(),
-        ttl,
-    )
-    .await
-    {
+    match tasks::launch(server, &Era::Legacy, name, arguments, scope, can, ttl).await {
         Ok(record) => Ok(json!({ "task": task_json(&record) })),
         // A refused task is answered as the call would be refused: an `isError` result.
         Err(refusal) => Ok(json!({
@@ -173,31 +259,19 @@ async fn get(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, Valu
     read(server, owner, id).await.map(|r| task_json(&r))
 }
 
-/// `tasks/result`: waits (at most the task's TTL and a second) for the task to end, then
-/// answers what the call would have: its result, with the related-task `_meta`, or the
-/// error of a `failed` or `cancelled` task. The task's place in the bounds is freed.
-async fn result(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, Value> {
-    let first = read(server, owner, id).await?;
-    let deadline = Instant::now() + Duration::from_millis(first.ttl_ms) + Duration::from_secs(1);
-    let mut record = first;
-    while !record.status.is_terminal() {
-        if Instant::now() >= deadline {
-            return Err(
-                json!({"code": -32603, "message": "the task did not end within its time to live"}),
-            );
-        }
-        tokio::time::sleep(RESULT_POLL).await;
-        record = read(server, owner, id).await?;
-    }
+/// `tasks/result` of an ended task: what the call would have answered: its result, with
+/// the related-task `_meta`, or the error of a `failed` or `cancelled` task. The task's
+/// place in the bounds is freed.
+async fn ended(server: &Server, owner: &ClientKey, record: TaskRecord) -> Result<Value, Value> {
     // Not freed now (Redis unreachable): the hold frees it.
-    let _ = server.task_store().release(&owner.0, id).await;
+    let _ = server.task_store().release(&owner.0, &record.id).await;
     match record.outcome {
         Some(TaskOutcome::Completed(mut result)) => {
             let meta = result.entry("_meta").or_insert_with(|| json!({}));
             if let Some(meta) = meta.as_object_mut() {
                 meta.insert(
                     "io.modelcontextprotocol/related-task".to_owned(),
-                    json!({ "taskId": id }),
+                    json!({ "taskId": record.id }),
                 );
             }
             Ok(Value::Object(result))
@@ -205,6 +279,193 @@ async fn result(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, V
         Some(TaskOutcome::Failed(error)) => Err(Value::Object(error)),
         _ => Err(json!({"code": -32603, "message": "the task was cancelled (tasks/cancel)"})),
     }
+}
+
+/// `tasks/result` of a task still running: an SSE stream that sends each status change
+/// (`notifications/tasks/status`) and each question of the handler (`elicitation/create`,
+/// `sampling/createMessage`, with the related-task `_meta`), then the answer to `request`
+/// once the task ended, or an error once its TTL and a second passed. The stream stops
+/// looking at the task when the client goes.
+fn stream_result(server: &Server, owner: ClientKey, first: TaskRecord, request: Value) -> Response {
+    let (tx, rx) = futures::channel::mpsc::channel::<Value>(8);
+    let server = server.clone();
+    tokio::spawn(async move {
+        follow(&server, &owner, first, request, tx).await;
+    });
+    let events = futures::StreamExt::map(rx, |message| {
+        Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(format!(
+            "event: message\ndata: {message}\n\n"
+        )))
+    });
+    (
+        StatusCode::OK,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        axum::body::Body::from_stream(events),
+    )
+        .into_response()
+}
+
+/// What [`stream_result`] sends, until the task ends or the client goes.
+async fn follow(
+    server: &Server,
+    owner: &ClientKey,
+    first: TaskRecord,
+    request: Value,
+    mut tx: futures::channel::mpsc::Sender<Value>,
+) {
+    use futures::SinkExt as _;
+    let id = first.id.clone();
+    let deadline = Instant::now() + Duration::from_millis(first.ttl_ms) + Duration::from_secs(1);
+    let mut status = first.status;
+    // The questions sent on this stream: at most the rounds a call may ask.
+    let mut asked = std::collections::HashSet::new();
+    let mut record = first;
+    loop {
+        if record.status != status {
+            status = record.status;
+            let note = json!({
+                "jsonrpc": "2.0",
+                "method": "notifications/tasks/status",
+                "params": task_json(&record),
+            });
+            if tx.send(note).await.is_err() {
+                return;
+            }
+        }
+        if record.status == TaskStatus::InputRequired {
+            for (key, question) in &record.input_requests {
+                if asked.len() >= crate::mcp::elicit::MAX_ELICITATION_ROUNDS
+                    || !asked.insert(key.clone())
+                {
+                    continue;
+                }
+                let Some(method) = question.get("method").and_then(Value::as_str) else {
+                    continue;
+                };
+                let mut params = question.get("params").cloned().unwrap_or_else(|| json!({}));
+                if let Some(params) = params.as_object_mut() {
+                    let meta = params.entry("_meta").or_insert_with(|| json!({}));
+                    if let Some(meta) = meta.as_object_mut() {
+                        meta.insert(
+                            "io.modelcontextprotocol/related-task".to_owned(),
+                            json!({ "taskId": id }),
+                        );
+                    }
+                }
+                let ask = json!({
+                    "jsonrpc": "2.0",
+                    "id": format!("{QUESTION_ID}{id}:{key}"),
+                    "method": method,
+                    "params": params,
+                });
+                if tx.send(ask).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if record.status.is_terminal() {
+            let answered = ended(server, owner, record).await;
+            let _ = tx.send(rpc(request, answered)).await;
+            return;
+        }
+        if Instant::now() >= deadline {
+            let late =
+                json!({"code": -32603, "message": "the task did not end within its time to live"});
+            let _ = tx.send(rpc(request, Err(late))).await;
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(RESULT_POLL) => {}
+            () = closed(&tx) => return,
+        }
+        record = match read(server, owner, &id).await {
+            Ok(record) => record,
+            Err(e) => {
+                let _ = tx.send(rpc(request, Err(e))).await;
+                return;
+            }
+        };
+    }
+}
+
+/// Resolves when the stream's reader is gone.
+async fn closed(tx: &futures::channel::mpsc::Sender<Value>) {
+    while !tx.is_closed() {
+        tokio::time::sleep(RESULT_POLL).await;
+    }
+}
+
+/// Where a `tasks/list` page starts, from `params.cursor`: `-32602` for a cursor that is not
+/// a string or not one this server issued.
+fn list_start(server: &Server, params: &Value) -> Result<Option<TaskPosition>, Value> {
+    let bad = |why: &str| {
+        json!({
+            "code": -32602,
+            "message": format!("Invalid cursor for tasks/list: {why}. Send the nextCursor of the previous page exactly as received, or list again without a cursor."),
+            "data": {"method": "tasks/list"},
+        })
+    };
+    let cursor = match params.get("cursor") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::String(cursor)) => cursor,
+        Some(_) => return Err(bad("it is not a string")),
+    };
+    let key = tasks::cursor_key(server).ok_or_else(|| bad("this server cannot check cursors"))?;
+    let payload = CURSOR.open(&key, cursor).map_err(|e| {
+        bad(match e {
+            crate::auth::SealError::TooLarge => "it is longer than any cursor this server issues",
+            _ => "it is not a cursor this server issued",
+        })
+    })?;
+    let (created_ms, id): (u64, String) = serde_json::from_slice(&payload)
+        .map_err(|_| bad("it is not a cursor this server issued"))?;
+    Ok(Some(TaskPosition { created_ms, id }))
+}
+
+/// `tasks/list`: a page of the caller's own tasks (those `tasks/get` finds), oldest first,
+/// and the cursor of the next one. Refused (`-32601`) to a caller without a principal (a
+/// server without auth, or optional auth), to whom it is not offered.
+async fn list(
+    server: &Server,
+    owner: &ClientKey,
+    identified: bool,
+    params: &Value,
+) -> Result<Value, Value> {
+    if !identified {
+        return Err(json!({
+            "code": -32601,
+            "message": "tasks/list is offered only to an authenticated client: without a principal, a list could show one client's tasks to another",
+        }));
+    }
+    let after = list_start(server, params)?;
+    let size = server
+        .page_size()
+        .unwrap_or(TASKS_PAGE)
+        .clamp(1, crate::store::MAX_TASKS_PAGE);
+    let page = server
+        .task_store()
+        .list(&owner.0, after, size)
+        .await
+        .map_err(|e| error(&tasks::store_error(&e)))?;
+    let mut result = json!({ "tasks": page.tasks.iter().map(task_json).collect::<Vec<_>>() });
+    if let Some(next) = page.next {
+        let sealed = tasks::cursor_key(server)
+            .and_then(|key| {
+                let payload = serde_json::to_vec(&(next.created_ms, &next.id)).ok()?;
+                CURSOR.seal(&key, &payload).ok()
+            })
+            .ok_or_else(
+                || json!({"code": -32603, "message": "no key to seal the next page's cursor with"}),
+            )?;
+        result["nextCursor"] = json!(sealed);
+    }
+    Ok(result)
 }
 
 /// `tasks/cancel`: the task, now `cancelled`; `-32602` for a task that already ended.
@@ -249,23 +510,27 @@ fn error(e: &ErrorData) -> Value {
 const MAX_ADVERTISED_BYTES: usize = 8 << 20;
 
 /// What a 2025-11-25 session's `initialize` and `tools/list` answers gain on a server with
-/// task actions: `capabilities.tasks` (`tools/call` as a task, `tasks/cancel`), and each
+/// task actions: `capabilities.tasks` (`tools/call` as a task, `tasks/cancel`, and
+/// `tasks/list` for an authenticated client), and each
 /// task tool's `execution.taskSupport`. rmcp's types have neither field, so the answer is
 /// edited on its way out, event by event.
 pub(crate) struct Advertise {
     server: Server,
     tools_list: bool,
+    /// Whether the client is authenticated (a principal): only then is `tasks/list` offered.
+    listable: bool,
 }
 
 /// The edit `bytes` (a request body the check passed) calls for, if any.
 pub(crate) fn advertising(
     server: &Server,
-    headers: &axum::http::HeaderMap,
+    request: &axum::extract::Request,
     bytes: &[u8],
 ) -> Option<Advertise> {
     if !server.has_tasks() {
         return None;
     }
+    let headers = request.headers();
     // Parsed again only when it may be one of the two.
     let wanted: &[u8] = match headers.get("mcp-protocol-version") {
         None => b"\"initialize\"",
@@ -281,9 +546,14 @@ pub(crate) fn advertising(
         "tools/list" if headers.get("mcp-protocol-version")? == "2025-11-25" => true,
         _ => return None,
     };
+    let listable = request
+        .extensions()
+        .get::<RequestFacts>()
+        .is_some_and(|facts| facts.principal.is_some());
     Some(Advertise {
         server: server.clone(),
         tools_list,
+        listable,
     })
 }
 
@@ -301,10 +571,12 @@ impl Advertise {
                 .get_mut("capabilities")
                 .and_then(Value::as_object_mut)
             {
-                caps.insert(
-                    "tasks".to_owned(),
-                    json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
-                );
+                // `list` only where a client's tasks can be told from another's (auth).
+                let advertised = match self.listable {
+                    true => json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+                    false => json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
+                };
+                caps.insert("tasks".to_owned(), advertised);
             }
             return;
         }
