@@ -35,6 +35,8 @@ mod redis_limits;
 #[cfg(feature = "redis")]
 mod redis_once;
 #[cfg(feature = "redis")]
+mod redis_task_scripts;
+#[cfg(feature = "redis")]
 mod redis_tasks;
 pub(crate) mod tasks;
 
