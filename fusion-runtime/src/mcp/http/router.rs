@@ -307,7 +307,7 @@ impl StepsInner {
                     // Routed before the future is made: it holds one request or the room's
                     // boxed answer, not both (it is moved on every request).
                     let routed = match (route, &self.room) {
-                        (check::Route::Room(plain), Some(room)) => room.answer(request, plain),
+                        (check::Route::Room(plain), Some(room)) => room.answer(request, *plain),
                         _ => Err(request),
                     };
                     async move {

@@ -94,14 +94,14 @@ impl Room {
     pub(crate) fn answer(
         &self,
         request: Request,
-        plain: Box<Plain>,
+        plain: Plain,
     ) -> Result<BoxFuture<'static, Response>, Request> {
         let Plain {
             bytes,
             call,
             id,
             kind,
-        } = *plain;
+        } = plain;
         let name = bytes
             .get(call.name.clone())
             .and_then(|n| std::str::from_utf8(n).ok());
