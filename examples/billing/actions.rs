@@ -14,8 +14,8 @@ use super::store::{Invoice, InvoiceList, Store};
 
 fn not_found(id: &str) -> ToolError {
     error(NOT_FOUND, "No invoice with that ID")
-        .suggest("List invoices first, then retry with a real ID")
-        .actions(["billing.list_invoices"])
+        .recovery("List invoices first, then retry with a real ID")
+        .available_actions(["billing.list_invoices"])
         .detail("requestedId", id)
 }
 
@@ -65,8 +65,8 @@ pub async fn send_reminder(
             CONFLICT,
             format!("Invoice {} is not open; nothing is owed", invoice.id),
         )
-        .suggest("Send reminders only for open invoices; list them with status \"open\"")
-        .actions(["billing.list_invoices"])
+        .recovery("Send reminders only for open invoices; list them with status \"open\"")
+        .available_actions(["billing.list_invoices"])
         .detail("status", format!("{:?}", invoice.status).to_lowercase()));
     }
     Ok(ReminderSent {
@@ -148,21 +148,21 @@ pub async fn charge(
         })
         .warning(
             error(CONFLICT, format!("Invoice {id} is already paid; nothing was charged"))
-                .suggest("Do not charge it again. Tell the user it is paid; call billing.get_invoice to show it")
-                .actions(["billing.get_invoice"]),
+                .recovery("Do not charge it again. Tell the user it is paid; call billing.get_invoice to show it")
+                .available_actions(["billing.get_invoice"]),
         )),
         Some(Err(Refused::Void)) => Err(error(
             CONFLICT,
             format!("Invoice {id} is void and cannot be charged"),
         )
-        .suggest("Charge an open invoice instead")
-        .actions(["billing.list_invoices"])),
+        .recovery("Charge an open invoice instead")
+        .available_actions(["billing.list_invoices"])),
         Some(Err(Refused::MoreThanBalance(balance))) => Err(error(
             "AMOUNT_EXCEEDS_BALANCE",
             "The amount is more than what is left to pay",
         )
-        .suggest(format!("Charge at most {balance} cents, the remaining balance"))
-        .actions(["billing.get_invoice"])
+        .recovery(format!("Charge at most {balance} cents, the remaining balance"))
+        .available_actions(["billing.get_invoice"])
         .detail("invoiceId", id)
         .detail("amountCents", input.amount_cents)
         .detail("balanceCents", balance)),
@@ -319,7 +319,7 @@ pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, To
             "AMOUNT_EXCEEDS_PAID",
             "The refund is more than what was paid",
         )
-        .suggest(format!("Refund at most {} cents", invoice.paid_cents))
+        .recovery(format!("Refund at most {} cents", invoice.paid_cents))
         .detail("paidCents", invoice.paid_cents));
     }
     // Everything before this line runs again when a 2026-07-28 client answers: only reads.
@@ -334,7 +334,7 @@ pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, To
                 "REFUND_NOT_CONFIRMED",
                 "The user did not confirm the refund; no money moved",
             )
-            .suggest("Ask the user whether to refund before calling again"));
+            .recovery("Ask the user whether to refund before calling again"));
         }
     };
     if confirmation.invoice_id != id {
@@ -342,7 +342,7 @@ pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, To
             CONFLICT,
             "The confirmation names another invoice; no money moved",
         )
-        .suggest("Call again and have the user type the same invoice ID")
+        .recovery("Call again and have the user type the same invoice ID")
         .detail("invoiceId", id)
         .detail("confirmedId", &confirmation.invoice_id));
     }

@@ -55,8 +55,8 @@ pub fn invoice_changed<S>(cx: &Context<S>, id: &str) {
 
 fn not_found(id: &str) -> ToolError {
     error(NOT_FOUND, format!("No invoice with ID {id}"))
-        .suggest("List invoices with billing_list_invoices, then read billing://invoices/<id> with a real ID")
-        .actions(["billing.list_invoices"])
+        .recovery("List invoices with billing_list_invoices, then read billing://invoices/<id> with a real ID")
+        .available_actions(["billing.list_invoices"])
 }
 
 /// One invoice, as JSON: customer, status, amounts, due date and lines.

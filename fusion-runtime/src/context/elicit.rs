@@ -342,7 +342,7 @@ pub(crate) fn unsupported(why: &str) -> ToolError {
         ELICITATION_UNSUPPORTED,
         format!("This client cannot show a form: {why}"),
     )
-    .suggest("This client cannot show a form; ask the user in conversation and call again with the answer as an argument")
+    .recovery("This client cannot show a form; ask the user in conversation and call again with the answer as an argument")
 }
 
 /// The error a handler gets when the request failed on the way.
@@ -351,7 +351,7 @@ pub(crate) fn failed(why: &str) -> ToolError {
         codes::INTERNAL_ERROR,
         format!("Asking the user failed: {why}"),
     )
-    .suggest("Call the tool again; if it keeps failing, ask the user in conversation")
+    .recovery("Call the tool again; if it keeps failing, ask the user in conversation")
 }
 
 /// The error a handler gets when `T` cannot be a form (a bug in the server).

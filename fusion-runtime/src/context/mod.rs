@@ -441,7 +441,7 @@ impl CallContext {
                             fields.join(", ")
                         ),
                     )
-                    .suggest("Call the tool again so the user is asked again")
+                    .recovery("Call the tool again so the user is asked again")
                     .attach(Arc::new(report)));
                 }
             },
@@ -740,7 +740,7 @@ impl<S: Send + Sync + 'static> FromCallContext for Context<S> {
                     type_name::<S>()
                 ),
             )
-            .suggest("Do not retry; report this to the server's operator")
+            .recovery("Do not retry; report this to the server's operator")
             .critical()),
         }
     }

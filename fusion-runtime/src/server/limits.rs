@@ -233,5 +233,5 @@ pub(crate) fn cancelled(action: &str) -> ToolError {
         "CANCELLED",
         format!("The call to {action} was cancelled by the client before it finished"),
     )
-    .suggest("Send the call again if you still need its result")
+    .recovery("Send the call again if you still need its result")
 }

@@ -118,7 +118,7 @@ pub(super) fn respond(
                 codes::DEPRECATED,
                 format!("{callable} is deprecated: {}", names.spell_in(why)),
             )
-            .suggest("This call worked; switch to the replacement before this action is removed"),
+            .recovery("This call worked; switch to the replacement before this action is removed"),
         );
     }
     if !response.is_error {
@@ -150,7 +150,7 @@ pub(super) fn deprecated_fields_sent(
                 None => format!("Field '{}' of {callable} is deprecated", f.path),
             };
             ToolError::new(codes::DEPRECATED, message)
-                .suggest(format!(
+                .recovery(format!(
                     "This call worked; stop sending '{}' before it is removed",
                     f.path
                 ))
@@ -203,7 +203,7 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
                     "The result of {callable} is {total} bytes, over this server's bound of {limit}; its structured content cannot be cut into valid JSON, so none of it was sent. The action itself ran"
                 ),
             )
-            .suggest("Call again with a narrower filter or a page to get a smaller result; if the action changes state, that change is made: do not repeat it only to see the result")
+            .recovery("Call again with a narrower filter or a page to get a smaller result; if the action changes state, that change is made: do not repeat it only to see the result")
             .detail("result_bytes", total)
             .detail("max_result_bytes", limit),
         );
@@ -239,7 +239,7 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
                 "The result was cut: {sent} of {total} bytes were sent (at most {limit} per result). What is above ends mid-way and, if it was JSON, is not valid JSON"
             ),
         )
-        .suggest("Call again with a narrower filter or a page to get the rest")
+        .recovery("Call again with a narrower filter or a page to get the rest")
         .detail("sent_bytes", sent)
         .detail("total_bytes", total)
         .warning(),
