@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fusion_runtime::client::{
-    Envelope, FusionClient, FusionClientError, RetryPolicy, ToolCallError, UNKNOWN_CODE,
+    Envelope, FusionClient, FusionClientError, RetryPolicy, ToolCallError,
 };
 use fusion_runtime::rmcp::ServiceExt;
 use fusion_runtime::rmcp::handler::server::ServerHandler;
@@ -199,7 +199,7 @@ async fn errors_without_an_envelope_keep_their_text() {
         .await
         .expect_err("raised");
     let e = err.as_tool_error().expect("a tool error");
-    assert_eq!(e.code.as_str(), UNKNOWN_CODE);
+    assert_eq!(e.code.as_str(), fusion_runtime::codes::UNKNOWN.as_str());
     assert_eq!(e.text, "boom <not an envelope>");
     assert_eq!(e.message, "boom <not an envelope>");
     let err = client

@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use fusion_runtime::client::{ToolCallError, parse_tool_error};
+use fusion_runtime::codes::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 use fusion_runtime::contract::{DeltaSeverity, Lockfile, ToolContract, diff};
 use fusion_runtime::mcp::HttpOptions;
-use fusion_runtime::server::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 use fusion_runtime::{
     Server, ToolError, ToolInput, ToolResponse, WithWarnings, error, tool_action,
 };
@@ -273,7 +273,7 @@ async fn an_oversized_text_result_is_cut_on_a_character_boundary_with_a_warning(
     assert_eq!(first_text(&r), "\"éééé");
     let w = warnings(&r);
     assert_eq!(w.len(), 1, "{r:?}");
-    assert_eq!(w[0].code.as_str(), RESULT_TRUNCATED);
+    assert_eq!(w[0].code.as_str(), RESULT_TRUNCATED.as_str());
     assert!(!w[0].severity.is_error());
     assert!(
         w[0].message.contains("9 of 14 bytes were sent"),
@@ -302,7 +302,7 @@ async fn the_server_default_bounds_actions_that_declare_none() {
         .await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(first_text(&r).len(), 100);
-    assert_eq!(warnings(&r)[0].code.as_str(), RESULT_TRUNCATED);
+    assert_eq!(warnings(&r)[0].code.as_str(), RESULT_TRUNCATED.as_str());
     // The declared bound wins over the server's.
     let r = s
         .call_json("tasks.repeat", json!({"text": "x", "times": 50}))
@@ -341,7 +341,7 @@ async fn an_oversized_structured_result_is_refused_not_cut() {
     assert!(r.is_error, "{r:?}");
     assert!(r.structured_content.is_none());
     let e = parse_tool_error(first_text(&r)).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(e.code().as_str(), RESULT_TOO_LARGE);
+    assert_eq!(e.code().as_str(), RESULT_TOO_LARGE.as_str());
     assert_eq!(e.detail_value("max_result_bytes"), Some("64"));
 }
 
@@ -400,7 +400,7 @@ async fn over_mcp_the_warnings_reach_the_client() {
         .collect();
     assert_eq!(texts[0], "\"éééé");
     let w = parse_tool_error(&texts[1]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(w.code().as_str(), RESULT_TRUNCATED);
+    assert_eq!(w.code().as_str(), RESULT_TRUNCATED.as_str());
     drop(client);
     http.shutdown()
         .await

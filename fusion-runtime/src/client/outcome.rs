@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::parse::{Envelope, FieldLine, looks_like_envelope, parse_envelope};
 use crate::envelope::{ErrorCode, Severity, ToolError};
 
-/// The code a client error carries when the server answered `isError` without an envelope.
+/// The old name of [`codes::UNKNOWN`](crate::codes::UNKNOWN).
+#[deprecated(since = "0.1.0", note = "use `codes::UNKNOWN`")]
 pub const UNKNOWN_CODE: &str = "UNKNOWN";
 
 /// What one `tools/call` answered, with its envelopes read back.
@@ -173,7 +174,7 @@ impl ToolCallError {
 
     /// The error a result answering `tool` stands for: its first failing envelope among
     /// `envelopes` (a `<tool_error>` that is not a warning, or a `<validation_error>`), else
-    /// `text` (all the result's text) under [`UNKNOWN_CODE`].
+    /// `text` (all the result's text) under [`codes::UNKNOWN`](crate::codes::UNKNOWN).
     pub(crate) fn read(tool: &str, envelopes: &[Envelope], raw_text: String) -> ToolCallError {
         let envelope = envelopes
             .iter()
@@ -207,7 +208,7 @@ impl ToolCallError {
             },
             None => ToolCallError {
                 tool: tool.to_owned(),
-                code: ErrorCode::custom(UNKNOWN_CODE),
+                code: crate::envelope::codes::UNKNOWN,
                 message: if raw_text.is_empty() {
                     "The tool reported an error without any text".to_owned()
                 } else {

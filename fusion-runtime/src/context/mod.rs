@@ -23,9 +23,11 @@ pub use changes::{
     ListenLimits, ListenRefused, Notifier, Received,
 };
 pub use client::ClientKey;
+#[allow(deprecated)]
+pub use elicit::ELICITATION_UNSUPPORTED;
 pub use elicit::{
-    __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
-    Elicited, Elicitor, elicitation_schema, form_schema,
+    __private, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable, Elicited, Elicitor,
+    elicitation_schema, form_schema,
 };
 pub use handoff::{ActiveHandoff, HandoffSlot};
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
@@ -412,7 +414,7 @@ impl CallContext {
     /// The answer is checked like tool arguments; an invalid one is a `VALIDATION_ERROR`
     /// with the same `<field>` lines. A client that cannot show a form (no `elicitation`
     /// capability, a stateless 2025 HTTP request, an in-process call) gets an
-    /// [`ELICITATION_UNSUPPORTED`] error whose recovery says to ask in conversation.
+    /// [`ELICITATION_UNSUPPORTED`](crate::codes::ELICITATION_UNSUPPORTED) error whose recovery says to ask in conversation.
     ///
     /// `T` must be a flat object of strings, numbers, booleans and enums: derive
     /// [`Elicitable`](derive@crate::Elicitable) next to `ToolInput`, which checks it at compile
@@ -478,7 +480,7 @@ impl CallContext {
     /// (`{"messages": [...], "maxTokens": n, ...}`), by the same mechanism as
     /// [`elicit`](CallContext::elicit) on each protocol generation; returns the client's
     /// `CreateMessageResult` as JSON. A client without the `sampling` capability gets an
-    /// [`ELICITATION_UNSUPPORTED`] error.
+    /// [`ELICITATION_UNSUPPORTED`](crate::codes::ELICITATION_UNSUPPORTED) error.
     ///
     /// Sampling is deprecated by the MCP specification (SEP-2577) and may leave a later
     /// revision: prefer returning what the model needs in the tool's result.

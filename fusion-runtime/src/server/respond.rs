@@ -160,12 +160,12 @@ pub(super) fn deprecated_fields_sent(
         .collect()
 }
 
-/// The code of the warning a cut result carries. No canonical code says "partial result"
-/// (SPEC §3's list is about failures and `DEPRECATED`), so it is a custom one, named for
-/// what happened.
+/// The old path of [`codes::RESULT_TRUNCATED`](crate::codes::RESULT_TRUNCATED).
+#[deprecated(since = "0.1.0", note = "use `codes::RESULT_TRUNCATED`")]
 pub const RESULT_TRUNCATED: &str = "RESULT_TRUNCATED";
 
-/// The code of the error that replaces a result with structured content over its bound.
+/// The old path of [`codes::RESULT_TOO_LARGE`](crate::codes::RESULT_TOO_LARGE).
+#[deprecated(since = "0.1.0", note = "use `codes::RESULT_TOO_LARGE`")]
 pub const RESULT_TOO_LARGE: &str = "RESULT_TOO_LARGE";
 
 /// Stage 5's bound on a successful result (`max_result_bytes`): text blocks past `limit`
@@ -198,7 +198,7 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
         tracing::warn!(callable, total, limit, "result over its bound refused");
         return ToolResponse::error(
             ToolError::new(
-                crate::envelope::ErrorCode::custom(RESULT_TOO_LARGE),
+                crate::envelope::codes::RESULT_TOO_LARGE,
                 format!(
                     "The result of {callable} is {total} bytes, over this server's bound of {limit}; its structured content cannot be cut into valid JSON, so none of it was sent. The action itself ran"
                 ),
@@ -234,7 +234,7 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
         .sum();
     response.with_warning(
         ToolError::new(
-            crate::envelope::ErrorCode::custom(RESULT_TRUNCATED),
+            crate::envelope::codes::RESULT_TRUNCATED,
             format!(
                 "The result was cut: {sent} of {total} bytes were sent (at most {limit} per result). What is above ends mid-way and, if it was JSON, is not valid JSON"
             ),
