@@ -68,13 +68,14 @@ fn not_found(id: &str) -> ToolError {
     complete(id = complete_invoice_ids)
 )]
 pub async fn invoice(p: InvoiceUri, store: Context<Store>) -> Result<ResourceContent, ToolError> {
-    let invoice = store.get(&p.id).ok_or_else(|| not_found(&p.id))?;
+    let invoice = store.state().get(&p.id).ok_or_else(|| not_found(&p.id))?;
     ResourceContent::json(&invoice)
 }
 
 /// Invoice IDs in the store that start with what the user typed.
 pub async fn complete_invoice_ids(req: CompletionRequest, store: Context<Store>) -> Vec<String> {
     store
+        .state()
         .list(None)
         .into_iter()
         .map(|i| i.id)
@@ -123,6 +124,7 @@ pub async fn payment_reminder(
     store: Context<Store>,
 ) -> Result<PromptReply, ToolError> {
     let invoice = store
+        .state()
         .get(&args.invoice_id)
         .ok_or_else(|| not_found(&args.invoice_id))?;
     let status = args.status.unwrap_or(invoice.status);

@@ -27,7 +27,7 @@ struct Counter(u32);
 /// Reads the shared count.
 #[tool_action(name = "counter.read", read_only)]
 async fn read_count(counter: Context<Counter>) -> Result<u32, ToolError> {
-    Ok(counter.0)
+    Ok(counter.state().0)
 }
 
 /// Names the action it runs as.

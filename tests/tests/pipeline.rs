@@ -67,7 +67,7 @@ struct Store {
 /// Get one item by ID.
 #[tool_action(name = "shop.get_item", read_only, idempotent)]
 async fn get_item(input: IdInput, store: Context<Store>) -> Result<Item, ToolError> {
-    store.calls.fetch_add(1, Ordering::SeqCst);
+    store.state().calls.fetch_add(1, Ordering::SeqCst);
     if input.id == "it_1" {
         Ok(Item {
             id: input.id,

@@ -28,7 +28,7 @@ struct GetInvoice {
 /// Get one invoice by its ID.
 #[tool_action(name = "billing.get_invoice", read_only, idempotent)]
 async fn get_invoice(input: GetInvoice, store: Context<Store>) -> Result<Invoice, ToolError> {
-    store.get(&input.id).ok_or_else(|| {
+    store.state().get(&input.id).ok_or_else(|| {
         error(NOT_FOUND, "No invoice with that ID")
             .recovery("List invoices first, then retry with a real ID")
             .available_actions(["billing.list_invoices"])
@@ -193,7 +193,7 @@ async fn write(
 /// Counts its calls in the shared state.
 #[tool_action(name = "lab.count")]
 async fn count(_input: Echo, hits: Context<AtomicUsize>) -> Result<usize, ToolError> {
-    Ok(hits.fetch_add(1, Ordering::SeqCst) + 1)
+    Ok(hits.state().fetch_add(1, Ordering::SeqCst) + 1)
 }
 
 /// Once per minute.

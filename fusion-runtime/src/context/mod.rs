@@ -35,7 +35,6 @@ pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
-use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
@@ -559,17 +558,20 @@ impl fmt::Debug for CallContext {
     }
 }
 
-/// A handler's context parameter: the shared state `S` and the call's request scope.
+/// A handler's context parameter: the shared state `S` and everything about the call a
+/// handler uses (cancellation, the caller, progress and log messages, forms, the notifier).
 ///
-/// Take it as the second parameter of a `#[tool_action]` function; register the state with
-/// [`ServerBuilder::state`](crate::server::ServerBuilder::state). `Context<()>` (the default) needs no
-/// state. It dereferences to `S`.
+/// Take it as the second parameter of a `#[tool_action]` function (or the only one, for a tool
+/// with no input); register the state with
+/// [`ServerBuilder::state`](crate::server::ServerBuilder::state). `Context` (that is,
+/// `Context<()>`) needs no state. The state is reached with [`Context::state`], so its methods
+/// never collide with the context's own:
 ///
 /// ```text
 /// #[tool_action(name = "billing.get_invoice")]
 /// async fn get_invoice(input: GetInvoice, cx: Context<Store>) -> Result<Invoice, ToolError> {
 ///     if cx.is_cancelled() { /* … */ }
-///     cx.find(&input.id).ok_or_else(|| error(NOT_FOUND, "No invoice with that ID"))
+///     cx.state().find(&input.id).ok_or_else(|| error(NOT_FOUND, "No invoice with that ID"))
 /// }
 /// ```
 pub struct Context<S = ()> {
@@ -588,7 +590,17 @@ impl<S> Context<S> {
         &self.state
     }
 
-    /// The untyped call: action name, tool name, request scope, other states.
+    /// The same call, untyped: what middleware sees, for code shared with it and for the
+    /// other registered states ([`CallContext::state`]). A handler needs it for nothing else.
+    pub fn untyped(&self) -> &CallContext {
+        &self.call
+    }
+
+    /// The old name of [`Context::untyped`].
+    #[deprecated(
+        since = "0.1.0",
+        note = "use the method on `Context` itself, or `untyped()` for the `CallContext`"
+    )]
     pub fn call(&self) -> &CallContext {
         &self.call
     }
@@ -596,6 +608,27 @@ impl<S> Context<S> {
     /// The action's name.
     pub fn action(&self) -> &'static str {
         self.call.action()
+    }
+
+    /// The MCP tool name the client called (`billing_get_invoice`, or the group's tool).
+    pub fn tool(&self) -> &str {
+        self.call.tool()
+    }
+
+    /// The request's `_meta` object, when it sent one; see [`CallContext::meta`].
+    pub fn meta(&self) -> Option<&JsonObject> {
+        self.call.meta()
+    }
+
+    /// Hands the caller's session off to `domain`; see [`CallContext::handoff`]. Return the
+    /// response from the handler.
+    pub fn handoff(
+        &self,
+        domain: &str,
+        reason: impl Into<String>,
+        carry: serde_json::Value,
+    ) -> crate::envelope::ToolResponse {
+        self.call.handoff(domain, reason, carry)
     }
 
     /// Cancelled when the client cancels the request; long handlers should watch it.
@@ -694,13 +727,6 @@ impl<S> Clone for Context<S> {
     }
 }
 
-impl<S> Deref for Context<S> {
-    type Target = S;
-    fn deref(&self) -> &S {
-        &self.state
-    }
-}
-
 impl<S> fmt::Debug for Context<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Context")
@@ -785,7 +811,7 @@ mod tests {
         let mut states = States::default();
         states.insert(Arc::new(Store(7)));
         let cx = call_with(states);
-        let ctx = Context::<Store>::from_call_context(&cx).map(|c| c.0);
+        let ctx = Context::<Store>::from_call_context(&cx).map(|c| c.state().0);
         assert_eq!(ctx.ok(), Some(7));
         let missing = Context::<String>::from_call_context(&cx);
         assert!(matches!(missing, Err(e) if e.code() == &codes::INTERNAL_ERROR));
