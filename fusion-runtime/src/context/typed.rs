@@ -75,6 +75,8 @@ impl<S> Context<S> {
 
     /// Hands the caller's session off to `domain`; see [`CallContext::handoff`]. Return the
     /// response from the handler.
+    #[cfg(feature = "gateway")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
     pub fn handoff(
         &self,
         domain: &str,
