@@ -114,8 +114,8 @@ struct CallInner {
 
 /// One call, untyped: the action being run, the registered states and the request scope.
 ///
-/// Cheap to clone. Handlers receive the typed [`Context`] built from it; middleware receives
-/// it directly.
+/// Cheap to clone. Handlers receive the typed [`Context`] built from it (and reach this one, if
+/// ever, with [`Context::untyped`]); middleware receives it directly.
 #[derive(Clone)]
 pub struct CallContext {
     inner: Arc<CallInner>,

@@ -64,7 +64,10 @@ impl ClientKey {
 /// Where a call comes from: the transport-level facts of one request.
 ///
 /// The MCP bridge fills it from its request ([`mcp::request_scope`](crate::mcp::request_scope));
-/// a call made in-process (the `call` command, tests) uses [`RequestScope::detached`].
+/// a call made in-process (the `call` command, tests) uses [`RequestScope::detached`]. It is for
+/// the code that calls the pipeline (`Server::call`: the test kit, a gateway, an embedding
+/// application), never for a handler: what a handler needs of it, its
+/// [`Context`](super::Context) has.
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct RequestScope {
