@@ -14,10 +14,10 @@ mod bus;
 mod changes;
 mod client;
 mod elicit;
+mod handler_context;
 mod handoff;
 mod log;
 mod scope;
-mod typed;
 
 pub use crate::store::Change;
 pub use changes::{
@@ -31,10 +31,10 @@ pub use elicit::{
     __private, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable, Elicited, Elicitor,
     elicitation_schema, form_schema,
 };
+pub use handler_context::{Context, FromCallContext};
 pub use handoff::{ActiveHandoff, HandoffSlot};
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
 pub use scope::{RequestScope, RequestSink};
-pub use typed::{Context, FromCallContext};
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;

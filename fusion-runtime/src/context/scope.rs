@@ -7,7 +7,12 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{CancellationToken, ClientKey, Elicitor, HandoffSlot, LogLevel, LogThreshold};
+use tokio_util::sync::CancellationToken;
+
+use super::client::ClientKey;
+use super::elicit::Elicitor;
+use super::handoff::HandoffSlot;
+use super::log::{LogLevel, LogThreshold};
 use crate::auth::Principal;
 use crate::input::JsonObject;
 
