@@ -14,8 +14,8 @@ use super::store::{Invoice, InvoiceList, Store};
 
 fn not_found(id: &str) -> ToolError {
     error(NOT_FOUND, "No invoice with that ID")
-        .suggest("List invoices first, then retry with a real ID")
-        .actions(["billing.list_invoices"])
+        .recovery("List invoices first, then retry with a real ID")
+        .available_actions(["billing.list_invoices"])
         .detail("requestedId", id)
 }
 
@@ -25,7 +25,7 @@ pub async fn list_invoices(
     input: ListInvoices,
     store: Context<Store>,
 ) -> Result<InvoiceList, ToolError> {
-    let all = store.list(input.status);
+    let all = store.state().list(input.status);
     let matching = all.len();
     let limit = input.limit.unwrap_or(20) as usize;
     Ok(InvoiceList {
@@ -37,7 +37,10 @@ pub async fn list_invoices(
 /// Get one invoice by its ID: customer, status, total, what is paid, lines.
 #[tool_action(name = "billing.get_invoice", read_only, idempotent)]
 pub async fn get_invoice(input: GetInvoice, store: Context<Store>) -> Result<Invoice, ToolError> {
-    store.get(&input.id).ok_or_else(|| not_found(&input.id))
+    store
+        .state()
+        .get(&input.id)
+        .ok_or_else(|| not_found(&input.id))
 }
 
 /// What a reminder did.
@@ -58,6 +61,7 @@ pub async fn send_reminder(
     store: Context<Store>,
 ) -> Result<ReminderSent, ToolError> {
     let invoice = store
+        .state()
         .get(&input.invoice_id)
         .ok_or_else(|| not_found(&input.invoice_id))?;
     if invoice.status != Status::Open {
@@ -65,8 +69,8 @@ pub async fn send_reminder(
             CONFLICT,
             format!("Invoice {} is not open; nothing is owed", invoice.id),
         )
-        .suggest("Send reminders only for open invoices; list them with status \"open\"")
-        .actions(["billing.list_invoices"])
+        .recovery("Send reminders only for open invoices; list them with status \"open\"")
+        .available_actions(["billing.list_invoices"])
         .detail("status", format!("{:?}", invoice.status).to_lowercase()));
     }
     Ok(ReminderSent {
@@ -114,7 +118,7 @@ pub async fn charge(
     store: Context<Store>,
 ) -> Result<WithWarnings<ChargeResult>, ToolError> {
     let id = input.invoice_id.as_str();
-    let outcome = store.update(id, |inv| match inv.status {
+    let outcome = store.state().update(id, |inv| match inv.status {
         Status::Paid => Err(Refused::AlreadyPaid),
         Status::Void => Err(Refused::Void),
         Status::Open if input.amount_cents > inv.balance_cents() => {
@@ -148,21 +152,21 @@ pub async fn charge(
         })
         .warning(
             error(CONFLICT, format!("Invoice {id} is already paid; nothing was charged"))
-                .suggest("Do not charge it again. Tell the user it is paid; call billing.get_invoice to show it")
-                .actions(["billing.get_invoice"]),
+                .recovery("Do not charge it again. Tell the user it is paid; call billing.get_invoice to show it")
+                .available_actions(["billing.get_invoice"]),
         )),
         Some(Err(Refused::Void)) => Err(error(
             CONFLICT,
             format!("Invoice {id} is void and cannot be charged"),
         )
-        .suggest("Charge an open invoice instead")
-        .actions(["billing.list_invoices"])),
+        .recovery("Charge an open invoice instead")
+        .available_actions(["billing.list_invoices"])),
         Some(Err(Refused::MoreThanBalance(balance))) => Err(error(
             "AMOUNT_EXCEEDS_BALANCE",
             "The amount is more than what is left to pay",
         )
-        .suggest(format!("Charge at most {balance} cents, the remaining balance"))
-        .actions(["billing.get_invoice"])
+        .recovery(format!("Charge at most {balance} cents, the remaining balance"))
+        .available_actions(["billing.get_invoice"])
         .detail("invoiceId", id)
         .detail("amountCents", input.amount_cents)
         .detail("balanceCents", balance)),
@@ -176,7 +180,10 @@ pub async fn charge(
     deprecated = "use billing.get_invoice instead"
 )]
 pub async fn find_invoice(input: FindInvoice, store: Context<Store>) -> Result<Invoice, ToolError> {
-    store.get(&input.id).ok_or_else(|| not_found(&input.id))
+    store
+        .state()
+        .get(&input.id)
+        .ok_or_else(|| not_found(&input.id))
 }
 
 /// Where an export went.
@@ -201,7 +208,7 @@ pub async fn export_ledger(
             "ledger storage is not configured (BILLING_LEDGER_DIR is unset)",
         )
     })?;
-    let invoices = store.list(input.status);
+    let invoices = store.state().list(input.status);
     let mut csv = String::from("id,customer,status,total_cents,paid_cents\n");
     for i in &invoices {
         csv.push_str(&format!(
@@ -224,6 +231,7 @@ pub async fn recalculate_totals(
     store: Context<Store>,
 ) -> Result<Invoice, ToolError> {
     let invoice = store
+        .state()
         .get(&input.invoice_id)
         .ok_or_else(|| not_found(&input.invoice_id))?;
     // A bug kept on purpose, to show a panic answered as INTERNAL_ERROR while the server keeps
@@ -235,6 +243,7 @@ pub async fn recalculate_totals(
             .map(|l| l.amount_cents)
             .sum::<u64>();
     Ok(store
+        .state()
         .update(&input.invoice_id, |inv| {
             inv.total_cents = total;
             inv.clone()
@@ -246,6 +255,7 @@ pub async fn recalculate_totals(
 #[tool_action(name = "billing.void_invoice", destructive, idempotent)]
 pub async fn void_invoice(input: VoidInvoice, store: Context<Store>) -> Result<Invoice, ToolError> {
     let invoice = store
+        .state()
         .update(&input.invoice_id, |inv| {
             inv.status = super::inputs::Status::Void;
             inv.clone()
@@ -283,7 +293,7 @@ pub struct Reconciled {
 pub async fn reconcile(input: Reconcile, store: Context<Store>) -> Result<Reconciled, ToolError> {
     let took_ms = input.duration_ms.unwrap_or(2000);
     tokio::time::sleep(std::time::Duration::from_millis(took_ms)).await;
-    let invoices = store.list(None);
+    let invoices = store.state().list(None);
     Ok(Reconciled {
         invoices_checked: invoices.len(),
         open_balance_cents: invoices
@@ -313,13 +323,13 @@ pub struct Refunded {
 #[tool_action(name = "billing.refund", destructive)]
 pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, ToolError> {
     let id = input.invoice_id.as_str();
-    let invoice = store.get(id).ok_or_else(|| not_found(id))?;
+    let invoice = store.state().get(id).ok_or_else(|| not_found(id))?;
     if input.amount_cents > invoice.paid_cents {
         return Err(error(
             "AMOUNT_EXCEEDS_PAID",
             "The refund is more than what was paid",
         )
-        .suggest(format!("Refund at most {} cents", invoice.paid_cents))
+        .recovery(format!("Refund at most {} cents", invoice.paid_cents))
         .detail("paidCents", invoice.paid_cents));
     }
     // Everything before this line runs again when a 2026-07-28 client answers: only reads.
@@ -334,7 +344,7 @@ pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, To
                 "REFUND_NOT_CONFIRMED",
                 "The user did not confirm the refund; no money moved",
             )
-            .suggest("Ask the user whether to refund before calling again"));
+            .recovery("Ask the user whether to refund before calling again"));
         }
     };
     if confirmation.invoice_id != id {
@@ -342,11 +352,11 @@ pub async fn refund(input: Refund, store: Context<Store>) -> Result<Refunded, To
             CONFLICT,
             "The confirmation names another invoice; no money moved",
         )
-        .suggest("Call again and have the user type the same invoice ID")
+        .recovery("Call again and have the user type the same invoice ID")
         .detail("invoiceId", id)
         .detail("confirmedId", &confirmation.invoice_id));
     }
-    let balance = store.update(id, |inv| {
+    let balance = store.state().update(id, |inv| {
         inv.paid_cents = inv.paid_cents.saturating_sub(input.amount_cents);
         if inv.status == Status::Paid && inv.balance_cents() > 0 {
             inv.status = Status::Open;

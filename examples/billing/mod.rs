@@ -97,8 +97,8 @@ async fn require_operator(
                     req.action()
                 ),
             )
-            .suggest("Do not retry. Tell the user an operator must restart the server with BILLING_OPERATOR_TOKEN set")
-            .actions(["billing.send_reminder"]));
+            .recovery("Do not retry. Tell the user an operator must restart the server with BILLING_OPERATOR_TOKEN set")
+            .available_actions(["billing.send_reminder"]));
         }
     }
     Ok(next.run(req).await)

@@ -55,8 +55,8 @@ pub fn invoice_changed<S>(cx: &Context<S>, id: &str) {
 
 fn not_found(id: &str) -> ToolError {
     error(NOT_FOUND, format!("No invoice with ID {id}"))
-        .suggest("List invoices with billing_list_invoices, then read billing://invoices/<id> with a real ID")
-        .actions(["billing.list_invoices"])
+        .recovery("List invoices with billing_list_invoices, then read billing://invoices/<id> with a real ID")
+        .available_actions(["billing.list_invoices"])
 }
 
 /// One invoice, as JSON: customer, status, amounts, due date and lines.
@@ -68,13 +68,14 @@ fn not_found(id: &str) -> ToolError {
     complete(id = complete_invoice_ids)
 )]
 pub async fn invoice(p: InvoiceUri, store: Context<Store>) -> Result<ResourceContent, ToolError> {
-    let invoice = store.get(&p.id).ok_or_else(|| not_found(&p.id))?;
+    let invoice = store.state().get(&p.id).ok_or_else(|| not_found(&p.id))?;
     ResourceContent::json(&invoice)
 }
 
 /// Invoice IDs in the store that start with what the user typed.
 pub async fn complete_invoice_ids(req: CompletionRequest, store: Context<Store>) -> Vec<String> {
     store
+        .state()
         .list(None)
         .into_iter()
         .map(|i| i.id)
@@ -123,6 +124,7 @@ pub async fn payment_reminder(
     store: Context<Store>,
 ) -> Result<PromptReply, ToolError> {
     let invoice = store
+        .state()
         .get(&args.invoice_id)
         .ok_or_else(|| not_found(&args.invoice_id))?;
     let status = args.status.unwrap_or(invoice.status);

@@ -116,7 +116,7 @@ async fn error_handling(_: NoArgs) -> Result<ToolResponse, ToolError> {
         INTERNAL_ERROR,
         "This tool intentionally returns an error for testing",
     )
-    .suggest("Do not retry: this tool always fails")
+    .recovery("Do not retry: this tool always fails")
     .critical())
 }
 

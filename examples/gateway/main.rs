@@ -42,7 +42,7 @@ async fn route(input: Question, cx: Context) -> Result<ToolResponse, ToolError> 
     let q = input.question.to_lowercase();
     let billing = ["invoice", "charge", "refund", "bill", "pay"];
     if billing.iter().any(|w| q.contains(w)) {
-        return Ok(cx.call().handoff(
+        return Ok(cx.handoff(
             "finance",
             "a billing question",
             json!({"question": input.question}),

@@ -9,7 +9,7 @@
 //! async fn payment_reminder(args: ReminderArgs, store: Context<Store>) -> Result<PromptReply, ToolError> { .. }
 //!
 //! async fn complete_invoice_ids(req: CompletionRequest, store: Context<Store>) -> Vec<String> {
-//!     store.ids().filter(|id| id.starts_with(req.value())).collect()
+//!     store.state().ids().filter(|id| id.starts_with(req.value())).collect()
 //! }
 //! ```
 //!

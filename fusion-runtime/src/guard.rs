@@ -186,7 +186,7 @@ impl ConcurrencyGuard {
                 self.limit.max_queue,
             ),
         )
-        .suggest(
+        .recovery(
             "Send fewer calls at once: wait for your running calls to finish, then retry this one after the time below.",
         )
         .details([
@@ -259,7 +259,7 @@ pub(crate) fn rate_limited(name: &str, limit: &RateLimit, wait: Duration) -> Too
             limit.burst.max(1),
         ),
     )
-    .suggest("Wait for the time below, then retry the same call. Do not retry sooner.")
+    .recovery("Wait for the time below, then retry the same call. Do not retry sooner.")
     .retry_after(wait)
 }
 
@@ -296,7 +296,7 @@ pub fn timeout_error(action: &str, limit: Duration) -> ToolError {
         ErrorCode::Timeout,
         format!("{action} did not finish within {secs} seconds and was stopped."),
     )
-    .suggest("Retry once. If it times out again, ask for less at once (a smaller limit or range).")
+    .recovery("Retry once. If it times out again, ask for less at once (a smaller limit or range).")
     .detail("timeoutSeconds", secs)
 }
 

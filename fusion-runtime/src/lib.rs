@@ -8,8 +8,8 @@
 //! use fusion_runtime::{error, codes::NOT_FOUND};
 //!
 //! let e = error(NOT_FOUND, "No invoice with that ID")
-//!     .suggest("List invoices first, then retry with a real ID")
-//!     .actions(["billing.list_invoices"]);
+//!     .recovery("List invoices first, then retry with a real ID")
+//!     .available_actions(["billing.list_invoices"]);
 //! println!("{}", e.render());
 //! ```
 //!

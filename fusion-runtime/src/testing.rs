@@ -1,7 +1,7 @@
 //! A test kit for your own tools (feature `testing`): call an action in process, by name, and
 //! assert on what the model would read.
 //!
-//! [`TestServer`] wraps a [`Server`]; [`TestServer::call`] runs one call through the whole
+//! [`TestServer`] wraps a [`Server`]; [`TestServer::call_tool`] runs one call through the whole
 //! pipeline (validation, guards, middleware, the handler, the envelope) with no transport, and
 //! returns a [`TestCall`]: the typed output, or the envelope read back by the client's own
 //! parser ([`client::parse_envelope`](crate::client::parse_envelope)), and a stable text
@@ -22,18 +22,18 @@
 //! #[tool_action(name = "billing.get")]
 //! async fn get(input: Get) -> Result<String, ToolError> {
 //!     if input.id == "inv_1" { Ok("Acme".into()) } else {
-//!         Err(error(NOT_FOUND, "No invoice with that ID").actions(["billing.list"]))
+//!         Err(error(NOT_FOUND, "No invoice with that ID").available_actions(["billing.list"]))
 //!     }
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! let kit = TestServer::build(Server::builder().action::<GetAction>())
 //!     .unwrap_or_else(|e| panic!("{e}"));
-//! let customer: String = kit.call("billing.get", serde_json::json!({"id": "inv_1"})).await.output();
+//! let customer: String = kit.call_tool("billing.get", serde_json::json!({"id": "inv_1"})).await.output();
 //! assert_eq!(customer, "Acme");
 //!
-//! let failed = kit.call_with("billing_get", &Get { id: "inv_9".into() }).await;
-//! assert_eq!(failed.expect_error("NOT_FOUND").message(), "No invoice with that ID");
+//! let failed = kit.call::<GetAction>(&Get { id: "inv_9".into() }).await;
+//! assert_eq!(failed.expect_error("NOT_FOUND").message, "No invoice with that ID");
 //! # }
 //! ```
 //!
@@ -63,7 +63,9 @@ use serde::de::DeserializeOwned;
 
 use crate::action::ToolAction;
 use crate::auth::Principal;
-use crate::client::{Envelope, ValidationEnvelope, looks_like_envelope, parse_envelope};
+use crate::client::{
+    Envelope, ToolCallError, ValidationEnvelope, looks_like_envelope, parse_envelope,
+};
 use crate::context::RequestScope;
 use crate::envelope::{Content, ToolError, ToolResponse};
 use crate::input::JsonObject;
@@ -187,11 +189,11 @@ impl TestServer {
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let kit = TestServer::build(Server::builder()).unwrap_or_else(|e| panic!("{e}"));
-    /// let call = kit.call("nope", serde_json::json!({})).await;
-    /// assert_eq!(call.expect_error("UNKNOWN_ACTION").code().as_str(), "UNKNOWN_ACTION");
+    /// let call = kit.call_tool("nope", serde_json::json!({})).await;
+    /// assert_eq!(call.expect_error("UNKNOWN_ACTION").code.as_str(), "UNKNOWN_ACTION");
     /// # }
     /// ```
-    pub async fn call(&self, tool: &str, arguments: serde_json::Value) -> TestCall {
+    pub async fn call_tool(&self, tool: &str, arguments: serde_json::Value) -> TestCall {
         let response = match (&self.principal, arguments) {
             (None, arguments) => self.server.call_json(tool, arguments).await,
             (Some(p), serde_json::Value::Object(map)) => {
@@ -211,15 +213,21 @@ impl TestServer {
     ///
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let kit = TestServer::build(Server::builder()).unwrap_or_else(|e| panic!("{e}"));
-    /// let call = kit.call_with("nope", &std::collections::BTreeMap::from([("id", 1)])).await;
+    /// let call = kit.call_tool_with("nope", &std::collections::BTreeMap::from([("id", 1)])).await;
     /// assert!(call.is_error());
     /// # }
     /// ```
-    pub async fn call_with(&self, tool: &str, input: &impl Serialize) -> TestCall {
+    pub async fn call_tool_with(&self, tool: &str, input: &impl Serialize) -> TestCall {
         match serde_json::to_value(input) {
-            Ok(value) => self.call(tool, value).await,
+            Ok(value) => self.call_tool(tool, value).await,
             Err(e) => panic!("the input for {tool} does not serialize to JSON: {e}"),
         }
+    }
+
+    /// The old name of [`TestServer::call_tool_with`].
+    #[deprecated(since = "0.1.0", note = "use `call_tool_with`")]
+    pub async fn call_with(&self, tool: &str, input: &impl Serialize) -> TestCall {
+        self.call_tool_with(tool, input).await
     }
 
     /// Calls the action `A` with its own input type, by its registered (dotted) name, which
@@ -241,16 +249,26 @@ impl TestServer {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
     /// let kit = TestServer::build(Server::builder().action::<AddAction>().grouped())
     ///     .unwrap_or_else(|e| panic!("{e}"));
-    /// let sum: i64 = kit.call_action::<AddAction>(&Pair { a: 2, b: 3 }).await.output();
+    /// let sum: i64 = kit.call::<AddAction>(&Pair { a: 2, b: 3 }).await.output();
     /// assert_eq!(sum, 5);
     /// # }
     /// ```
+    pub async fn call<A>(&self, input: &A::Input) -> TestCall
+    where
+        A: ToolAction,
+        A::Input: Serialize,
+    {
+        self.call_tool_with(A::NAME, input).await
+    }
+
+    /// The old name of [`TestServer::call`].
+    #[deprecated(since = "0.1.0", note = "use `call::<A>`")]
     pub async fn call_action<A>(&self, input: &A::Input) -> TestCall
     where
         A: ToolAction,
         A::Input: Serialize,
     {
-        self.call_with(A::NAME, input).await
+        self.call::<A>(input).await
     }
 
     fn scope(&self, principal: &Principal) -> RequestScope {
@@ -384,6 +402,8 @@ pub struct TestCall {
     tool: String,
     response: ToolResponse,
     envelopes: Vec<Envelope>,
+    /// The `<tool_error>` failure read as a client reads it.
+    error: Option<ToolCallError>,
 }
 
 impl TestCall {
@@ -399,11 +419,20 @@ impl TestCall {
             .texts()
             .filter(|t| looks_like_envelope(t))
             .filter_map(|t| parse_envelope(t).ok())
-            .collect();
+            .collect::<Vec<_>>();
+        let tool = tool.into();
+        let error = envelopes.iter().find_map(|e| match e {
+            Envelope::Tool(t) if t.is_error() => {
+                let text = response.texts().collect::<Vec<_>>().join("\n");
+                Some(ToolCallError::of_tool(tool.clone(), t.clone(), text))
+            }
+            _ => None,
+        });
         TestCall {
-            tool: tool.into(),
+            tool,
             response,
             envelopes,
+            error,
         }
     }
 
@@ -516,19 +545,19 @@ impl TestCall {
         serde_json::from_value(value).map_err(|e| format!("the result is not the type asked: {e}"))
     }
 
-    /// The failure's `<tool_error>`, if the call failed with one.
+    /// The failure's `<tool_error>`, if the call failed with one, read as
+    /// [`FusionClient`](crate::client::FusionClient) reads it
+    /// ([`CallOutcome::error`](crate::client::CallOutcome::error) gives an equal value for the
+    /// same answer). A refused argument is not one: see [`TestCall::validation`].
     ///
     /// ```
     /// use fusion_runtime::{ToolResponse, error, codes::NOT_FOUND, testing::TestCall};
     ///
     /// let call = TestCall::new("t", ToolResponse::error(error(NOT_FOUND, "gone")));
-    /// assert_eq!(call.error().map(|e| e.message()), Some("gone"));
+    /// assert_eq!(call.error().map(|e| e.message.as_str()), Some("gone"));
     /// ```
-    pub fn error(&self) -> Option<&ToolError> {
-        self.envelopes.iter().find_map(|e| match e {
-            Envelope::Tool(t) if t.is_error() => Some(t),
-            _ => None,
-        })
+    pub fn error(&self) -> Option<&ToolCallError> {
+        self.error.as_ref()
     }
 
     /// The `<validation_error>`, if the arguments were refused.
@@ -569,11 +598,11 @@ impl TestCall {
     /// use fusion_runtime::{ToolResponse, error, codes::NOT_FOUND, testing::TestCall};
     ///
     /// let call = TestCall::new("t", ToolResponse::error(error(NOT_FOUND, "gone")));
-    /// assert_eq!(call.expect_error("NOT_FOUND").message(), "gone");
+    /// assert_eq!(call.expect_error("NOT_FOUND").message, "gone");
     /// ```
-    pub fn expect_error(&self, code: &str) -> &ToolError {
+    pub fn expect_error(&self, code: &str) -> &ToolCallError {
         match self.error() {
-            Some(e) if e.code().as_str() == code => e,
+            Some(e) if e.code.as_str() == code => e,
             _ => panic!("{}: expected {code}, got\n{}", self.tool, self.render()),
         }
     }

@@ -10,8 +10,8 @@ use fusion_runtime::{ErrorCode, ToolError, error};
 
 fn seed() -> ToolError {
     error(ErrorCode::NotFound, "No invoice with that ID")
-        .suggest("List invoices first, then retry with a real ID")
-        .actions(["billing.list_invoices"])
+        .recovery("List invoices first, then retry with a real ID")
+        .available_actions(["billing.list_invoices"])
         .details([("requestedId", "inv_2026_9999")])
         .retry_after(30)
 }
@@ -22,8 +22,8 @@ fn anchor() -> ToolError {
         ErrorCode::RateLimited,
         "Too many requests for workspace \"ws_1\" & user <u_2>.",
     )
-    .suggest("Wait and retry; call quota.status first.")
-    .actions(["quota.status", "billing.upgrade"])
+    .recovery("Wait and retry; call quota.status first.")
+    .available_actions(["quota.status", "billing.upgrade"])
     .details([("limit", "100"), ("window", "60s")])
     .retry_after(30)
 }

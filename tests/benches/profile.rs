@@ -61,8 +61,8 @@ fn run(scenario: &str, server: &fusion_runtime::Server, input: &Value) -> usize 
         "by_hand_valid" => by_hand(black_box(input)).content.len(),
         "clone" => object(input.clone()).len(),
         "envelope" => error(ErrorCode::NotFound, "No invoice with that ID")
-            .suggest("List invoices first, then retry with a real ID")
-            .actions(["billing.list_invoices"])
+            .recovery("List invoices first, then retry with a real ID")
+            .available_actions(["billing.list_invoices"])
             .details([("requestedId", "inv_2026_9999")])
             .retry_after(30)
             .into_rendered()

@@ -16,7 +16,7 @@ pub struct Escalate {
 /// Hands the conversation to the finance domain.
 #[tool_action(name = "triage.escalate")]
 pub async fn escalate(input: Escalate, cx: Context) -> Result<ToolResponse, ToolError> {
-    Ok(cx.call().handoff(
+    Ok(cx.handoff(
         "finance",
         "a billing question",
         json!({"invoice": input.invoice}),

@@ -8,7 +8,7 @@ use examples::billing::{
     Charge, ChargeAction, GetInvoice, GetInvoiceAction, ListInvoices, ListInvoicesAction,
     SendReminder, SendReminderAction, Status,
 };
-use fusion_runtime::client::{Envelope, FusionClient, FusionClientError};
+use fusion_runtime::client::{Envelope, FusionClient, FusionClientError, ToolCallError};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::server::Exposure;
 use fusion_runtime::{ErrorCode, Severity};
@@ -163,7 +163,10 @@ async fn every_envelope_kind(client: FusionClient) {
         .await
         .expect("a warning, not an error");
     assert_eq!(charged.warnings.len(), 1);
-    assert_eq!(charged.warnings[0].severity_level(), Severity::Warning);
+    assert_eq!(
+        ToolCallError::from_error("billing_charge", &charged.warnings[0]).severity,
+        Severity::Warning
+    );
 
     // A deprecated action answers with its result plus a DEPRECATED warning.
     let out = client
@@ -309,7 +312,7 @@ async fn in_process_with_the_test_kit() {
     };
     let kit = TestServer::new(with_operator(Operator { token: None }));
     let open: InvoiceList = kit
-        .call_action::<ListInvoicesAction>(&ListInvoices {
+        .call::<ListInvoicesAction>(&ListInvoices {
             status: Some(Status::Open),
             limit: Some(1),
         })
@@ -317,7 +320,7 @@ async fn in_process_with_the_test_kit() {
         .output();
     let id = open.invoices[0].id.clone();
     let paid = |kit: TestServer, id: String| async move {
-        kit.call_action::<GetInvoiceAction>(&GetInvoice { id })
+        kit.call::<GetInvoiceAction>(&GetInvoice { id })
             .await
             .output::<Invoice>()
             .paid_cents
@@ -329,19 +332,19 @@ async fn in_process_with_the_test_kit() {
     };
 
     for _ in 0..3 {
-        let charged: ChargeResult = kit.call_action::<ChargeAction>(&charge).await.output();
+        let charged: ChargeResult = kit.call::<ChargeAction>(&charge).await.output();
         assert!(charged.charged && charged.invoice_id == id);
     }
-    let limited = kit.call_action::<ChargeAction>(&charge).await;
+    let limited = kit.call::<ChargeAction>(&charge).await;
     let e = limited.expect_error("RATE_LIMITED");
-    assert!(e.retry_after_duration().is_some_and(|d| d > Duration::ZERO));
+    assert!(e.retry_after.is_some_and(|d| d > Duration::ZERO));
     // Per client: another caller still has its three.
     let other = kit.with_scopes(Vec::<String>::new());
-    assert!(!other.call_action::<ChargeAction>(&charge).await.is_error());
+    assert!(!other.call::<ChargeAction>(&charge).await.is_error());
     // A third of the minute later, one more charge is allowed, and no more.
     advance(Duration::from_secs(21)).await;
-    assert!(!kit.call_action::<ChargeAction>(&charge).await.is_error());
-    kit.call_action::<ChargeAction>(&charge)
+    assert!(!kit.call::<ChargeAction>(&charge).await.is_error());
+    kit.call::<ChargeAction>(&charge)
         .await
         .expect_error("RATE_LIMITED");
     // Five charges of one cent went through (3 + the other caller's + 1 after the wait); the
@@ -349,14 +352,14 @@ async fn in_process_with_the_test_kit() {
     assert_eq!(paid(kit.clone(), id.clone()).await, paid_before + 5);
 
     let paid: InvoiceList = kit
-        .call_action::<ListInvoicesAction>(&ListInvoices {
+        .call::<ListInvoicesAction>(&ListInvoices {
             status: Some(Status::Paid),
             limit: Some(1),
         })
         .await
         .output();
     let warned = other
-        .call_action::<ChargeAction>(&Charge {
+        .call::<ChargeAction>(&Charge {
             invoice_id: paid.invoices[0].id.clone(),
             amount_cents: 100,
         })
@@ -366,18 +369,21 @@ async fn in_process_with_the_test_kit() {
     let w = warned.warnings();
     assert_eq!(w.len(), 1);
     assert_eq!(w[0].code(), &ErrorCode::Conflict);
-    assert_eq!(w[0].available_actions(), ["billing_get_invoice"]);
+    assert_eq!(
+        ToolCallError::from_error("billing_charge", w[0]).available_actions,
+        ["billing_get_invoice"]
+    );
 
     let void = VoidInvoice {
         invoice_id: id,
         reason: "Sent twice".into(),
     };
-    let refused = kit.call_action::<VoidInvoiceAction>(&void).await;
+    let refused = kit.call::<VoidInvoiceAction>(&void).await;
     refused.expect_error("UNAUTHORIZED");
     // With a token the middleware lets the same call through.
     let operator = TestServer::new(with_operator(Operator {
         token: Some("operator-token".into()),
     }));
-    let voided = operator.call_action::<VoidInvoiceAction>(&void).await;
+    let voided = operator.call::<VoidInvoiceAction>(&void).await;
     assert!(!voided.is_error(), "{voided:?}");
 }

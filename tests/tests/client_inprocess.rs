@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fusion_runtime::client::{
-    Envelope, FusionClient, FusionClientError, RetryPolicy, UNKNOWN_CODE,
+    Envelope, FusionClient, FusionClientError, RetryPolicy, ToolCallError,
 };
 use fusion_runtime::rmcp::ServiceExt;
 use fusion_runtime::rmcp::handler::server::ServerHandler;
@@ -51,15 +51,15 @@ impl ServerHandler for Scripted {
                 text(r#"{"charged":false}"#),
                 text(
                     error(ErrorCode::Conflict, "Invoice already paid")
-                        .suggest("Do not charge again")
+                        .recovery("Do not charge again")
                         .warning()
                         .into_rendered(),
                 ),
             ]),
             "not_found" => CallToolResult::error(vec![text(
                 error(ErrorCode::NotFound, "No invoice with that ID")
-                    .suggest("List invoices first, then retry with a real ID")
-                    .actions(["billing.list_invoices"])
+                    .recovery("List invoices first, then retry with a real ID")
+                    .available_actions(["billing.list_invoices"])
                     .details([("requestedId", "inv_2026_9999")])
                     .into_rendered(),
             )]),
@@ -132,8 +132,9 @@ async fn warnings_travel_with_success() {
     let warnings: Vec<_> = out.warnings().collect();
     assert_eq!(warnings.len(), 1);
     assert_eq!(warnings[0].code(), &ErrorCode::Conflict);
-    assert_eq!(warnings[0].severity_level(), Severity::Warning);
-    assert_eq!(warnings[0].suggestion(), Some("Do not charge again"));
+    let read = ToolCallError::from_error("ok_with_warning", warnings[0]);
+    assert_eq!(read.severity, Severity::Warning);
+    assert_eq!(read.recovery.as_deref(), Some("Do not charge again"));
 }
 
 #[tokio::test]
@@ -198,7 +199,7 @@ async fn errors_without_an_envelope_keep_their_text() {
         .await
         .expect_err("raised");
     let e = err.as_tool_error().expect("a tool error");
-    assert_eq!(e.code.as_str(), UNKNOWN_CODE);
+    assert_eq!(e.code.as_str(), fusion_runtime::codes::UNKNOWN.as_str());
     assert_eq!(e.text, "boom <not an envelope>");
     assert_eq!(e.message, "boom <not an envelope>");
     let err = client

@@ -23,7 +23,7 @@ pub async fn get_invoice_v2(
     input: GetInvoiceV2,
     store: Context<Store>,
 ) -> Result<billing::Invoice, ToolError> {
-    store.get(&input.invoice_id).ok_or_else(|| {
+    store.state().get(&input.invoice_id).ok_or_else(|| {
         fusion_runtime::error(fusion_runtime::codes::NOT_FOUND, "No invoice with that ID")
     })
 }

@@ -90,8 +90,8 @@ struct Seen {
 async fn show(input: Account) -> Result<Seen, ToolError> {
     if input.id == "acc_missing" {
         return Err(error(codes::NOT_FOUND, "No account with that ID")
-            .suggest("List accounts first")
-            .actions(["accounts.show"])
+            .recovery("List accounts first")
+            .available_actions(["accounts.show"])
             .detail("requestedId", &input.id));
     }
     Ok(Seen {

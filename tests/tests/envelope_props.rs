@@ -48,40 +48,74 @@ fn code() -> impl Strategy<Value = ErrorCode> {
     ]
 }
 
-prop_compose! {
-    fn tool_error()(
-        code in code(),
-        message in nasty(),
-        suggestion in prop::option::of(nasty()),
-        actions in prop::collection::vec(nasty(), 0..4),
-        details in prop::collection::vec((nasty(), nasty()), 0..4),
-        retry in prop::option::of(0u64..100_000),
-        severity in severity(),
-    ) -> ToolError {
-        let mut e = error(code, message).actions(actions).details(details).severity(severity);
-        if let Some(s) = suggestion { e = e.suggest(s); }
-        if let Some(r) = retry { e = e.retry_after(Duration::from_secs(r)); }
+/// The parts an envelope is built from, kept to say what it should read back as.
+#[derive(Clone, Debug)]
+struct Parts {
+    code: ErrorCode,
+    message: String,
+    recovery: Option<String>,
+    available_actions: Vec<String>,
+    details: Vec<(String, String)>,
+    retry: Option<u64>,
+    severity: Severity,
+}
+
+impl Parts {
+    fn build(&self) -> ToolError {
+        let mut e = error(self.code.clone(), self.message.clone())
+            .available_actions(self.available_actions.clone())
+            .details(self.details.clone())
+            .severity(self.severity);
+        if let Some(s) = &self.recovery {
+            e = e.recovery(s.clone());
+        }
+        if let Some(r) = self.retry {
+            e = e.retry_after(Duration::from_secs(r));
+        }
         e
+    }
+
+    /// The recovery text, when set and non-empty (an empty one is not rendered).
+    fn recovery(&self) -> Option<&str> {
+        self.recovery.as_deref().filter(|s| !s.is_empty())
     }
 }
 
+prop_compose! {
+    fn parts()(
+        code in code(),
+        message in nasty(),
+        recovery in prop::option::of(nasty()),
+        available_actions in prop::collection::vec(nasty(), 0..4),
+        details in prop::collection::vec((nasty(), nasty()), 0..4),
+        retry in prop::option::of(0u64..100_000),
+        severity in severity(),
+    ) -> Parts {
+        Parts { code, message, recovery, available_actions, details, retry, severity }
+    }
+}
+
+fn tool_error() -> impl Strategy<Value = ToolError> {
+    parts().prop_map(|p| p.build())
+}
+
 /// What the envelope should read back as: every string with forbidden characters replaced.
-fn replaced(e: &ToolError) -> ToolError {
+fn replaced(p: &Parts) -> ToolError {
     let mut out = error(
-        ErrorCode::parse(&replace_forbidden(e.code().as_str())),
-        replace_forbidden(e.message()),
+        ErrorCode::parse(&replace_forbidden(p.code.as_str())),
+        replace_forbidden(&p.message),
     )
-    .actions(e.available_actions().iter().map(|a| replace_forbidden(a)))
+    .available_actions(p.available_actions.iter().map(|a| replace_forbidden(a)))
     .details(
-        e.detail_pairs()
+        p.details
             .iter()
             .map(|(k, v)| (replace_forbidden(k), replace_forbidden(v))),
     )
-    .severity(e.severity_level());
-    if let Some(s) = e.suggestion() {
-        out = out.suggest(replace_forbidden(s));
+    .severity(p.severity);
+    if let Some(s) = p.recovery() {
+        out = out.recovery(replace_forbidden(s));
     }
-    if let Some(d) = e.retry_after_duration() {
+    if let Some(d) = p.build().retry_after_duration() {
         out = out.retry_after(d);
     }
     out
@@ -132,22 +166,24 @@ proptest! {
     #![proptest_config(fusion_tests::proptest_config(512))]
 
     #[test]
-    fn rendered_envelopes_are_well_formed(e in tool_error()) {
+    fn rendered_envelopes_are_well_formed(p in parts()) {
+        let e = p.build();
         let text = e.render();
         let elements = read_to_end(text).map_err(TestCaseError::fail)?;
         let expected = 2
-            + usize::from(e.suggestion().is_some())
-            + if e.available_actions().is_empty() { 0 } else { 1 + e.available_actions().len() }
-            + if e.detail_pairs().is_empty() { 0 } else { 1 + e.detail_pairs().len() }
+            + usize::from(p.recovery().is_some())
+            + if p.available_actions.is_empty() { 0 } else { 1 + p.available_actions.len() }
+            + if p.details.is_empty() { 0 } else { 1 + p.details.len() }
             + usize::from(e.retry_after_secs().is_some());
         // No input can open or close an element: the count is exactly the sections set.
         prop_assert_eq!(elements, expected);
     }
 
     #[test]
-    fn parse_inverts_render(e in tool_error()) {
+    fn parse_inverts_render(p in parts()) {
+        let e = p.build();
         let back = parse_tool_error(e.render()).map_err(|err| TestCaseError::fail(err.to_string()))?;
-        prop_assert_eq!(&back, &replaced(&e));
+        prop_assert_eq!(&back, &replaced(&p));
         prop_assert_eq!(back.render(), e.render());
     }
 

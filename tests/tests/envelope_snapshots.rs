@@ -5,8 +5,8 @@ use fusion_runtime::{ErrorCode, Severity, ToolError, error};
 
 fn seed() -> ToolError {
     error(ErrorCode::NotFound, "No invoice with that ID")
-        .suggest("List invoices first, then retry with a real ID")
-        .actions(["billing.list_invoices"])
+        .recovery("List invoices first, then retry with a real ID")
+        .available_actions(["billing.list_invoices"])
         .details([("requestedId", "inv_2026_9999")])
         .retry_after(30)
 }
@@ -23,11 +23,11 @@ fn every_combination_of_optional_sections() {
         let mut e = error(ErrorCode::Conflict, "Invoice is locked");
         let mut name = String::from("sections");
         if mask & 1 != 0 {
-            e = e.suggest("Wait for the running charge to finish");
+            e = e.recovery("Wait for the running charge to finish");
             name.push_str("_recovery");
         }
         if mask & 2 != 0 {
-            e = e.actions(["billing.get_invoice", "billing.list_invoices"]);
+            e = e.available_actions(["billing.get_invoice", "billing.list_invoices"]);
             name.push_str("_actions");
         }
         if mask & 4 != 0 {
@@ -49,7 +49,7 @@ fn every_combination_of_optional_sections() {
 fn each_severity() {
     for severity in [Severity::Error, Severity::Critical, Severity::Warning] {
         let e = error(ErrorCode::Deprecated, "billing.invoices is deprecated")
-            .suggest("Use billing.list_invoices instead")
+            .recovery("Use billing.list_invoices instead")
             .severity(severity);
         insta::assert_snapshot!(format!("severity_{severity}"), e.render());
     }
@@ -58,8 +58,8 @@ fn each_severity() {
 #[test]
 fn custom_code() {
     let e = error("InvoiceNotFound", "Invoice \"x\" does not exist.")
-        .suggest("Call billing.list_invoices first to find valid IDs.")
-        .actions(["billing.list_invoices"]);
+        .recovery("Call billing.list_invoices first to find valid IDs.")
+        .available_actions(["billing.list_invoices"]);
     assert_eq!(e.code(), &ErrorCode::Custom("InvoiceNotFound".into()));
     insta::assert_snapshot!("custom_code", e.render());
 }

@@ -51,10 +51,10 @@ fn every_vector_renders_byte_for_byte() {
     for case in &v.cases {
         let i = &case.input;
         let mut e = error(ErrorCode::parse(&i.code), i.message.clone())
-            .actions(i.actions.clone())
+            .available_actions(i.actions.clone())
             .details(i.details.clone());
         if let Some(s) = &i.suggestion {
-            e = e.suggest(s.clone());
+            e = e.recovery(s.clone());
         }
         if let Some(d) = i.retry_after {
             e = e.retry_after(d);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::client::{ToolCallError, parse_tool_error};
 use fusion_runtime::gateway::{MountOptions, Upstream};
 use fusion_runtime::mcp::MOUNT_META_KEY;
 use fusion_runtime::{Context, Server, ToolError, ToolInput, tool_action};
@@ -16,6 +16,12 @@ use tokio::process::Command;
 
 fn plain() -> Command {
     Command::new(env!("CARGO_BIN_EXE_plain-upstream"))
+}
+
+/// A `<tool_error>` text read as a client reads it.
+fn read(text: &str) -> ToolCallError {
+    let e = parse_tool_error(text).unwrap_or_else(|e| panic!("not a tool_error ({e}): {text}"));
+    ToolCallError::from_error("", &e)
 }
 
 /// What to say.
@@ -48,15 +54,15 @@ async fn unknown_tool_answers_suggest_the_closest_mounted_tool() {
 
     // Under no prefix: the server's answer, over its tools and the mounted ones.
     let typo = gateway.call_json("plian_echo", json!({"text": "x"})).await;
-    let e = parse_tool_error(&text_of(&typo)).expect("an envelope");
-    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    let e = read(&text_of(&typo));
+    assert_eq!(e.code.as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("plain_echo"));
     assert_eq!(
-        e.suggestion(),
+        e.recovery.as_deref(),
         Some("Call plain_echo instead (the closest name), or pick one of the available tools")
     );
     assert_eq!(
-        e.available_actions(),
+        e.available_actions,
         [
             "local_say",
             "plain_echo",
@@ -69,11 +75,12 @@ async fn unknown_tool_answers_suggest_the_closest_mounted_tool() {
 
     // Under the mount's prefix: the mount's answer, with the closest of its tools.
     let typo = gateway.call_json("plain_ecoh", json!({"text": "x"})).await;
-    let e = parse_tool_error(&text_of(&typo)).expect("an envelope");
-    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    let e = read(&text_of(&typo));
+    assert_eq!(e.code.as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("plain_echo"));
     assert!(
-        e.suggestion()
+        e.recovery
+            .as_deref()
             .is_some_and(|s| s.starts_with("Call plain_echo instead")),
         "{}",
         text_of(&typo)
@@ -174,7 +181,7 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
             "<action>finance_billing_list_invoices</action>"
         )
     );
-    let e = parse_tool_error(&text_of(&via)).expect("an envelope");
+    let e = read(&text_of(&via));
     let listed: Vec<String> = gateway
         .listed_tool_specs()
         .await
@@ -182,9 +189,9 @@ async fn an_upstream_envelope_names_the_gateways_tools_and_keeps_every_other_byt
         .map(|t| t.name)
         .collect();
     assert!(
-        e.available_actions().iter().all(|a| listed.contains(a)),
+        e.available_actions.iter().all(|a| listed.contains(a)),
         "every named tool exists on the gateway: {:?}",
-        e.available_actions()
+        e.available_actions
     );
 
     // A warning on the success path (an already paid invoice): recovery and actions renamed.

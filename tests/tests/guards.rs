@@ -68,19 +68,24 @@ async fn work(job: Job, probe: &Probe) -> u64 {
 /// One call at a time, two waiting.
 #[tool_action(name = "lab.slow", max_active = 1, max_queue = 2)]
 async fn slow(job: Job, probe: Context<Probe>) -> Result<u64, ToolError> {
-    Ok(work(job, &probe).await)
+    Ok(work(job, probe.state()).await)
 }
 
 /// No declared limit (the builder adds them).
 #[tool_action(name = "lab.plain")]
 async fn plain(job: Job, probe: Context<Probe>) -> Result<u64, ToolError> {
-    Ok(work(job, &probe).await)
+    Ok(work(job, probe.state()).await)
 }
 
 /// Panics while holding its only slot.
 #[tool_action(name = "lab.panicky", max_active = 1, max_queue = 0)]
 async fn panicky(job: Job, probe: Context<Probe>) -> Result<u64, ToolError> {
-    probe.started.lock().map(|mut s| s.push(job.id)).ok();
+    probe
+        .state()
+        .started
+        .lock()
+        .map(|mut s| s.push(job.id))
+        .ok();
     tokio::time::sleep(Duration::from_millis(job.ms)).await;
     panic!("a bug while holding a permit");
 }
@@ -95,19 +100,19 @@ async fn failing(job: Job) -> Result<u64, std::io::Error> {
 /// Two calls a minute, for everyone together.
 #[tool_action(name = "lab.limited", rate_limit = "2/min")]
 async fn limited(job: Job, probe: Context<Probe>) -> Result<u64, ToolError> {
-    Ok(work(job, &probe).await)
+    Ok(work(job, probe.state()).await)
 }
 
 /// One call a second, per client.
 #[tool_action(name = "lab.keyed", rate_limit(calls = 1, per = "1s", per_client))]
 async fn keyed(job: Job, probe: Context<Probe>) -> Result<u64, ToolError> {
-    Ok(work(job, &probe).await)
+    Ok(work(job, probe.state()).await)
 }
 
 /// Stopped after two seconds.
 #[tool_action(name = "lab.timed", timeout = "2s", max_active = 2)]
 async fn timed(job: Job, probe: Context<Probe>) -> Result<u64, ToolError> {
-    Ok(work(job, &probe).await)
+    Ok(work(job, probe.state()).await)
 }
 
 fn builder(probe: &Arc<Probe>) -> ServerBuilder {

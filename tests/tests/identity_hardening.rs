@@ -61,9 +61,9 @@ impl Default for Gate {
 /// Sends progress (so the answer is an SSE stream), then waits for the gate.
 #[tool_action(name = "id.hold", read_only)]
 async fn hold(_input: Note, gate: Context<Gate>) -> Result<Value, ToolError> {
-    gate.entered.fetch_add(1, Ordering::SeqCst);
+    gate.state().entered.fetch_add(1, Ordering::SeqCst);
     gate.progress(0.0, Some(1.0), Some("held")).await;
-    if let Ok(permit) = gate.release.acquire().await {
+    if let Ok(permit) = gate.state().release.acquire().await {
         permit.forget();
     }
     Ok(json!({ "released": true }))

@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use fusion_runtime::auth::{Auth, AuthMode, JwtVerifier};
-use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::client::{ToolCallError, parse_tool_error};
 use fusion_runtime::mcp::{
     HttpOptions, HttpServer, MAX_CURSOR_BYTES, StdioOptions, serve_io, spawn_http,
 };
@@ -261,7 +261,7 @@ fn guarded(seen: Seen) -> Server {
         if internal && !operator {
             return Err(
                 error(codes::FORBIDDEN, "Internal resources need the `ops` scope")
-                    .suggest("Read the public resources listed by resources/list instead"),
+                    .recovery("Read the public resources listed by resources/list instead"),
             );
         }
         if req.method() == Method::ListResourceTemplates {
@@ -309,10 +309,11 @@ async fn method_middleware_refuses_a_resource_read_with_a_readable_error_on_both
         assert_eq!(answer["error"]["code"], -32602, "{version}: {answer}");
         let message = answer["error"]["message"].as_str().unwrap_or_default();
         let e = parse_tool_error(message).unwrap_or_else(|e| panic!("{e}: {answer}"));
-        assert_eq!(e.code().as_str(), "FORBIDDEN");
-        assert_eq!(e.message(), "Internal resources need the `ops` scope");
+        let e = ToolCallError::from_error("", &e);
+        assert_eq!(e.code.as_str(), "FORBIDDEN");
+        assert_eq!(e.message, "Internal resources need the `ops` scope");
         assert_eq!(
-            e.suggestion(),
+            e.recovery.as_deref(),
             Some("Read the public resources listed by resources/list instead")
         );
         assert_eq!(answer["error"]["data"]["code"], "FORBIDDEN", "{answer}");

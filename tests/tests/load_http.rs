@@ -70,9 +70,14 @@ impl Counter {
 /// A few milliseconds of work; four at once, sixteen waiting.
 #[tool_action(name = "load.work", max_active = 4, max_queue = 16)]
 async fn work(input: Unit, counter: Context<Counter>) -> Result<u64, ToolError> {
-    counter.executions.fetch_add(1, Ordering::SeqCst);
-    counter.ids.lock().map(|mut v| v.push(input.id)).ok();
-    counter.wait_for_shed().await;
+    counter.state().executions.fetch_add(1, Ordering::SeqCst);
+    counter
+        .state()
+        .ids
+        .lock()
+        .map(|mut v| v.push(input.id))
+        .ok();
+    counter.state().wait_for_shed().await;
     tokio::time::sleep(Duration::from_millis(3)).await;
     Ok(input.id)
 }
@@ -86,8 +91,13 @@ struct Gate {
 /// Waits for the gate; one at a time, one waiting.
 #[tool_action(name = "load.gated", max_active = 1, max_queue = 1)]
 async fn gated(input: Unit, gate: Context<Gate>) -> Result<u64, ToolError> {
-    gate.started.lock().map(|mut v| v.push(input.id)).ok();
+    gate.state()
+        .started
+        .lock()
+        .map(|mut v| v.push(input.id))
+        .ok();
     let _pass = gate
+        .state()
         .open
         .acquire()
         .await

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use fusion_runtime::client::{Envelope, parse_envelope, parse_tool_error};
+use fusion_runtime::Server;
+use fusion_runtime::client::{Envelope, ToolCallError, parse_envelope, parse_tool_error};
 use fusion_runtime::mcp::HttpOptions;
-use fusion_runtime::{Server, ToolError};
 use fusion_tests::clients::{self, Client, billing_command, over_http, over_stdio};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::{Value, json};
@@ -42,10 +42,11 @@ fn is_error(r: &CallToolResult) -> bool {
     r.is_error.unwrap_or(false)
 }
 
-fn tool_error(r: &CallToolResult, i: usize) -> ToolError {
+fn tool_error(r: &CallToolResult, i: usize) -> ToolCallError {
     let t = texts(r);
     let text = t.get(i).map(String::as_str).unwrap_or_default();
-    parse_tool_error(text).unwrap_or_else(|e| panic!("not a tool_error ({e}): {text}"))
+    let e = parse_tool_error(text).unwrap_or_else(|e| panic!("not a tool_error ({e}): {text}"));
+    ToolCallError::from_error("", &e)
 }
 
 const NOT_FOUND: &str = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>No invoice with that ID</message>\n  <recovery>List invoices first, then retry with a real ID</recovery>\n  <available_actions>\n    <action>billing_list_invoices</action>\n  </available_actions>\n  <details>\n    <detail key=\"requestedId\">inv_2026_9999</detail>\n  </details>\n</tool_error>";
@@ -147,8 +148,8 @@ async fn every_path(client: &Client) {
     assert!(!is_error(&paid));
     assert_eq!(texts(&paid).len(), 2);
     let w = tool_error(&paid, 1);
-    assert_eq!(w.code().as_str(), "CONFLICT");
-    assert!(!w.is_error());
+    assert_eq!(w.code.as_str(), "CONFLICT");
+    assert!(!w.severity.is_error());
 
     // An error with details.
     let too_much = call(
@@ -159,7 +160,7 @@ async fn every_path(client: &Client) {
     .await;
     assert!(is_error(&too_much));
     let e = tool_error(&too_much, 0);
-    assert_eq!(e.code().as_str(), "AMOUNT_EXCEEDS_BALANCE");
+    assert_eq!(e.code.as_str(), "AMOUNT_EXCEEDS_BALANCE");
     assert_eq!(e.detail_value("balanceCents"), Some("20000"));
 
     // Deprecated: the result and a DEPRECATED warning.
@@ -170,16 +171,17 @@ async fn every_path(client: &Client) {
     )
     .await;
     assert!(!is_error(&dep));
-    assert_eq!(tool_error(&dep, 1).code().as_str(), "DEPRECATED");
+    assert_eq!(tool_error(&dep, 1).code.as_str(), "DEPRECATED");
 
     // A non-ToolError error: INTERNAL_ERROR with its message and "do not retry blindly".
     let internal = call(client, "billing_export_ledger", json!({})).await;
     assert!(is_error(&internal));
     let e = tool_error(&internal, 0);
-    assert_eq!(e.code().as_str(), "INTERNAL_ERROR");
-    assert!(e.message().contains("BILLING_LEDGER_DIR is unset"));
+    assert_eq!(e.code.as_str(), "INTERNAL_ERROR");
+    assert!(e.message.contains("BILLING_LEDGER_DIR is unset"));
     assert!(
-        e.suggestion()
+        e.recovery
+            .as_deref()
             .is_some_and(|s| s.contains("Do not retry this call blindly"))
     );
 
@@ -192,8 +194,8 @@ async fn every_path(client: &Client) {
     .await;
     assert!(is_error(&panicked));
     let e = tool_error(&panicked, 0);
-    assert_eq!(e.code().as_str(), "INTERNAL_ERROR");
-    assert!(e.message().contains("panicked"));
+    assert_eq!(e.code.as_str(), "INTERNAL_ERROR");
+    assert!(e.message.contains("panicked"));
     assert!(!texts(&panicked)[0].contains("index out of bounds"));
     let after = call(
         client,
@@ -214,13 +216,13 @@ async fn every_path(client: &Client) {
     )
     .await;
     assert!(is_error(&denied));
-    assert_eq!(tool_error(&denied, 0).code().as_str(), "UNAUTHORIZED");
+    assert_eq!(tool_error(&denied, 0).code.as_str(), "UNAUTHORIZED");
 
     // Unknown tool: an envelope, not JSON-RPC -32602.
     let unknown = call(client, "billing_get_invoce", json!({"id": "inv_2026_0001"})).await;
     assert!(is_error(&unknown));
     let e = tool_error(&unknown, 0);
-    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    assert_eq!(e.code.as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("billing_get_invoice"));
 }
 
@@ -286,8 +288,8 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     let missing = call(&client, "billing", json!({"id": "inv_2026_0001"})).await;
     assert!(is_error(&missing));
     let e = tool_error(&missing, 0);
-    assert_eq!(e.code().as_str(), "MISSING_DISCRIMINATOR");
-    assert!(e.available_actions().iter().any(|a| a == "list_invoices"));
+    assert_eq!(e.code.as_str(), "MISSING_DISCRIMINATOR");
+    assert!(e.available_actions.iter().any(|a| a == "list_invoices"));
     assert!(e.detail_value("closest").is_some());
 
     let unknown = call(
@@ -297,9 +299,9 @@ async fn http_grouped_exposure_and_its_discriminator_errors() {
     )
     .await;
     let e = tool_error(&unknown, 0);
-    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    assert_eq!(e.code.as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("get_invoice"));
-    assert_eq!(e.available_actions().len(), 10);
+    assert_eq!(e.available_actions.len(), 10);
 
     let invalid = call(&client, "billing", json!({"action": "send_reminder", "invoice_id": "inv_2026_0001", "email": "x", "days_overdue": 3})).await;
     assert!(texts(&invalid)[0].starts_with("<validation_error action=\"billing.send_reminder\">"));

@@ -53,8 +53,8 @@ async fn list_invoices(_: Wait) -> Result<String, ToolError> {
 #[tool_action(name = "lab.get_invoice", read_only)]
 async fn get_invoice(input: Id) -> Result<String, ToolError> {
     Err(error("NOT_FOUND", format!("No invoice {}", input.id))
-        .suggest("Call lab.list_invoices first, then retry with a real ID.")
-        .actions(["lab.list_invoices"]))
+        .recovery("Call lab.list_invoices first, then retry with a real ID.")
+        .available_actions(["lab.list_invoices"]))
 }
 
 /// The same, under the name the lockfile knew (for the rename delta).
@@ -126,8 +126,8 @@ async fn guard(req: CallRequest, next: Next) -> Result<ToolResponse, ToolError> 
             "UNAUTHORIZED",
             format!("{} needs an operator token", req.action()),
         )
-        .suggest("Call lab.list_invoices instead")
-        .actions(["lab.list_invoices"]));
+        .recovery("Call lab.list_invoices instead")
+        .available_actions(["lab.list_invoices"]));
     }
     Ok(next.run(req).await)
 }

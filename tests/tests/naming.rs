@@ -35,8 +35,8 @@ async fn list_invoices(_input: Nothing) -> Result<String, ToolError> {
 #[tool_action(name = "billing.get_invoice")]
 async fn get_invoice(input: Lookup) -> Result<String, ToolError> {
     Err(error(NOT_FOUND, "No invoice with that ID")
-        .suggest("List invoices first, then retry with a real ID")
-        .actions([ListInvoicesAction::NAME])
+        .recovery("List invoices first, then retry with a real ID")
+        .available_actions([ListInvoicesAction::NAME])
         .detail("requestedId", input.id)
         .retry_after(30))
 }
@@ -44,7 +44,7 @@ async fn get_invoice(input: Lookup) -> Result<String, ToolError> {
 /// Names an action that does not exist, and one by its tool name.
 #[tool_action(name = "billing.misnamed")]
 async fn misnamed(_input: Nothing) -> Result<String, ToolError> {
-    Err(error(RATE_LIMITED, "Slow down").actions([
+    Err(error(RATE_LIMITED, "Slow down").available_actions([
         "billing.nope",
         "billing_list_invoices",
         "billing.list_invoices",

@@ -7,6 +7,7 @@
 //! an `anyhow::Error` passes intact.
 
 use fusion_runtime::action::NoInput;
+use fusion_runtime::client::ToolCallError;
 use fusion_runtime::codes::{INTERNAL_ERROR, NOT_FOUND};
 use fusion_runtime::context::CallContext;
 use fusion_runtime::server::INTERNAL_RECOVERY;
@@ -26,7 +27,7 @@ struct Counter(u32);
 /// Reads the shared count.
 #[tool_action(name = "counter.read", read_only)]
 async fn read_count(counter: Context<Counter>) -> Result<u32, ToolError> {
-    Ok(counter.0)
+    Ok(counter.state().0)
 }
 
 /// Names the action it runs as.
@@ -72,21 +73,27 @@ async fn an_action_without_input_lists_an_empty_object_answers_and_refuses_keys(
         assert!(schema.get("required").is_none(), "{name}: {schema}");
     }
 
-    assert_eq!(kit.call("ping", json!({})).await.output::<String>(), "pong");
     assert_eq!(
-        kit.call_action::<PingAction>(&NoInput {})
-            .await
-            .output::<String>(),
+        kit.call_tool("ping", json!({})).await.output::<String>(),
         "pong"
     );
-    assert_eq!(kit.call("counter_read", json!({})).await.output::<u32>(), 3);
     assert_eq!(
-        kit.call("whoami", json!({})).await.output::<String>(),
+        kit.call::<PingAction>(&NoInput {}).await.output::<String>(),
+        "pong"
+    );
+    assert_eq!(
+        kit.call_tool("counter_read", json!({}))
+            .await
+            .output::<u32>(),
+        3
+    );
+    assert_eq!(
+        kit.call_tool("whoami", json!({})).await.output::<String>(),
         "whoami"
     );
 
     for name in ["ping", "counter_read", "whoami"] {
-        let refused = kit.call(name, json!({"verbose": true})).await;
+        let refused = kit.call_tool(name, json!({"verbose": true})).await;
         let v = refused.expect_validation();
         assert_eq!(v.fields.len(), 1, "{}", refused.render());
         assert!(refused.render().contains("verbose"), "{}", refused.render());
@@ -107,8 +114,8 @@ async fn no_input_is_refused_as_a_derived_empty_input_is() {
         json!([1]),
     ] {
         let (a, b) = (
-            bare.call("ping", arguments.clone()).await,
-            derived.call("ping", arguments.clone()).await,
+            bare.call_tool("ping", arguments.clone()).await,
+            derived.call_tool("ping", arguments.clone()).await,
         );
         assert!(a.is_error(), "{arguments}: {}", a.render());
         assert_eq!(a.render(), b.render(), "{arguments}");
@@ -163,7 +170,7 @@ async fn charge_returning_anyhow() -> anyhow::Result<String> {
 #[tool_action(name = "files.find")]
 async fn find_with_question_mark() -> Result<String, ToolError> {
     Err(
-        anyhow::Error::new(error(NOT_FOUND, "No such ledger").suggest("List ledgers first"))
+        anyhow::Error::new(error(NOT_FOUND, "No such ledger").recovery("List ledgers first"))
             .context("while finding"),
     )?;
     Ok("found".into())
@@ -173,7 +180,7 @@ async fn find_with_question_mark() -> Result<String, ToolError> {
 #[tool_action(name = "files.edited")]
 async fn edited() -> Result<String, ToolError> {
     std::fs::read_to_string("/nonexistent/fusion/ledger.csv")
-        .map_err(|e| ToolError::from(e).suggest("Create the ledger first"))
+        .map_err(|e| ToolError::from(e).recovery("Create the ledger first"))
 }
 
 #[tokio::test]
@@ -195,12 +202,12 @@ async fn question_mark_answers_what_returning_the_error_answers() {
             ("files_charge", "while charging"),
         ] {
             let (a, b) = (
-                with.call(tool, json!({})).await,
-                without.call(tool, json!({})).await,
+                with.call_tool(tool, json!({})).await,
+                without.call_tool(tool, json!({})).await,
             );
             assert!(a.is_error(), "{tool}: {}", a.render());
             let e = a.expect_error(INTERNAL_ERROR.as_str());
-            assert_eq!(e.suggestion(), Some(INTERNAL_RECOVERY), "{tool}");
+            assert_eq!(e.recovery.as_deref(), Some(INTERNAL_RECOVERY), "{tool}");
             assert_eq!(a.render(), b.render(), "{tool}, hidden: {hide}");
             assert_eq!(
                 a.render().contains(message),
@@ -217,14 +224,14 @@ async fn a_tool_error_inside_anyhow_passes_intact_and_an_edited_one_as_edited() 
     let kit = kit(Server::builder()
         .action::<FindWithQuestionMarkAction>()
         .action::<EditedAction>());
-    let found = kit.call("files_find", json!({})).await;
+    let found = kit.call_tool("files_find", json!({})).await;
     let e = found.expect_error(NOT_FOUND.as_str());
-    assert_eq!(e.message(), "No such ledger");
-    assert_eq!(e.suggestion(), Some("List ledgers first"));
+    assert_eq!(e.message, "No such ledger");
+    assert_eq!(e.recovery.as_deref(), Some("List ledgers first"));
 
-    let edited = kit.call("files_edited", json!({})).await;
+    let edited = kit.call_tool("files_edited", json!({})).await;
     let e = edited.expect_error(INTERNAL_ERROR.as_str());
-    assert_eq!(e.suggestion(), Some("Create the ledger first"));
+    assert_eq!(e.recovery.as_deref(), Some("Create the ledger first"));
     // The author chose the envelope: it carries no internal text.
     assert!(
         !edited.render().contains("No such file"),
@@ -242,7 +249,12 @@ async fn a_tool_error_inside_anyhow_passes_intact_and_an_edited_one_as_edited() 
 fn a_converted_error_on_its_own_shows_no_internal_text() {
     let e = ToolError::from(missing_file());
     assert_eq!(e.code().as_str(), INTERNAL_ERROR.as_str());
-    assert_eq!(e.suggestion(), Some(INTERNAL_RECOVERY));
+    assert_eq!(
+        ToolCallError::from_error("files_read", &e)
+            .recovery
+            .as_deref(),
+        Some(INTERNAL_RECOVERY)
+    );
     assert!(!e.render().contains("ledger.csv"), "{}", e.render());
     let inner = error(NOT_FOUND, "gone");
     assert_eq!(ToolError::from(anyhow::Error::new(inner.clone())), inner);
@@ -274,14 +286,14 @@ async fn an_action_without_input_is_a_member_of_a_grouped_tool() {
         .action::<NetEchoAction>()
         .grouped());
     assert_eq!(kit.tool_names().await, ["net"]);
-    let ping = kit.call("net", json!({"action": "ping"})).await;
+    let ping = kit.call_tool("net", json!({"action": "ping"})).await;
     assert_eq!(ping.output::<String>(), "pong");
     let echo = kit
-        .call("net", json!({"action": "echo", "text": "hi"}))
+        .call_tool("net", json!({"action": "echo", "text": "hi"}))
         .await;
     assert_eq!(echo.output::<String>(), "hi");
     let refused = kit
-        .call("net", json!({"action": "ping", "text": "hi"}))
+        .call_tool("net", json!({"action": "ping", "text": "hi"}))
         .await;
     assert!(refused.is_error(), "{}", refused.render());
     assert!(refused.render().contains("text"), "{}", refused.render());

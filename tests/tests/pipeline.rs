@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use fusion_runtime::client::{Envelope, parse_envelope, parse_tool_error};
+use fusion_runtime::client::{Envelope, ToolCallError, parse_envelope, parse_tool_error};
 use fusion_runtime::codes::{CONFLICT, NOT_FOUND, UNAUTHORIZED};
 use fusion_runtime::server::{BuildError, CallRequest, Next, middleware_fn};
 use fusion_runtime::{
@@ -67,7 +67,7 @@ struct Store {
 /// Get one item by ID.
 #[tool_action(name = "shop.get_item", read_only, idempotent)]
 async fn get_item(input: IdInput, store: Context<Store>) -> Result<Item, ToolError> {
-    store.calls.fetch_add(1, Ordering::SeqCst);
+    store.state().calls.fetch_add(1, Ordering::SeqCst);
     if input.id == "it_1" {
         Ok(Item {
             id: input.id,
@@ -75,8 +75,8 @@ async fn get_item(input: IdInput, store: Context<Store>) -> Result<Item, ToolErr
         })
     } else {
         Err(error(NOT_FOUND, "No item with that ID")
-            .suggest("List items first")
-            .actions(["shop.find_item"])
+            .recovery("List items first")
+            .available_actions(["shop.find_item"])
             .detail("requestedId", &input.id))
     }
 }
@@ -153,9 +153,9 @@ fn text(r: &ToolResponse, i: usize) -> &str {
     r.texts().nth(i).unwrap_or_default()
 }
 
-fn tool_error(r: &ToolResponse, i: usize) -> ToolError {
+fn tool_error(r: &ToolResponse, i: usize) -> ToolCallError {
     match parse_tool_error(text(r, i)) {
-        Ok(e) => e,
+        Ok(e) => ToolCallError::from_error("", &e),
         Err(e) => panic!("not a tool_error ({e}): {}", text(r, i)),
     }
 }
@@ -192,8 +192,8 @@ async fn warnings_travel_with_success_without_the_error_flag() {
     assert!(!r.is_error);
     assert_eq!(r.content.len(), 2);
     let w = tool_error(&r, 1);
-    assert_eq!(w.code(), &CONFLICT);
-    assert!(!w.is_error());
+    assert_eq!(&w.code, &CONFLICT);
+    assert!(!w.severity.is_error());
 }
 
 #[tokio::test]
@@ -201,13 +201,14 @@ async fn other_errors_become_internal_error_with_their_message() {
     let r = server().call_json("shop_export", json!({"id": "x"})).await;
     assert!(r.is_error);
     let e = tool_error(&r, 0);
-    assert_eq!(e.code().as_str(), "INTERNAL_ERROR");
+    assert_eq!(e.code.as_str(), "INTERNAL_ERROR");
+    assert!(e.message.contains("ledger file is locked"), "{}", e.message);
     assert!(
-        e.message().contains("ledger file is locked"),
-        "{}",
-        e.message()
+        e.recovery
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Do not retry")
     );
-    assert!(e.suggestion().unwrap_or_default().contains("Do not retry"));
 }
 
 #[tokio::test]
@@ -218,15 +219,15 @@ async fn internal_messages_can_be_hidden() {
         .unwrap_or_else(|e| panic!("{e}"));
     let r = s.call_json("shop_export", json!({"id": "x"})).await;
     assert!(!text(&r, 0).contains("ledger"));
-    assert_eq!(tool_error(&r, 0).code().as_str(), "INTERNAL_ERROR");
+    assert_eq!(tool_error(&r, 0).code.as_str(), "INTERNAL_ERROR");
 }
 
 #[tokio::test]
 async fn a_tool_error_inside_anyhow_context_is_found() {
     let r = server().call_json("shop_wrapped", json!({"id": "x"})).await;
     let e = tool_error(&r, 0);
-    assert_eq!(e.code(), &UNAUTHORIZED);
-    assert_eq!(e.message(), "Sign in first");
+    assert_eq!(&e.code, &UNAUTHORIZED);
+    assert_eq!(e.message, "Sign in first");
 }
 
 #[tokio::test]
@@ -235,8 +236,8 @@ async fn a_panic_is_an_internal_error_and_the_server_keeps_serving() {
     let r = s.call_json("shop_explode", json!({"id": "boom"})).await;
     assert!(r.is_error);
     let e = tool_error(&r, 0);
-    assert_eq!(e.code().as_str(), "INTERNAL_ERROR");
-    assert!(e.message().contains("panicked"));
+    assert_eq!(e.code.as_str(), "INTERNAL_ERROR");
+    assert!(e.message.contains("panicked"));
     assert!(!text(&r, 0).contains("secret"), "payload leaked");
     let again = s.call_json("shop_get_item", json!({"id": "it_1"})).await;
     assert!(!again.is_error);
@@ -268,8 +269,8 @@ async fn deprecated_actions_answer_with_a_deprecated_warning() {
         .await;
     assert!(!r.is_error);
     let w = tool_error(&r, 1);
-    assert_eq!(w.code().as_str(), "DEPRECATED");
-    assert!(w.message().contains("use shop_get_item instead"));
+    assert_eq!(w.code.as_str(), "DEPRECATED");
+    assert!(w.message.contains("use shop_get_item instead"));
     // An array output has no output schema and no structured content.
     assert_eq!(r.structured_content, None);
 }
@@ -287,9 +288,9 @@ async fn unknown_tools_get_an_envelope_naming_the_closest() {
         .await;
     assert!(r.is_error);
     let e = tool_error(&r, 0);
-    assert_eq!(e.code().as_str(), "UNKNOWN_ACTION");
+    assert_eq!(e.code.as_str(), "UNKNOWN_ACTION");
     assert_eq!(e.detail_value("closest"), Some("shop_get_item"));
-    assert!(e.available_actions().iter().any(|a| a == "shop_charge"));
+    assert!(e.available_actions.iter().any(|a| a == "shop_charge"));
     let far = tool_error(&server().call_json("weather", json!({})).await, 0);
     assert_eq!(far.detail_value("closest"), None);
 }
@@ -310,7 +311,7 @@ async fn middleware_runs_in_order_and_can_short_circuit() {
             if req.action() == "shop.charge" {
                 return Err(anyhow::Error::new(
                     error(UNAUTHORIZED, "Charging needs an operator token")
-                        .suggest("Ask the user to sign in"),
+                        .recovery("Ask the user to sign in"),
                 ));
             }
             if req.action() == "shop.raw" {
@@ -322,11 +323,11 @@ async fn middleware_runs_in_order_and_can_short_circuit() {
         .unwrap_or_else(|e| panic!("{e}"));
     let denied = s.call_json("shop_charge", json!({"id": "a"})).await;
     assert!(denied.is_error);
-    assert_eq!(tool_error(&denied, 0).code(), &UNAUTHORIZED);
+    assert_eq!(&tool_error(&denied, 0).code, &UNAUTHORIZED);
     let failed = s.call_json("shop_raw", json!({"id": "a"})).await;
     let e = tool_error(&failed, 0);
-    assert_eq!(e.code().as_str(), "INTERNAL_ERROR");
-    assert!(e.message().contains("auth backend down"));
+    assert_eq!(e.code.as_str(), "INTERNAL_ERROR");
+    assert!(e.message.contains("auth backend down"));
     let ok = s.call_json("shop_get_item", json!({"id": "it_1"})).await;
     assert!(!ok.is_error);
     assert_eq!(seen.load(Ordering::SeqCst), 3);
@@ -355,8 +356,8 @@ async fn grouped_exposure_routes_by_discriminator() {
     assert!(!ok.is_error, "{:?}", ok);
 
     let missing = tool_error(&s.call_json("shop", json!({"id": "it_1"})).await, 0);
-    assert_eq!(missing.code().as_str(), "MISSING_DISCRIMINATOR");
-    assert!(missing.available_actions().iter().any(|a| a == "get_item"));
+    assert_eq!(missing.code.as_str(), "MISSING_DISCRIMINATOR");
+    assert!(missing.available_actions.iter().any(|a| a == "get_item"));
     assert!(missing.detail_value("closest").is_some());
 
     let unknown = tool_error(
@@ -364,7 +365,7 @@ async fn grouped_exposure_routes_by_discriminator() {
             .await,
         0,
     );
-    assert_eq!(unknown.code().as_str(), "UNKNOWN_ACTION");
+    assert_eq!(unknown.code.as_str(), "UNKNOWN_ACTION");
     assert_eq!(unknown.detail_value("closest"), Some("get_item"));
 
     let invalid = s

@@ -71,7 +71,7 @@ async fn greet(
     _: fusion_runtime::prompt::NoArguments,
     g: Context<Greeting>,
 ) -> Result<PromptReply, ToolError> {
-    Ok(PromptReply::new().assistant(g.0))
+    Ok(PromptReply::new().assistant(g.state().0))
 }
 
 /// What to outline.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use fusion_runtime::client::ToolCallError;
 use fusion_runtime::codes::NOT_FOUND;
 use fusion_runtime::testing::{TestServer, advance};
 use fusion_runtime::{
@@ -27,10 +28,10 @@ struct GetInvoice {
 /// Get one invoice by its ID.
 #[tool_action(name = "billing.get_invoice", read_only, idempotent)]
 async fn get_invoice(input: GetInvoice, store: Context<Store>) -> Result<Invoice, ToolError> {
-    store.get(&input.id).ok_or_else(|| {
+    store.state().get(&input.id).ok_or_else(|| {
         error(NOT_FOUND, "No invoice with that ID")
-            .suggest("List invoices first, then retry with a real ID")
-            .actions(["billing.list_invoices"])
+            .recovery("List invoices first, then retry with a real ID")
+            .available_actions(["billing.list_invoices"])
             .detail("requestedId", &input.id)
     })
 }
@@ -71,26 +72,26 @@ fn readme_server() -> TestServer {
 async fn the_readme_server_finds_an_invoice_and_explains_a_missing_one() {
     let kit = readme_server();
     let found: Invoice = kit
-        .call("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_0001"}))
         .await
         .output();
     assert_eq!(found.customer, "Acme");
 
     let missing = kit
-        .call_action::<GetInvoiceAction>(&GetInvoice {
+        .call::<GetInvoiceAction>(&GetInvoice {
             id: "inv_2026_9999".into(),
         })
         .await;
     let e = missing.expect_error("NOT_FOUND");
-    assert_eq!(e.message(), "No invoice with that ID");
+    assert_eq!(e.message, "No invoice with that ID");
     assert_eq!(
-        e.suggestion(),
+        e.recovery.as_deref(),
         Some("List invoices first, then retry with a real ID")
     );
     assert_eq!(e.detail_value("requestedId"), Some("inv_2026_9999"));
 
     let bad = kit
-        .call("billing_get_invoice", json!({"id": "INV-1"}))
+        .call_tool("billing_get_invoice", json!({"id": "INV-1"}))
         .await;
     let v = bad.expect_validation();
     assert_eq!(v.fields.len(), 1);
@@ -110,13 +111,13 @@ async fn get_invoice_finds_one_and_explains_a_missing_one() {
     .expect("builds");
 
     let found: Invoice = kit
-        .call("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_0001"}))
         .await
         .output();
     assert_eq!(found.customer, "Acme");
 
     let missing = kit
-        .call_action::<GetInvoiceAction>(&GetInvoice {
+        .call::<GetInvoiceAction>(&GetInvoice {
             id: "inv_2026_9999".into(),
         })
         .await;
@@ -124,7 +125,7 @@ async fn get_invoice_finds_one_and_explains_a_missing_one() {
     assert_eq!(e.detail_value("requestedId"), Some("inv_2026_9999"));
 
     let bad = kit
-        .call("billing_get_invoice", json!({"id": "INV-1"}))
+        .call_tool("billing_get_invoice", json!({"id": "INV-1"}))
         .await;
     assert_eq!(bad.expect_validation().fields[0].name, "id");
 }
@@ -171,7 +172,7 @@ struct Echo {
 async fn echo(input: Echo) -> Result<WithWarnings<i64>, ToolError> {
     let out = WithWarnings::new(input.n);
     Ok(if input.n == 0 {
-        out.warning(error("ZERO", "Zero echoes nothing").suggest("Send 1 to 10"))
+        out.warning(error("ZERO", "Zero echoes nothing").recovery("Send 1 to 10"))
     } else {
         out
     })
@@ -192,7 +193,7 @@ async fn write(
 /// Counts its calls in the shared state.
 #[tool_action(name = "lab.count")]
 async fn count(_input: Echo, hits: Context<AtomicUsize>) -> Result<usize, ToolError> {
-    Ok(hits.fetch_add(1, Ordering::SeqCst) + 1)
+    Ok(hits.state().fetch_add(1, Ordering::SeqCst) + 1)
 }
 
 /// Once per minute.
@@ -217,14 +218,14 @@ fn lab(hits: Arc<AtomicUsize>) -> TestServer {
 #[tokio::test]
 async fn calls_by_name_with_json_and_with_the_typed_input_agree() {
     let kit = lab(Arc::default());
-    let by_json = kit.call("lab_echo", json!({"n": 7})).await;
-    let by_type = kit.call_with("lab_echo", &Echo { n: 7 }).await;
-    let by_action = kit.call_action::<EchoAction>(&Echo { n: 7 }).await;
+    let by_json = kit.call_tool("lab_echo", json!({"n": 7})).await;
+    let by_type = kit.call_tool_with("lab_echo", &Echo { n: 7 }).await;
+    let by_action = kit.call::<EchoAction>(&Echo { n: 7 }).await;
     assert_eq!(by_json.output::<i64>(), 7);
     assert_eq!(by_type.response(), by_json.response());
     assert_eq!(by_action.response(), by_json.response());
     assert!(
-        kit.call("lab_echo", json!({"n": 7}))
+        kit.call_tool("lab_echo", json!({"n": 7}))
             .await
             .try_output::<String>()
             .is_err()
@@ -234,7 +235,7 @@ async fn calls_by_name_with_json_and_with_the_typed_input_agree() {
 #[tokio::test]
 async fn a_refused_argument_reads_back_as_field_lines() {
     let kit = lab(Arc::default());
-    let call = kit.call("lab_echo", json!({"n": 11, "m": 1})).await;
+    let call = kit.call_tool("lab_echo", json!({"n": 11, "m": 1})).await;
     assert!(call.is_error());
     assert!(call.try_output::<i64>().is_err());
     let v = call.expect_validation();
@@ -250,12 +251,12 @@ async fn a_refused_argument_reads_back_as_field_lines() {
 #[tokio::test]
 async fn an_unknown_name_is_an_envelope_naming_the_closest_tool() {
     let kit = lab(Arc::default());
-    let call = kit.call("lab_ecko", json!({"n": 1})).await;
+    let call = kit.call_tool("lab_ecko", json!({"n": 1})).await;
     let e = call.expect_error("UNKNOWN_ACTION");
-    assert_eq!(e.message(), "No tool named 'lab_ecko'");
+    assert_eq!(e.message, "No tool named 'lab_ecko'");
     assert_eq!(e.detail_value("closest"), Some("lab_echo"));
     assert_eq!(
-        e.available_actions().first().map(String::as_str),
+        e.available_actions.first().map(String::as_str),
         Some("lab_echo")
     );
 }
@@ -263,15 +264,20 @@ async fn an_unknown_name_is_an_envelope_naming_the_closest_tool() {
 #[tokio::test]
 async fn warnings_ride_on_a_successful_output() {
     let kit = lab(Arc::default());
-    let call = kit.call("lab_echo", json!({"n": 0})).await;
+    let call = kit.call_tool("lab_echo", json!({"n": 0})).await;
     assert!(!call.is_error());
     assert_eq!(call.output::<i64>(), 0);
     let warnings = call.warnings();
     assert_eq!(warnings.len(), 1);
     assert_eq!(warnings[0].code().as_str(), "ZERO");
-    assert_eq!(warnings[0].suggestion(), Some("Send 1 to 10"));
+    assert_eq!(
+        ToolCallError::from_error("lab_echo", warnings[0])
+            .recovery
+            .as_deref(),
+        Some("Send 1 to 10")
+    );
     assert!(
-        kit.call("lab_echo", json!({"n": 1}))
+        kit.call_tool("lab_echo", json!({"n": 1}))
             .await
             .warnings()
             .is_empty()
@@ -281,19 +287,19 @@ async fn warnings_ride_on_a_successful_output() {
 #[tokio::test]
 async fn the_principal_and_its_scopes_reach_the_scope_check_and_the_handler() {
     let kit = lab(Arc::default());
-    kit.call("lab_write", json!({"n": 1}))
+    kit.call_tool("lab_write", json!({"n": 1}))
         .await
         .expect_error("AUTH_REQUIRED");
     kit.with_scopes(["lab:read"])
-        .call("lab_write", json!({"n": 1}))
+        .call_tool("lab_write", json!({"n": 1}))
         .await
         .expect_error("FORBIDDEN");
     let alice = kit.as_principal(Principal::new("alice").with_scopes(["lab:write"]));
-    let who: String = alice.call("lab_write", json!({"n": 1})).await.output();
+    let who: String = alice.call_tool("lab_write", json!({"n": 1})).await.output();
     assert_eq!(who, "alice");
     alice
         .anonymous()
-        .call("lab_write", json!({"n": 1}))
+        .call_tool("lab_write", json!({"n": 1}))
         .await
         .expect_error("AUTH_REQUIRED");
 }
@@ -303,13 +309,13 @@ async fn shared_state_is_the_builders_and_can_be_read_after_the_call() {
     let hits = Arc::new(AtomicUsize::new(40));
     let kit = lab(hits.clone());
     assert_eq!(
-        kit.call("lab_count", json!({"n": 1}))
+        kit.call_tool("lab_count", json!({"n": 1}))
             .await
             .output::<usize>(),
         41
     );
     assert_eq!(
-        kit.call("lab_count", json!({"n": 1}))
+        kit.call_tool("lab_count", json!({"n": 1}))
             .await
             .output::<usize>(),
         42
@@ -322,19 +328,23 @@ async fn the_paused_clock_moves_a_rate_limit_window_without_waiting() {
     let kit = lab(Arc::default());
     let wall = std::time::Instant::now();
     assert_eq!(
-        kit.call("lab_rare", json!({"n": 1})).await.output::<i64>(),
+        kit.call_tool("lab_rare", json!({"n": 1}))
+            .await
+            .output::<i64>(),
         1
     );
-    let limited = kit.call("lab_rare", json!({"n": 2})).await;
+    let limited = kit.call_tool("lab_rare", json!({"n": 2})).await;
     let e = limited.expect_error("RATE_LIMITED");
-    assert!(e.retry_after_duration().is_some(), "{}", limited.render());
+    assert!(e.retry_after.is_some(), "{}", limited.render());
     advance(Duration::from_secs(30)).await;
-    kit.call("lab_rare", json!({"n": 3}))
+    kit.call_tool("lab_rare", json!({"n": 3}))
         .await
         .expect_error("RATE_LIMITED");
     advance(Duration::from_secs(31)).await;
     assert_eq!(
-        kit.call("lab_rare", json!({"n": 4})).await.output::<i64>(),
+        kit.call_tool("lab_rare", json!({"n": 4}))
+            .await
+            .output::<i64>(),
         4
     );
     assert!(
@@ -363,7 +373,7 @@ async fn tools_are_listed_as_an_agent_sees_them() {
     assert_eq!(grouped.tool_names().await, ["lab"]);
     assert_eq!(
         grouped
-            .call_action::<RareAction>(&Echo { n: 5 })
+            .call::<RareAction>(&Echo { n: 5 })
             .await
             .output::<i64>(),
         5
@@ -374,16 +384,18 @@ async fn tools_are_listed_as_an_agent_sees_them() {
 async fn renderings_are_stable_text_for_snapshots() {
     let kit = readme_server();
     let found = kit
-        .call("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_0001"}))
         .await;
     assert_eq!(
         found.render(),
         "ok\n{\n  \"customer\": \"Acme\",\n  \"id\": \"inv_2026_0001\"\n}\n"
     );
     let missing = kit
-        .call("billing_get_invoice", json!({"id": "inv_2026_9999"}))
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_9999"}))
         .await;
     insta::assert_snapshot!("testing_kit_not_found", missing.render());
-    let echoed = lab(Arc::default()).call("lab_echo", json!({"n": 0})).await;
+    let echoed = lab(Arc::default())
+        .call_tool("lab_echo", json!({"n": 0}))
+        .await;
     insta::assert_snapshot!("testing_kit_warning", echoed.render());
 }

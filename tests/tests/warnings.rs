@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::client::{ToolCallError, parse_tool_error};
+use fusion_runtime::codes::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 use fusion_runtime::contract::{DeltaSeverity, Lockfile, ToolContract, diff};
 use fusion_runtime::mcp::HttpOptions;
-use fusion_runtime::server::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 use fusion_runtime::{
     Server, ToolError, ToolInput, ToolResponse, WithWarnings, error, tool_action,
 };
@@ -95,7 +95,7 @@ async fn rate(_input: Repeat) -> Result<WithWarnings<f64>, ToolError> {
             "FALLBACK_APPLIED",
             "The live rate service did not answer; this is yesterday's cached rate",
         )
-        .suggest("Use it as an estimate; call again later for the live rate"),
+        .recovery("Use it as an estimate; call again later for the live rate"),
     ))
 }
 
@@ -114,10 +114,11 @@ fn server(default_bound: Option<usize>) -> Server {
 }
 
 /// The warning envelopes of a response (its text blocks after the first).
-fn warnings(r: &ToolResponse) -> Vec<ToolError> {
+fn warnings(r: &ToolResponse) -> Vec<ToolCallError> {
     r.texts()
         .skip(1)
         .map(|t| parse_tool_error(t).unwrap_or_else(|e| panic!("not a tool_error ({e}): {t}")))
+        .map(|w| ToolCallError::from_error("", &w))
         .collect()
 }
 
@@ -141,11 +142,11 @@ async fn a_deprecated_field_sent_succeeds_with_a_warning_naming_it() {
     );
     let w = warnings(&r);
     assert_eq!(w.len(), 1, "{r:?}");
-    assert_eq!(w[0].code().as_str(), "DEPRECATED");
-    assert!(!w[0].is_error());
-    assert_eq!(w[0].message(), "Field 'due' is deprecated: use `due_date`");
+    assert_eq!(w[0].code.as_str(), "DEPRECATED");
+    assert!(!w[0].severity.is_error());
+    assert_eq!(w[0].message, "Field 'due' is deprecated: use `due_date`");
     assert_eq!(
-        w[0].suggestion(),
+        w[0].recovery.as_deref(),
         Some("This call worked; stop sending 'due' before it is removed")
     );
     assert_eq!(w[0].detail_value("field"), Some("due"));
@@ -175,7 +176,7 @@ async fn only_deprecated_fields_actually_sent_count_at_their_paths() {
         .collect();
     assert_eq!(fields, ["due", "steps.1.owner", "steps.2.owner"], "{r:?}");
     assert_eq!(
-        warnings(&r)[1].message(),
+        warnings(&r)[1].message,
         "Field 'steps.1.owner' is deprecated: use `assignee`"
     );
 
@@ -272,15 +273,15 @@ async fn an_oversized_text_result_is_cut_on_a_character_boundary_with_a_warning(
     assert_eq!(first_text(&r), "\"éééé");
     let w = warnings(&r);
     assert_eq!(w.len(), 1, "{r:?}");
-    assert_eq!(w[0].code().as_str(), RESULT_TRUNCATED);
-    assert!(!w[0].is_error());
+    assert_eq!(w[0].code.as_str(), RESULT_TRUNCATED.as_str());
+    assert!(!w[0].severity.is_error());
     assert!(
-        w[0].message().contains("9 of 14 bytes were sent"),
+        w[0].message.contains("9 of 14 bytes were sent"),
         "{}",
-        w[0].message()
+        w[0].message
     );
     assert_eq!(
-        w[0].suggestion(),
+        w[0].recovery.as_deref(),
         Some("Call again with a narrower filter or a page to get the rest")
     );
     assert_eq!(w[0].detail_value("total_bytes"), Some("14"));
@@ -301,7 +302,7 @@ async fn the_server_default_bounds_actions_that_declare_none() {
         .await;
     assert!(!r.is_error, "{r:?}");
     assert_eq!(first_text(&r).len(), 100);
-    assert_eq!(warnings(&r)[0].code().as_str(), RESULT_TRUNCATED);
+    assert_eq!(warnings(&r)[0].code.as_str(), RESULT_TRUNCATED.as_str());
     // The declared bound wins over the server's.
     let r = s
         .call_json("tasks.repeat", json!({"text": "x", "times": 50}))
@@ -340,7 +341,7 @@ async fn an_oversized_structured_result_is_refused_not_cut() {
     assert!(r.is_error, "{r:?}");
     assert!(r.structured_content.is_none());
     let e = parse_tool_error(first_text(&r)).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(e.code().as_str(), RESULT_TOO_LARGE);
+    assert_eq!(e.code().as_str(), RESULT_TOO_LARGE.as_str());
     assert_eq!(e.detail_value("max_result_bytes"), Some("64"));
 }
 
@@ -353,8 +354,8 @@ async fn a_fallback_reads_as_a_warning_with_the_value() {
     assert!(!r.is_error);
     assert_eq!(first_text(&r), "1.08");
     let w = warnings(&r);
-    assert_eq!(w[0].code().as_str(), "FALLBACK_APPLIED");
-    assert!(!w[0].is_error());
+    assert_eq!(w[0].code.as_str(), "FALLBACK_APPLIED");
+    assert!(!w[0].severity.is_error());
 }
 
 #[tokio::test]
@@ -399,7 +400,7 @@ async fn over_mcp_the_warnings_reach_the_client() {
         .collect();
     assert_eq!(texts[0], "\"éééé");
     let w = parse_tool_error(&texts[1]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(w.code().as_str(), RESULT_TRUNCATED);
+    assert_eq!(w.code().as_str(), RESULT_TRUNCATED.as_str());
     drop(client);
     http.shutdown()
         .await

@@ -30,7 +30,7 @@ pub(crate) struct Carried {
 /// its author (then it goes out as edited).
 fn unedited() -> ToolError {
     ToolError::new(codes::INTERNAL_ERROR, MESSAGE)
-        .suggest(RECOVERY)
+        .recovery(RECOVERY)
         .critical()
 }
 

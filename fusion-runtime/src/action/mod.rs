@@ -316,7 +316,7 @@ pub trait ToolAction: Send + Sync + 'static {
 ///         Some(rate) => WithWarnings::new(rate),
 ///         None => WithWarnings::new(cached).warning(
 ///             error("FALLBACK_APPLIED", "The rate service did not answer; this is yesterday's rate")
-///                 .suggest("Use it as an estimate; call again later for the live rate"),
+///                 .recovery("Use it as an estimate; call again later for the live rate"),
 ///         ),
 ///     }
 /// }

@@ -208,14 +208,14 @@ impl DelegationError {
                     codes::SERVER_BUSY,
                     "This server is receiving more delegated calls than it can keep track of",
                 )
-                .suggest("Wait for the time below, then call the tool again through the gateway");
+                .recovery("Wait for the time below, then call the tool again through the gateway");
             }
             DelegationError::ReplayStoreUnavailable => {
                 return error(
                     codes::SERVER_BUSY,
                     "The delegation token of this call could not be checked just now (the shared replay store did not answer); the call was not run",
                 )
-                .suggest("Wait for the time below, then call the tool again through the gateway")
+                .recovery("Wait for the time below, then call the tool again through the gateway")
                 .detail("replayStore", "unreachable")
                 .retry_after(Duration::from_secs(5));
             }
@@ -223,7 +223,7 @@ impl DelegationError {
                 ("The delegation of this call could not be checked", OPERATOR)
             }
         };
-        error(codes::UNAUTHORIZED, message).suggest(recovery)
+        error(codes::UNAUTHORIZED, message).recovery(recovery)
     }
 }
 
@@ -772,7 +772,7 @@ mod tests {
                 &codes::UNAUTHORIZED
             };
             assert_eq!(te.code(), expected, "{e:?}");
-            assert!(te.suggestion().is_some_and(|s| !s.is_empty()), "{e:?}");
+            assert!(te.recovery_text().is_some_and(|s| !s.is_empty()), "{e:?}");
             assert!(!text.contains(SECRET) && !text.contains("dg1."), "{text}");
         }
     }

@@ -37,7 +37,7 @@ pub fn check_scopes(
                 list(&all)
             ),
         )
-        .suggest(
+        .recovery(
             "Do not retry yet. Ask the user to sign in to this server (connect their account), then call again.",
         )
         .detail("requiredScopes", all.join(" ")));
@@ -58,7 +58,7 @@ pub fn check_scopes(
             list(&missing)
         ),
     )
-    .suggest(format!(
+    .recovery(format!(
         "Do not retry. Tell the user their account lacks the permission{} {}; they must be granted it (or sign in with an account that has it).",
         plural(missing.len()),
         list(&missing)

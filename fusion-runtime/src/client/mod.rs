@@ -15,7 +15,9 @@ pub(crate) mod transport;
     doc(cfg(any(feature = "client-stdio", feature = "client-http")))
 )]
 pub use connect::{FusionClient, FusionClientError, RetryPolicy, Typed};
-pub use outcome::{CallOutcome, TaskError, ToolCallError, UNKNOWN_CODE};
+#[allow(deprecated)]
+pub use outcome::UNKNOWN_CODE;
+pub use outcome::{CallOutcome, TaskError, ToolCallError};
 pub use parse::{
     Envelope, EnvelopeParseError, FieldLine, RawSection, ValidationEnvelope, looks_like_envelope,
     parse_envelope, parse_tool_error, parse_validation_error,

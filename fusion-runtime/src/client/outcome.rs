@@ -6,7 +6,8 @@ use serde_json::Value;
 use super::parse::{Envelope, FieldLine, looks_like_envelope, parse_envelope};
 use crate::envelope::{ErrorCode, Severity, ToolError};
 
-/// The code a client error carries when the server answered `isError` without an envelope.
+/// The old name of [`codes::UNKNOWN`](crate::codes::UNKNOWN).
+#[deprecated(since = "0.1.0", note = "use `codes::UNKNOWN`")]
 pub const UNKNOWN_CODE: &str = "UNKNOWN";
 
 /// What one `tools/call` answered, with its envelopes read back.
@@ -65,7 +66,7 @@ impl CallOutcome {
     /// Warning envelopes (`severity="warning"`), which travel on successful results.
     pub fn warnings(&self) -> impl Iterator<Item = &ToolError> {
         self.envelopes.iter().filter_map(|e| match e {
-            Envelope::Tool(t) if t.severity_level() == Severity::Warning => Some(t),
+            Envelope::Tool(t) if t.severity_of() == Severity::Warning => Some(t),
             _ => None,
         })
     }
@@ -82,67 +83,7 @@ impl CallOutcome {
             .map(|t| t.text.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let envelope = self
-            .envelopes
-            .iter()
-            .find(|e| match e {
-                Envelope::Tool(t) => t.is_error(),
-                Envelope::Validation(_) => true,
-            })
-            .cloned();
-        Some(match envelope {
-            Some(Envelope::Tool(t)) => ToolCallError {
-                tool: self.tool.clone(),
-                code: t.code().clone(),
-                message: t.message().to_owned(),
-                recovery: t.suggestion().map(str::to_owned),
-                available_actions: t.available_actions().to_vec(),
-                severity: t.severity_level(),
-                retry_after: t.retry_after_secs().map(Duration::from_secs),
-                details: t.detail_pairs().to_vec(),
-                fields: Vec::new(),
-                envelope: Some(Envelope::Tool(t)),
-                text: raw_text,
-            },
-            Some(Envelope::Validation(v)) => ToolCallError {
-                tool: self.tool.clone(),
-                code: ErrorCode::ValidationError,
-                message: format!(
-                    "Invalid arguments for {}: {}",
-                    v.action,
-                    v.fields
-                        .iter()
-                        .map(|f| format!("{}: {}", f.name, f.text))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ),
-                recovery: v.recovery.clone(),
-                available_actions: Vec::new(),
-                severity: Severity::Error,
-                retry_after: None,
-                details: Vec::new(),
-                fields: v.fields.clone(),
-                envelope: Some(Envelope::Validation(v)),
-                text: raw_text,
-            },
-            None => ToolCallError {
-                tool: self.tool.clone(),
-                code: ErrorCode::custom(UNKNOWN_CODE),
-                message: if raw_text.is_empty() {
-                    "The tool reported an error without any text".to_owned()
-                } else {
-                    raw_text.clone()
-                },
-                recovery: None,
-                available_actions: Vec::new(),
-                severity: Severity::Error,
-                retry_after: None,
-                details: Vec::new(),
-                fields: Vec::new(),
-                envelope: None,
-                text: raw_text,
-            },
-        })
+        Some(ToolCallError::read(&self.tool, &self.envelopes, raw_text))
     }
 }
 
@@ -176,6 +117,115 @@ pub struct ToolCallError {
 }
 
 impl ToolCallError {
+    /// `err` as a client reads it back from a result answering `tool` with it: rendered, then
+    /// parsed, so every field is what [`FusionClient`](crate::client::FusionClient) and the
+    /// test kit hand back for the same envelope (texts past the envelope's bound cut,
+    /// `retry_after` in whole seconds). For unit-testing a handler called directly:
+    ///
+    /// ```
+    /// use fusion_runtime::{client::ToolCallError, codes::NOT_FOUND, error};
+    ///
+    /// let e = error(NOT_FOUND, "No invoice with that ID").recovery("List invoices first");
+    /// let read = ToolCallError::from_error("billing_get_invoice", &e);
+    /// assert_eq!(read.recovery.as_deref(), Some("List invoices first"));
+    /// assert_eq!(read.code, NOT_FOUND);
+    /// ```
+    pub fn from_error(tool: impl Into<String>, err: &ToolError) -> ToolCallError {
+        let tool = tool.into();
+        let text = err.render().to_owned();
+        match parse_envelope(&text) {
+            Ok(Envelope::Tool(read)) => ToolCallError::of_tool(tool, read, text),
+            // Every rendering parses; should one not, the error is read as it is.
+            _ => ToolCallError::of_tool(tool, err.clone(), text),
+        }
+    }
+
+    /// The value of the first detail with this key.
+    ///
+    /// ```
+    /// use fusion_runtime::{client::ToolCallError, error};
+    ///
+    /// let read = ToolCallError::from_error("t", &error("X", "m").detail("id", 7));
+    /// assert_eq!(read.detail_value("id"), Some("7"));
+    /// ```
+    pub fn detail_value(&self, key: &str) -> Option<&str> {
+        self.details
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `t`, the failure of a result answering `tool` whose text is `raw_text`.
+    pub(crate) fn of_tool(tool: String, t: ToolError, raw_text: String) -> ToolCallError {
+        ToolCallError {
+            tool,
+            code: t.code().clone(),
+            message: t.message().to_owned(),
+            recovery: t.recovery_text().map(str::to_owned),
+            available_actions: t.action_list().to_vec(),
+            severity: t.severity_of(),
+            retry_after: t.retry_after_secs().map(Duration::from_secs),
+            details: t.detail_list().to_vec(),
+            fields: Vec::new(),
+            envelope: Some(Envelope::Tool(t)),
+            text: raw_text,
+        }
+    }
+
+    /// The error a result answering `tool` stands for: its first failing envelope among
+    /// `envelopes` (a `<tool_error>` that is not a warning, or a `<validation_error>`), else
+    /// `text` (all the result's text) under [`codes::UNKNOWN`](crate::codes::UNKNOWN).
+    pub(crate) fn read(tool: &str, envelopes: &[Envelope], raw_text: String) -> ToolCallError {
+        let envelope = envelopes
+            .iter()
+            .find(|e| match e {
+                Envelope::Tool(t) => t.is_error(),
+                Envelope::Validation(_) => true,
+            })
+            .cloned();
+        match envelope {
+            Some(Envelope::Tool(t)) => ToolCallError::of_tool(tool.to_owned(), t, raw_text),
+            Some(Envelope::Validation(v)) => ToolCallError {
+                tool: tool.to_owned(),
+                code: ErrorCode::ValidationError,
+                message: format!(
+                    "Invalid arguments for {}: {}",
+                    v.action,
+                    v.fields
+                        .iter()
+                        .map(|f| format!("{}: {}", f.name, f.text))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                recovery: v.recovery.clone(),
+                available_actions: Vec::new(),
+                severity: Severity::Error,
+                retry_after: None,
+                details: Vec::new(),
+                fields: v.fields.clone(),
+                envelope: Some(Envelope::Validation(v)),
+                text: raw_text,
+            },
+            None => ToolCallError {
+                tool: tool.to_owned(),
+                code: crate::envelope::codes::UNKNOWN,
+                message: if raw_text.is_empty() {
+                    "The tool reported an error without any text".to_owned()
+                } else {
+                    raw_text.clone()
+                },
+                recovery: None,
+                available_actions: Vec::new(),
+                severity: Severity::Error,
+                retry_after: None,
+                details: Vec::new(),
+                fields: Vec::new(),
+                envelope: None,
+                text: raw_text,
+            },
+        }
+    }
+
     /// Whether retrying after `retry_after` can help: `RATE_LIMITED` and `SERVER_BUSY`, never
     /// when `critical`.
     pub fn is_retryable(&self) -> bool {

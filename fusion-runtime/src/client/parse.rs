@@ -422,10 +422,10 @@ fn tool_error_from(root: &Element) -> Result<ToolError, EnvelopeParseError> {
     })?;
     let mut e = ToolError::new(ErrorCode::parse(code), message).severity(severity);
     if let Some(r) = recovery {
-        e = e.suggest(r);
+        e = e.recovery(r);
     }
     if !actions.is_empty() {
-        e = e.actions(actions);
+        e = e.available_actions(actions);
     }
     if !details.is_empty() {
         e = e.details(details);
@@ -514,8 +514,8 @@ mod tests {
         assert_eq!(
             e,
             error(ErrorCode::NotFound, "No invoice with that ID")
-                .suggest("List invoices first, then retry with a real ID")
-                .actions(["billing.list_invoices"])
+                .recovery("List invoices first, then retry with a real ID")
+                .available_actions(["billing.list_invoices"])
                 .details([("requestedId", "inv_2026_9999")])
                 .retry_after(30)
         );

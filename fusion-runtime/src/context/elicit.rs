@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use crate::envelope::{ToolError, codes};
 use crate::input::{JsonObject, ToolInput};
 
-/// The error code of a call whose client cannot show a form (no `elicitation` capability, or
-/// a stateless 2025 HTTP request, which has no way back to the client).
+/// The old path of [`codes::ELICITATION_UNSUPPORTED`].
+#[deprecated(since = "0.1.0", note = "use `codes::ELICITATION_UNSUPPORTED`")]
 pub const ELICITATION_UNSUPPORTED: &str = "ELICITATION_UNSUPPORTED";
 
 /// What the user did with a form.
@@ -44,7 +44,7 @@ pub enum ElicitAnswer {
 /// Why an elicitation did not produce an answer.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ElicitFailure {
-    /// The client cannot be asked (see [`ELICITATION_UNSUPPORTED`]); the text says why.
+    /// The client cannot be asked (see [`codes::ELICITATION_UNSUPPORTED`]); the text says why.
     Unsupported(String),
     /// The request failed on the way (connection closed, timeout, bad reply).
     Failed(String),
@@ -339,10 +339,10 @@ pub(crate) fn cached_schema<T: ToolInput>() -> Result<Arc<JsonObject>, String> {
 /// The error a handler gets when its client cannot be asked.
 pub(crate) fn unsupported(why: &str) -> ToolError {
     ToolError::new(
-        ELICITATION_UNSUPPORTED,
+        codes::ELICITATION_UNSUPPORTED,
         format!("This client cannot show a form: {why}"),
     )
-    .suggest("This client cannot show a form; ask the user in conversation and call again with the answer as an argument")
+    .recovery("This client cannot show a form; ask the user in conversation and call again with the answer as an argument")
 }
 
 /// The error a handler gets when the request failed on the way.
@@ -351,7 +351,7 @@ pub(crate) fn failed(why: &str) -> ToolError {
         codes::INTERNAL_ERROR,
         format!("Asking the user failed: {why}"),
     )
-    .suggest("Call the tool again; if it keeps failing, ask the user in conversation")
+    .recovery("Call the tool again; if it keeps failing, ask the user in conversation")
 }
 
 /// The error a handler gets when `T` cannot be a form (a bug in the server).

@@ -14,8 +14,10 @@ mod bus;
 mod changes;
 mod client;
 mod elicit;
+mod handler_context;
 mod handoff;
 mod log;
+mod scope;
 
 pub use crate::store::Change;
 pub use changes::{
@@ -23,20 +25,22 @@ pub use changes::{
     ListenLimits, ListenRefused, Notifier, Received,
 };
 pub use client::ClientKey;
+#[allow(deprecated)]
+pub use elicit::ELICITATION_UNSUPPORTED;
 pub use elicit::{
-    __private, ELICITATION_UNSUPPORTED, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable,
-    Elicited, Elicitor, elicitation_schema, form_schema,
+    __private, ElicitAnswer, ElicitFailure, ElicitRequest, Elicitable, Elicited, Elicitor,
+    elicitation_schema, form_schema,
 };
+pub use handler_context::{Context, FromCallContext};
 pub use handoff::{ActiveHandoff, HandoffSlot};
 pub use log::{DEFAULT_LOG_LEVEL, LogLevel, LogThreshold};
+pub use scope::{RequestScope, RequestSink};
 
 use std::any::{Any, TypeId, type_name};
 use std::collections::HashMap;
 use std::fmt;
-use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-use futures::future::BoxFuture;
 /// The token that cancels a request ([`RequestScope::with_cancellation`]), re-exported from
 /// `tokio-util` so that embedding code needs no matching version of it.
 pub use tokio_util::sync::CancellationToken;
@@ -96,171 +100,6 @@ impl StateRequirement {
     }
 }
 
-/// Where a notification of a call goes: the client's connection. The MCP bridge implements
-/// it over its peer (`mcp`); a call made in-process has none.
-pub trait RequestSink: Send + Sync + 'static {
-    /// Whether the request carried a progress token (progress can be reported at all).
-    fn has_progress_token(&self) -> bool;
-
-    /// Sends `notifications/progress` with the request's progress token. `Err` holds why it
-    /// was not sent.
-    fn progress(
-        &self,
-        progress: f64,
-        total: Option<f64>,
-        message: Option<String>,
-    ) -> BoxFuture<'static, Result<(), String>>;
-
-    /// Sends `notifications/message` at `level` from `logger`. `Err` holds why it was not
-    /// sent.
-    fn log(
-        &self,
-        level: LogLevel,
-        logger: &'static str,
-        data: serde_json::Value,
-    ) -> BoxFuture<'static, Result<(), String>>;
-
-    /// Asks the client's user over this connection, for a scope whose
-    /// [`elicitor`](RequestScope::elicitor) is `None`: the MCP bridge makes a 2025 call's
-    /// elicitor here, the first time its handler elicits, so a call that never asks pays
-    /// nothing for one. The same elicitor each time (it counts the call's rounds); `None`
-    /// (the default) when the connection cannot ask.
-    fn elicitor(&self) -> Option<Arc<dyn Elicitor>> {
-        None
-    }
-}
-
-impl ClientKey {
-    /// The key of the call in `scope` (see the type's documentation for the order).
-    pub fn of(scope: &RequestScope) -> ClientKey {
-        if let Some(principal) = &scope.principal {
-            return ClientKey(principal.client_key());
-        }
-        if let Some(key) = &scope.client {
-            return key.clone();
-        }
-        if scope.sink.is_some() {
-            return ClientKey("connection".to_owned());
-        }
-        ClientKey("local".to_owned())
-    }
-}
-
-/// Where a call comes from: the transport-level facts of one request.
-///
-/// The MCP bridge fills it from its request ([`mcp::request_scope`](crate::mcp::request_scope));
-/// a call made in-process (the `call` command, tests) uses [`RequestScope::detached`].
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub struct RequestScope {
-    /// Cancelled when the client cancels the request or the connection closes; `None` for a
-    /// request nobody can cancel (see [`RequestScope::cancellation`]).
-    pub(crate) cancellation: Option<CancellationToken>,
-    /// Who is calling, when the transport knows (see [`ClientKey`]).
-    pub client: Option<ClientKey>,
-    /// The client's connection, for notifications (progress, logs). `None` in-process.
-    pub sink: Option<Arc<dyn RequestSink>>,
-    /// The lowest log level the client's session asked for (`logging/setLevel`).
-    pub log_threshold: LogThreshold,
-    /// Who is calling, when authenticated: over HTTP the authentication layer sets it from the
-    /// bearer token; over stdio only the embedding code does ([`RequestScope::with_principal`]).
-    pub principal: Option<Arc<Principal>>,
-    /// Asks the client's user for input ([`CallContext::elicit`]). When `None`, the
-    /// [`sink`](RequestScope::sink)'s [`RequestSink::elicitor`] is asked; in-process, neither.
-    pub elicitor: Option<Arc<dyn Elicitor>>,
-    /// The session's handoff slot (2025 sessions of a server with handoff domains); `None`
-    /// when there is no session to hand off.
-    pub handoff: Option<Arc<HandoffSlot>>,
-    /// The request's `_meta` object, when it sent one (the MCP bridge moves it here).
-    pub meta: Option<Arc<JsonObject>>,
-    /// Whether the call runs as an MCP task: its action's `timeout` gives way to the task's
-    /// time to live, which the task's runner enforces.
-    pub(crate) as_task: bool,
-}
-
-impl RequestScope {
-    /// A scope with no connection: for in-process calls. Nothing can cancel it; give it a
-    /// token with [`with_cancellation`](RequestScope::with_cancellation) to cancel the call.
-    pub fn detached() -> Self {
-        RequestScope::default()
-    }
-
-    /// The same scope, cancelled when `token` is (the client cancels the request, its
-    /// connection closes, or the embedding code gives up on it).
-    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
-        self.cancellation = Some(token);
-        self
-    }
-
-    /// The token that cancels the request; `None` when nothing can (a detached scope made
-    /// without [`with_cancellation`](RequestScope::with_cancellation)). A call nobody can
-    /// cancel carries no token and pays nothing for one.
-    pub fn cancellation(&self) -> Option<&CancellationToken> {
-        self.cancellation.as_ref()
-    }
-
-    /// Whether the request was cancelled.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancellation
-            .as_ref()
-            .is_some_and(CancellationToken::is_cancelled)
-    }
-
-    /// Completes when the request is cancelled; never, for a request nobody can cancel.
-    pub async fn cancelled(&self) {
-        match &self.cancellation {
-            Some(token) => token.cancelled().await,
-            None => std::future::pending().await,
-        }
-    }
-
-    /// The same scope, filtering log messages with the session's `threshold`.
-    pub fn with_log_threshold(mut self, threshold: LogThreshold) -> Self {
-        self.log_threshold = threshold;
-        self
-    }
-
-    /// The same scope, called by `principal` (for in-process calls and embedding code; over
-    /// HTTP the authentication layer sets it from the bearer token).
-    pub fn with_principal(mut self, principal: Principal) -> Self {
-        self.principal = Some(Arc::new(principal));
-        self
-    }
-
-    /// Who is calling, when known (see [`auth`](crate::auth)).
-    pub fn principal(&self) -> Option<&Principal> {
-        self.principal.as_deref()
-    }
-
-    /// What asks the client's user: the scope's own elicitor, else the connection's.
-    fn any_elicitor(&self) -> Option<Arc<dyn Elicitor>> {
-        match &self.elicitor {
-            Some(elicitor) => Some(Arc::clone(elicitor)),
-            None => self.sink.as_ref()?.elicitor(),
-        }
-    }
-}
-
-impl fmt::Debug for RequestScope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestScope")
-            .field("cancelled", &self.is_cancelled())
-            .field("client", &self.client)
-            .field("connected", &self.sink.is_some())
-            .field(
-                "progress_token",
-                &self.sink.as_ref().is_some_and(|n| n.has_progress_token()),
-            )
-            .field("log_threshold", &self.log_threshold.get())
-            .field("principal", &self.principal.as_ref().map(|p| p.subject()))
-            .field(
-                "meta_keys",
-                &self.meta.as_ref().map(|m| m.keys().collect::<Vec<_>>()),
-            )
-            .finish()
-    }
-}
-
 struct CallInner {
     action: &'static str,
     /// Whether the call is forwarded to a mounted source (`action` is then its name).
@@ -275,8 +114,8 @@ struct CallInner {
 
 /// One call, untyped: the action being run, the registered states and the request scope.
 ///
-/// Cheap to clone. Handlers receive the typed [`Context`] built from it; middleware receives
-/// it directly.
+/// Cheap to clone. Handlers receive the typed [`Context`] built from it (and reach this one, if
+/// ever, with [`Context::untyped`]); middleware receives it directly.
 #[derive(Clone)]
 pub struct CallContext {
     inner: Arc<CallInner>,
@@ -412,7 +251,7 @@ impl CallContext {
     /// The answer is checked like tool arguments; an invalid one is a `VALIDATION_ERROR`
     /// with the same `<field>` lines. A client that cannot show a form (no `elicitation`
     /// capability, a stateless 2025 HTTP request, an in-process call) gets an
-    /// [`ELICITATION_UNSUPPORTED`] error whose recovery says to ask in conversation.
+    /// [`ELICITATION_UNSUPPORTED`](crate::codes::ELICITATION_UNSUPPORTED) error whose recovery says to ask in conversation.
     ///
     /// `T` must be a flat object of strings, numbers, booleans and enums: derive
     /// [`Elicitable`](derive@crate::Elicitable) next to `ToolInput`, which checks it at compile
@@ -441,7 +280,7 @@ impl CallContext {
                             fields.join(", ")
                         ),
                     )
-                    .suggest("Call the tool again so the user is asked again")
+                    .recovery("Call the tool again so the user is asked again")
                     .attach(Arc::new(report)));
                 }
             },
@@ -478,7 +317,7 @@ impl CallContext {
     /// (`{"messages": [...], "maxTokens": n, ...}`), by the same mechanism as
     /// [`elicit`](CallContext::elicit) on each protocol generation; returns the client's
     /// `CreateMessageResult` as JSON. A client without the `sampling` capability gets an
-    /// [`ELICITATION_UNSUPPORTED`] error.
+    /// [`ELICITATION_UNSUPPORTED`](crate::codes::ELICITATION_UNSUPPORTED) error.
     ///
     /// Sampling is deprecated by the MCP specification (SEP-2577) and may leave a later
     /// revision: prefer returning what the model needs in the tool's result.
@@ -557,205 +396,6 @@ impl fmt::Debug for CallContext {
     }
 }
 
-/// A handler's context parameter: the shared state `S` and the call's request scope.
-///
-/// Take it as the second parameter of a `#[tool_action]` function; register the state with
-/// [`ServerBuilder::state`](crate::server::ServerBuilder::state). `Context<()>` (the default) needs no
-/// state. It dereferences to `S`.
-///
-/// ```text
-/// #[tool_action(name = "billing.get_invoice")]
-/// async fn get_invoice(input: GetInvoice, cx: Context<Store>) -> Result<Invoice, ToolError> {
-///     if cx.is_cancelled() { /* … */ }
-///     cx.find(&input.id).ok_or_else(|| error(NOT_FOUND, "No invoice with that ID"))
-/// }
-/// ```
-pub struct Context<S = ()> {
-    state: Arc<S>,
-    call: CallContext,
-}
-
-impl<S> Context<S> {
-    /// The shared state.
-    pub fn state(&self) -> &S {
-        &self.state
-    }
-
-    /// The shared state, as the `Arc` it is kept in.
-    pub fn state_arc(&self) -> &Arc<S> {
-        &self.state
-    }
-
-    /// The untyped call: action name, tool name, request scope, other states.
-    pub fn call(&self) -> &CallContext {
-        &self.call
-    }
-
-    /// The action's name.
-    pub fn action(&self) -> &'static str {
-        self.call.action()
-    }
-
-    /// Cancelled when the client cancels the request; long handlers should watch it.
-    pub fn cancellation_token(&self) -> &CancellationToken {
-        self.call.cancellation_token()
-    }
-
-    /// Who is calling: the principal of the request's bearer token, or one the embedding
-    /// code set; `None` for anonymous calls (see [`auth`](crate::auth)).
-    pub fn principal(&self) -> Option<&Principal> {
-        self.call.principal()
-    }
-
-    /// The server's change notifier: `cx.notifier().resource_updated(uri)` after changing
-    /// what a resource shows (see [`Notifier`]).
-    pub fn notifier(&self) -> &Notifier {
-        self.call.notifier()
-    }
-
-    /// The verified delegation the call came with (its `carry`, on whose behalf, from which
-    /// gateway); see [`CallContext::delegation`].
-    pub fn delegation(&self) -> Option<&Delegation> {
-        self.call.delegation()
-    }
-
-    /// Whether the client cancelled the request.
-    pub fn is_cancelled(&self) -> bool {
-        self.call
-            .watched_token()
-            .is_some_and(CancellationToken::is_cancelled)
-    }
-
-    /// Whether the client asked for progress (sent a progress token); `false` in-process.
-    pub fn wants_progress(&self) -> bool {
-        self.call
-            .scope()
-            .sink
-            .as_ref()
-            .is_some_and(|n| n.has_progress_token())
-    }
-
-    /// Reports progress (`notifications/progress` with the request's progress token), so
-    /// clients can draw a progress bar: `ctx.progress(50.0, Some(100.0), Some("halfway"))`.
-    /// Returns whether it was sent: not when the client sent no progress token, nor
-    /// in-process. See [`CallContext::progress`].
-    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
-        self.call.progress(progress, total, message).await
-    }
-
-    /// Sends a log message (`notifications/message`) if the client's session asked for
-    /// `level` or lower (`info` until it calls `logging/setLevel`):
-    /// `ctx.log(LogLevel::Info, "fetched 3 pages")`. Returns whether it was sent. See
-    /// [`CallContext::log`].
-    pub async fn log(&self, level: LogLevel, data: impl Into<serde_json::Value>) -> bool {
-        self.call.log(level, data).await
-    }
-
-    /// Whether a log message at `level` would be sent; check it before building an
-    /// expensive message.
-    pub fn log_enabled(&self, level: LogLevel) -> bool {
-        self.call.log_enabled(level)
-    }
-
-    /// Asks the user to fill in a form of `T`'s fields; see [`CallContext::elicit`] (and
-    /// keep side effects after the last `elicit`: on 2026-07-28 the handler runs again).
-    pub async fn elicit<T: Elicitable>(
-        &self,
-        message: impl Into<String>,
-    ) -> Result<Elicited<T>, ToolError> {
-        self.call.elicit(message).await
-    }
-
-    /// A completion from the client's model (deprecated by MCP); see [`CallContext::sample`].
-    pub async fn sample(&self, params: serde_json::Value) -> Result<serde_json::Value, ToolError> {
-        self.call.sample(params).await
-    }
-
-    /// A form with a hand-written schema; see [`CallContext::elicit_with_schema`].
-    pub async fn elicit_with_schema(
-        &self,
-        message: impl Into<String>,
-        requested_schema: crate::input::JsonObject,
-    ) -> Result<Elicited<serde_json::Value>, ToolError> {
-        self.call
-            .elicit_with_schema(message, requested_schema)
-            .await
-    }
-}
-
-impl<S> Clone for Context<S> {
-    fn clone(&self) -> Self {
-        Context {
-            state: self.state.clone(),
-            call: self.call.clone(),
-        }
-    }
-}
-
-impl<S> Deref for Context<S> {
-    type Target = S;
-    fn deref(&self) -> &S {
-        &self.state
-    }
-}
-
-impl<S> fmt::Debug for Context<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Context")
-            .field("state", &type_name::<S>())
-            .field("call", &self.call)
-            .finish()
-    }
-}
-
-/// A value a handler can take as its context parameter, built from the call.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a `#[tool_action]` context parameter",
-    label = "the parameter after the input must be `fusion_runtime::Context<S>`"
-)]
-pub trait FromCallContext: Sized + Send + 'static {
-    /// The shared state this parameter needs, checked when the server is built.
-    fn requirement() -> Option<StateRequirement>;
-
-    /// Builds the parameter. An `Err` is sent to the model as it is.
-    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError>;
-}
-
-impl<S: Send + Sync + 'static> FromCallContext for Context<S> {
-    fn requirement() -> Option<StateRequirement> {
-        (TypeId::of::<S>() != TypeId::of::<()>()).then(StateRequirement::of::<S>)
-    }
-
-    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
-        match cx.state::<S>() {
-            Some(state) => Ok(Context {
-                state,
-                call: cx.clone(),
-            }),
-            None => Err(ToolError::new(
-                codes::INTERNAL_ERROR,
-                format!(
-                    "The server is misconfigured: action {} needs state {} that was not registered",
-                    cx.action(),
-                    type_name::<S>()
-                ),
-            )
-            .suggest("Do not retry; report this to the server's operator")
-            .critical()),
-        }
-    }
-}
-
-impl FromCallContext for CallContext {
-    fn requirement() -> Option<StateRequirement> {
-        None
-    }
-
-    fn from_call_context(cx: &CallContext) -> Result<Self, ToolError> {
-        Ok(cx.clone())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -783,7 +423,7 @@ mod tests {
         let mut states = States::default();
         states.insert(Arc::new(Store(7)));
         let cx = call_with(states);
-        let ctx = Context::<Store>::from_call_context(&cx).map(|c| c.0);
+        let ctx = Context::<Store>::from_call_context(&cx).map(|c| c.state().0);
         assert_eq!(ctx.ok(), Some(7));
         let missing = Context::<String>::from_call_context(&cx);
         assert!(matches!(missing, Err(e) if e.code() == &codes::INTERNAL_ERROR));

@@ -39,13 +39,42 @@ macro_rules! canonical_codes {
             }
         }
 
-        /// The canonical codes as constants, for `error(NOT_FOUND, "..")`.
+        /// Every error code Fusion names: the canonical codes, for `error(NOT_FOUND, "..")`,
+        /// then the custom codes Fusion itself sends (`RESULT_TRUNCATED`, …) and the one a
+        /// client reads for an error result without an envelope (`UNKNOWN`).
         pub mod codes {
+            use std::borrow::Cow;
+
             use super::ErrorCode;
             $(
                 #[doc = concat!("`", stringify!($wire), "`")]
                 pub const $wire: ErrorCode = ErrorCode::$variant;
             )*
+
+            /// `RESULT_TRUNCATED`: the warning a cut result carries. No canonical code says
+            /// "partial result" (the canonical list is about failures and `DEPRECATED`), so it
+            /// is a custom one, named for what happened.
+            pub const RESULT_TRUNCATED: ErrorCode =
+                ErrorCode::Custom(Cow::Borrowed("RESULT_TRUNCATED"));
+
+            /// `RESULT_TOO_LARGE`: the error that replaces a result with structured content
+            /// over its bound.
+            pub const RESULT_TOO_LARGE: ErrorCode =
+                ErrorCode::Custom(Cow::Borrowed("RESULT_TOO_LARGE"));
+
+            /// `ELICITATION_UNSUPPORTED`: the error of a call whose client cannot show a form
+            /// (no `elicitation` capability, or a stateless 2025 HTTP request, which has no way
+            /// back to the client).
+            pub const ELICITATION_UNSUPPORTED: ErrorCode =
+                ErrorCode::Custom(Cow::Borrowed("ELICITATION_UNSUPPORTED"));
+
+            /// `CANCELLED`: the answer to a call its client cancelled; nobody reads it (the
+            /// client stopped waiting), but it is logged.
+            pub const CANCELLED: ErrorCode = ErrorCode::Custom(Cow::Borrowed("CANCELLED"));
+
+            /// `UNKNOWN`: what a client reads as the code of an error result that carried no
+            /// envelope. No server sends it.
+            pub const UNKNOWN: ErrorCode = ErrorCode::Custom(Cow::Borrowed("UNKNOWN"));
         }
     };
 }
@@ -161,6 +190,21 @@ impl<'de> serde::Deserialize<'de> for ErrorCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fusion_s_own_codes_are_custom_and_spelled_as_sent() {
+        for (code, wire) in [
+            (codes::RESULT_TRUNCATED, "RESULT_TRUNCATED"),
+            (codes::RESULT_TOO_LARGE, "RESULT_TOO_LARGE"),
+            (codes::ELICITATION_UNSUPPORTED, "ELICITATION_UNSUPPORTED"),
+            (codes::CANCELLED, "CANCELLED"),
+            (codes::UNKNOWN, "UNKNOWN"),
+        ] {
+            assert_eq!(code.as_str(), wire);
+            assert!(!code.is_canonical());
+            assert_eq!(ErrorCode::parse(wire), code);
+        }
+    }
 
     #[test]
     fn canonical_spellings_round_trip() {

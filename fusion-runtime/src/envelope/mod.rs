@@ -94,8 +94,8 @@ impl From<i32> for RetryAfter {
 /// use fusion_runtime::{error, ErrorCode};
 ///
 /// let e = error(ErrorCode::NotFound, "No invoice with that ID")
-///     .suggest("List invoices first, then retry with a real ID")
-///     .actions(["billing.list_invoices"])
+///     .recovery("List invoices first, then retry with a real ID")
+///     .available_actions(["billing.list_invoices"])
 ///     .details([("requestedId", "inv_2026_9999")])
 ///     .retry_after(30);
 /// assert!(e.render().starts_with(r#"<tool_error code="NOT_FOUND" severity="error">"#));
@@ -111,8 +111,8 @@ pub struct ToolError {
 struct Inner {
     code: ErrorCode,
     message: String,
-    suggestion: Option<String>,
-    actions: Vec<String>,
+    recovery: Option<String>,
+    available_actions: Vec<String>,
     details: Vec<(String, String)>,
     retry_after: Option<Duration>,
     severity: Severity,
@@ -134,8 +134,8 @@ impl ToolError {
             inner: Box::new(Inner {
                 code: code.into(),
                 message: message.into(),
-                suggestion: None,
-                actions: Vec::new(),
+                recovery: None,
+                available_actions: Vec::new(),
                 details: Vec::new(),
                 retry_after: None,
                 severity: Severity::Error,
@@ -152,22 +152,42 @@ impl ToolError {
     }
 
     /// What the model should do next (rendered as `<recovery>`).
-    pub fn suggest(self, suggestion: impl Into<String>) -> Self {
-        self.edit(|e| e.suggestion = Some(suggestion.into()))
+    pub fn recovery(self, recovery: impl Into<String>) -> Self {
+        self.edit(|e| e.recovery = Some(recovery.into()))
     }
 
-    /// Actions the model can call instead; appended in order.
+    /// The old name of [`ToolError::recovery`].
+    #[deprecated(since = "0.1.0", note = "use `recovery`")]
+    pub fn suggest(self, suggestion: impl Into<String>) -> Self {
+        self.recovery(suggestion)
+    }
+
+    /// Actions the model can call instead (rendered as `<available_actions>`); appended in
+    /// order.
+    pub fn available_actions<I, S>(self, actions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.edit(|e| {
+            e.available_actions
+                .extend(actions.into_iter().map(Into::into))
+        })
+    }
+
+    /// The old name of [`ToolError::available_actions`].
+    #[deprecated(since = "0.1.0", note = "use `available_actions`")]
     pub fn actions<I, S>(self, actions: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.edit(|e| e.actions.extend(actions.into_iter().map(Into::into)))
+        self.available_actions(actions)
     }
 
     /// One action the model can call instead.
     pub fn action(self, action: impl Into<String>) -> Self {
-        self.edit(|e| e.actions.push(action.into()))
+        self.edit(|e| e.available_actions.push(action.into()))
     }
 
     /// Renames each available action to what `rename` returns, dropping those it answers
@@ -175,8 +195,8 @@ impl ToolError {
     /// clients can call.
     pub fn map_actions(self, mut rename: impl FnMut(&str) -> Option<String>) -> Self {
         self.edit(|e| {
-            let actions = std::mem::take(&mut e.actions);
-            e.actions = actions.iter().filter_map(|a| rename(a)).collect();
+            let actions = std::mem::take(&mut e.available_actions);
+            e.available_actions = actions.iter().filter_map(|a| rename(a)).collect();
         })
     }
 
@@ -244,19 +264,42 @@ impl ToolError {
         &self.inner.message
     }
 
-    /// The recovery suggestion, if set and non-empty.
+    /// The recovery text, if set and non-empty.
+    #[deprecated(
+        since = "0.1.0",
+        note = "read `ToolCallError::from_error(tool, &e).recovery` (`client::ToolCallError`)"
+    )]
     pub fn suggestion(&self) -> Option<&str> {
-        self.inner.suggestion.as_deref().filter(|s| !s.is_empty())
-    }
-
-    /// The available actions.
-    pub fn available_actions(&self) -> &[String] {
-        &self.inner.actions
+        self.recovery_text()
     }
 
     /// The details, in insertion order.
+    #[deprecated(
+        since = "0.1.0",
+        note = "read `ToolCallError::from_error(tool, &e).details` (`client::ToolCallError`)"
+    )]
     pub fn detail_pairs(&self) -> &[(String, String)] {
+        self.detail_list()
+    }
+
+    /// The recovery text, if set and non-empty.
+    pub(crate) fn recovery_text(&self) -> Option<&str> {
+        self.inner.recovery.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// The available actions, in order.
+    pub(crate) fn action_list(&self) -> &[String] {
+        &self.inner.available_actions
+    }
+
+    /// The details, in insertion order.
+    pub(crate) fn detail_list(&self) -> &[(String, String)] {
         &self.inner.details
+    }
+
+    /// The severity.
+    pub(crate) fn severity_of(&self) -> Severity {
+        self.inner.severity
     }
 
     /// The value of the first detail with this key.
@@ -281,6 +324,10 @@ impl ToolError {
     }
 
     /// The severity.
+    #[deprecated(
+        since = "0.1.0",
+        note = "read `ToolCallError::from_error(tool, &e).severity` (`client::ToolCallError`), or `is_error()`"
+    )]
     pub fn severity_level(&self) -> Severity {
         self.inner.severity
     }
@@ -305,14 +352,14 @@ impl ToolError {
 
     fn estimated_len(&self) -> usize {
         let mut n = 64 + self.inner.code.as_str().len() + self.inner.message.len();
-        if let Some(s) = self.suggestion() {
+        if let Some(s) = self.recovery_text() {
             n += 24 + s.len();
         }
-        if !self.inner.actions.is_empty() {
+        if !self.inner.available_actions.is_empty() {
             n += 48
                 + self
                     .inner
-                    .actions
+                    .available_actions
                     .iter()
                     .map(|a| a.len() + 22)
                     .sum::<usize>();
@@ -349,14 +396,14 @@ impl ToolError {
         out.push_str("\">\n  <message>");
         limits.text(&mut out, &self.inner.message, limits.message);
         out.push_str("</message>");
-        if let Some(s) = self.suggestion() {
+        if let Some(s) = self.recovery_text() {
             out.push_str("\n  <recovery>");
             limits.text(&mut out, s, limits.recovery);
             out.push_str("</recovery>");
         }
-        if !self.inner.actions.is_empty() {
+        if !self.inner.available_actions.is_empty() {
             out.push_str("\n  <available_actions>");
-            for a in self.inner.actions.iter().take(limits.actions) {
+            for a in self.inner.available_actions.iter().take(limits.actions) {
                 out.push_str("\n    <action>");
                 limits.text(&mut out, a, limits.action);
                 out.push_str("</action>");
@@ -453,8 +500,8 @@ impl PartialEq for ToolError {
     fn eq(&self, other: &Self) -> bool {
         self.inner.code == other.inner.code
             && self.inner.message == other.inner.message
-            && self.suggestion() == other.suggestion()
-            && self.inner.actions == other.inner.actions
+            && self.recovery_text() == other.recovery_text()
+            && self.inner.available_actions == other.inner.available_actions
             && self.inner.details == other.inner.details
             && self.inner.retry_after == other.inner.retry_after
             && self.inner.severity == other.inner.severity
@@ -469,8 +516,8 @@ impl fmt::Debug for ToolError {
             .field("code", &self.inner.code)
             .field("severity", &self.inner.severity)
             .field("message", &self.inner.message)
-            .field("suggestion", &self.inner.suggestion)
-            .field("actions", &self.inner.actions)
+            .field("recovery", &self.inner.recovery)
+            .field("available_actions", &self.inner.available_actions)
             .field("details", &self.inner.details)
             .field("retry_after", &self.inner.retry_after)
             .finish()
@@ -494,7 +541,7 @@ mod tests {
     fn builder_edits_after_render_invalidate_the_cache() {
         let e = error(ErrorCode::NotFound, "m");
         assert!(!e.render().contains("recovery"));
-        let e = e.suggest("r");
+        let e = e.recovery("r");
         assert!(e.render().contains("<recovery>r</recovery>"));
     }
 
@@ -526,8 +573,8 @@ mod tests {
     fn an_envelope_of_huge_author_texts_stays_within_the_bound() {
         let huge = "<&\"x".repeat(5_000);
         let e = error(huge.as_str(), huge.as_str())
-            .suggest(huge.as_str())
-            .actions((0..50).map(|_| huge.clone()))
+            .recovery(huge.as_str())
+            .available_actions((0..50).map(|_| huge.clone()))
             .details((0..50).map(|_| (huge.clone(), huge.clone())))
             .retry_after(u64::MAX);
         let text = e.render();
@@ -536,7 +583,7 @@ mod tests {
         assert!(text.ends_with("</retry_after>\n</tool_error>"));
         assert_eq!(text.matches("<action>").count(), 20);
         assert_eq!(text.matches("<detail key=").count(), 16);
-        let small = error(ErrorCode::NotFound, "m").suggest("r");
+        let small = error(ErrorCode::NotFound, "m").recovery("r");
         assert_eq!(
             small.render(),
             "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n  <message>m</message>\n  <recovery>r</recovery>\n</tool_error>"
@@ -546,8 +593,8 @@ mod tests {
     #[test]
     fn rendering_capacity_is_enough_for_the_common_case() {
         let e = error(ErrorCode::NotFound, "No invoice with that ID")
-            .suggest("List invoices first, then retry with a real ID")
-            .actions(["billing.list_invoices"])
+            .recovery("List invoices first, then retry with a real ID")
+            .available_actions(["billing.list_invoices"])
             .details([("requestedId", "inv_2026_9999")])
             .retry_after(30);
         let estimated = e.estimated_len();

@@ -154,7 +154,7 @@ impl ToolResponse {
     /// Appends a warning envelope. Guidance on the success path is a warning by definition,
     /// so any other severity is lowered to `warning`; `is_error` is left as it was.
     pub fn with_warning(mut self, warning: ToolError) -> Self {
-        let warning = if warning.severity_level() == Severity::Warning {
+        let warning = if warning.severity_of() == Severity::Warning {
             warning
         } else {
             warning.warning()

@@ -20,7 +20,7 @@ pub(crate) fn connecting(mount: &str, upstream: &str) -> ToolError {
         codes::HANDOFF_CONNECTING,
         format!("The {mount} service ({upstream}) is connecting; this call was not sent"),
     )
-    .suggest("Wait for the time below, then call the same tool again with the same arguments")
+    .recovery("Wait for the time below, then call the same tool again with the same arguments")
     .detail("mount", mount)
     .retry_after(Duration::from_secs(CONNECTING_RETRY_SECS))
     .warning()
@@ -32,7 +32,7 @@ pub(crate) fn unavailable(mount: &str, why: &str, retry: Duration) -> ToolError 
         codes::HANDOFF_UPSTREAM_UNAVAILABLE,
         format!("The {mount} service is unavailable: {why}"),
     )
-    .suggest(format!(
+    .recovery(format!(
         "Do not retry at once: wait for the time below, then call again. If it is still unavailable, tell the user the {mount} service is down and continue with other tools"
     ))
     .detail("mount", mount)
@@ -53,8 +53,8 @@ pub(crate) fn unknown_tool(requested: &str, mount: &str, tools: &[String]) -> To
         codes::UNKNOWN_ACTION,
         format!("The {mount} service has no tool named '{requested}'"),
     )
-    .suggest(recovery)
-    .actions(crate::server::nearest(requested, tools))
+    .recovery(recovery)
+    .available_actions(crate::server::nearest(requested, tools))
     .detail("requested", requested);
     if let Some(n) = near {
         e = e.detail("closest", n);
@@ -70,7 +70,7 @@ pub(crate) fn too_large(tool: &str, bytes: usize, limit: usize) -> ToolError {
             "The answer of {tool} was {bytes} bytes, more than the gateway passes on ({limit})"
         ),
     )
-    .suggest("Ask for less: narrow the call with filters or pagination, then call again")
+    .recovery("Ask for less: narrow the call with filters or pagination, then call again")
     .detail("bytes", bytes)
     .detail("limit", limit)
 }
@@ -85,7 +85,7 @@ pub(crate) fn rpc_failed(tool: &str, mount: &str, failure: &UpstreamFailure) -> 
         codes::INTERNAL_ERROR,
         format!("The {mount} service refused the call to {tool}"),
     )
-    .suggest(format!(
+    .recovery(format!(
         "Check the arguments against the tool's description and call once more; if it fails again, tell the user the {mount} service reported an error"
     ))
     .detail("upstream_error", quote(message));
@@ -118,7 +118,7 @@ pub(crate) fn error_reply(tool: &str, mount: &str, content: Vec<Content>) -> Too
             codes::INTERNAL_ERROR,
             format!("{tool} failed in the {mount} service"),
         )
-        .suggest(format!(
+        .recovery(format!(
             "Check the arguments against the tool's description and call once more; if it fails again, tell the user the {mount} service reported an error"
         ))
         .detail("upstream_error", said),
@@ -239,8 +239,8 @@ mod tests {
     #[test]
     fn upstream_names_are_renamed_and_nothing_else() {
         let envelope = ToolError::new(codes::CONFLICT, "billing.get_invoice & <b> failed")
-            .suggest("Call billing.get_invoice. Then billing_list_invoices, or get_invoice & <x>")
-            .actions(["billing.get_invoice", "other.tool"])
+            .recovery("Call billing.get_invoice. Then billing_list_invoices, or get_invoice & <x>")
+            .available_actions(["billing.get_invoice", "other.tool"])
             .detail("tool", "billing.get_invoice")
             .render()
             .to_string();

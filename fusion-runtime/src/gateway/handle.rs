@@ -48,7 +48,7 @@ pub(crate) fn mint(domain: &str, subject: &str, carry: Value) -> Result<String, 
             codes::INTERNAL_ERROR,
             format!("The handoff to {domain} failed: {why}"),
         )
-        .suggest("Do not retry blindly: tell the user the handoff did not work")
+        .recovery("Do not retry blindly: tell the user the handoff did not work")
     };
     let key = key().ok_or_else(|| failed("no randomness for the handle key"))?;
     let handle = Handle {

@@ -37,7 +37,7 @@ impl CallContext {
                     codes::HANDOFF_UPSTREAM_UNAVAILABLE,
                     format!("{domain} cannot take over: this request has no session to hand off"),
                 )
-                .suggest(format!("Call the {domain} tools directly instead")),
+                .recovery(format!("Call the {domain} tools directly instead")),
             );
         };
         let reason = reason.into();

@@ -483,7 +483,7 @@ impl Shared {
             codes::HANDOFF_NAMESPACE_MISMATCH,
             format!("{tool} belongs to the {} domain, and {why}", self.prefix),
         )
-        .suggest(format!(
+        .recovery(format!(
             "Use the tool that hands off to {} first, then pass the handle it returns as \"{HANDLE_ARGUMENT}\"",
             self.prefix
         ))

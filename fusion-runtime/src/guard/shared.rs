@@ -145,7 +145,7 @@ fn unchecked(action: &str) -> ToolError {
             "{action} is rate limited, and its limit could not be checked just now (the shared limit store did not answer). This call was not run."
         ),
     )
-    .suggest("Wait for the time below, then retry the same call.")
+    .recovery("Wait for the time below, then retry the same call.")
     .detail("limitStore", "unreachable")
     .retry_after(STORE_RETRY_AFTER)
 }

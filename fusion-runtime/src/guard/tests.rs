@@ -23,7 +23,7 @@ async fn sheds_beyond_active_and_queue() {
     assert_eq!((g.active(), g.queued()), (1, 1));
     let shed = g.acquire().await.expect_err("both full");
     assert_eq!(shed.code(), &ErrorCode::ServerBusy);
-    assert_eq!(shed.severity_level(), Severity::Error);
+    assert_eq!(shed.severity_of(), Severity::Error);
     assert!(
         shed.message().contains("1 call running and 1 waiting"),
         "{}",
@@ -33,7 +33,7 @@ async fn sheds_beyond_active_and_queue() {
     assert_eq!(shed.detail_value("queued"), Some("1"));
     assert!(shed.retry_after_secs().is_some_and(|s| s >= 1));
     assert!(
-        shed.suggestion()
+        shed.recovery_text()
             .is_some_and(|s| s.contains("fewer calls at once"))
     );
     drop(first);

@@ -99,7 +99,7 @@ fn repair_fields(call: &Call, lines: &[(String, String)]) -> Option<Call> {
 /// replaced by the `closest` detail, else by the nearest listed action; a missing
 /// `discriminator` key is added with the `closest` (or first) action.
 fn repair_routing(call: &Call, e: &crate::ToolError) -> Option<Call> {
-    let available = e.available_actions();
+    let available = e.action_list();
     let nearest = |sent: &str| {
         available
             .iter()

@@ -252,7 +252,7 @@ impl Catalog {
                     format!("{item} failed: {message}")
                 };
                 ToolError::new(codes::INTERNAL_ERROR, text)
-                    .suggest(INTERNAL_RECOVERY)
+                    .recovery(INTERNAL_RECOVERY)
                     .critical()
             }
         }
@@ -499,7 +499,7 @@ pub(crate) async fn run<T>(
                     codes::INTERNAL_ERROR,
                     format!("The handler of {item} panicked; the server is still running"),
                 )
-                .suggest(INTERNAL_RECOVERY)
+                .recovery(INTERNAL_RECOVERY)
                 .critical(),
             )),
         },

@@ -22,7 +22,7 @@ impl InternalErrors {
             format!("{action} failed: {message}")
         };
         ToolError::new(codes::INTERNAL_ERROR, text)
-            .suggest(INTERNAL_RECOVERY)
+            .recovery(INTERNAL_RECOVERY)
             .critical()
     }
 
@@ -31,7 +31,7 @@ impl InternalErrors {
             codes::INTERNAL_ERROR,
             format!("The handler of {action} panicked; the server is still running"),
         )
-        .suggest(INTERNAL_RECOVERY)
+        .recovery(INTERNAL_RECOVERY)
         .critical()
     }
 
@@ -74,7 +74,7 @@ mod tests {
     #[test]
     fn a_tool_error_passes_intact_through_every_wrapper() {
         let t = error(codes::NOT_FOUND, "gone")
-            .suggest("list first")
+            .recovery("list first")
             .warning();
         assert_eq!(tool(failure_from(t.clone())), Some(t.clone()));
         assert_eq!(

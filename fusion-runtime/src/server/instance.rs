@@ -509,7 +509,7 @@ impl Server {
                         "{method} failed: a method middleware answered with another request's answer"
                     ),
                 )
-                .suggest(super::INTERNAL_RECOVERY)
+                .recovery(super::INTERNAL_RECOVERY)
                 .critical()
             }),
         }

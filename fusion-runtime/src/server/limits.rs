@@ -230,8 +230,8 @@ impl ActionGuards {
 /// but it is logged and keeps the pipeline total.
 pub(crate) fn cancelled(action: &str) -> ToolError {
     error(
-        "CANCELLED",
+        crate::envelope::codes::CANCELLED,
         format!("The call to {action} was cancelled by the client before it finished"),
     )
-    .suggest("Send the call again if you still need its result")
+    .recovery("Send the call again if you still need its result")
 }

@@ -182,7 +182,7 @@ pub struct FnMethodMiddleware<F>(F);
 ///         && req.target().is_some_and(|uri| uri.starts_with("internal://"));
 ///     if internal && !req.principal().is_some_and(|p| p.has_scope("ops")) {
 ///         return Err(error(FORBIDDEN, "Internal resources need the `ops` scope")
-///             .suggest("Read the public resources listed by resources/list instead"));
+///             .recovery("Read the public resources listed by resources/list instead"));
 ///     }
 ///     Ok::<_, ToolError>(next.run(req).await)
 /// });

@@ -54,7 +54,9 @@ pub use listing::{
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::ActionDescriptor;
-pub use respond::{RESULT_TOO_LARGE, RESULT_TRUNCATED, SPANS};
+pub use respond::SPANS;
+#[allow(deprecated)]
+pub use respond::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
 #[cfg(feature = "gateway")]
 pub(crate) use routing::nearest;
 pub use routing::{MAX_TOOL_NAME_CHARS, SHOWN_NAME_CHARS, valid_tool_name};

@@ -117,10 +117,10 @@ pub(super) fn for_the_wire(names: &Names, mut e: ToolError) -> ToolError {
     if let Cow::Owned(message) = names.spell_in(e.message()) {
         e = e.with_message(message);
     }
-    if let Some(Cow::Owned(recovery)) = e.suggestion().map(|r| names.spell_in(r)) {
-        e = e.suggest(recovery);
+    if let Some(Cow::Owned(recovery)) = e.recovery_text().map(|r| names.spell_in(r)) {
+        e = e.recovery(recovery);
     }
-    let e = if e.available_actions().is_empty() {
+    let e = if e.action_list().is_empty() {
         e
     } else {
         let mut seen: Vec<String> = Vec::new();

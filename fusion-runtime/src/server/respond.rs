@@ -118,7 +118,7 @@ pub(super) fn respond(
                 codes::DEPRECATED,
                 format!("{callable} is deprecated: {}", names.spell_in(why)),
             )
-            .suggest("This call worked; switch to the replacement before this action is removed"),
+            .recovery("This call worked; switch to the replacement before this action is removed"),
         );
     }
     if !response.is_error {
@@ -150,7 +150,7 @@ pub(super) fn deprecated_fields_sent(
                 None => format!("Field '{}' of {callable} is deprecated", f.path),
             };
             ToolError::new(codes::DEPRECATED, message)
-                .suggest(format!(
+                .recovery(format!(
                     "This call worked; stop sending '{}' before it is removed",
                     f.path
                 ))
@@ -160,12 +160,12 @@ pub(super) fn deprecated_fields_sent(
         .collect()
 }
 
-/// The code of the warning a cut result carries. No canonical code says "partial result"
-/// (SPEC §3's list is about failures and `DEPRECATED`), so it is a custom one, named for
-/// what happened.
+/// The old path of [`codes::RESULT_TRUNCATED`](crate::codes::RESULT_TRUNCATED).
+#[deprecated(since = "0.1.0", note = "use `codes::RESULT_TRUNCATED`")]
 pub const RESULT_TRUNCATED: &str = "RESULT_TRUNCATED";
 
-/// The code of the error that replaces a result with structured content over its bound.
+/// The old path of [`codes::RESULT_TOO_LARGE`](crate::codes::RESULT_TOO_LARGE).
+#[deprecated(since = "0.1.0", note = "use `codes::RESULT_TOO_LARGE`")]
 pub const RESULT_TOO_LARGE: &str = "RESULT_TOO_LARGE";
 
 /// Stage 5's bound on a successful result (`max_result_bytes`): text blocks past `limit`
@@ -198,12 +198,12 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
         tracing::warn!(callable, total, limit, "result over its bound refused");
         return ToolResponse::error(
             ToolError::new(
-                crate::envelope::ErrorCode::custom(RESULT_TOO_LARGE),
+                crate::envelope::codes::RESULT_TOO_LARGE,
                 format!(
                     "The result of {callable} is {total} bytes, over this server's bound of {limit}; its structured content cannot be cut into valid JSON, so none of it was sent. The action itself ran"
                 ),
             )
-            .suggest("Call again with a narrower filter or a page to get a smaller result; if the action changes state, that change is made: do not repeat it only to see the result")
+            .recovery("Call again with a narrower filter or a page to get a smaller result; if the action changes state, that change is made: do not repeat it only to see the result")
             .detail("result_bytes", total)
             .detail("max_result_bytes", limit),
         );
@@ -234,12 +234,12 @@ fn bound(mut response: ToolResponse, limit: Option<usize>, callable: &str) -> To
         .sum();
     response.with_warning(
         ToolError::new(
-            crate::envelope::ErrorCode::custom(RESULT_TRUNCATED),
+            crate::envelope::codes::RESULT_TRUNCATED,
             format!(
                 "The result was cut: {sent} of {total} bytes were sent (at most {limit} per result). What is above ends mid-way and, if it was JSON, is not valid JSON"
             ),
         )
-        .suggest("Call again with a narrower filter or a page to get the rest")
+        .recovery("Call again with a narrower filter or a page to get the rest")
         .detail("sent_bytes", sent)
         .detail("total_bytes", total)
         .warning(),

@@ -185,8 +185,8 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
                 "No tool named '{shown}': the name has {length} characters, and tool names have at most {MAX_TOOL_NAME_CHARS}"
             ),
         )
-        .suggest("Call one of the available tools; do not invent tool names")
-        .actions(tools.iter().take(MAX_LISTED_TOOLS).cloned())
+        .recovery("Call one of the available tools; do not invent tool names")
+        .available_actions(tools.iter().take(MAX_LISTED_TOOLS).cloned())
         .detail("requested", shown)
         .detail("length", length);
     }
@@ -202,8 +202,8 @@ pub(crate) fn unknown_tool(requested: &str, tools: &[String]) -> ToolError {
         codes::UNKNOWN_ACTION,
         format!("No tool named '{requested}'"),
     )
-    .suggest(recovery)
-    .actions(listed)
+    .recovery(recovery)
+    .available_actions(listed)
     .detail("requested", requested);
     if let Some(n) = near {
         e = e.detail("closest", n);
@@ -247,8 +247,8 @@ pub(crate) fn pick_member<'a>(
                 ),
             };
             let mut e = ToolError::new(codes::MISSING_DISCRIMINATOR, problem)
-                .suggest(recovery)
-                .actions(values())
+                .recovery(recovery)
+                .available_actions(values())
                 .detail("discriminator", discriminator);
             if let Some(n) = near {
                 e = e.detail("closest", n);
@@ -267,11 +267,11 @@ pub(crate) fn pick_member<'a>(
                 group.tool
             ),
         )
-        .suggest(format!(
+        .recovery(format!(
             "Call {} again with \"{discriminator}\" set to one of the available actions",
             group.tool
         ))
-        .actions(values())
+        .available_actions(values())
         .detail("requested", shown)
         .detail("length", length));
     }
@@ -290,8 +290,8 @@ pub(crate) fn pick_member<'a>(
         codes::UNKNOWN_ACTION,
         format!("The {} tool has no action '{requested}'", group.tool),
     )
-    .suggest(recovery)
-    .actions(values())
+    .recovery(recovery)
+    .available_actions(values())
     .detail("requested", requested.as_str());
     if let Some(n) = near {
         e = e.detail("closest", n);
@@ -451,8 +451,8 @@ mod tests {
     fn unknown_tool_lists_the_nearest_names_when_there_are_many() {
         let tools: Vec<String> = (0..50).map(|i| format!("tool_{i:02}")).collect();
         let e = unknown_tool("tool_07x", &tools);
-        assert_eq!(e.available_actions().len(), MAX_LISTED_TOOLS);
-        assert!(e.available_actions().iter().any(|a| a == "tool_07"));
+        assert_eq!(e.action_list().len(), MAX_LISTED_TOOLS);
+        assert!(e.action_list().iter().any(|a| a == "tool_07"));
         assert_eq!(e.detail_value("closest"), Some("tool_07"));
         assert!(valid_tool_name("a.b-c_d") && !valid_tool_name("") && !valid_tool_name("a b"));
     }
@@ -473,7 +473,7 @@ mod tests {
         assert_eq!(e.detail_value("requested"), Some(shown.as_str()));
         assert_eq!(e.detail_value("length"), Some("1048576"));
         assert_eq!(e.detail_value("closest"), None);
-        assert_eq!(e.available_actions(), &tools[..MAX_LISTED_TOOLS]);
+        assert_eq!(e.action_list(), &tools[..MAX_LISTED_TOOLS]);
         assert!(e.render().len() < 2048, "{}", e.render().len());
         let over = "a".repeat(MAX_TOOL_NAME_CHARS + 1);
         assert_eq!(

@@ -148,8 +148,8 @@ pub(crate) fn namespace_mismatch(
         codes::HANDOFF_NAMESPACE_MISMATCH,
         format!("{tool} is not a tool of the active domain, {active}"),
     )
-    .suggest(recovery)
-    .actions(tools.iter().take(super::routing::MAX_LISTED_TOOLS).cloned())
+    .recovery(recovery)
+    .available_actions(tools.iter().take(super::routing::MAX_LISTED_TOOLS).cloned())
     .detail("active_domain", active)
     .detail("requested", tool)
 }

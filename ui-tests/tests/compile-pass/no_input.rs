@@ -18,7 +18,7 @@ pub async fn ping() -> Result<String, ToolError> {
 /// Reads the shared count.
 #[tool_action(name = "counter.read", read_only)]
 pub async fn read(counter: Context<Counter>) -> Result<u32, ToolError> {
-    Ok(counter.0)
+    Ok(counter.state().0)
 }
 
 /// Names the action it runs as.

@@ -97,7 +97,7 @@ impl McpHandler {
             Err(request_state::Refused::Invalid(e)) => return Err(e),
             Err(request_state::Refused::Unchecked(why)) => {
                 let refusal = crate::envelope::error(crate::envelope::ErrorCode::ServerBusy, why)
-                    .suggest("Wait for the time below, then send the same request again.")
+                    .recovery("Wait for the time below, then send the same request again.")
                     .detail("oneTimeStore", "unreachable")
                     .retry_after(crate::guard::STORE_RETRY_AFTER);
                 let mut result = to_call_tool_result(ToolResponse::from(refusal));

@@ -191,7 +191,7 @@ fn refused(method: Method, target: Option<&str>, e: ToolError) -> ErrorData {
     if let Some(t) = target {
         data["target"] = json!(t.chars().take(200).collect::<String>());
     }
-    if let Some(s) = e.suggestion() {
+    if let Some(s) = e.recovery_text() {
         data["recovery"] = json!(s);
     }
     if let Some(secs) = e.retry_after_secs() {
@@ -199,7 +199,7 @@ fn refused(method: Method, target: Option<&str>, e: ToolError) -> ErrorData {
     }
     let message = match method.has_content() {
         true => e.render().to_owned(),
-        false => match e.suggestion() {
+        false => match e.recovery_text() {
             Some(s) => format!("{}: {} {}", e.code().as_str(), e.message(), s),
             None => format!("{}: {}", e.code().as_str(), e.message()),
         },
@@ -444,7 +444,7 @@ mod tests {
     #[test]
     fn a_refusal_is_an_envelope_where_the_method_has_content_and_text_where_it_has_none() {
         let e = crate::envelope::error(crate::codes::FORBIDDEN, "Not for you")
-            .suggest("Ask an operator");
+            .recovery("Ask an operator");
         let read = refused(Method::ReadResource, Some("internal://x"), e.clone());
         assert_eq!(read.code, ErrorCode::INVALID_PARAMS);
         assert!(read.message.starts_with("<tool_error code=\"FORBIDDEN\""));

@@ -107,7 +107,7 @@ pub(crate) async fn launch(
     let store = Arc::clone(server.task_store());
     let record = store.create(&owner.0, ttl).await.map_err(|why| {
         crate::envelope::error(ErrorCode::ServerBusy, why.to_string())
-            .suggest("Wait for one of your tasks to end and expire, or call again later.")
+            .recovery("Wait for one of your tasks to end and expire, or call again later.")
             .retry_after(crate::guard::STORE_RETRY_AFTER)
     })?;
     let watch = store.watch(&record.id);
@@ -178,7 +178,7 @@ fn lapsed(ttl: Duration) -> TaskOutcome {
             ttl.as_millis()
         ),
     )
-    .suggest("Call again with less work (a narrower range, fewer items), or ask the server's operator for a longer task TTL.");
+    .recovery("Call again with less work (a narrower range, fewer items), or ask the server's operator for a longer task TTL.");
     failed(&envelope)
 }
 
