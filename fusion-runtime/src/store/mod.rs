@@ -49,7 +49,8 @@ pub use rate_limit::{GovernorStore, RateLimit, RateLimitStore, TokioClock, Verdi
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::DEFAULT_REDIS_TIMEOUT;
-#[cfg(feature = "redis")]
+// The health check's Redis ping opens the same connection.
+#[cfg(all(feature = "redis", feature = "server-http"))]
 pub(crate) use redis::managed_connection;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
