@@ -3,9 +3,9 @@
 //! `bench_rmcp_server` (a hand-written rmcp handler doing the same work in rmcp's own HTTP
 //! service), each stateless and stateful, loaded at 1 and 16 connections with valid and
 //! invalid `tools/call`s by a hyper client in this process (one thread): MCP 2025-06-18 calls,
-//! and on the stateless servers MCP 2026-07-28 calls too (`_meta` with the version, client
-//! capabilities and info; the `Mcp-Method` and `Mcp-Name` headers), the revision clients are
-//! moving to (it has no sessions).
+//! and MCP 2026-07-28 calls too (`_meta` with the version, client capabilities and info; the
+//! `Mcp-Method` and `Mcp-Name` headers), the revision clients are moving to: it has no
+//! sessions, so on the stateful servers its calls open none.
 //!
 //! Stateful connections each `initialize` their own session first (and `DELETE` it after).
 //! Every answer is checked byte for byte against the server's first answer to the same call
@@ -121,7 +121,8 @@ impl Conn {
             session: None,
             modern,
         };
-        if stateful {
+        // A 2026-07-28 client opens no session, on either endpoint.
+        if stateful && !modern {
             let init = json!({
                 "jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {
@@ -231,7 +232,7 @@ struct Config {
     stateful: bool,
     conns: usize,
     valid: bool,
-    /// MCP 2026-07-28 (stateless only).
+    /// MCP 2026-07-28 (no session, on either endpoint).
     modern: bool,
 }
 
@@ -240,9 +241,10 @@ impl Config {
         format!(
             "{} {:>2} conn {}",
             match (self.stateful, self.modern) {
-                (true, _) => "stateful 2025  ",
+                (true, false) => "stateful 2025  ",
                 (false, false) => "stateless 2025 ",
                 (false, true) => "stateless 2026 ",
+                (true, true) => "stateful 2026  ",
             },
             self.conns,
             if self.valid { "valid  " } else { "invalid" }
@@ -413,8 +415,8 @@ async fn bench() -> anyhow::Result<()> {
         )
     };
     let mut configs = Vec::new();
-    // 2026-07-28 has no sessions: its calls go to the stateless servers.
-    for (stateful, modern) in [(false, false), (true, false), (false, true)] {
+    // 2026-07-28 has no sessions: on the stateful servers its calls open none.
+    for (stateful, modern) in [(false, false), (true, false), (false, true), (true, true)] {
         for conns in [1, 16] {
             for valid in [true, false] {
                 configs.push(Config {

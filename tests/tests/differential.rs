@@ -4,7 +4,7 @@
 //! bodies over the cap, batches, other methods and HTTP methods) sent to two servers that
 //! differ only in [`HttpOptions::answer_plain_calls`] — one answering plain calls itself, one
 //! sending every request through rmcp — stateless, and in a 2025 session. MCP 2026-07-28
-//! requests too (the room answers the plain ones on a stateless endpoint): their `_meta`
+//! requests too, without a session (the room answers the plain ones on either endpoint): their `_meta`
 //! (versions, capabilities, log levels, progress tokens, the tasks extension, malformed) and
 //! their standard headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; matching, missing,
 //! repeated, Base64-wrapped), calls that ask the user (`input_required`) and task tools.
@@ -165,6 +165,9 @@ struct Request {
     method: &'static str,
     headers: Vec<(&'static str, String)>,
     body: String,
+    /// Sent without the session's id, as a 2026-07-28 client sends every request (the
+    /// revision has no session).
+    sessionless: bool,
 }
 
 fn tool_name() -> impl Strategy<Value = String> {
@@ -328,6 +331,7 @@ fn request(session: bool) -> impl Strategy<Value = Request> {
                 method,
                 headers,
                 body,
+                sessionless: false,
             }
         },
     )
@@ -480,6 +484,7 @@ fn modern_request() -> impl Strategy<Value = Request> {
                     method: "POST",
                     headers,
                     body,
+                    sessionless: true,
                 }
             },
         )
@@ -550,7 +555,7 @@ impl Side {
             .iter()
             .map(|(n, v)| (*n, v.as_str()))
             .collect();
-        if let Some(session) = &self.session {
+        if let Some(session) = self.session.as_ref().filter(|_| !request.sessionless) {
             headers.push(("mcp-session-id", session));
         }
         raw_http::request(
@@ -725,6 +730,7 @@ fn differential(stateless: bool) {
                 method: "DELETE",
                 headers: vec![("mcp-protocol-version", "2025-06-18".to_owned())],
                 body: String::new(),
+                sessionless: false,
             };
             let call = Request {
                 method: "POST",
@@ -734,6 +740,7 @@ fn differential(stateless: bool) {
                     ("content-type", "application/json".to_owned()),
                 ],
                 body: json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "accounts_show", "arguments": {"id": "acc_abc12"}}}).to_string(),
+                sessionless: false,
             };
             let mut out = Vec::new();
             for request in [&delete, &call] {

@@ -145,7 +145,7 @@ async fn check(
     // one `serde_json` refuses, which rmcp's parse does too, answered as the probe would),
     // and a body it passes goes on to rmcp, which checks its headers itself.
     // A 2026-07-28 request is not probed (see `Read::Unprobed`); a plain call of one, with
-    // headers rmcp passes as they are, on a stateless endpoint, is the room's. Nor is a
+    // headers rmcp passes as they are, is the room's. Nor is a
     // session's call probed, unless its session may be live (see `room`): then its plain
     // call is answered without rmcp, and its `notifications/cancelled` reaches the calls
     // answered so.
@@ -294,16 +294,15 @@ fn live_read(guard: &JsonRpcStep, headers: &HeaderMap, bytes: &[u8]) -> Option<L
     passed.cancels.then_some(LiveRead::Cancels(passed))
 }
 
-/// A 2026-07-28 request's body read as a plain call, when the room may answer it: on a
-/// stateless endpoint (on a stateful one rmcp's answer is an SSE stream the room does not
-/// write), with headers rmcp passes as they are and that name the call's tool. `None`: the
-/// request goes to rmcp unread.
+/// A 2026-07-28 request's body read as a plain call, when the room may answer it: with
+/// headers rmcp passes as they are and that name the call's tool, on either endpoint (rmcp
+/// serves the revision statelessly on both). `None`: the request goes to rmcp unread.
 fn modern_read(
     guard: &JsonRpcStep,
     headers: &HeaderMap,
     bytes: &[u8],
 ) -> Option<(rmcp::model::RequestId, jsonrpc::PlainCall)> {
-    if !guard.plain_calls || guard.sessions {
+    if !guard.plain_calls {
         return None;
     }
     let (passed, call) = jsonrpc::modern_call(bytes)?;

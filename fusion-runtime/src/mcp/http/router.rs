@@ -135,7 +135,8 @@ pub(crate) fn endpoint(
         .closing(closing)
         .answering_unusable_calls(check::unusable_call);
     let keep_alive = config.sse_keep_alive;
-    let room = plain_calls.then(|| Room::new(template.clone(), keep_alive, streams.clone()));
+    let room =
+        plain_calls.then(|| Room::new(template.clone(), keep_alive, streams.clone(), stateless));
     let calls = Arc::new(Calls::default());
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),

@@ -57,16 +57,20 @@ pub(crate) enum PlainKind {
     Stateless,
     /// A live 2025 session's call, at the session's log level.
     Session(LogThreshold),
-    /// A 2026-07-28 call on a stateless endpoint (its `_meta` is in [`PlainCall::meta`]).
+    /// A 2026-07-28 call (its `_meta` is in [`PlainCall::meta`]), on any endpoint: the
+    /// revision has no session, and rmcp serves it statelessly on either.
     Modern,
 }
 
-/// What answers plain calls: the stateless handler the router keeps, rmcp's SSE keep-alive
-/// and the token that ends the server's streams.
+/// What answers plain calls: the stateless handler the router keeps, rmcp's SSE keep-alive,
+/// the token that ends the server's streams, and whether the endpoint answers a call whose
+/// result comes first in JSON (rmcp's `json_response`: a stateless endpoint) or in SSE (a
+/// stateful one, where only 2026-07-28 calls, which have no session, come here that way).
 pub(crate) struct Room {
     handler: Arc<McpHandler>,
     keep_alive: Option<Duration>,
     streams_end: CancellationToken,
+    json_response: bool,
 }
 
 impl Room {
@@ -74,11 +78,13 @@ impl Room {
         handler: McpHandler,
         keep_alive: Option<Duration>,
         streams_end: CancellationToken,
+        json_response: bool,
     ) -> Self {
         Room {
             handler: Arc::new(handler),
             keep_alive,
             streams_end,
+            json_response,
         }
     }
 
@@ -132,6 +138,7 @@ impl Room {
         let handler = Arc::clone(&self.handler);
         let keep_alive = self.keep_alive;
         let streams_end = self.streams_end.clone();
+        let json_response = self.json_response;
         Ok(Box::pin(async move {
             let (notes, mut heard) = mpsc::channel(NOTES);
             let cancellation = CancellationToken::new();
@@ -181,8 +188,10 @@ impl Room {
                 ),
                 Some(
                     answer @ (ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)),
-                ) => json(&answer),
-                Some(note) => sse(Some(note), heard, cancellation, keep_alive, streams_end),
+                ) if json_response => json(&answer),
+                // As rmcp's stateless SSE answer (`stateless_sse_response`): the first message,
+                // then the rest.
+                Some(first) => sse(Some(first), heard, cancellation, keep_alive, streams_end),
             }
         }))
     }

@@ -10,9 +10,11 @@
 //!   stateless endpoint, or naming a live one ([`LiveSessions`]: listed once initialized when
 //!   its client declared neither `elicitation` nor `sampling`, and heard by rmcp's worker in
 //!   the last half keep-alive);
-//! - a plain 2026-07-28 `tools/call` on a stateless endpoint (a name, arguments and a `_meta`
-//!   whose required keys, version and log level pass rmcp's own checks, no progress token, a
-//!   tool that never runs as a task), whose standard headers say what its body says.
+//! - a plain 2026-07-28 `tools/call` (a name, arguments and a `_meta` whose required keys,
+//!   version and log level pass rmcp's own checks, no progress token, a tool that never runs
+//!   as a task), whose standard headers say what its body says, naming no session, on either
+//!   endpoint: rmcp serves the revision statelessly on both, in JSON on a stateless one, in
+//!   SSE on a stateful one.
 //!
 //! The headers such requests carry are [`headers`]'; anything they do not pass goes to rmcp as
 //! before. That the room answers as rmcp would — status, headers, body, SSE events — is
