@@ -230,9 +230,12 @@ impl TestServer {
         self.call_tool_with(tool, input).await
     }
 
-    /// Calls the action `A` with its own input type, by its registered (dotted) name, which
-    /// routing accepts in every exposure; read the result with
-    /// [`TestCall::output::<A::Output>`](TestCall::output).
+    /// Calls the action `A` with its own input type as a client does, and as
+    /// [`FusionClient::call::<A>`](crate::client::FusionClient::call) does: by the tool the
+    /// exposure lists it as (a grouped action's group, its discriminator added to the
+    /// arguments), so an error names the tool the client called. An action the server does
+    /// not have is called by its registered name (and answered `UNKNOWN_ACTION`). Read the
+    /// result with [`TestCall::output::<A::Output>`](TestCall::output).
     ///
     /// ```
     /// use fusion_runtime::{tool_action, Server, ToolError, ToolInput};
@@ -258,7 +261,27 @@ impl TestServer {
         A: ToolAction,
         A::Input: Serialize,
     {
-        self.call_tool_with(A::NAME, input).await
+        let Some(action) = self
+            .server
+            .actions()
+            .iter()
+            .find(|a| a.info.name == A::NAME)
+        else {
+            return self.call_tool_with(A::NAME, input).await;
+        };
+        let mut arguments = match serde_json::to_value(input) {
+            Ok(value) => value,
+            Err(e) => panic!("the input for {} does not serialize to JSON: {e}", A::NAME),
+        };
+        if let (Some(value), serde_json::Value::Object(map)) =
+            (&action.discriminator, &mut arguments)
+        {
+            map.insert(
+                self.server.discriminator_key().to_owned(),
+                serde_json::Value::String(value.clone()),
+            );
+        }
+        self.call_tool(&action.tool, arguments).await
     }
 
     /// The old name of [`TestServer::call`].

@@ -96,6 +96,56 @@ async fn the_test_kit_and_fusion_client_read_the_same_error_over_http() {
     assert_same(&both_readings(&kit, &client).await);
 }
 
+/// The typed call is one call on both sides: the kit calls an action as a client does, by
+/// the tool the exposure lists it as, so the error it reads names the tool the client's
+/// `call::<A>` names.
+#[tokio::test]
+async fn the_typed_call_reads_the_same_error_in_the_kit_and_the_client() {
+    let kit = TestServer::new(examples::billing::server().unwrap_or_else(|e| panic!("{e}")));
+    let running = spawn_http(
+        examples::billing::server().unwrap_or_else(|e| panic!("{e}")),
+        "127.0.0.1:0"
+            .parse()
+            .unwrap_or_else(|e| panic!("loopback: {e}")),
+        HttpOptions::default(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("binds loopback: {e}"));
+    let client = FusionClient::connect_http(&running.url)
+        .await
+        .unwrap_or_else(|e| panic!("connects: {e}"));
+    let missing = GetInvoice {
+        id: "inv_2026_9999".into(),
+    };
+    let in_process = kit.call::<GetInvoiceAction>(&missing).await;
+    let kit_error = in_process
+        .error()
+        .cloned()
+        .unwrap_or_else(|| panic!("the kit read no error"));
+    let client_error = tokio::time::timeout(LIMIT, client.call::<GetInvoiceAction>(&missing))
+        .await
+        .unwrap_or_else(|e| panic!("no answer in time: {e}"))
+        .err()
+        .and_then(|e| e.as_tool_error().cloned())
+        .unwrap_or_else(|| panic!("the client read no tool error"));
+    assert_eq!(kit_error, client_error);
+    assert_eq!(kit_error.tool, "billing_get_invoice");
+    assert_eq!(kit_error.code, NOT_FOUND);
+    // A typed call that succeeds reads the same value on both sides.
+    let found = GetInvoice {
+        id: "inv_2026_0001".into(),
+    };
+    let kit_value: Value = kit.call::<GetInvoiceAction>(&found).await.output();
+    let client_value = tokio::time::timeout(LIMIT, client.call::<GetInvoiceAction>(&found))
+        .await
+        .unwrap_or_else(|e| panic!("no answer in time: {e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        kit_value,
+        serde_json::to_value(&client_value.value).unwrap_or_else(|e| panic!("{e}"))
+    );
+}
+
 #[tokio::test]
 async fn the_test_kit_and_fusion_client_read_the_same_error_over_stdio() {
     let kit = TestServer::new(examples::billing::server().unwrap_or_else(|e| panic!("{e}")));

@@ -147,6 +147,12 @@ impl Server {
         CallContext::new(name, exposed, self.inner.states.clone(), scope)
     }
 
+    /// The argument a grouped tool's call names its action in (`action` unless the exposure
+    /// says otherwise).
+    pub(crate) fn discriminator_key(&self) -> &str {
+        &self.inner.discriminator
+    }
+
     /// The tools `tools/list` answers, as plain data (the MCP bridge writes them as
     /// [`Server::tools`]).
     pub fn tool_specs(&self) -> &[ToolSpec] {
