@@ -216,7 +216,7 @@ async fn typed(client: &FusionClient, out: &mut String) -> anyhow::Result<()> {
     let warnings: Vec<String> = found
         .warnings
         .iter()
-        .map(|w| format!("{} ({})", w.code(), w.message()))
+        .map(|w| format!("{} ({})", w.code, w.message))
         .collect();
     writeln!(
         out,
@@ -350,7 +350,11 @@ fn write_outcome(out: &mut String, outcome: &CallOutcome) -> std::fmt::Result {
                 .unwrap_or_default()
         )?;
     } else {
-        let warnings: Vec<String> = outcome.warnings().map(|w| w.code().to_string()).collect();
+        let warnings: Vec<String> = outcome
+            .warnings()
+            .iter()
+            .map(|w| w.code.to_string())
+            .collect();
         if !warnings.is_empty() {
             writeln!(
                 out,

@@ -67,7 +67,7 @@ use crate::client::{
     Envelope, ToolCallError, ValidationEnvelope, looks_like_envelope, parse_envelope,
 };
 use crate::context::RequestScope;
-use crate::envelope::{Content, ToolError, ToolResponse};
+use crate::envelope::{Content, ToolResponse};
 use crate::input::JsonObject;
 use crate::server::{BuildError, Server, ServerBuilder, ToolSpec};
 
@@ -418,7 +418,7 @@ fn pretty(schema: &JsonObject) -> String {
 /// let call = TestCall::new("billing_charge", ToolResponse::text("charged")
 ///     .with_warning(error(CONFLICT, "Already paid")));
 /// assert!(!call.is_error());
-/// assert_eq!(call.warnings()[0].message(), "Already paid");
+/// assert_eq!(call.warnings()[0].message, "Already paid");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct TestCall {
@@ -427,6 +427,8 @@ pub struct TestCall {
     envelopes: Vec<Envelope>,
     /// The `<tool_error>` failure read as a client reads it.
     error: Option<ToolCallError>,
+    /// The warning envelopes, read as a client reads them.
+    warnings: Vec<ToolCallError>,
 }
 
 impl TestCall {
@@ -451,11 +453,23 @@ impl TestCall {
             }
             _ => None,
         });
+        let warnings = envelopes
+            .iter()
+            .filter_map(|e| match e {
+                Envelope::Tool(t) if !t.is_error() => Some(ToolCallError::of_tool(
+                    tool.clone(),
+                    t.clone(),
+                    t.render().to_owned(),
+                )),
+                _ => None,
+            })
+            .collect();
         TestCall {
             tool,
             response,
             envelopes,
             error,
+            warnings,
         }
     }
 
@@ -597,21 +611,16 @@ impl TestCall {
         })
     }
 
-    /// The warning envelopes (severity `warning`), in order.
+    /// The warning envelopes (severity `warning`), in order, read as a client reads them
+    /// (the same [`ToolCallError`] an error is read as; its `text` is the warning's own).
     ///
     /// ```
     /// use fusion_runtime::{ToolResponse, testing::TestCall};
     ///
     /// assert!(TestCall::new("t", ToolResponse::text("ok")).warnings().is_empty());
     /// ```
-    pub fn warnings(&self) -> Vec<&ToolError> {
-        self.envelopes
-            .iter()
-            .filter_map(|e| match e {
-                Envelope::Tool(t) if !t.is_error() => Some(t),
-                _ => None,
-            })
-            .collect()
+    pub fn warnings(&self) -> &[ToolCallError] {
+        &self.warnings
     }
 
     /// The `<tool_error>` with `code`: panics, showing the response, when the call did not

@@ -8,7 +8,7 @@ use examples::billing::{
     Charge, ChargeAction, GetInvoice, GetInvoiceAction, ListInvoices, ListInvoicesAction,
     SendReminder, SendReminderAction, Status,
 };
-use fusion_runtime::client::{Envelope, FusionClient, FusionClientError, ToolCallError};
+use fusion_runtime::client::{Envelope, FusionClient, FusionClientError};
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::server::Exposure;
 use fusion_runtime::{ErrorCode, Severity};
@@ -163,10 +163,7 @@ async fn every_envelope_kind(client: FusionClient) {
         .await
         .expect("a warning, not an error");
     assert_eq!(charged.warnings.len(), 1);
-    assert_eq!(
-        ToolCallError::from_error("billing_charge", &charged.warnings[0]).severity,
-        Severity::Warning
-    );
+    assert_eq!(charged.warnings[0].severity, Severity::Warning);
 
     // A deprecated action answers with its result plus a DEPRECATED warning.
     let out = client
@@ -174,8 +171,8 @@ async fn every_envelope_kind(client: FusionClient) {
         .await
         .expect("answered");
     assert!(!out.is_error);
-    let warnings: Vec<_> = out.warnings().collect();
-    assert!(warnings.iter().any(|w| w.code() == &ErrorCode::Deprecated));
+    let warnings = out.warnings();
+    assert!(warnings.iter().any(|w| w.code == ErrorCode::Deprecated));
 
     // throw_on_error turns error results into Err.
     let client = client.throw_on_error(true);
@@ -368,11 +365,8 @@ async fn in_process_with_the_test_kit() {
     assert!(!settled.charged && settled.amount_cents == 0);
     let w = warned.warnings();
     assert_eq!(w.len(), 1);
-    assert_eq!(w[0].code(), &ErrorCode::Conflict);
-    assert_eq!(
-        ToolCallError::from_error("billing_charge", w[0]).available_actions,
-        ["billing_get_invoice"]
-    );
+    assert_eq!(w[0].code, ErrorCode::Conflict);
+    assert_eq!(w[0].available_actions, ["billing_get_invoice"]);
 
     let void = VoidInvoice {
         invoice_id: id,

@@ -5,9 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use fusion_runtime::client::{
-    Envelope, FusionClient, FusionClientError, RetryPolicy, ToolCallError,
-};
+use fusion_runtime::client::{Envelope, FusionClient, FusionClientError, RetryPolicy};
 use fusion_runtime::rmcp::ServiceExt;
 use fusion_runtime::rmcp::handler::server::ServerHandler;
 use fusion_runtime::rmcp::model::{
@@ -129,12 +127,13 @@ async fn warnings_travel_with_success() {
     assert!(!out.is_error);
     assert_eq!(out.text(), r#"{"charged":false}"#);
     assert_eq!(out.json(), Some(json!({"charged": false})));
-    let warnings: Vec<_> = out.warnings().collect();
+    let warnings = out.warnings();
     assert_eq!(warnings.len(), 1);
-    assert_eq!(warnings[0].code(), &ErrorCode::Conflict);
-    let read = ToolCallError::from_error("ok_with_warning", warnings[0]);
+    assert_eq!(warnings[0].code, ErrorCode::Conflict);
+    let read = &warnings[0];
     assert_eq!(read.severity, Severity::Warning);
     assert_eq!(read.recovery.as_deref(), Some("Do not charge again"));
+    assert_eq!(read.tool, "ok_with_warning");
 }
 
 #[tokio::test]

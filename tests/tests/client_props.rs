@@ -27,7 +27,7 @@ proptest! {
         let outcome = CallOutcome::from_result("t", result);
         let _ = outcome.text();
         let _ = outcome.json();
-        let _ = outcome.warnings().count();
+        let _ = outcome.warnings().len();
         let err = outcome.error();
         prop_assert_eq!(err.is_some(), is_error);
         if let Some(e) = err {

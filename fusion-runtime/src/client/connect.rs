@@ -9,7 +9,6 @@ use super::outcome::{CallOutcome, ToolCallError};
 use super::transport::{self, Lifecycle};
 use crate::action::Exposure;
 use crate::action::ToolAction;
-use crate::envelope::ToolError;
 
 /// What can go wrong on the client side.
 #[derive(Debug, thiserror::Error)]
@@ -88,8 +87,9 @@ pub struct FusionClient {
 pub struct Typed<T> {
     /// The handler's value, decoded.
     pub value: T,
-    /// Warning envelopes sent alongside it (`isError: false`), in order.
-    pub warnings: Vec<ToolError>,
+    /// Warning envelopes sent alongside it (`isError: false`), in order, read as an error is
+    /// read.
+    pub warnings: Vec<ToolCallError>,
 }
 
 impl std::fmt::Debug for FusionClient {
@@ -377,7 +377,7 @@ pub(super) fn decode<T: serde::de::DeserializeOwned>(
     })?;
     Ok(Typed {
         value,
-        warnings: outcome.warnings().cloned().collect(),
+        warnings: outcome.warnings(),
     })
 }
 

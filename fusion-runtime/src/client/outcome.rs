@@ -63,12 +63,18 @@ impl CallOutcome {
             .or_else(|| serde_json::from_str(&self.text()).ok())
     }
 
-    /// Warning envelopes (`severity="warning"`), which travel on successful results.
-    pub fn warnings(&self) -> impl Iterator<Item = &ToolError> {
-        self.envelopes.iter().filter_map(|e| match e {
-            Envelope::Tool(t) if t.severity_of() == Severity::Warning => Some(t),
-            _ => None,
-        })
+    /// Warning envelopes (`severity="warning"`), which travel on successful results, read as
+    /// an error is read ([`ToolCallError`]; its `text` is the warning's own).
+    pub fn warnings(&self) -> Vec<ToolCallError> {
+        self.envelopes
+            .iter()
+            .filter_map(|e| match e {
+                Envelope::Tool(t) if t.severity_of() == Severity::Warning => Some(
+                    ToolCallError::of_tool(self.tool.clone(), t.clone(), t.render().to_owned()),
+                ),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The client error this outcome stands for, when it is an error result.
