@@ -148,7 +148,8 @@ impl Server {
     }
 
     /// The argument a grouped tool's call names its action in (`action` unless the exposure
-    /// says otherwise).
+    /// says otherwise): the test kit's typed call adds it, as a client does.
+    #[cfg(feature = "testing")]
     pub(crate) fn discriminator_key(&self) -> &str {
         &self.inner.discriminator
     }
