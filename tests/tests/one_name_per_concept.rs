@@ -7,7 +7,7 @@ use std::time::Duration;
 use examples::billing::{GetInvoice, GetInvoiceAction};
 use fusion_runtime::client::{FusionClient, ToolCallError, parse_tool_error};
 use fusion_runtime::codes::{self, NOT_FOUND};
-use fusion_runtime::mcp::{HttpOptions, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::testing::TestServer;
 use fusion_runtime::{
     Context, ErrorCode, Server, Severity, ToolError, ToolInput, error, tool_action,
@@ -78,8 +78,9 @@ fn assert_same(readings: &[(Option<ToolCallError>, Option<ToolCallError>)]) {
     assert_eq!(nothing.code, codes::UNKNOWN_ACTION);
 }
 
-#[tokio::test]
-async fn the_test_kit_and_fusion_client_read_the_same_error_over_http() {
+/// The billing example in the test kit, and served over HTTP on loopback with a
+/// `FusionClient` connected to it (the server runs while its handle is held).
+async fn billing_in_process_and_over_http() -> (TestServer, HttpServer, FusionClient) {
     let kit = TestServer::new(examples::billing::server().unwrap_or_else(|e| panic!("{e}")));
     let running = spawn_http(
         examples::billing::server().unwrap_or_else(|e| panic!("{e}")),
@@ -93,6 +94,12 @@ async fn the_test_kit_and_fusion_client_read_the_same_error_over_http() {
     let client = FusionClient::connect_http(&running.url)
         .await
         .unwrap_or_else(|e| panic!("connects: {e}"));
+    (kit, running, client)
+}
+
+#[tokio::test]
+async fn the_test_kit_and_fusion_client_read_the_same_error_over_http() {
+    let (kit, _running, client) = billing_in_process_and_over_http().await;
     assert_same(&both_readings(&kit, &client).await);
 }
 
@@ -101,19 +108,7 @@ async fn the_test_kit_and_fusion_client_read_the_same_error_over_http() {
 /// `call::<A>` names.
 #[tokio::test]
 async fn the_typed_call_reads_the_same_error_in_the_kit_and_the_client() {
-    let kit = TestServer::new(examples::billing::server().unwrap_or_else(|e| panic!("{e}")));
-    let running = spawn_http(
-        examples::billing::server().unwrap_or_else(|e| panic!("{e}")),
-        "127.0.0.1:0"
-            .parse()
-            .unwrap_or_else(|e| panic!("loopback: {e}")),
-        HttpOptions::default(),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("binds loopback: {e}"));
-    let client = FusionClient::connect_http(&running.url)
-        .await
-        .unwrap_or_else(|e| panic!("connects: {e}"));
+    let (kit, _running, client) = billing_in_process_and_over_http().await;
     let missing = GetInvoice {
         id: "inv_2026_9999".into(),
     };

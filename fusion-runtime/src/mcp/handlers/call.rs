@@ -214,31 +214,22 @@ impl McpHandler {
             scope.principal = self.principal.clone();
         }
         let span = super::trace::room_call_span(parts, modern.as_ref().map(|(meta, _)| meta));
-        let Some((meta, threshold)) = modern else {
-            let call = std::pin::pin!(self.server.call(name, arguments, scope));
-            let call = crate::mcp::facts::watched_request(
-                Some(parts),
-                id,
-                &cancellation,
-                self.principal.as_deref(),
-                call,
-            );
-            let result = tracing::Instrument::instrument(call, span).await;
-            // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
-            let mut result = rmcp::model::ServerResult::CallToolResult(to_call_tool_result(result));
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
-            return Ok(result);
-        };
-        let era = Era::Modern { threshold };
-        let owner = crate::context::ClientKey::of(&scope);
-        let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
-            Default::default(),
-            meta.client_capabilities().as_ref(),
-        ));
-        scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
-        let meta = meta.0.0;
-        scope.meta = (!meta.is_empty()).then(|| std::sync::Arc::new(meta));
+        // A 2026-07-28 call: its elicitor, which ends it with `input_required` when the
+        // handler asks, and its `_meta` in the scope.
+        let modern = modern.map(|(meta, threshold)| {
+            let elicitor = std::sync::Arc::new(elicit::ModernElicitor::new(
+                Default::default(),
+                meta.client_capabilities().as_ref(),
+            ));
+            scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
+            let meta = meta.0.0;
+            scope.meta = (!meta.is_empty()).then(|| std::sync::Arc::new(meta));
+            (
+                Era::Modern { threshold },
+                elicitor,
+                crate::context::ClientKey::of(&scope),
+            )
+        });
         let call = std::pin::pin!(self.server.call(name, arguments, scope));
         let call = crate::mcp::facts::watched_request(
             Some(parts),
@@ -247,6 +238,14 @@ impl McpHandler {
             self.principal.as_deref(),
             call,
         );
+        let Some((era, elicitor, owner)) = modern else {
+            let result = tracing::Instrument::instrument(call, span).await;
+            // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
+            let mut result = rmcp::model::ServerResult::CallToolResult(to_call_tool_result(result));
+            result.strip_result_type_for_legacy_peer();
+            result.strip_non_object_output_for_legacy_peer();
+            return Ok(result);
+        };
         let bind = || {
             let sent = sent_arguments.and_then(|a| serde_json::from_slice(a).ok());
             request_state::Binding::of(name, sent.as_ref(), &owner.0)

@@ -295,8 +295,9 @@ fn live_read(guard: &JsonRpcStep, headers: &HeaderMap, bytes: &[u8]) -> Option<L
 }
 
 /// A 2026-07-28 request's body read as a plain call, when the room may answer it: with
-/// headers rmcp passes as they are and that name the call's tool, on either endpoint (rmcp
-/// serves the revision statelessly on both). `None`: the request goes to rmcp unread.
+/// headers rmcp passes as they are (looked at first: the body is read only for a request
+/// that may be the room's) and an `Mcp-Name` that is the call's tool, on either endpoint
+/// (rmcp serves the revision statelessly on both). `None`: the request goes to rmcp unread.
 fn modern_read(
     guard: &JsonRpcStep,
     headers: &HeaderMap,
@@ -305,9 +306,10 @@ fn modern_read(
     if !guard.plain_calls {
         return None;
     }
+    let named = room::modern_headers_pass(headers, &guard.allowed_hosts)?;
     let (passed, call) = jsonrpc::modern_call(bytes)?;
-    let name = std::str::from_utf8(bytes.get(call.name.clone())?).ok()?;
-    room::modern_headers_pass(headers, &guard.allowed_hosts, name).then_some((passed.id?, call))
+    let name = bytes.get(call.name.clone())?;
+    (name == named.as_bytes()).then_some((passed.id?, call))
 }
 
 /// A `tools/call` that rmcp's parse could not read, in a body the check left to it (a

@@ -60,25 +60,25 @@ fn plain_accept(headers: &HeaderMap) -> bool {
         && accepts_json_and_sse(headers)
 }
 
-/// Whether rmcp passes a 2026-07-28 `tools/call` of the tool `name` with these headers to its
-/// handler with nothing to refuse: `Accept` and `Host` as for a 2025 call, no `Origin`, no
-/// session, `MCP-Protocol-Version: 2026-07-28` once, and the standard headers once each,
-/// saying what the body says — `Mcp-Method: tools/call` and `Mcp-Name: <name>`, bare (rmcp
-/// decodes a Base64-wrapped one) — and no `Mcp-Param-*` (rmcp checks them against a tool's
-/// schema).
-pub(crate) fn modern_headers_pass(
-    headers: &HeaderMap,
+/// Whether rmcp passes a 2026-07-28 `tools/call` with these headers to its handler with
+/// nothing to refuse, once its body names the tool this returns: `Accept` and `Host` as for a
+/// 2025 call, no `Origin`, no session, `MCP-Protocol-Version: 2026-07-28` once, and the
+/// standard headers once each — `Mcp-Method: tools/call`, and `Mcp-Name` bare (rmcp decodes
+/// a Base64-wrapped one), the value returned for the caller to match against the body — and
+/// no `Mcp-Param-*` (rmcp checks them against a tool's schema). `None`: rmcp's to answer,
+/// and the body need not be read for the room.
+pub(crate) fn modern_headers_pass<'a>(
+    headers: &'a HeaderMap,
     allowed_hosts: &AllowedHosts,
-    name: &str,
-) -> bool {
-    plain_accept(headers)
+) -> Option<&'a str> {
+    let pass = plain_accept(headers)
         && !headers.contains_key(header::ORIGIN)
         && !headers.contains_key(&SESSION_HEADER)
         && only(headers, HEADER_PROTOCOL_VERSION.as_str()) == Some("2026-07-28")
         && only(headers, MCP_METHOD) == Some("tools/call")
-        && only(headers, MCP_NAME).is_some_and(|v| v == name && !v.starts_with(BASE64_WRAPPED))
         && !headers.keys().any(|k| k.as_str().starts_with(MCP_PARAM))
-        && allowed_hosts.allow(headers)
+        && allowed_hosts.allow(headers);
+    only(headers, MCP_NAME).filter(|name| pass && !name.starts_with(BASE64_WRAPPED))
 }
 
 /// The one value of `name`, as text; `None` when absent, repeated or not visible ASCII.
