@@ -58,8 +58,31 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<RawResponse> {
+    request_from(None, addr, method, path, headers, body).await
+}
+
+/// [`request`], sent from the local address `from` (another loopback address, such as
+/// `127.0.0.2`, is another client to a server that tells clients apart by address).
+pub async fn request_from(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<RawResponse> {
     let run = async {
-        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let mut stream = match from {
+            None => tokio::net::TcpStream::connect(addr).await?,
+            Some(ip) => {
+                let socket = match ip {
+                    std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                    std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+                };
+                socket.bind(SocketAddr::new(ip, 0))?;
+                socket.connect(addr).await?
+            }
+        };
         // `127.0.0.1` unless the caller names its own `Host`.
         let host = match headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
             true => "",

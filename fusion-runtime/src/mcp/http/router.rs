@@ -189,15 +189,17 @@ pub(crate) fn endpoint(
     };
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
     let declared_scopes = auth_server.declared_scopes();
-    // One layer for the three steps; it wraps the router's default fallback (`404`) too, as
-    // the layers it replaces did.
+    // The steps (the door, the check, the room) exist only as the endpoint's route: a request
+    // for another path is the router's `not_served`, which holds none of them, so nothing
+    // there can answer a call however its body or headers read.
+    let endpoint = Endpoint::new(steps, service);
     let direct = Direct {
         path: options.path.clone(),
-        endpoint: tower_layer::Layer::layer(&steps, service.clone()),
+        endpoint: endpoint.clone(),
     };
     let router = axum::Router::new()
-        .nest_service(&options.path, service)
-        .layer(steps);
+        .route_service(&options.path, endpoint)
+        .fallback(not_served);
     match auth {
         // Outermost: a principal's `ClientKey` is there before the guard looks.
         Some(auth) => {
@@ -254,10 +256,10 @@ impl tower_service::Service<Request> for Shared {
 
 /// The request guard ([`guard_request`]), the JSON-RPC check
 /// (`check.rs`) and the cancellation step
-/// ([`cancel`](super::cancel)) as one layer: plain async functions called one inside the
-/// other — one future and one clone of the inner route per request, where three `from_fn`
-/// layers boxed a future and cloned the route each. Served through the router the future is
-/// boxed; served [`Direct`], it is not (hyper keeps it in the connection's request slot).
+/// ([`cancel`](super::cancel)) as one step, in front of the endpoint's route ([`Endpoint`]):
+/// plain async functions called one inside the other — one future and one clone of the inner
+/// route per request. Served through the router the future is boxed; served [`Direct`], it
+/// is not (hyper keeps it in the connection's request slot).
 #[derive(Clone)]
 struct Steps(Arc<StepsInner>);
 
@@ -272,22 +274,37 @@ struct StepsInner {
     room: Option<Room>,
 }
 
-impl<S> tower_layer::Layer<S> for Steps {
-    type Service = Endpoint<S>;
+/// The endpoint's route: rmcp's service behind the [`Steps`]. It is made only by
+/// [`Endpoint::new`], for the route the endpoint's path matched ([`endpoint`], [`Direct`]):
+/// the steps are not a layer that could wrap a router and its fallback.
+#[derive(Clone)]
+struct Endpoint<S> {
+    steps: Arc<StepsInner>,
+    inner: S,
+}
 
-    fn layer(&self, inner: S) -> Endpoint<S> {
+impl<S> Endpoint<S> {
+    fn new(steps: Steps, inner: S) -> Self {
         Endpoint {
-            steps: Arc::clone(&self.0),
+            steps: steps.0,
             inner,
         }
     }
 }
 
-/// A route (rmcp's, or the router's fallback) behind the [`Steps`].
-#[derive(Clone)]
-struct Endpoint<S> {
-    steps: Arc<StepsInner>,
-    inner: S,
+/// The answer at any path the endpoint does not serve, whatever the request: `404` with a
+/// JSON-RPC error (no id: the body is not read), before the door and without the check or
+/// the room. A front proxy that guards only the endpoint's path guards every call.
+async fn not_served(request: Request) -> Response {
+    tracing::debug!(path = request.uri().path(), "no MCP endpoint at this path");
+    super::rewrite::reply(
+        StatusCode::NOT_FOUND,
+        &crate::mcp::jsonrpc::Reply::error(
+            None,
+            crate::mcp::jsonrpc::SERVER_ERROR,
+            "Not Found: no MCP endpoint at this path",
+        ),
+    )
 }
 
 impl StepsInner {
