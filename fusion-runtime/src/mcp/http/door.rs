@@ -21,7 +21,7 @@
 //!   and the caller's.
 //!
 //! Which requests rmcp 3.11 routes into the session `mcp-session-id` names (its
-//! `is_legacy_request`, on an endpoint with sessions; `tests/door_vs_rmcp.rs` holds the door
+//! `is_legacy_request`, on an endpoint with sessions; `tests/tests/door_vs_rmcp.rs` holds the door
 //! to this table against rmcp's own `StreamableHttpService`):
 //!
 //! | method | `MCP-Protocol-Version` | message | into the session |
