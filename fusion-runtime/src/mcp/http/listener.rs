@@ -29,7 +29,8 @@ use super::forwarded;
 use super::health;
 use super::identity::{Identity, ip_key};
 use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};
-use super::router::{Direct, endpoint};
+use super::room::{Answered, PlainCallsAnswered};
+use super::router::{Direct, Stopper, endpoint};
 use crate::server::Server;
 
 /// A running HTTP server.
@@ -41,6 +42,7 @@ pub struct HttpServer {
     pub url: String,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    answered: Arc<Answered>,
 }
 
 impl HttpServer {
@@ -49,6 +51,11 @@ impl HttpServer {
         self.shutdown.cancel();
         self.task.await??;
         Ok(())
+    }
+
+    /// How many plain calls the endpoint answered without rmcp so far, by kind.
+    pub fn plain_calls_answered(&self) -> PlainCallsAnswered {
+        self.answered.read()
     }
 
     /// Waits until the server stops (on its shutdown token).
@@ -79,11 +86,13 @@ pub async fn spawn_http(
     // rmcp's streams end when the drain does (calls in flight finish first); listens are
     // answered on the shutdown token itself.
     let drained = CancellationToken::new();
-    let (router, direct) = endpoint(server, &options, &drained);
-    let router = Front::new(readiness, router, direct);
+    let assembled = endpoint(server, &options, &drained);
+    let answered = assembled.answered;
+    let stopper = assembled.stopper;
+    let router = Front::new(readiness, assembled.router, assembled.direct);
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
-    let task = tokio::spawn(accept_loop(listener, router, options, drained));
+    let task = tokio::spawn(accept_loop(listener, router, options, drained, stopper));
     let host = match local_addr {
         SocketAddr::V6(a) => format!("[{}]", a.ip()),
         SocketAddr::V4(a) => a.ip().to_string(),
@@ -93,6 +102,7 @@ pub async fn spawn_http(
         local_addr,
         shutdown,
         task,
+        answered,
     })
 }
 
@@ -212,6 +222,10 @@ impl Drop for Counted {
 /// drain closes it: a client that just wrote its next request on a keep-alive connection
 /// gets its answer (with `Connection: close`), not a closed socket.
 pub(super) const DRAIN_QUIET: Duration = Duration::from_millis(250);
+
+/// Once the drain's grace is over and the calls still running are stopped, how long their
+/// answers (`SERVER_BUSY`) have to be written before what is still open is cut.
+pub(super) const STOPPED_ANSWERS: Duration = Duration::from_secs(1);
 
 /// What every connection of one listener shares.
 struct Acceptor {
@@ -342,6 +356,7 @@ async fn accept_loop(
     router: Front,
     options: HttpOptions,
     drained: CancellationToken,
+    stopper: Stopper,
 ) -> std::io::Result<()> {
     let stop = options.shutdown.clone();
     let max = options.max_connections.clamp(1, u32::MAX as usize);
@@ -391,13 +406,30 @@ async fn accept_loop(
         .await
         .is_err()
     {
-        let open = max - slots.available_permits();
-        tracing::warn!(
-            open,
-            ?grace,
-            "drain grace over: closing the connections still open"
-        );
-        acceptor.expired.cancel();
+        // The calls still running are stopped, each answered on its own stream (a client
+        // still waiting — for the user's answer to a question, say — reads why), before what
+        // is still open is cut.
+        let stopped = stopper.stop();
+        if stopped > 0
+            && tokio::time::timeout(STOPPED_ANSWERS, slots.acquire_many(all))
+                .await
+                .is_ok()
+        {
+            tracing::warn!(
+                stopped,
+                ?grace,
+                "drain grace over: stopped the calls still running"
+            );
+        } else {
+            let open = max - slots.available_permits();
+            tracing::warn!(
+                open,
+                stopped,
+                ?grace,
+                "drain grace over: closing the connections still open"
+            );
+            acceptor.expired.cancel();
+        }
     }
     drained.cancel();
     Ok(())

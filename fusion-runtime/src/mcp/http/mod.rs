@@ -49,4 +49,5 @@ pub use listener::{HttpServer, spawn_http};
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use metrics::{MetricsServer, spawn_metrics};
 pub use options::HttpOptions;
+pub use room::PlainCallsAnswered;
 pub use router::http_router;

@@ -29,7 +29,7 @@ use super::guard::{Guard, guard_request};
 use super::headers::AllowedHosts;
 use super::identity::Identity;
 use super::options::HttpOptions;
-use super::room::{LiveSessions, Room};
+use super::room::{Answered, LiveSessions, Room};
 use super::sessions::CappedSessions;
 use crate::auth::Auth;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
@@ -59,7 +59,32 @@ pub(crate) fn router(
     options: &HttpOptions,
     streams_end: &CancellationToken,
 ) -> axum::Router {
-    endpoint(server, options, streams_end).0
+    endpoint(server, options, streams_end).router
+}
+
+/// The endpoint as [`endpoint`] assembles it: the router, the same endpoint served without
+/// it when it can be ([`Direct`]), and the room's counts.
+pub(crate) struct Assembled {
+    pub(crate) router: axum::Router,
+    pub(crate) direct: Option<Direct>,
+    pub(crate) answered: Arc<Answered>,
+    /// What stops the calls still running when a drain's grace is over.
+    pub(crate) stopper: Stopper,
+}
+
+/// Stops an endpoint's running calls: each gets its answer (`SERVER_BUSY`: the server is
+/// shutting down) on its own stream, rather than a stream cut with no answer.
+pub(crate) struct Stopper {
+    server: Server,
+    calls: Arc<Calls>,
+}
+
+impl Stopper {
+    /// Stops every running call this endpoint tracks; returns how many.
+    pub(crate) fn stop(&self) -> usize {
+        self.server.stop_calls();
+        self.calls.cancel_all()
+    }
 }
 
 /// The endpoint served at its path without a router in between: the steps straight on rmcp's
@@ -91,12 +116,13 @@ impl Direct {
     }
 }
 
-/// [`router`], and the same endpoint as a [`Direct`] when one can be served without it.
+/// [`router`], the same endpoint as a [`Direct`] when one can be served without it, and the
+/// room's counts.
 pub(crate) fn endpoint(
     server: Server,
     options: &HttpOptions,
     streams_end: &CancellationToken,
-) -> (axum::Router, Option<Direct>) {
+) -> Assembled {
     let auth_server = server.clone();
     let streams = streams_token(&server, streams_end);
     let mut config = StreamableHttpServerConfig::default()
@@ -137,7 +163,12 @@ pub(crate) fn endpoint(
     let keep_alive = config.sse_keep_alive;
     let room =
         plain_calls.then(|| Room::new(template.clone(), keep_alive, streams.clone(), stateless));
+    let answered = room.as_ref().map(Room::answered).unwrap_or_default();
     let calls = Arc::new(Calls::default());
+    let stopper = Stopper {
+        server: server.clone(),
+        calls: Arc::clone(&calls),
+    };
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
@@ -208,9 +239,19 @@ pub(crate) fn endpoint(
                 Arc::new(layer),
                 super::auth::authenticate,
             ));
-            (router, None)
+            Assembled {
+                router,
+                direct: None,
+                answered,
+                stopper,
+            }
         }
-        None => (router, Some(direct)),
+        None => Assembled {
+            router,
+            direct: Some(direct),
+            answered,
+            stopper,
+        },
     }
 }
 

@@ -179,7 +179,7 @@ async fn the_listener_serves_the_mcp_path_without_the_router_unless_it_authentic
     let closing = tokio_util::sync::CancellationToken::new();
     let options = HttpOptions::default().stateless(true);
     let server = crate::Server::builder().build()?;
-    let (_, direct) = endpoint(server.clone(), &options, &closing);
+    let direct = endpoint(server.clone(), &options, &closing).direct;
     let direct = direct.ok_or_else(|| anyhow::anyhow!("no direct endpoint without auth"))?;
     assert!(direct.serves("/mcp"));
     for other in ["/mcp/", "/mcp/x", "/", "/MCP"] {
@@ -211,10 +211,10 @@ async fn the_listener_serves_the_mcp_path_without_the_router_unless_it_authentic
     // With authentication (the options' or the server's), only the router: its middleware.
     let auth = crate::auth::Auth::new(RefuseAll, "http://localhost/mcp")
         .authorization_server("http://localhost/issuer");
-    let (_, direct) = endpoint(server, &options.clone().auth(auth.clone()), &closing);
+    let direct = endpoint(server, &options.clone().auth(auth.clone()), &closing).direct;
     assert!(direct.is_none(), "the options' authentication");
     let authenticated = crate::Server::builder().auth(auth).build()?;
-    let (_, direct) = endpoint(authenticated, &options, &closing);
+    let direct = endpoint(authenticated, &options, &closing).direct;
     assert!(direct.is_none(), "the server's authentication");
     Ok(())
 }
