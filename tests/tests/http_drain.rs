@@ -184,6 +184,12 @@ async fn a_drain_under_keep_alive_load_answers_every_request_written() {
             8,
             "round {round}: every client was told to close or saw the close: {all:?}"
         );
+        // The clients were busy when the drain began: answers after it said `Connection:
+        // close` (without it, every client would only have seen its connection close).
+        assert!(
+            all.told_to_close > 0,
+            "round {round}: no answer said Connection: close: {all:?}"
+        );
         assert!(
             drained < GRACE / 2,
             "round {round}: the drain took {drained:?}"
