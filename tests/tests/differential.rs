@@ -970,3 +970,121 @@ fn stateless_plain_calls_are_answered_as_rmcp_answers_them() {
 fn session_plain_calls_are_answered_as_rmcp_answers_them() {
     differential(false);
 }
+
+/// The handler with no listener ([`HttpHandler`]) answers every generated request as
+/// `serve --http --stateless` does: status, headers and body bytes (SSE events), with what
+/// only a connection adds left out (`date`, and the framing hyper writes: `content-length`,
+/// `transfer-encoding`, `connection`). The handler runs on a current-thread runtime, as a
+/// function runtime may drive it.
+#[test]
+fn the_handler_answers_as_serve_http_stateless() {
+    use fusion_runtime::mcp::HttpHandler;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let options = || {
+        HttpOptions::default()
+            .stateless(true)
+            .max_body_bytes(MAX_BODY)
+    };
+    let served = runtime.block_on(async {
+        spawn_http(server(), SocketAddr::from(([127, 0, 0, 1], 0)), options())
+            .await
+            .unwrap_or_else(|e| panic!("spawn: {e}"))
+    });
+    let handler = runtime
+        .block_on(async { HttpHandler::new(server(), &options()) })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let framing = ["date", "content-length", "transfer-encoding", "connection"];
+    let mut runner = TestRunner::new(Config {
+        cases: CASES,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let fixed = fixed_cases();
+    let check = |request: &Request| -> Result<(), TestCaseError> {
+        let over_tcp = runtime.block_on(async {
+            raw_http::request(
+                served.local_addr,
+                request.method,
+                "/mcp",
+                &request
+                    .headers
+                    .iter()
+                    .map(|(n, v)| (*n, v.as_str()))
+                    .collect::<Vec<_>>(),
+                &request.body,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+        });
+        let in_process = runtime.block_on(async {
+            // The peer as a function runtime's adapter names it (the event's source address).
+            let peer = axum::extract::ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000)));
+            let mut builder = axum::http::Request::builder()
+                .method(request.method)
+                .uri("/mcp")
+                .extension(peer);
+            if !request.headers.iter().any(|(n, _)| *n == "host") {
+                builder = builder.header("host", "127.0.0.1");
+            }
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value);
+            }
+            let http_request = builder
+                .body(axum::body::Body::from(request.body.clone()))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let response = handler.handle(http_request).await;
+            let status = response.status().as_u16();
+            let headers = response
+                .headers()
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            RawResponse {
+                status,
+                headers,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            }
+        });
+        let strip = |r: &RawResponse| {
+            let mut r = r.clone();
+            r.headers.retain(|(n, _)| !framing.contains(&n.as_str()));
+            seen(&r, None)
+        };
+        let (a, b) = (strip(&in_process), strip(&over_tcp));
+        if a != b {
+            return Err(TestCaseError::fail(format!(
+                "the handler answered\n{in_process:#?}\nserve --http --stateless answered\n{over_tcp:#?}"
+            )));
+        }
+        Ok(())
+    };
+    for request in &fixed {
+        if let Err(e) = check(request) {
+            panic!("fixed case {request:?}: {e}");
+        }
+    }
+    let result = runner.run(&any_request(false), |request| check(&request));
+    let answered = handler.plain_calls_answered();
+    runtime.block_on(async {
+        served.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // The handler's own room answered plain calls of both revisions.
+    assert!(
+        answered.stateless_2025 > 0 && answered.stateless_2026 > 0,
+        "{answered:?}"
+    );
+}

@@ -77,6 +77,9 @@ pub(crate) struct Door {
     pub(crate) body_timeout: Duration,
 }
 
+/// A request through the door, with its [`Cleared`].
+pub(crate) type Passed = (Request, Cleared);
+
 /// A request that passed the door, and the session it may act in: the only way to a route.
 #[derive(Debug)]
 pub(crate) struct Cleared {
@@ -179,7 +182,7 @@ impl Door {
         &'a self,
         client: &'a ClientKey,
         request: Request,
-    ) -> Result<(Request, Cleared), BoxFuture<'a, Result<(Request, Cleared), Response>>> {
+    ) -> Result<Passed, BoxFuture<'a, Result<Passed, Response>>> {
         let fault = match self.inspect(&request) {
             Ok(SessionRule::None) => return Ok((request, Cleared { session: None })),
             Ok(SessionRule::Check) => match self.owned(client, request.headers()) {
@@ -203,11 +206,7 @@ impl Door {
 
     /// A 2026-07-28 `POST` naming a session: read (bounded), then into the session's check
     /// when rmcp reads an `initialize`.
-    async fn by_body(
-        &self,
-        client: &ClientKey,
-        request: Request,
-    ) -> Result<(Request, Cleared), Response> {
+    async fn by_body(&self, client: &ClientKey, request: Request) -> Result<Passed, Response> {
         let (parts, body) = request.into_parts();
         let read =
             tokio::time::timeout(self.body_timeout, read_bounded(body, self.max_body_bytes)).await;

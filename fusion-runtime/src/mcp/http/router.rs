@@ -31,36 +31,9 @@ use super::identity::Identity;
 use super::options::HttpOptions;
 use super::room::{Answered, LiveSessions, Room};
 use super::sessions::CappedSessions;
-use crate::auth::Auth;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
 use crate::mcp::handlers::{LiveList, McpHandler, notify};
 use crate::server::Server;
-
-/// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
-///
-/// Serve it with connect info (`into_make_service_with_connect_info::<SocketAddr>()`) so
-/// clients are told apart by address, or put a [`ClientKey`](crate::context::ClientKey) in each request's extensions
-/// from a layer around it (an authentication layer that knows the principal). The connection
-/// bounds (count, header timeout) are [`spawn_http`](crate::mcp::spawn_http)'s; the rest apply here.
-///
-/// It cannot fail: authentication in [`HttpOptions::auth`] that [`Auth::check`] refuses is
-/// logged as an error here, where [`spawn_http`](crate::mcp::spawn_http) refuses to start.
-pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
-    if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
-        tracing::error!("{e}");
-    }
-    router(server, options, &options.shutdown)
-}
-
-/// [`http_router`] once its options are checked. rmcp ends every stream it serves (calls in
-/// flight included) once `streams_end` is cancelled and the open listens have answered.
-pub(crate) fn router(
-    server: Server,
-    options: &HttpOptions,
-    streams_end: &CancellationToken,
-) -> axum::Router {
-    endpoint(server, options, streams_end).router
-}
 
 /// The endpoint as [`endpoint`] assembles it: the router, the same endpoint served without
 /// it when it can be ([`Direct`]), and the room's counts.
