@@ -361,9 +361,10 @@ impl RequestFacts {
         }
     }
 
-    /// The facts of an rmcp request: those the HTTP side inserted, else (a router served
-    /// without its steps) read from the request's parts now; `None` when `cx` is not an HTTP
-    /// request (stdio, in-process).
+    /// The facts of an rmcp request: those the HTTP side inserted, else (a public
+    /// [`McpHandler`](crate::mcp::McpHandler) served by an rmcp service of its own, without
+    /// the endpoint's steps) read from the request's parts now; `None` when `cx` is not an
+    /// HTTP request (stdio, in-process).
     pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Option<Cow<'_, RequestFacts>> {
         cx.extensions.get::<Parts>().map(RequestFacts::of_parts)
     }

@@ -230,8 +230,8 @@ impl ActionGuards {
 /// but it is logged and keeps the pipeline total. Once the server stops its calls (the end of
 /// an HTTP drain's grace), a cancelled call was the server's to stop, and its client, still
 /// waiting, reads why: `SERVER_BUSY`, to be sent again elsewhere.
-pub(crate) fn cancelled(inner: &super::registry::Inner, action: &str) -> ToolError {
-    if inner.stopping.load(Ordering::Relaxed) {
+pub(crate) fn cancelled(action: &str, stopping: bool) -> ToolError {
+    if stopping {
         return error(
             crate::envelope::codes::SERVER_BUSY,
             format!(

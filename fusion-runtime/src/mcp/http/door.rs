@@ -58,10 +58,11 @@ use axum::response::Response;
 use super::body::read_bounded;
 use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, HostFault, is_json};
 use super::rewrite::{Read, body_timed_out, json_errors, too_large};
-use super::sessions::CappedSessions;
+use super::sessions::{Admission, CappedSessions, Refusal};
 use crate::context::ClientKey;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::era::is_modern_version;
+use crate::mcp::jsonrpc::{Reply, SERVER_ERROR};
 use crate::server::Server;
 
 /// What the door needs, made once per endpoint.
@@ -84,6 +85,9 @@ pub(crate) type Passed = (Request, Cleared);
 #[derive(Debug)]
 pub(crate) struct Cleared {
     session: Option<Arc<str>>,
+    /// A request that may open a session (a `POST` naming none, on an endpoint that keeps
+    /// sessions): its admission, which the session caps answer while rmcp opens it.
+    admission: Option<Arc<Admission>>,
 }
 
 impl Cleared {
@@ -93,10 +97,18 @@ impl Cleared {
         self.session.as_ref()
     }
 
+    /// The admission of a request that may open a session.
+    pub(crate) fn admission(&self) -> Option<Arc<Admission>> {
+        self.admission.clone()
+    }
+
     /// A request cleared with no session, for the step tests of the routes behind the door.
     #[cfg(test)]
     pub(crate) fn sessionless() -> Self {
-        Cleared { session: None }
+        Cleared {
+            session: None,
+            admission: None,
+        }
     }
 }
 
@@ -184,15 +196,21 @@ impl Door {
         request: Request,
     ) -> Result<Passed, BoxFuture<'a, Result<Passed, Response>>> {
         let fault = match self.inspect(&request) {
-            Ok(SessionRule::None) => return Ok((request, Cleared { session: None })),
+            Ok(SessionRule::None) => {
+                let admission = self.admission(client, &request);
+                let cleared = Cleared {
+                    session: None,
+                    admission,
+                };
+                return Ok((request, cleared));
+            }
             Ok(SessionRule::Check) => match self.owned(client, request.headers()) {
                 Ok(session) => {
-                    return Ok((
-                        request,
-                        Cleared {
-                            session: Some(session),
-                        },
-                    ));
+                    let cleared = Cleared {
+                        session: Some(session),
+                        admission: None,
+                    };
+                    return Ok((request, cleared));
                 }
                 Err(fault) => fault,
             },
@@ -217,18 +235,59 @@ impl Door {
         };
         let initialize = rmcp_reads_initialize(&bytes);
         let request = Request::from_parts(parts, Body::from(bytes));
-        if !initialize {
-            return Ok((request, Cleared { session: None }));
-        }
-        match self.owned(client, request.headers()) {
-            Ok(session) => Ok((
-                request,
-                Cleared {
-                    session: Some(session),
-                },
-            )),
-            Err(fault) => Err(self.refuse(fault, request).await),
-        }
+        let session = match initialize {
+            false => None,
+            true => match self.owned(client, request.headers()) {
+                Ok(session) => Some(session),
+                Err(fault) => return Err(self.refuse(fault, request).await),
+            },
+        };
+        let cleared = Cleared {
+            session,
+            admission: None,
+        };
+        Ok((request, cleared))
+    }
+
+    /// The admission of a request that may open a session: only a `POST` naming none, on an
+    /// endpoint that keeps sessions, can make rmcp open one.
+    fn admission(&self, client: &ClientKey, request: &Request) -> Option<Arc<Admission>> {
+        (self.sessions.is_some()
+            && request.method() == Method::POST
+            && !request.headers().contains_key(&SESSION_HEADER))
+        .then(|| Admission::new(client.0.clone()))
+    }
+
+    /// The answer to a request whose session the caps refused to open (once rmcp tried),
+    /// in place of rmcp's: HTTP 503 (server full) or 429 (this client holds its maximum), a
+    /// JSON-RPC error body and `Retry-After`.
+    pub(crate) fn refused(&self, admission: &Admission) -> Option<Response> {
+        let (status, message) = match admission.refusal()? {
+            Refusal::ServerFull(n) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "The server holds its maximum of {n} live MCP sessions; retry later, or close \
+                     sessions you no longer use (HTTP DELETE with their mcp-session-id)"
+                ),
+            ),
+            Refusal::ClientFull(n) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "This client already holds {n} live MCP sessions, the most one client may; \
+                     reuse one, or close one you no longer use (HTTP DELETE with its mcp-session-id)"
+                ),
+            ),
+        };
+        let body = Reply::error(None, SERVER_ERROR, message).to_json();
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
+        Some(response)
     }
 
     /// The door's checks that need no body: the fault, or what decides the session.

@@ -26,7 +26,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::forwarded;
-use super::handler::HttpHandler;
+use super::front::HttpHandler;
 use super::health;
 use super::identity::{Identity, ip_key};
 use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};

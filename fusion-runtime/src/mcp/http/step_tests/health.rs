@@ -9,7 +9,7 @@ use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 
-use super::super::handler::HttpHandler;
+use super::super::front::HttpHandler;
 use super::super::health::{Readiness, ReadyCheck};
 use super::super::options::HttpOptions;
 use super::{header_text, read};

@@ -6,10 +6,8 @@
 //! `tower::Service`. So each gets the same door, bounds, authentication, room and envelopes.
 //!
 //! It dispatches by path, once: the probes (`/healthz`, `/readyz`; only when a listener
-//! serves them), the endpoint's path straight to its steps ([`Direct`], without a router in
-//! between, when there is no authentication), anything else to the endpoint's router (its
-//! authentication middleware and resource-metadata paths, the endpoint's route, and `404` for
-//! every other path).
+//! serves them), the resource-metadata document (with authentication), the endpoint's path
+//! to its steps ([`Endpoint`]), and `404` for every other path, which reaches no step.
 //!
 //! Reads: a request (its peer from `ConnectInfo<SocketAddr>` or a [`ClientKey`] in its
 //! extensions). Writes: its answer.
@@ -22,13 +20,13 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::response::Response;
-use futures::future::{BoxFuture, Either};
+use futures::future::{BoxFuture, Either, Ready, ready};
 use tokio_util::sync::CancellationToken;
 
+use super::endpoint::{Endpoint, Stopper, endpoint, not_served};
 use super::health;
 use super::options::HttpOptions;
 use super::room::{Answered, PlainCallsAnswered};
-use super::router::{Direct, Stopper, endpoint};
 use crate::auth::{Auth, METADATA_PATH};
 use crate::server::Server;
 
@@ -73,10 +71,7 @@ pub struct HttpHandler {
 struct Inner {
     /// The probes, when a listener serves them.
     probes: Option<axum::Router>,
-    /// The endpoint's router: authentication, the endpoint's route, `404` elsewhere.
-    router: axum::Router,
-    /// The endpoint's path served without the router, when it can be.
-    direct: Option<Direct>,
+    endpoint: Arc<Endpoint>,
     answered: Arc<Answered>,
     stopper: Stopper,
     /// Where the endpoint answers, for [`http_router`]'s routes.
@@ -132,8 +127,7 @@ impl HttpHandler {
         HttpHandler {
             inner: Arc::new(Inner {
                 probes: readiness.map(health::routes),
-                router: assembled.router,
-                direct: assembled.direct,
+                endpoint: assembled.endpoint,
                 answered: assembled.answered,
                 stopper: assembled.stopper,
                 paths,
@@ -164,9 +158,8 @@ impl HttpHandler {
     }
 
     /// Serves `request` by its path, borrowing the handler: the accept loop calls it for
-    /// every request of a connection without cloning it (the routers are cloned, which is
-    /// cheap, only for requests off the endpoint's path or when there is no [`Direct`]). Its
-    /// future is not boxed: hyper keeps it in the connection's one request slot.
+    /// every request of a connection without cloning it. Its future is not boxed: hyper keeps
+    /// it in the connection's one request slot.
     pub(super) fn serve<B>(
         &self,
         request: axum::http::Request<B>,
@@ -175,15 +168,24 @@ impl HttpHandler {
         B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
         B::Error: Into<axum::BoxError>,
     {
+        use futures::FutureExt as _;
         use tower_service::Service;
         let inner = &*self.inner;
-        match (request.uri().path(), &inner.probes, &inner.direct) {
-            ("/healthz" | "/readyz", Some(probes), _) => Either::Left(probes.clone().call(request)),
-            (path, _, Some(direct)) if direct.serves(path) => {
-                Either::Right(direct.call(request.map(Body::new)))
+        let endpoint = &inner.endpoint;
+        let path = request.uri().path();
+        let answer: Either<_, Ready<Response>> = match (path, &inner.probes, &endpoint.steps.auth) {
+            ("/healthz" | "/readyz", Some(probes), _) => {
+                return Either::Left(probes.clone().call(request));
             }
-            _ => Either::Left(inner.router.clone().call(request)),
-        }
+            (path, _, Some(auth)) if auth.serves_metadata(path) => {
+                Either::Right(ready(auth.metadata(request.method())))
+            }
+            (path, _, _) if path == endpoint.path => {
+                Either::Left(endpoint.serve(request.map(Body::new)))
+            }
+            (path, _, _) => Either::Right(ready(not_served(path))),
+        };
+        Either::Right(answer.map(Ok))
     }
 }
 
