@@ -70,11 +70,13 @@ pub(crate) async fn check(
     cleared: &Cleared,
     request: Request,
 ) -> Result<(Request, Route, Checked), Response> {
-    let (request, read, route) = read(step, cleared, request).await?;
-    // Only a server with task actions edits a 2025-11-25 answer.
+    // Only a server with task actions answers 2025-11-25 task methods and edits a 2025-11-25
+    // answer.
+    let tasks = step.server.has_tasks();
+    let (request, read, route) = read(step, cleared, request, tasks).await?;
     let advertise = read
         .bytes()
-        .filter(|_| step.server.has_tasks())
+        .filter(|_| tasks)
         .and_then(|bytes| super::tasks_2025::advertising(&step.server, &request, bytes));
     Ok((request, route, Checked { read, advertise }))
 }
@@ -90,6 +92,7 @@ async fn read(
     guard: &JsonRpcStep,
     cleared: &Cleared,
     request: Request,
+    tasks: bool,
 ) -> Result<(Request, Read, Route), Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
         // rmcp refuses these (`415`) or reads no body.
@@ -187,7 +190,7 @@ async fn read(
     // only; the message is parsed again only for a 2025-11-25 request that names a task, or
     // any call when an action runs only as a task). They are the framework's to answer, so a
     // session's, left unprobed above, is checked first.
-    let tasks = guard.server.has_tasks()
+    let tasks = tasks
         && parts
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
