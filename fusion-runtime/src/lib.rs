@@ -109,6 +109,9 @@ pub mod envelope;
 pub mod gateway;
 pub mod guard;
 pub mod input;
+#[cfg(feature = "lambda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
+pub mod lambda;
 pub mod metrics;
 pub mod store;
 

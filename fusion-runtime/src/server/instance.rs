@@ -319,6 +319,11 @@ impl Server {
         pipeline::leads_somewhere(&self.inner, tool)
     }
 
+    /// The tasks whose work runs in this process now (the task runner counts them).
+    pub(crate) fn running_tasks(&self) -> &Arc<super::running::Running> {
+        &self.inner.running
+    }
+
     /// Whether any action runs as a task (the server then advertises the tasks extension).
     pub fn has_tasks(&self) -> bool {
         !self.inner.tasked.is_empty()
