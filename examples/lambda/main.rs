@@ -50,7 +50,6 @@ async fn nap_task(input: Nap) -> Result<Value, ToolError> {
 #[tokio::main]
 async fn main() -> Result<(), fusion_runtime::lambda::Error> {
     let mut builder = conformance::builder()
-        .name("fusion-lambda")
         .state(Store::seeded())
         .action::<ChargeAction>()
         .action::<RefundAction>()
