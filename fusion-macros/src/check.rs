@@ -266,29 +266,43 @@ fn check_formats(cx: &Ctxt, field: &Field) {
     }
 }
 
-/// The pattern is compiled now by the engine that checks it at run time: `jsonschema` reads
-/// `pattern` as an ECMA-262 regex (translated for `fancy-regex`, so look-ahead and
-/// back-references work). A regex it rejects fails the build at the literal instead of every
-/// call; one it accepts compiles. The `regex` crate only words the reason when it can.
+/// The pattern is compiled now as the engine that checks it at run time compiles it:
+/// `jsonschema` reads `pattern` as an ECMA-262 regex, translates it (`jsonschema-regex`) and
+/// builds the translation with `fancy-regex` (so look-ahead and back-references work), a
+/// repeated class without any engine. A regex it rejects fails the build at the literal
+/// instead of every call; one it accepts compiles. `regex-syntax` (the `regex` crate's
+/// parser) only words the reason when it can. The macro names these three crates, not
+/// `jsonschema` itself: a proc-macro's dependencies are built a second time for the host,
+/// and the validator's whole tree was most of that cost.
 fn check_pattern(cx: &Ctxt, field: &Field) {
     let Some(p) = &field.attrs.pattern else {
         return;
     };
     let pattern = p.value.value();
-    let accepted = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&serde_json::json!({ "pattern": pattern }))
-        .is_ok();
-    if accepted {
+    if accepted(&pattern) {
         return;
     }
-    let msg = match regex::Regex::new(&pattern) {
-        Err(regex::Error::Syntax(s)) => s,
-        _ => "the run-time validator (jsonschema) reads `pattern` as an ECMA-262 regex, and this is not one".to_owned(),
+    let msg = match regex_syntax::Parser::new().parse(&pattern) {
+        Err(e) => e.to_string(),
+        Ok(_) => "the run-time validator (jsonschema) reads `pattern` as an ECMA-262 regex, and this is not one".to_owned(),
     };
     err(
         cx,
         p.value.span(),
         format_args!("invalid regex in `pattern`:\n{msg}"),
     );
+}
+
+/// Whether `jsonschema` compiles `pattern` (its `regex::compile` with the fancy-regex engine
+/// and no limits, the validator's defaults).
+fn accepted(pattern: &str) -> bool {
+    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+        return false;
+    };
+    let build = |regex: &str| fancy_regex::RegexBuilder::new(regex).build().is_ok();
+    match jsonschema_regex::search_form(pattern, &translated) {
+        Some(jsonschema_regex::Search::RepeatedClass(_)) => true,
+        Some(jsonschema_regex::Search::Collapsed(collapsed)) => build(&collapsed),
+        None => build(&translated),
+    }
 }
