@@ -1,10 +1,11 @@
 //! A Fusion server as an AWS Lambda function: the conformance example's tools, prompts and
 //! resources (everything the official MCP conformance suite calls), the billing example's
-//! rate-limited `billing_charge` and confirmed `billing_refund`, and a task, `nap_task`.
+//! rate-limited `billing_charge`, confirmed `billing_refund` and `billing_get_invoice`, and a
+//! task, `nap_task`.
 //!
 //! ```text
 //! pip install cargo-lambda                        # the local Lambda emulator
-//! cargo lambda watch -p examples --example lambda --features lambda -P 9000
+//! cargo lambda watch -p examples --bin lambda -P 9000
 //! curl -s http://127.0.0.1:9000/lambda-url/lambda/mcp \
 //!   -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
 //!   -H 'mcp-protocol-version: 2025-06-18' \
@@ -25,9 +26,10 @@ mod conformance;
 
 use std::time::Duration;
 
-use examples::billing::{ChargeAction, RefundAction, Store};
+use examples::billing::{ChargeAction, GetInvoiceAction, RefundAction, Store};
+use fusion_runtime::guard::OnStoreFailure;
 use fusion_runtime::lambda::{LambdaOptions, run_with};
-use fusion_runtime::store::{OnStoreFailure, RedisOnce, RedisStore, RedisTasks};
+use fusion_runtime::store::{RedisOnce, RedisStore, RedisTasks};
 use fusion_runtime::{ToolError, ToolInput, tool_action};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -51,6 +53,7 @@ async fn nap_task(input: Nap) -> Result<Value, ToolError> {
 async fn main() -> Result<(), fusion_runtime::lambda::Error> {
     let mut builder = conformance::builder()
         .state(Store::seeded())
+        .action::<GetInvoiceAction>()
         .action::<ChargeAction>()
         .action::<RefundAction>()
         .action::<NapTaskAction>();

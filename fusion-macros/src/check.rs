@@ -266,14 +266,15 @@ fn check_formats(cx: &Ctxt, field: &Field) {
     }
 }
 
-/// The pattern is compiled now as the engine that checks it at run time compiles it:
-/// `jsonschema` reads `pattern` as an ECMA-262 regex, translates it (`jsonschema-regex`) and
-/// builds the translation with `fancy-regex` (so look-ahead and back-references work), a
-/// repeated class without any engine. A regex it rejects fails the build at the literal
-/// instead of every call; one it accepts compiles. `regex-syntax` (the `regex` crate's
-/// parser) only words the reason when it can. The macro names these three crates, not
-/// `jsonschema` itself: a proc-macro's dependencies are built a second time for the host,
-/// and the validator's whole tree was most of that cost.
+/// The pattern is read now as the engine that checks it at run time reads it: `jsonschema`
+/// takes `pattern` as an ECMA-262 regex and translates it (`jsonschema-regex`) for its engine,
+/// `fancy-regex`, which hands everything but look-around and back-references to the `regex`
+/// crate's parser (`regex-syntax`). A pattern whose translation fails, or that has neither of
+/// those and that parser rejects, fails the build at the literal instead of every call, with
+/// the parser's words. One with look-around or back-references is left to the run-time
+/// engine's own parser: building `fancy-regex` into the macro would build it, and the whole
+/// `regex-automata` under it, a second time for the host (a proc-macro's dependencies are),
+/// for every server's first build.
 fn check_pattern(cx: &Ctxt, field: &Field) {
     let Some(p) = &field.attrs.pattern else {
         return;
@@ -293,16 +294,46 @@ fn check_pattern(cx: &Ctxt, field: &Field) {
     );
 }
 
-/// Whether `jsonschema` compiles `pattern` (its `regex::compile` with the fancy-regex engine
-/// and no limits, the validator's defaults).
+/// Whether `pattern` reads as `jsonschema` reads it: its translation succeeds, and then
+/// `regex-syntax` parses it unless it has look-around or back-references.
 fn accepted(pattern: &str) -> bool {
     let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
         return false;
     };
-    let build = |regex: &str| fancy_regex::RegexBuilder::new(regex).build().is_ok();
-    match jsonschema_regex::search_form(pattern, &translated) {
-        Some(jsonschema_regex::Search::RepeatedClass(_)) => true,
-        Some(jsonschema_regex::Search::Collapsed(collapsed)) => build(&collapsed),
-        None => build(&translated),
+    fancy(&translated) || regex_syntax::Parser::new().parse(&translated).is_ok()
+}
+
+/// Whether a translated pattern has what only `fancy-regex` parses: look-around
+/// (`(?=`, `(?!`, `(?<=`, `(?<!`) or a back-reference (`\1`..`\9`, `\k<name>`).
+fn fancy(translated: &str) -> bool {
+    let look_around = ["(?=", "(?!", "(?<=", "(?<!"]
+        .iter()
+        .any(|open| translated.contains(open));
+    let back_reference = translated
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'));
+    look_around || back_reference
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepted;
+
+    #[test]
+    fn patterns_read_as_the_validator_reads_them() {
+        for ok in [
+            "^inv_[0-9]{4}_[0-9]{4}$",
+            "^\\d+$",
+            "^(?=.*[a-z])(?=.*[0-9]).{8,}$",
+            "^(a)\\1$",
+            "^(?<year>[0-9]{4})-\\k<year>$",
+            "(?<!x)y",
+        ] {
+            assert!(accepted(ok), "{ok}");
+        }
+        for bad in ["^inv_[0-9{4}$", "(unclosed", "a{2,1}", "[z-a]"] {
+            assert!(!accepted(bad), "{bad}");
+        }
     }
 }

@@ -29,5 +29,6 @@
 //! Reads: nothing itself. Writes: nothing; the functions are `mcp`'s.
 
 pub use crate::mcp::lambda::{
-    ALLOWED_HOSTS_VAR, ALLOWED_ORIGINS_VAR, Error, INVOKE_MODE_VAR, InvokeMode, LambdaHandler, LambdaOptions, client_key, run, run_with,
+    ALLOWED_HOSTS_VAR, ALLOWED_ORIGINS_VAR, Error, INVOKE_MODE_VAR, InvokeMode, LambdaHandler,
+    LambdaOptions, client_key, run, run_with,
 };

@@ -101,7 +101,10 @@ fn call_2025(name: &str, arguments: Value) -> Value {
            "params": {"name": name, "arguments": arguments}})
 }
 
-async fn answer(handler: &mut LambdaHandler, request: lambda_http::Request) -> (u16, String, String) {
+async fn answer(
+    handler: &mut LambdaHandler,
+    request: lambda_http::Request,
+) -> (u16, String, String) {
     let Ok(response) = handler.call(request).await;
     let status = response.status().as_u16();
     let kind = response
@@ -124,7 +127,12 @@ async fn a_stateless_call_is_answered_on_one_thread() {
     let mut h = handler(LambdaOptions::default());
     let (status, kind, body) = answer(
         &mut h,
-        event("203.0.113.7", HOST, "2025-06-18", &call_2025("greet", json!({"name": "Ada"}))),
+        event(
+            "203.0.113.7",
+            HOST,
+            "2025-06-18",
+            &call_2025("greet", json!({"name": "Ada"})),
+        ),
     )
     .await;
     assert_eq!(status, 200, "{body}");
@@ -136,7 +144,12 @@ async fn a_stateless_call_is_answered_on_one_thread() {
     // Bad arguments: the validation envelope, not a transport error.
     let (status, _, body) = answer(
         &mut h,
-        event("203.0.113.8", HOST, "2025-06-18", &call_2025("greet", json!({"nme": "Ada"}))),
+        event(
+            "203.0.113.8",
+            HOST,
+            "2025-06-18",
+            &call_2025("greet", json!({"nme": "Ada"})),
+        ),
     )
     .await;
     assert_eq!(status, 200, "{body}");
@@ -155,7 +168,8 @@ async fn progress_travels_as_sse_on_one_thread() {
             "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
         }
     }});
-    let (status, kind, body) = answer(&mut h, event("203.0.113.7", HOST, "2026-07-28", &call)).await;
+    let (status, kind, body) =
+        answer(&mut h, event("203.0.113.7", HOST, "2026-07-28", &call)).await;
     assert_eq!(status, 200, "{body}");
     assert!(kind.starts_with("text/event-stream"), "{kind}: {body}");
     let events: Vec<Value> = body
@@ -172,7 +186,10 @@ async fn progress_travels_as_sse_on_one_thread() {
     assert_eq!(progress, [1.0, 2.0, 3.0], "{body}");
     let last = events.last().unwrap_or_else(|| panic!("no events: {body}"));
     assert_eq!(last["id"], 7, "{body}");
-    assert_eq!(last["result"]["content"][0]["text"], "three steps", "{body}");
+    assert_eq!(
+        last["result"]["content"][0]["text"], "three steps",
+        "{body}"
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -198,7 +215,10 @@ async fn a_host_the_options_do_not_name_is_refused() {
     let greet = call_2025("greet", json!({"name": "Ada"}));
     let (status, _, body) = answer(&mut h, event("203.0.113.9", HOST, "2025-06-18", &greet)).await;
     assert_eq!(status, 200, "{body}");
-    let (status, _, body) =
-        answer(&mut h, event("203.0.113.9", "evil.example", "2025-06-18", &greet)).await;
+    let (status, _, body) = answer(
+        &mut h,
+        event("203.0.113.9", "evil.example", "2025-06-18", &greet),
+    )
+    .await;
     assert_eq!(status, 403, "{body}");
 }

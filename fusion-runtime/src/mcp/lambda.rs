@@ -271,7 +271,8 @@ impl tower_service::Service<lambda_http::Request> for Buffered {
     fn call(&mut self, request: lambda_http::Request) -> Self::Future {
         let until = request
             .lambda_context_ref()
-            .map(|context| time_left(context.deadline).saturating_sub(self.margin));
+            .and_then(|context| time_left(context.deadline))
+            .map(|left| left.saturating_sub(self.margin));
         let answer = tower_service::Service::call(&mut self.handler, request);
         Box::pin(async move {
             let Ok(response) = answer.await;
@@ -322,13 +323,20 @@ async fn buffer(response: Response<Body>, until: Option<Duration>) -> Response<l
     Response::from_parts(parts, body)
 }
 
-/// How long until `deadline` (milliseconds since the epoch, as Lambda gives it).
-fn time_left(deadline_ms: u64) -> Duration {
+/// How long until `deadline` (milliseconds since the epoch, as Lambda gives it); `None` when
+/// it is not ahead of now — no deadline a running invocation could have (a local emulator
+/// may send its timeout instead: `cargo lambda watch` sends 600000).
+fn time_left(deadline_ms: u64) -> Option<Duration> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    Duration::from_millis(deadline_ms).saturating_sub(now)
+    Duration::from_millis(deadline_ms)
+        .checked_sub(now)
+        .filter(|left| !left.is_zero())
 }
+
+/// Lambda's longest invocation: how long tasks may hold one open when its deadline is unknown.
+const LONGEST_INVOCATION: Duration = Duration::from_secs(15 * 60);
 
 /// A runtime layer: after an invocation's answer is sent, keeps the invocation open while
 /// tasks this process started are still working, up to shortly before its deadline. Lambda
@@ -377,15 +385,15 @@ where
     }
 
     fn call(&mut self, invocation: lambda_runtime::LambdaInvocation) -> Self::Future {
-        let left = time_left(invocation.context.deadline).saturating_sub(self.hold.margin);
+        let left = time_left(invocation.context.deadline).map_or(LONGEST_INVOCATION, |left| {
+            left.saturating_sub(self.hold.margin)
+        });
         let answered = self.inner.call(invocation);
         let server = self.hold.server.clone();
         Box::pin(async move {
             let outcome = answered.await;
             let running = server.running_tasks();
-            if running.count() > 0
-                && tokio::time::timeout(left, running.idle()).await.is_err()
-            {
+            if running.count() > 0 && tokio::time::timeout(left, running.idle()).await.is_err() {
                 tracing::warn!(
                     running = running.count(),
                     "the invocation's deadline is near and tasks still run: Lambda freezes them until its next invocation"
@@ -399,6 +407,25 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deadline_not_ahead_is_unknown() {
+        assert_eq!(
+            time_left(600_000),
+            None,
+            "an emulator's timeout, not a time"
+        );
+        assert_eq!(time_left(0), None);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or_default();
+        let left = time_left(now + 60_000).unwrap_or_default();
+        assert!(
+            left > Duration::from_secs(50) && left <= Duration::from_secs(60),
+            "{left:?}"
+        );
+    }
 
     #[test]
     fn invoke_modes_read_as_written() {

@@ -17,6 +17,8 @@ struct Greet {
 
 #[derive(Clone)]
 struct Hello {
+    // Read by `#[tool_handler]`'s expansion, which the dead-code lint does not see.
+    #[allow(dead_code)]
     tool_router: ToolRouter<Self>,
 }
 
