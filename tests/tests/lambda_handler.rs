@@ -138,7 +138,8 @@ async fn a_stateless_call_is_answered_on_one_thread() {
     assert_eq!(status, 200, "{body}");
     assert!(kind.starts_with("application/json"), "{kind}");
     let m: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
-    assert_eq!(m["result"]["content"][0]["text"], "Hello, Ada!", "{m}");
+    // A `String` output travels as JSON text.
+    assert_eq!(m["result"]["content"][0]["text"], "\"Hello, Ada!\"", "{m}");
     assert_eq!(m["result"]["isError"], false, "{m}");
 
     // Bad arguments: the validation envelope, not a transport error.
@@ -187,7 +188,7 @@ async fn progress_travels_as_sse_on_one_thread() {
     let last = events.last().unwrap_or_else(|| panic!("no events: {body}"));
     assert_eq!(last["id"], 7, "{body}");
     assert_eq!(
-        last["result"]["content"][0]["text"], "three steps",
+        last["result"]["content"][0]["text"], "\"three steps\"",
         "{body}"
     );
 }

@@ -176,11 +176,15 @@ pub async fn run_with(server: Server, options: LambdaOptions) -> Result<(), Erro
 /// A server with task actions whose tasks live in this process's memory: another instance
 /// cannot answer their `tasks/get`, and an instance Lambda retires takes them with it.
 fn warn_when_tasks_stay_here(server: &Server) {
-    if server.has_tasks() && server.task_store().lease().is_none() {
-        tracing::warn!(
-            store = server.task_store().name(),
-            "this server's tasks are kept in this instance's memory: on Lambda a `tasks/get` that reaches another instance answers that it does not know the task; keep them in Redis (`FUSION_REDIS_URL`, or `ServerBuilder::task_store`)"
-        );
+    if !server.has_tasks() || server.task_store().lease().is_some() {
+        return;
+    }
+    let warning = "this server's MCP tasks are kept in this instance's memory: on Lambda, a `tasks/get` that reaches another instance is answered as an unknown task; keep them in Redis (`ServerBuilder::task_store(RedisTasks::new(url)?)`, or `FUSION_REDIS_URL` with `cli::run`)";
+    // Said on stderr (the function's log) even when no `tracing` subscriber is installed.
+    if tracing::dispatcher::has_been_set() {
+        tracing::warn!(store = server.task_store().name(), "{warning}");
+    } else {
+        eprintln!("warning: {warning}");
     }
 }
 
