@@ -52,7 +52,7 @@ fn handler(options: LambdaOptions) -> LambdaHandler {
         .action::<StepsAction>()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    LambdaHandler::new(server, &options)
+    LambdaHandler::new(server, &options).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A function-URL event (payload format 2.0) POSTing `body` to `/mcp` from `ip`.

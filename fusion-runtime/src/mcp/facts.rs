@@ -161,6 +161,15 @@ impl Calls {
         cancelled
     }
 
+    /// Cancels every running call (the drain's grace is over); returns how many.
+    pub(crate) fn cancel_all(&self) -> usize {
+        let table = self.lock();
+        for entry in table.owners.values().flatten() {
+            entry.token.cancel();
+        }
+        table.len
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().len

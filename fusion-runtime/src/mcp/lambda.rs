@@ -1,6 +1,6 @@
-//! AWS Lambda: one event in, one answer out, through the stateless streamable HTTP endpoint
-//! ([`http_router`](super::http_router)'s steps: Host and Origin, the body cap, auth, limits,
-//! the room, envelopes) — no listener, no session.
+//! AWS Lambda: one event in, one answer out, through [`HttpHandler`], the stateless streamable
+//! HTTP endpoint with no listener (Host and Origin, the body cap, auth, limits, the room,
+//! envelopes: what `serve --http --stateless` does) — no session.
 //!
 //! Reads: each invocation's event as `lambda_http` turns it into an HTTP request (API Gateway
 //! REST and HTTP APIs, ALB, function URLs), the source IP of its request context, the
@@ -20,7 +20,7 @@ use http_body_util::BodyExt as _;
 use lambda_http::request::RequestContext;
 use lambda_http::{RequestExt as _, lambda_runtime};
 
-use super::http::{HttpOptions, ip_key};
+use super::http::{HttpHandler, HttpOptions, ip_key};
 use crate::context::ClientKey;
 use crate::server::Server;
 
@@ -151,7 +151,7 @@ pub async fn run_with(server: Server, options: LambdaOptions) -> Result<(), Erro
         return Err("not inside AWS Lambda: AWS_LAMBDA_RUNTIME_API is not set (run it under `cargo lambda watch` to try it locally)".into());
     }
     warn_when_tasks_stay_here(&server);
-    let handler = LambdaHandler::new(server.clone(), &options);
+    let handler = LambdaHandler::new(server.clone(), &options)?;
     let hold = HoldForTasks {
         server,
         margin: options.deadline_margin,
@@ -189,21 +189,23 @@ fn warn_when_tasks_stay_here(server: &Server) {
 }
 
 /// The endpoint as a service of Lambda's HTTP requests: each request gets the
-/// [`ClientKey`] of the address its event names, then the stateless endpoint's steps answer
-/// it. Answers are the endpoint's own, unbuffered; [`run`] buffers or streams them.
-#[derive(Clone)]
+/// [`ClientKey`] of the address its event names, then [`HttpHandler`] — the stateless
+/// endpoint `serve --http --stateless` serves, with no listener — answers it. Answers are the
+/// endpoint's own, unbuffered; [`run`] buffers or streams them.
+#[derive(Clone, Debug)]
 pub struct LambdaHandler {
-    router: axum::Router,
+    handler: HttpHandler,
 }
 
 impl LambdaHandler {
     /// The handler of `server` with `options` (the endpoint is stateless whatever
-    /// `options.http` says).
-    pub fn new(server: Server, options: &LambdaOptions) -> LambdaHandler {
+    /// `options.http` says). Fails when the options' authentication does not pass
+    /// [`Auth::check`](crate::auth::Auth::check).
+    pub fn new(server: Server, options: &LambdaOptions) -> Result<LambdaHandler, Error> {
         let http = options.http.clone().stateless(true);
-        LambdaHandler {
-            router: super::http_router(server, &http),
-        }
+        Ok(LambdaHandler {
+            handler: HttpHandler::new(server, &http)?,
+        })
     }
 }
 
@@ -216,15 +218,12 @@ impl tower_service::Service<lambda_http::Request> for LambdaHandler {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: lambda_http::Request) -> Self::Future {
-        let key = client_key(&request);
-        let mut request = request.map(Body::new);
-        if let Some(key) = key {
+    fn call(&mut self, mut request: lambda_http::Request) -> Self::Future {
+        if let Some(key) = client_key(&request) {
             request.extensions_mut().insert(key);
         }
-        // axum's router is always ready.
-        let answer = tower_service::Service::call(&mut self.router, request);
-        Box::pin(answer)
+        let handler = self.handler.clone();
+        Box::pin(async move { Ok(handler.handle(request).await) })
     }
 }
 

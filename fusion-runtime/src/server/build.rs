@@ -86,6 +86,7 @@ impl ServerBuilder {
                 name: self.name,
                 version: self.version,
                 stamp: std::sync::OnceLock::new(),
+                stopping: std::sync::atomic::AtomicBool::new(false),
                 instructions: self.instructions,
                 entries,
                 tools,

@@ -209,4 +209,7 @@ pub(super) struct Inner {
     pub(super) visibility: super::visibility::Visibility,
     /// Method middleware, page size, icons.
     pub(super) listing: super::listing::Listing,
+    /// Set when the server stops the calls still running (the end of an HTTP drain's grace):
+    /// a call cancelled from then on was stopped by the server, not by its client.
+    pub(super) stopping: std::sync::atomic::AtomicBool,
 }

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::body::read_bounded;
 use super::door::Cleared;
 use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
-use super::rewrite::{Read, answer_with_status, json_errors, reply};
+use super::rewrite::{Read, answer_with_status, json_errors, reply, too_large};
 use super::room::{self, Listing, LiveSessions, Plain, PlainKind};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, request_id};
@@ -366,15 +366,4 @@ fn unsupported_version(
         data,
     );
     Some(reply(StatusCode::BAD_REQUEST, &answer))
-}
-
-fn too_large(max: usize) -> Response {
-    reply(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        &Reply::error(
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!("Invalid Request: the body exceeds {max} bytes"),
-        ),
-    )
 }

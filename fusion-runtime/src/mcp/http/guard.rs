@@ -20,6 +20,7 @@ use axum::response::Response;
 use super::body::DeadlineBody;
 use super::door::{Cleared, Door};
 use super::identity::Identity;
+use super::rewrite::body_timed_out;
 use super::sessions::{self, Admission, Refusal};
 use crate::auth::Principal;
 use crate::context::ClientKey;
@@ -58,9 +59,15 @@ where
             key
         }
     };
-    let cleared = match guard.door.inspect(&client, &request) {
-        Ok(cleared) => cleared,
-        Err(fault) => return guard.door.refuse(fault, request).await,
+    // Into `request` itself: a second `Request` in scope would take a place of its own in
+    // this future, which is moved on every request.
+    let cleared;
+    (request, cleared) = match guard.door.pass(&client, request) {
+        Ok(passed) => passed,
+        Err(later) => match later.await {
+            Ok(passed) => passed,
+            Err(refusal) => return refusal,
+        },
     };
     let is_delete = request.method() == Method::DELETE;
     // Only a POST naming no session can make rmcp create one.
@@ -99,28 +106,12 @@ where
         return refused(refusal);
     }
     if timed_out.load(Ordering::Relaxed) {
-        return plain(
-            StatusCode::REQUEST_TIMEOUT,
-            "Request Timeout: the body was not received in time",
-        );
+        return body_timed_out();
     }
     if is_delete && response.status() == StatusCode::ACCEPTED {
         // Clients (the Python SDK) expect 200 or 204 for a closed session.
         *response.status_mut() = StatusCode::OK;
     }
-    response
-}
-
-fn plain(status: StatusCode, text: &'static str) -> Response {
-    let mut response = Response::new(Body::from(text));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-        .headers_mut()
-        .insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 

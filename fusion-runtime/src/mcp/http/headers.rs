@@ -84,15 +84,23 @@ impl AllowedHosts {
         self.names(&authority)
     }
 
-    /// rmcp's DNS-rebinding check of a request's `Host` (or, without one, its URI's
-    /// authority, as HTTP/2 carries it): text, an authority, and one the list names.
+    /// The DNS-rebinding check of a request's host, as rmcp checks its `Host` (text, an
+    /// authority, and one the list names), held to RFC 9112 where rmcp is not: one `Host` at
+    /// most (§3.2: two are `400`), and an absolute-form target's authority is the one read,
+    /// whatever `Host` says (§3.2.2; HTTP/2 carries its authority there too).
     pub(crate) fn verdict(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), HostFault> {
-        let authority = match headers.get(header::HOST) {
-            Some(value) => {
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() {
+            return Err(HostFault::Repeated);
+        }
+        let authority = match (uri.authority(), host) {
+            (Some(authority), _) => authority.clone(),
+            (None, Some(value)) => {
                 let text = value.to_str().map_err(|_| HostFault::Encoding)?;
                 Authority::try_from(text).map_err(|_| HostFault::Malformed)?
             }
-            None => uri.authority().cloned().ok_or(HostFault::Missing)?,
+            (None, None) => return Err(HostFault::Missing),
         };
         if self.names(&authority) {
             Ok(())
@@ -123,6 +131,8 @@ pub(crate) enum HostFault {
     Malformed,
     /// No `Host`, and no authority in the URI.
     Missing,
+    /// More than one `Host`.
+    Repeated,
     /// Not one the allowed hosts name.
     NotAllowed,
 }

@@ -27,6 +27,7 @@ mod check;
 mod door;
 mod forwarded;
 mod guard;
+mod handler;
 mod headers;
 mod health;
 mod identity;
@@ -42,6 +43,7 @@ mod sessions;
 mod step_tests;
 mod tasks_2025;
 
+pub use handler::{HttpHandler, http_router};
 pub use health::ReadyCheck;
 pub use identity::ForwardedHeader;
 /// The key of a client known by its address (a function runtime's event names it).
@@ -52,4 +54,4 @@ pub use listener::{HttpServer, spawn_http};
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use metrics::{MetricsServer, spawn_metrics};
 pub use options::HttpOptions;
-pub use router::http_router;
+pub use room::PlainCallsAnswered;

@@ -29,37 +29,35 @@ use super::guard::{Guard, guard_request};
 use super::headers::AllowedHosts;
 use super::identity::Identity;
 use super::options::HttpOptions;
-use super::room::{LiveSessions, Room};
+use super::room::{Answered, LiveSessions, Room};
 use super::sessions::CappedSessions;
-use crate::auth::Auth;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
 use crate::mcp::handlers::{LiveList, McpHandler, notify};
 use crate::server::Server;
 
-/// The streamable HTTP endpoint as an axum router (mount it in a larger app, or serve it).
-///
-/// Serve it with connect info (`into_make_service_with_connect_info::<SocketAddr>()`) so
-/// clients are told apart by address, or put a [`ClientKey`](crate::context::ClientKey) in each request's extensions
-/// from a layer around it (an authentication layer that knows the principal). The connection
-/// bounds (count, header timeout) are [`spawn_http`](crate::mcp::spawn_http)'s; the rest apply here.
-///
-/// It cannot fail: authentication in [`HttpOptions::auth`] that [`Auth::check`] refuses is
-/// logged as an error here, where [`spawn_http`](crate::mcp::spawn_http) refuses to start.
-pub fn http_router(server: Server, options: &HttpOptions) -> axum::Router {
-    if let Some(Err(e)) = options.auth.as_deref().map(Auth::check) {
-        tracing::error!("{e}");
-    }
-    router(server, options, &options.shutdown)
+/// The endpoint as [`endpoint`] assembles it: the router, the same endpoint served without
+/// it when it can be ([`Direct`]), and the room's counts.
+pub(crate) struct Assembled {
+    pub(crate) router: axum::Router,
+    pub(crate) direct: Option<Direct>,
+    pub(crate) answered: Arc<Answered>,
+    /// What stops the calls still running when a drain's grace is over.
+    pub(crate) stopper: Stopper,
 }
 
-/// [`http_router`] once its options are checked. rmcp ends every stream it serves (calls in
-/// flight included) once `streams_end` is cancelled and the open listens have answered.
-pub(crate) fn router(
+/// Stops an endpoint's running calls: each gets its answer (`SERVER_BUSY`: the server is
+/// shutting down) on its own stream, rather than a stream cut with no answer.
+pub(crate) struct Stopper {
     server: Server,
-    options: &HttpOptions,
-    streams_end: &CancellationToken,
-) -> axum::Router {
-    endpoint(server, options, streams_end).0
+    calls: Arc<Calls>,
+}
+
+impl Stopper {
+    /// Stops every running call this endpoint tracks; returns how many.
+    pub(crate) fn stop(&self) -> usize {
+        self.server.stop_calls();
+        self.calls.cancel_all()
+    }
 }
 
 /// The endpoint served at its path without a router in between: the steps straight on rmcp's
@@ -91,12 +89,13 @@ impl Direct {
     }
 }
 
-/// [`router`], and the same endpoint as a [`Direct`] when one can be served without it.
+/// [`router`], the same endpoint as a [`Direct`] when one can be served without it, and the
+/// room's counts.
 pub(crate) fn endpoint(
     server: Server,
     options: &HttpOptions,
     streams_end: &CancellationToken,
-) -> (axum::Router, Option<Direct>) {
+) -> Assembled {
     let auth_server = server.clone();
     let streams = streams_token(&server, streams_end);
     let mut config = StreamableHttpServerConfig::default()
@@ -137,7 +136,12 @@ pub(crate) fn endpoint(
     let keep_alive = config.sse_keep_alive;
     let room =
         plain_calls.then(|| Room::new(template.clone(), keep_alive, streams.clone(), stateless));
+    let answered = room.as_ref().map(Room::answered).unwrap_or_default();
     let calls = Arc::new(Calls::default());
+    let stopper = Stopper {
+        server: server.clone(),
+        calls: Arc::clone(&calls),
+    };
     let steps = Steps(Arc::new(StepsInner {
         forwarded: forwarded::Forwarded::new(identity.clone(), options.max_connections_per_ip),
         guard: Guard {
@@ -189,15 +193,17 @@ pub(crate) fn endpoint(
     };
     let auth = options.auth.clone().or_else(|| auth_server.auth().cloned());
     let declared_scopes = auth_server.declared_scopes();
-    // One layer for the three steps; it wraps the router's default fallback (`404`) too, as
-    // the layers it replaces did.
+    // The steps (the door, the check, the room) exist only as the endpoint's route: a request
+    // for another path is the router's `not_served`, which holds none of them, so nothing
+    // there can answer a call however its body or headers read.
+    let endpoint = Endpoint::new(steps, service);
     let direct = Direct {
         path: options.path.clone(),
-        endpoint: tower_layer::Layer::layer(&steps, service.clone()),
+        endpoint: endpoint.clone(),
     };
     let router = axum::Router::new()
-        .nest_service(&options.path, service)
-        .layer(steps);
+        .route_service(&options.path, endpoint)
+        .fallback(not_served);
     match auth {
         // Outermost: a principal's `ClientKey` is there before the guard looks.
         Some(auth) => {
@@ -206,9 +212,19 @@ pub(crate) fn endpoint(
                 Arc::new(layer),
                 super::auth::authenticate,
             ));
-            (router, None)
+            Assembled {
+                router,
+                direct: None,
+                answered,
+                stopper,
+            }
         }
-        None => (router, Some(direct)),
+        None => Assembled {
+            router,
+            direct: Some(direct),
+            answered,
+            stopper,
+        },
     }
 }
 
@@ -254,10 +270,10 @@ impl tower_service::Service<Request> for Shared {
 
 /// The request guard ([`guard_request`]), the JSON-RPC check
 /// (`check.rs`) and the cancellation step
-/// ([`cancel`](super::cancel)) as one layer: plain async functions called one inside the
-/// other — one future and one clone of the inner route per request, where three `from_fn`
-/// layers boxed a future and cloned the route each. Served through the router the future is
-/// boxed; served [`Direct`], it is not (hyper keeps it in the connection's request slot).
+/// ([`cancel`](super::cancel)) as one step, in front of the endpoint's route ([`Endpoint`]):
+/// plain async functions called one inside the other — one future and one clone of the inner
+/// route per request. Served through the router the future is boxed; served [`Direct`], it
+/// is not (hyper keeps it in the connection's request slot).
 #[derive(Clone)]
 struct Steps(Arc<StepsInner>);
 
@@ -272,22 +288,37 @@ struct StepsInner {
     room: Option<Room>,
 }
 
-impl<S> tower_layer::Layer<S> for Steps {
-    type Service = Endpoint<S>;
+/// The endpoint's route: rmcp's service behind the [`Steps`]. It is made only by
+/// [`Endpoint::new`], for the route the endpoint's path matched ([`endpoint`], [`Direct`]):
+/// the steps are not a layer that could wrap a router and its fallback.
+#[derive(Clone)]
+struct Endpoint<S> {
+    steps: Arc<StepsInner>,
+    inner: S,
+}
 
-    fn layer(&self, inner: S) -> Endpoint<S> {
+impl<S> Endpoint<S> {
+    fn new(steps: Steps, inner: S) -> Self {
         Endpoint {
-            steps: Arc::clone(&self.0),
+            steps: steps.0,
             inner,
         }
     }
 }
 
-/// A route (rmcp's, or the router's fallback) behind the [`Steps`].
-#[derive(Clone)]
-struct Endpoint<S> {
-    steps: Arc<StepsInner>,
-    inner: S,
+/// The answer at any path the endpoint does not serve, whatever the request: `404` with a
+/// JSON-RPC error (no id: the body is not read), before the door and without the check or
+/// the room. A front proxy that guards only the endpoint's path guards every call.
+async fn not_served(request: Request) -> Response {
+    tracing::debug!(path = request.uri().path(), "no MCP endpoint at this path");
+    super::rewrite::reply(
+        StatusCode::NOT_FOUND,
+        &crate::mcp::jsonrpc::Reply::error(
+            None,
+            crate::mcp::jsonrpc::SERVER_ERROR,
+            "Not Found: no MCP endpoint at this path",
+        ),
+    )
 }
 
 impl StepsInner {

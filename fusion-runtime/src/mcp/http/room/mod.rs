@@ -30,6 +30,7 @@ mod answering;
 mod headers;
 mod live;
 
-pub(crate) use answering::{Plain, PlainKind, Room};
+pub use answering::PlainCallsAnswered;
+pub(crate) use answering::{Answered, Plain, PlainKind, Room};
 pub(crate) use headers::{legacy_headers_pass, modern_headers_pass};
 pub(crate) use live::{Listing, LiveSessions};

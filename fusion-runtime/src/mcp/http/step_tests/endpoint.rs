@@ -11,8 +11,8 @@ use axum::http::{Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::json;
 
+use super::super::handler::http_router;
 use super::super::options::HttpOptions;
-use super::super::router::http_router;
 use super::{header_text, read, read_json};
 
 const A: &str = "127.0.0.1:4000";
@@ -172,32 +172,32 @@ impl crate::auth::TokenVerifier for RefuseAll {
 #[tokio::test]
 async fn the_listener_serves_the_mcp_path_without_the_router_unless_it_authenticates()
 -> anyhow::Result<()> {
+    use super::super::handler::HttpHandler;
     use super::super::health::Readiness;
-    use super::super::listener::Front;
     use super::super::router::endpoint;
 
     let closing = tokio_util::sync::CancellationToken::new();
     let options = HttpOptions::default().stateless(true);
     let server = crate::Server::builder().build()?;
-    let (_, direct) = endpoint(server.clone(), &options, &closing);
+    let direct = endpoint(server.clone(), &options, &closing).direct;
     let direct = direct.ok_or_else(|| anyhow::anyhow!("no direct endpoint without auth"))?;
     assert!(direct.serves("/mcp"));
     for other in ["/mcp/", "/mcp/x", "/", "/MCP"] {
         assert!(!direct.serves(other), "{other}");
     }
 
-    // The path goes to the endpoint itself (rmcp answers the ping); any other to the router.
-    let router = axum::Router::new().fallback(|| async { "router" });
+    // The path goes to the endpoint itself (rmcp answers the ping); any other to the router,
+    // which serves nothing else.
     let readiness = Readiness {
         draining: closing.clone(),
         checks: Vec::new().into(),
     };
-    let mut front = Front::new(readiness, router, Some(direct));
+    let mut front = HttpHandler::listening(server.clone(), &options, &closing, readiness);
     let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
     for (path, expected) in [
-        ("/mcp", &br#"{"jsonrpc":"2.0","id":7,"result":{}}"#[..]),
-        ("/mcp/", b"router"),
-        ("/elsewhere", b"router"),
+        ("/mcp", StatusCode::OK),
+        ("/mcp/", StatusCode::NOT_FOUND),
+        ("/elsewhere", StatusCode::NOT_FOUND),
     ] {
         let mut request = request(Method::POST, A, None, ping)?;
         *request.uri_mut() = path.parse()?;
@@ -205,16 +205,23 @@ async fn the_listener_serves_the_mcp_path_without_the_router_unless_it_authentic
             .await?;
         let response = tower_service::Service::<Request>::call(&mut front, request).await?;
         let (status, _, body) = read(response).await?;
-        assert_eq!((status, &body[..]), (StatusCode::OK, expected), "{path}");
+        assert_eq!(status, expected, "{path}");
+        if expected == StatusCode::OK {
+            assert_eq!(
+                &body[..],
+                br#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+                "{path}"
+            );
+        }
     }
 
     // With authentication (the options' or the server's), only the router: its middleware.
     let auth = crate::auth::Auth::new(RefuseAll, "http://localhost/mcp")
         .authorization_server("http://localhost/issuer");
-    let (_, direct) = endpoint(server, &options.clone().auth(auth.clone()), &closing);
+    let direct = endpoint(server, &options.clone().auth(auth.clone()), &closing).direct;
     assert!(direct.is_none(), "the options' authentication");
     let authenticated = crate::Server::builder().auth(auth).build()?;
-    let (_, direct) = endpoint(authenticated, &options, &closing);
+    let direct = endpoint(authenticated, &options, &closing).direct;
     assert!(direct.is_none(), "the server's authentication");
     Ok(())
 }

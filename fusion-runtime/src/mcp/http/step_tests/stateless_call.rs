@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use super::super::check::{JsonRpcStep, guard};
 use super::super::door::Cleared;
+use super::super::handler::http_router;
 use super::super::headers::AllowedHosts;
 use super::super::options::HttpOptions;
 use super::super::room::{Plain, PlainKind, legacy_headers_pass as headers_pass};
-use super::super::router::http_router;
 use super::{Seen, header_text, json_ok, read};
 
 const PLAIN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]}}}"#;
