@@ -53,6 +53,8 @@ mod handlers;
 #[cfg(feature = "server-http")]
 mod http;
 pub mod jsonrpc;
+#[cfg(feature = "lambda")]
+pub(crate) mod lambda;
 #[cfg(feature = "server-stdio")]
 mod stdio;
 #[cfg(feature = "gateway")]

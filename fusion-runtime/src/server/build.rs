@@ -114,6 +114,7 @@ impl ServerBuilder {
                     Some(store) => std::sync::OnceLock::from(store),
                     None => std::sync::OnceLock::new(),
                 }),
+                running: Default::default(),
                 #[cfg(feature = "server-http")]
                 session_asks: Default::default(),
                 read_cache: self.read_cache,

@@ -319,6 +319,11 @@ impl Server {
         pipeline::leads_somewhere(&self.inner, tool)
     }
 
+    /// The tasks whose work runs in this process now (the task runner counts them).
+    pub(crate) fn running_tasks(&self) -> &Arc<super::running::Running> {
+        &self.inner.running
+    }
+
     /// From now on, a call whose request is cancelled was stopped by the server (it is
     /// shutting down and the drain's grace is over), not by its client: its answer says so,
     /// with `SERVER_BUSY` (another instance can take the call), rather than `CANCELLED`.

@@ -56,6 +56,9 @@ mod tasks_2025;
 pub use front::{HttpHandler, http_router};
 pub use health::ReadyCheck;
 pub use identity::ForwardedHeader;
+/// The key of a client known by its address (a function runtime's event names it).
+#[cfg(feature = "lambda")]
+pub(crate) use identity::ip_key;
 pub use listener::{HttpServer, spawn_http};
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
