@@ -17,10 +17,15 @@ use crate::store::Buckets;
 mod shared;
 
 pub use shared::{OnStoreFailure, STORE_RETRY_AFTER, SharedLimits};
-// The rate-limit store lives in `store`, with the other stores; its names stay reachable here.
+// The rate-limit store lives in `store`, with the other stores.
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use crate::store::{DEFAULT_REDIS_TIMEOUT, RedisStore};
+pub use crate::store::DEFAULT_REDIS_TIMEOUT;
+/// The old path of [`store::RedisStore`](crate::store::RedisStore).
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+#[deprecated(since = "0.1.0", note = "use `store::RedisStore`; removed in 0.2.0")]
+pub type RedisStore = crate::store::RedisStore;
 pub use crate::store::{GovernorStore, RateLimit, RateLimitStore, StoreError, TokioClock, Verdict};
 
 /// Limits on how many calls of an action run at once and wait in line.

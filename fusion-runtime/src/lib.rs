@@ -253,8 +253,10 @@ pub mod server;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 
+#[allow(deprecated)]
+pub use action::ActionHints;
 pub use action::{
-    ActionHints, ActionInfo, ActionLimits, IntoActionOutput, TaskSupport, ToolAction, WithWarnings,
+    ActionInfo, ActionLimits, Hints, IntoActionOutput, TaskSupport, ToolAction, WithWarnings,
 };
 pub use auth::Principal;
 pub use context::Notifier;

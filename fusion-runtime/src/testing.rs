@@ -225,7 +225,7 @@ impl TestServer {
     }
 
     /// The old name of [`TestServer::call_tool_with`].
-    #[deprecated(since = "0.1.0", note = "use `call_tool_with`")]
+    #[deprecated(since = "0.1.0", note = "use `call_tool_with`; removed in 0.2.0")]
     pub async fn call_with(&self, tool: &str, input: &impl Serialize) -> TestCall {
         self.call_tool_with(tool, input).await
     }
@@ -285,7 +285,7 @@ impl TestServer {
     }
 
     /// The old name of [`TestServer::call`].
-    #[deprecated(since = "0.1.0", note = "use `call::<A>`")]
+    #[deprecated(since = "0.1.0", note = "use `call::<A>`; removed in 0.2.0")]
     pub async fn call_action<A>(&self, input: &A::Input) -> TestCall
     where
         A: ToolAction,

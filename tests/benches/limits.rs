@@ -12,7 +12,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fusion_runtime::guard::{RateLimit, RateLimiterGuard, RedisStore, Verdict};
+use fusion_runtime::guard::{RateLimit, RateLimiterGuard, Verdict};
+use fusion_runtime::store::RedisStore;
 use fusion_runtime::store::{MemoryOnce, OnceStore, RedisOnce};
 use fusion_tests::services::Redis;
 

@@ -1,6 +1,6 @@
 //! The diff engine's classification rules, one table per severity and a row (at least) per rule.
 
-use fusion_runtime::contract::{Annotations, Delta, DeltaSeverity, ToolContract, diff};
+use fusion_runtime::contract::{Delta, DeltaSeverity, Hints, ToolContract, diff};
 use serde_json::{Value, json};
 
 use DeltaSeverity::{Breaking, Cosmetic, Risky, Safe};
@@ -460,17 +460,16 @@ fn nested_objects_and_local_refs_are_followed() {
 
 #[test]
 fn risky_rules() {
-    let hints = |a: Annotations| with(|c| c.annotations = a);
-    let read_only = Annotations {
+    let hints = |a: Hints| with(|c| c.annotations = a);
+    let read_only = Hints {
         read_only: Some(true),
         destructive: Some(false),
         idempotent: Some(true),
         open_world: Some(false),
     };
-    let from_read_only =
-        |new: Annotations| row("hint", vec![hints(read_only)], vec![hints(new)], vec![]);
+    let from_read_only = |new: Hints| row("hint", vec![hints(read_only)], vec![hints(new)], vec![]);
     let mut rows = vec![
-        from_read_only(Annotations {
+        from_read_only(Hints {
             read_only: Some(false),
             ..read_only
         })
@@ -480,7 +479,7 @@ fn risky_rules() {
             "actions.billing.get_invoice.annotations.readOnlyHint",
             &["no longer read-only"],
         ),
-        from_read_only(Annotations {
+        from_read_only(Hints {
             destructive: Some(true),
             ..read_only
         })
@@ -490,7 +489,7 @@ fn risky_rules() {
             "actions.billing.get_invoice.annotations.destructiveHint",
             &["destructive"],
         ),
-        from_read_only(Annotations {
+        from_read_only(Hints {
             destructive: None,
             ..read_only
         })
@@ -500,7 +499,7 @@ fn risky_rules() {
             "actions.billing.get_invoice.annotations.destructiveHint",
             &["destructive"],
         ),
-        from_read_only(Annotations {
+        from_read_only(Hints {
             idempotent: Some(false),
             ..read_only
         })
@@ -510,7 +509,7 @@ fn risky_rules() {
             "actions.billing.get_invoice.annotations.idempotentHint",
             &["no longer idempotent"],
         ),
-        from_read_only(Annotations {
+        from_read_only(Hints {
             open_world: Some(true),
             ..read_only
         })

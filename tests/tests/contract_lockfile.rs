@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use fusion_runtime::contract::{Annotations, LockError, Lockfile, ToolContract};
+use fusion_runtime::contract::{Hints, LockError, Lockfile, ToolContract};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -21,7 +21,7 @@ fn get_invoice() -> ToolContract {
             }
         }),
     )
-    .with_annotations(Annotations {
+    .with_annotations(Hints {
         read_only: Some(true),
         destructive: Some(false),
         idempotent: None,

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use fusion_runtime::client::parse_tool_error;
 use fusion_runtime::context::CancellationToken;
+use fusion_runtime::context::ClientKey;
 use fusion_runtime::guard::{ConcurrencyLimit, GuardState, RateLimit};
-use fusion_runtime::server::{BuildError, ClientKey, RequestScope};
+use fusion_runtime::server::{BuildError, RequestScope};
 use fusion_runtime::{
     ActionLimits, Content, Context, Server, ServerBuilder, ToolError, ToolInput, ToolResponse,
     tool_action,

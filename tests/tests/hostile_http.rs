@@ -18,8 +18,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use fusion_runtime::client::parse_tool_error;
+use fusion_runtime::context::ClientKey;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, http_router, spawn_http};
-use fusion_runtime::server::ClientKey;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -5,8 +5,9 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use fusion_runtime::guard::{OnStoreFailure, RateLimit, RedisStore, Verdict};
+use fusion_runtime::guard::{OnStoreFailure, RateLimit, Verdict};
 use fusion_runtime::server::RequestScope;
+use fusion_runtime::store::RedisStore;
 use fusion_runtime::{Principal, Server};
 use fusion_tests::raw_http;
 use fusion_tests::services::{Instance, Nginx, Redis, free_port, mint, now, stateless_instance};

@@ -770,7 +770,7 @@ fn expand(args: Args, item: ItemFn, mut errors: Vec<syn::Error>) -> TokenStream 
                         Self::NAME,
                         #title,
                         #description,
-                        ::fusion_runtime::__private::ActionHints {
+                        ::fusion_runtime::__private::Hints {
                             read_only: #read_only,
                             destructive: #destructive,
                             idempotent: #idempotent,

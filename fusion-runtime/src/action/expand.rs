@@ -8,8 +8,8 @@ use std::time::Duration;
 pub use futures::future::BoxFuture;
 
 pub use super::{
-    ActionHints, ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, IntoActionOutput,
-    NoInput, TaskSupport, handler_outcome,
+    ActionInfo, ActionLimits, HandlerOutcome, HandlerReturn, Hints, IntoActionOutput, NoInput,
+    TaskSupport, handler_outcome,
 };
 pub use super::{IconTheme, StaticIcon};
 pub use crate::context::{CallContext, FromCallContext, StateRequirement};
@@ -26,7 +26,7 @@ pub fn action_info(
     name: &'static str,
     title: Option<&'static str>,
     description: &'static str,
-    hints: ActionHints,
+    hints: Hints,
     deprecated: Option<&'static str>,
     input_schema: Arc<JsonObject>,
     deprecated_fields: Arc<[DeprecatedField]>,

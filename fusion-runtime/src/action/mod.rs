@@ -34,7 +34,7 @@ use crate::validation::DeprecatedField;
 /// Behaviour hints shown to clients as MCP tool annotations (`readOnlyHint`, …), as the author
 /// wrote them: `None` leaves a hint unset, and the client applies MCP's default — not
 /// read-only, destructive, not idempotent, open world. The one hints type of the crate: an
-/// action declares it, the contract records it ([`contract::Annotations`](crate::contract::Annotations)
+/// action declares it, the contract records it ([`ToolContract::annotations`](crate::contract::ToolContract::annotations)
 /// is this type), `tools/list` shows it and a grouped tool merges its members' with
 /// [`Hints::merge`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -50,7 +50,8 @@ pub struct Hints {
     pub open_world: Option<bool>,
 }
 
-/// The name [`Hints`] had before it was shared with the contract: kept for existing code.
+/// The name [`Hints`] had before it was shared with the contract.
+#[deprecated(since = "0.1.0", note = "use `Hints`; removed in 0.2.0")]
 pub type ActionHints = Hints;
 
 impl Hints {

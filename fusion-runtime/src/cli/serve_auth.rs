@@ -11,11 +11,12 @@ use std::time::Duration;
 #[cfg(feature = "auth-jwt")]
 use crate::auth::{Auth, AuthMode, JwtVerifier};
 #[cfg(feature = "redis")]
-use crate::guard::{OnStoreFailure, RedisStore, SharedLimits};
+use crate::guard::{OnStoreFailure, SharedLimits};
 #[cfg(feature = "redis")]
 use crate::server::Server;
 #[cfg(feature = "redis")]
 use crate::store::RedisOnce;
+use crate::store::RedisStore;
 
 #[cfg(feature = "auth-jwt")]
 /// `serve --http` authentication: any key flag turns it on. Each flag also reads the

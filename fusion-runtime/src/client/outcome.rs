@@ -7,7 +7,7 @@ use super::parse::{Envelope, FieldLine, looks_like_envelope, parse_envelope};
 use crate::envelope::{ErrorCode, Severity, ToolError};
 
 /// The old name of [`codes::UNKNOWN`](crate::codes::UNKNOWN).
-#[deprecated(since = "0.1.0", note = "use `codes::UNKNOWN`")]
+#[deprecated(since = "0.1.0", note = "use `codes::UNKNOWN`; removed in 0.2.0")]
 pub const UNKNOWN_CODE: &str = "UNKNOWN";
 
 /// What one `tools/call` answered, with its envelopes read back.

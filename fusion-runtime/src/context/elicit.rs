@@ -16,7 +16,10 @@ use crate::envelope::{ToolError, codes};
 use crate::input::{JsonObject, ToolInput};
 
 /// The old path of [`codes::ELICITATION_UNSUPPORTED`].
-#[deprecated(since = "0.1.0", note = "use `codes::ELICITATION_UNSUPPORTED`")]
+#[deprecated(
+    since = "0.1.0",
+    note = "use `codes::ELICITATION_UNSUPPORTED`; removed in 0.2.0"
+)]
 pub const ELICITATION_UNSUPPORTED: &str = "ELICITATION_UNSUPPORTED";
 
 /// What the user did with a form.

@@ -52,7 +52,7 @@ impl<S> Context<S> {
     /// The old name of [`Context::untyped`].
     #[deprecated(
         since = "0.1.0",
-        note = "use the method on `Context` itself, or `untyped()` for the `CallContext`"
+        note = "use the method on `Context` itself, or `untyped()` for the `CallContext`; removed in 0.2.0"
     )]
     pub fn call(&self) -> &CallContext {
         &self.call

@@ -53,16 +53,27 @@ pub trait RequestSink: Send + Sync + 'static {
 impl ClientKey {
     /// The key of the call in `scope` (see the type's documentation for the order).
     pub fn of(scope: &RequestScope) -> ClientKey {
+        if let Some(client) = &scope.client {
+            return ClientKey::owner(scope.principal.as_deref(), client);
+        }
         if let Some(principal) = &scope.principal {
             return ClientKey(principal.client_key());
-        }
-        if let Some(key) = &scope.client {
-            return key.clone();
         }
         if scope.sink.is_some() {
             return ClientKey("connection".to_owned());
         }
         ClientKey("local".to_owned())
+    }
+}
+
+impl ClientKey {
+    /// Who owns what a request makes (its tasks, its calls' cancellation, its state): its
+    /// principal's key, else its client's — the one place that order is written.
+    pub(crate) fn owner(principal: Option<&Principal>, client: &ClientKey) -> ClientKey {
+        match principal {
+            Some(principal) => ClientKey(principal.client_key()),
+            None => client.clone(),
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::canonical::to_canonical_pretty;
 use super::diff::{Delta, diff};
-use super::{Annotations, ToolContract};
+use super::{Hints, ToolContract};
 
 /// The value of the lockfile's `format` key; anything else is not a Fusion lockfile.
 pub const LOCK_FORMAT: &str = "fusion-lock";
@@ -345,14 +345,14 @@ fn scopes_from_json(value: Option<&Value>, at: &str) -> Result<Vec<String>, Lock
     Ok(scopes)
 }
 
-fn annotations_from_json(value: Option<&Value>, at: &str) -> Result<Annotations, LockError> {
+fn annotations_from_json(value: Option<&Value>, at: &str) -> Result<Hints, LockError> {
     let Some(value) = value else {
-        return Ok(Annotations::default());
+        return Ok(Hints::default());
     };
     let obj = value
         .as_object()
         .ok_or_else(|| LockError::invalid(format!("{at}.annotations"), "expected an object"))?;
-    let mut a = Annotations::default();
+    let mut a = Hints::default();
     for (key, v) in obj {
         let slot = match key.as_str() {
             "readOnlyHint" => &mut a.read_only,

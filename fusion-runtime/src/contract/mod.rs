@@ -52,11 +52,15 @@ use sha2::{Digest as _, Sha256};
 /// type, [`action::Hints`](crate::action::Hints).
 ///
 /// Each hint is `None` when the author did not set it. MCP gives absent hints a default, and
-/// the diff engine compares the *effective* values ([`Annotations::effective_read_only`], …),
+/// the diff engine compares the *effective* values ([`Hints::effective_read_only`], …),
 /// so writing a default down explicitly is not a behavioural change (it is still a change of
 /// the contract, reported as cosmetic). The defaults are MCP's: not read-only, destructive,
 /// not idempotent, open world.
-pub use crate::action::Hints as Annotations;
+pub use crate::action::Hints;
+
+/// The contract's old name for [`Hints`].
+#[deprecated(since = "0.1.0", note = "use `Hints`; removed in 0.2.0")]
+pub type Annotations = Hints;
 
 /// The contract of one action: everything an agent learns about it from `tools/list`.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,7 +72,7 @@ pub struct ToolContract {
     /// The description shown to agents.
     pub description: String,
     /// The MCP tool annotations.
-    pub annotations: Annotations,
+    pub annotations: Hints,
     /// Why the action is deprecated and what to use instead; `None` when it is not.
     pub deprecated: Option<String>,
     /// The JSON Schema of the arguments.
@@ -90,7 +94,7 @@ impl ToolContract {
             action: action.into(),
             tool: tool.into(),
             description: description.into(),
-            annotations: Annotations::default(),
+            annotations: Hints::default(),
             deprecated: None,
             input_schema,
             scopes: Vec::new(),
@@ -106,7 +110,7 @@ impl ToolContract {
     }
 
     /// Sets the annotations.
-    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+    pub fn with_annotations(mut self, annotations: Hints) -> Self {
         self.annotations = annotations;
         self
     }

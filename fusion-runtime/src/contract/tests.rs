@@ -9,7 +9,7 @@ fn sample() -> ToolContract {
         "Fetch one invoice",
         json!({"type": "object", "properties": {"id": {"type": "string"}}}),
     )
-    .with_annotations(Annotations {
+    .with_annotations(Hints {
         read_only: Some(true),
         destructive: None,
         idempotent: Some(true),
@@ -20,13 +20,13 @@ fn sample() -> ToolContract {
 
 #[test]
 fn mcp_defaults_apply_to_absent_hints() {
-    let a = Annotations::default();
+    let a = Hints::default();
     assert!(!a.effective_read_only());
     assert!(a.effective_destructive());
     assert!(!a.effective_idempotent());
     assert!(a.effective_open_world());
     assert_eq!(a.to_json(), json!({}));
-    let written = Annotations {
+    let written = Hints {
         read_only: Some(true),
         destructive: Some(false),
         idempotent: Some(true),

@@ -157,7 +157,7 @@ impl ToolError {
     }
 
     /// The old name of [`ToolError::recovery`].
-    #[deprecated(since = "0.1.0", note = "use `recovery`")]
+    #[deprecated(since = "0.1.0", note = "use `recovery`; removed in 0.2.0")]
     pub fn suggest(self, suggestion: impl Into<String>) -> Self {
         self.recovery(suggestion)
     }
@@ -176,7 +176,7 @@ impl ToolError {
     }
 
     /// The old name of [`ToolError::available_actions`].
-    #[deprecated(since = "0.1.0", note = "use `available_actions`")]
+    #[deprecated(since = "0.1.0", note = "use `available_actions`; removed in 0.2.0")]
     pub fn actions<I, S>(self, actions: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -267,7 +267,7 @@ impl ToolError {
     /// The recovery text, if set and non-empty.
     #[deprecated(
         since = "0.1.0",
-        note = "read `ToolCallError::from_error(tool, &e).recovery` (`client::ToolCallError`)"
+        note = "read `ToolCallError::from_error(tool, &e).recovery` (`client::ToolCallError`); removed in 0.2.0"
     )]
     pub fn suggestion(&self) -> Option<&str> {
         self.recovery_text()
@@ -276,7 +276,7 @@ impl ToolError {
     /// The details, in insertion order.
     #[deprecated(
         since = "0.1.0",
-        note = "read `ToolCallError::from_error(tool, &e).details` (`client::ToolCallError`)"
+        note = "read `ToolCallError::from_error(tool, &e).details` (`client::ToolCallError`); removed in 0.2.0"
     )]
     pub fn detail_pairs(&self) -> &[(String, String)] {
         self.detail_list()
@@ -326,7 +326,7 @@ impl ToolError {
     /// The severity.
     #[deprecated(
         since = "0.1.0",
-        note = "read `ToolCallError::from_error(tool, &e).severity` (`client::ToolCallError`), or `is_error()`"
+        note = "read `ToolCallError::from_error(tool, &e).severity` (`client::ToolCallError`), or `is_error()`; removed in 0.2.0"
     )]
     pub fn severity_level(&self) -> Severity {
         self.inner.severity

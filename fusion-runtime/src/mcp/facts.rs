@@ -418,10 +418,10 @@ pub(crate) fn watch_request(
     exchange.attach(ct);
     let owner = match &facts.session {
         Some(session) => Owner::Session(session.clone()),
-        None => Owner::Client(match facts.principal.as_deref().or(principal) {
-            Some(principal) => ClientKey(principal.client_key()),
-            None => facts.client.clone(),
-        }),
+        None => Owner::Client(ClientKey::owner(
+            facts.principal.as_deref().or(principal),
+            &facts.client,
+        )),
     };
     exchange.inner.calls.track(owner, id.clone(), ct.clone())
 }

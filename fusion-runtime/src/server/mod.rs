@@ -40,9 +40,13 @@ mod visibility;
 pub use crate::action::{Exposure, Placement, failure_from};
 pub use crate::action::{IconTheme, StaticIcon};
 pub use crate::context::{
-    CallContext, ClientKey, Context, DEFAULT_LOG_LEVEL, FromCallContext, ListenLimits, LogLevel,
-    LogThreshold, Notifier, RequestScope, StateRequirement,
+    CallContext, Context, DEFAULT_LOG_LEVEL, FromCallContext, ListenLimits, LogLevel, LogThreshold,
+    Notifier, RequestScope, StateRequirement,
 };
+
+/// The old path of [`context::ClientKey`](crate::context::ClientKey).
+#[deprecated(since = "0.1.0", note = "use `context::ClientKey`; removed in 0.2.0")]
+pub type ClientKey = crate::context::ClientKey;
 pub use builder::{BuildError, DEFAULT_MAX_RESULT_BYTES, ServerBuilder};
 pub(crate) use cache::ReadCache;
 pub use cache::{CacheScope, DEFAULT_LIST_CACHE, DEFAULT_READ_CACHE, ListCache};

@@ -161,11 +161,17 @@ pub(super) fn deprecated_fields_sent(
 }
 
 /// The old path of [`codes::RESULT_TRUNCATED`](crate::codes::RESULT_TRUNCATED).
-#[deprecated(since = "0.1.0", note = "use `codes::RESULT_TRUNCATED`")]
+#[deprecated(
+    since = "0.1.0",
+    note = "use `codes::RESULT_TRUNCATED`; removed in 0.2.0"
+)]
 pub const RESULT_TRUNCATED: &str = "RESULT_TRUNCATED";
 
 /// The old path of [`codes::RESULT_TOO_LARGE`](crate::codes::RESULT_TOO_LARGE).
-#[deprecated(since = "0.1.0", note = "use `codes::RESULT_TOO_LARGE`")]
+#[deprecated(
+    since = "0.1.0",
+    note = "use `codes::RESULT_TOO_LARGE`; removed in 0.2.0"
+)]
 pub const RESULT_TOO_LARGE: &str = "RESULT_TOO_LARGE";
 
 /// Stage 5's bound on a successful result (`max_result_bytes`): text blocks past `limit`

@@ -342,12 +342,12 @@ fn guess_from_arguments<'g, 'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::action::ActionHints;
+    use crate::action::Hints;
     use serde_json::json;
     use std::borrow::Cow;
     use std::sync::Arc;
 
-    fn info(name: &'static str, props: &[&str], hints: ActionHints) -> ActionInfo {
+    fn info(name: &'static str, props: &[&str], hints: Hints) -> ActionInfo {
         let properties: JsonObject = props
             .iter()
             .map(|p| ((*p).to_owned(), json!({"type": "string"})))
@@ -371,7 +371,7 @@ mod tests {
     }
 
     fn infos() -> Vec<ActionInfo> {
-        let ro = ActionHints {
+        let ro = Hints {
             read_only: Some(true),
             ..Default::default()
         };
@@ -380,7 +380,7 @@ mod tests {
             info(
                 "billing.send_reminder",
                 &["invoice_id", "email"],
-                ActionHints::default(),
+                Hints::default(),
             ),
             info("status", &[], ro),
         ]

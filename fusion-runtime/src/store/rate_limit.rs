@@ -85,7 +85,7 @@ impl RateLimit {
     }
 
     /// One bucket per client (per MCP session) instead of one shared bucket: see
-    /// [`ClientKey`](crate::server::ClientKey) for how a client is told apart.
+    /// [`ClientKey`](crate::context::ClientKey) for how a client is told apart.
     pub fn per_client(mut self) -> Self {
         self.per_client = true;
         self

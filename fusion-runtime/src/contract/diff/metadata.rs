@@ -3,7 +3,7 @@
 //! changes.
 
 use super::delta::{Delta, DeltaSeverity, fill, json_str};
-use crate::contract::{Annotations, ToolContract};
+use crate::contract::{Hints, ToolContract};
 
 use DeltaSeverity::{Breaking, Cosmetic, Risky, Safe};
 
@@ -56,8 +56,8 @@ const TEXTS: &[Text] = &[
 /// An MCP hint, compared by its effective value (MCP's default when absent).
 struct Hint {
     key: &'static str,
-    written: fn(&Annotations) -> Option<bool>,
-    effective: fn(&Annotations) -> bool,
+    written: fn(&Hints) -> Option<bool>,
+    effective: fn(&Hints) -> bool,
     /// The value that lets the action do more to its environment.
     riskier: bool,
     /// After "Action '<name>'", when the effective value became the riskier one.
@@ -70,7 +70,7 @@ const HINTS: &[Hint] = &[
     Hint {
         key: "readOnlyHint",
         written: |a| a.read_only,
-        effective: Annotations::effective_read_only,
+        effective: Hints::effective_read_only,
         riskier: false,
         worse: "is no longer read-only: it may now modify its environment",
         better: "is now read-only",
@@ -78,7 +78,7 @@ const HINTS: &[Hint] = &[
     Hint {
         key: "destructiveHint",
         written: |a| a.destructive,
-        effective: Annotations::effective_destructive,
+        effective: Hints::effective_destructive,
         riskier: true,
         worse: "may now perform destructive updates",
         better: "no longer performs destructive updates",
@@ -86,7 +86,7 @@ const HINTS: &[Hint] = &[
     Hint {
         key: "idempotentHint",
         written: |a| a.idempotent,
-        effective: Annotations::effective_idempotent,
+        effective: Hints::effective_idempotent,
         riskier: false,
         worse: "is no longer idempotent: repeating a call may have further effects",
         better: "is now idempotent",
@@ -94,7 +94,7 @@ const HINTS: &[Hint] = &[
     Hint {
         key: "openWorldHint",
         written: |a| a.open_world,
-        effective: Annotations::effective_open_world,
+        effective: Hints::effective_open_world,
         riskier: true,
         worse: "now interacts with external systems (open world)",
         better: "no longer interacts with external systems",

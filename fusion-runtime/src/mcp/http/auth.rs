@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 
 use crate::auth::{Auth, AuthMode, METADATA_PATH};
-use crate::server::ClientKey;
+use crate::context::ClientKey;
 
 /// What the layer needs, worked out once.
 pub(crate) struct AuthLayer {
