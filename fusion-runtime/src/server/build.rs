@@ -115,6 +115,8 @@ impl ServerBuilder {
                 }),
                 #[cfg(feature = "server-http")]
                 session_asks: Default::default(),
+                #[cfg(feature = "server-http")]
+                result_streams: Default::default(),
                 read_cache: self.read_cache,
                 sources: self.sources,
                 visibility,
