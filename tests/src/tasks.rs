@@ -183,3 +183,41 @@ pub const SERVER_RESOURCE: &str = "http://127.0.0.1/mcp";
 pub fn server_token(who: &str) -> String {
     crate::services::hs256_token(SERVER_SECRET, SERVER_RESOURCE, SERVER_ISSUER, who)
 }
+
+/// POSTs `body` as the client at `forwarded` (an address a trusted proxy on loopback names in
+/// `X-Forwarded-For`), on 2025-11-25 session `session` when given: the response.
+pub async fn forwarded_post(
+    addr: SocketAddr,
+    forwarded: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> raw_http::RawResponse {
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("x-forwarded-for", forwarded),
+    ];
+    if let Some(session) = session {
+        headers.push(("mcp-protocol-version", "2025-11-25"));
+        headers.push(("mcp-session-id", session));
+    }
+    raw_http::request(addr, "POST", "/mcp", &headers, &body.to_string())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A 2025-11-25 session of the client at `forwarded` (see [`forwarded_post`]): its id.
+/// `notifications/initialized` is sent.
+pub async fn forwarded_session(addr: SocketAddr, forwarded: &str) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let r = forwarded_post(addr, forwarded, None, &init).await;
+    let id = r
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no session: {r:?}"))
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    forwarded_post(addr, forwarded, Some(&id), &initialized).await;
+    id
+}

@@ -2,13 +2,15 @@
 //! (2026-07-28's extension, 2025-11-25's `task` parameter on a session):
 //!
 //! - A disabled task tool answers a task request exactly as it answers a call: the same
-//!   `UNKNOWN_ACTION` result, no task created, for an optional and a required task tool.
+//!   `UNKNOWN_ACTION` result, and no task created (the server's task store holds none of
+//!   the client's until the enabled tool's), for an optional and a required task tool.
 //! - Task support is read on the action a name resolves to: a `task = "required"` action
 //!   called by its dotted spelling (`jobs.only`) runs only as a task, as by its tool name.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use fusion_runtime::Server;
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::server::Item;
 use fusion_runtime::{ToolError, ToolInput, tool_action};
@@ -40,8 +42,9 @@ async fn hidden(_input: Nothing) -> Result<String, ToolError> {
 }
 
 /// The billing example and the actions above, `sleeper` and `jobs_hidden` disabled,
-/// stateless or with sessions, no auth.
-async fn serve(stateless: bool) -> HttpServer {
+/// stateless or with sessions, no auth: the running server, and the server itself (to read
+/// its task store).
+async fn serve_with(stateless: bool) -> (HttpServer, Server) {
     let server = examples::billing::builder()
         .action::<SleeperAction>()
         .action::<OnlyAction>()
@@ -50,13 +53,29 @@ async fn serve(stateless: bool) -> HttpServer {
         .disabled(Item::Tool, "jobs_hidden")
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    spawn_http(
-        server,
+    let running = spawn_http(
+        server.clone(),
         SocketAddr::from(([127, 0, 0, 1], 0)),
         HttpOptions::default().stateless(stateless),
     )
     .await
-    .unwrap_or_else(|e| panic!("spawn: {e}"))
+    .unwrap_or_else(|e| panic!("spawn: {e}"));
+    (running, server)
+}
+
+async fn serve(stateless: bool) -> HttpServer {
+    serve_with(stateless).await.0
+}
+
+/// The ids of the tasks the test client (this machine's address, no auth) holds in
+/// `server`'s store: what its `tasks/get` would find.
+async fn tasks_held(server: &Server) -> Vec<String> {
+    let page = server
+        .task_store()
+        .list("ip:127.0.0.1", None, 100)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    page.tasks.into_iter().map(|t| t.id).collect()
 }
 
 /// A 2026-07-28 `tools/call` of `tool`, declaring the tasks extension when `tasks`.
@@ -111,7 +130,7 @@ fn unknown_action(answer: &Value) -> &str {
 
 #[tokio::test]
 async fn a_disabled_task_tool_answers_a_2026_task_request_as_a_call() {
-    let server = serve(true).await;
+    let (server, inner) = serve_with(true).await;
     let addr = server.local_addr;
     for tool in ["sleeper", "jobs_hidden", "jobs.hidden"] {
         let as_task = modern(addr, tool, true).await;
@@ -119,15 +138,24 @@ async fn a_disabled_task_tool_answers_a_2026_task_request_as_a_call() {
         unknown_action(&as_call);
         assert_eq!(as_task, as_call, "{tool}: the task request shows more");
     }
+    assert_eq!(
+        tasks_held(&inner).await,
+        Vec::<String>::new(),
+        "no task created"
+    );
     // Enabled, the same tool is a task: the server did not just stop running tasks.
     let task = modern(addr, "jobs_only", true).await;
     assert_eq!(task["result"]["resultType"], "task", "{task}");
+    assert_eq!(
+        tasks_held(&inner).await,
+        [task["result"]["taskId"].as_str().unwrap_or_default()]
+    );
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[tokio::test]
 async fn a_disabled_task_tool_answers_a_2025_task_request_as_a_call() {
-    let server = serve(false).await;
+    let (server, inner) = serve_with(false).await;
     let addr = server.local_addr;
     let session = session(addr).await;
     for tool in ["sleeper", "jobs_hidden", "jobs.hidden"] {
@@ -136,8 +164,19 @@ async fn a_disabled_task_tool_answers_a_2025_task_request_as_a_call() {
         unknown_action(&as_call);
         assert_eq!(as_task, as_call, "{tool}: the task request shows more");
     }
+    assert_eq!(
+        tasks_held(&inner).await,
+        Vec::<String>::new(),
+        "no task created"
+    );
     let task = legacy(addr, &session, "jobs_only", true).await;
     assert_eq!(task["result"]["task"]["status"], "working", "{task}");
+    assert_eq!(
+        tasks_held(&inner).await,
+        [task["result"]["task"]["taskId"]
+            .as_str()
+            .unwrap_or_default()]
+    );
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 

@@ -117,6 +117,8 @@ impl ServerBuilder {
                 running: Default::default(),
                 #[cfg(feature = "server-http")]
                 session_asks: Default::default(),
+                #[cfg(feature = "server-http")]
+                result_streams: Default::default(),
                 read_cache: self.read_cache,
                 sources: self.sources,
                 visibility,

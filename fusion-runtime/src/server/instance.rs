@@ -345,6 +345,12 @@ impl Server {
         &self.inner.session_asks
     }
 
+    /// The 2025 `tasks/result` streams this process holds open, by client.
+    #[cfg(feature = "server-http")]
+    pub(crate) fn result_streams(&self) -> &Arc<crate::store::tasks::ResultStreams> {
+        &self.inner.result_streams
+    }
+
     /// Whether any action runs only as a task (`task = "required"`).
     #[cfg(feature = "server-http")]
     pub(crate) fn has_required_tasks(&self) -> bool {

@@ -203,6 +203,9 @@ pub(super) struct Inner {
     /// What each 2025 session's client can answer a task's question with.
     #[cfg(feature = "server-http")]
     pub(super) session_asks: crate::store::tasks::SessionAsks,
+    /// The 2025 `tasks/result` streams this process holds open, by client.
+    #[cfg(feature = "server-http")]
+    pub(super) result_streams: Arc<crate::store::tasks::ResultStreams>,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,
     /// What is disabled now.

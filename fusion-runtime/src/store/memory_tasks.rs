@@ -14,6 +14,8 @@ use super::tasks::*;
 #[derive(Debug)]
 struct Kept {
     record: TaskRecord,
+    /// Who it counts against ([`share_of`] its owner).
+    share: String,
     /// Its result was read ([`TaskStore::release`]): it holds no place any more.
     read: bool,
 }
@@ -88,13 +90,13 @@ impl MemoryTasks {
                     .get(id)
                     .is_some_and(|t| !t.record.status.is_terminal())
             });
-        let counted = || tasks.values().filter(|t| t.counts(now, hold));
-        if counted().count() >= self.limits.overall {
-            return Err(TaskRefused::StoreFull(self.limits.overall));
+        let share = share_of(owner);
+        let (mut stored, mut held) = (0, 0);
+        for task in tasks.values().filter(|t| t.counts(now, hold)) {
+            stored += 1;
+            held += usize::from(task.share == share);
         }
-        if counted().filter(|t| t.record.owner == owner).count() >= self.limits.per_owner {
-            return Err(TaskRefused::OwnerFull(self.limits.per_owner));
-        }
+        self.limits.admit(stored, held)?;
         let record = TaskRecord {
             id: new_task_id().map_err(TaskRefused::Store)?,
             owner: owner.to_owned(),
@@ -104,12 +106,13 @@ impl MemoryTasks {
             input_requests: JsonObject::new(),
             created_ms: now,
             updated_ms: now,
-            ttl_ms: u64::try_from(self.limits.ttl(Some(ttl)).as_millis()).unwrap_or(u64::MAX),
+            ttl_ms: u64::try_from(ttl.min(self.limits.max_ttl).as_millis()).unwrap_or(u64::MAX),
             poll_interval_ms: u64::try_from(self.limits.poll_interval.as_millis())
                 .unwrap_or(u64::MAX),
         };
         let kept = Kept {
             record: record.clone(),
+            share: share.into_owned(),
             read: false,
         };
         tasks.insert(record.id.clone(), kept);

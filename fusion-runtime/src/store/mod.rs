@@ -66,6 +66,6 @@ pub use redis_once::RedisOnce;
 pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
 pub use tasks::{
     DEFAULT_TASK_HOLD, DEFAULT_TASK_MAX_TTL, DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL,
-    DEFAULT_TASKS_PER_OWNER, MAX_TASKS_PAGE, Running, TaskLimits, TaskOutcome, TaskPage,
-    TaskPosition, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch,
+    DEFAULT_TASKS_PER_OWNER, MAX_TASKS_PAGE, MIN_TASK_TTL, Running, TaskLimits, TaskOutcome,
+    TaskPage, TaskPosition, TaskRecord, TaskRefused, TaskStatus, TaskStore, TaskWatch, share_of,
 };

@@ -2,12 +2,17 @@
 //! them, run alone by Redis on its own clock (`TIME`). Their keys and arguments are
 //! `redis_tasks.rs`'s to pass.
 
-/// The Lua helpers every script shares: Redis's clock in ms, and the owner's sorted set.
+/// The Lua helpers every script shares: Redis's clock in ms, the sorted set of the tasks one
+/// client counts for (by its share, `share_of`: a task stored before shares has its owner),
+/// and the owner's list.
 pub(super) const PRELUDE: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function owner_set(prefix, owner)
-  return prefix .. ':tasks:owner:' .. redis.sha1hex(owner)
+local function owner_set(prefix, share)
+  return prefix .. ':tasks:owner:' .. redis.sha1hex(share)
+end
+local function share_of(key)
+  return redis.call('HGET', key, 'share') or redis.call('HGET', key, 'owner')
 end
 local function owner_index(prefix, owner)
   return prefix .. ':tasks:listed:' .. redis.sha1hex(owner)
@@ -18,22 +23,30 @@ end
 ";
 
 /// KEYS[1]: the task. ARGV: prefix, id, owner, per_owner, overall, ttl_ms, poll_ms, lease_ms,
-/// max_ttl_ms. Returns `{1, now}`, `{-1, 0}` (owner full) or `{-2, 0}` (store full).
+/// max_ttl_ms, share (who the owner counts as). Returns `{1, now, 0}`, `{-2, 0, 0}` (store
+/// full), `{-1, 0, 0}` (owner full) or `{-3, stored, held}` (the owner holds its share):
+/// `TaskLimits::admit`'s rule, in the same order.
 pub(super) const CREATE: &str = r"
 local prefix, id, owner = ARGV[1], ARGV[2], ARGV[3]
 local ttl, lease, max_ttl = tonumber(ARGV[6]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local p, o = tonumber(ARGV[4]), tonumber(ARGV[5])
 local all = prefix .. ':tasks:all'
-local mine = owner_set(prefix, owner)
+local mine = owner_set(prefix, ARGV[10])
 redis.call('ZREMRANGEBYSCORE', prefix .. ':tasks:ended', '-inf', now)
 redis.call('ZREMRANGEBYSCORE', all, '-inf', now)
 redis.call('ZREMRANGEBYSCORE', mine, '-inf', now)
-if redis.call('ZCARD', all) >= tonumber(ARGV[5]) then return {-2, 0} end
-if redis.call('ZCARD', mine) >= tonumber(ARGV[4]) then return {-1, 0} end
+local stored = redis.call('ZCARD', all)
+if stored >= o then return {-2, 0, 0} end
+local held = redis.call('ZCARD', mine)
+if held >= p then return {-1, 0, 0} end
+if held > 0 and not (4 * stored < 3 * o and held * 3 * o < 2 * p * (3 * o - 4 * stored)) then
+  return {-3, stored, held}
+end
 -- Running, it lives its TTL (and a lease, for the runner's last word); ended, one TTL more.
 -- Its place in `all` and `mine` is freed when it ends (a hold later) or its result is read.
 local until_ms = now + 2 * ttl + lease
-redis.call('HSET', KEYS[1], 'owner', owner, 'status', 'working', 'created', now,
-  'updated', now, 'ttl', ttl, 'poll', ARGV[7], 'lease', now + lease)
+redis.call('HSET', KEYS[1], 'owner', owner, 'share', ARGV[10], 'status', 'working',
+  'created', now, 'updated', now, 'ttl', ttl, 'poll', ARGV[7], 'lease', now + lease)
 redis.call('PEXPIREAT', KEYS[1], until_ms)
 redis.call('ZADD', all, until_ms, id)
 redis.call('ZADD', mine, until_ms, id)
@@ -45,7 +58,7 @@ local listed = owner_index(prefix, owner)
 redis.call('ZREMRANGEBYSCORE', listed, '-inf', now - keep)
 redis.call('ZADD', listed, now, id)
 redis.call('PEXPIRE', listed, keep)
-return {1, now}
+return {1, now, 0}
 ";
 
 /// KEYS[1]: the task. ARGV: prefix, id, status, message ('' for none), outcome JSON,
@@ -70,7 +83,7 @@ local ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl'))
 local hold = math.min(tonumber(ARGV[8]), ttl)
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('ZADD', prefix .. ':tasks:all', now + hold, id)
-redis.call('ZADD', owner_set(prefix, owner), now + hold, id)
+redis.call('ZADD', owner_set(prefix, share_of(KEYS[1])), now + hold, id)
 local ended = prefix .. ':tasks:ended'
 redis.call('ZADD', ended, now + ttl, id)
 redis.call('PEXPIRE', ended, tonumber(ARGV[10]))
@@ -80,7 +93,7 @@ if extra > 0 then
     local key = prefix .. ':task:' .. old
     local who = redis.call('HGET', key, 'owner')
     if who then
-      redis.call('ZREM', owner_set(prefix, who), old)
+      redis.call('ZREM', owner_set(prefix, share_of(key)), old)
       redis.call('ZREM', owner_index(prefix, who), old)
     end
     redis.call('ZREM', prefix .. ':tasks:all', old)
@@ -98,7 +111,7 @@ local owner = redis.call('HGET', KEYS[1], 'owner')
 if not owner or owner ~= ARGV[3] then return 0 end
 if not terminal(redis.call('HGET', KEYS[1], 'status')) then return 0 end
 redis.call('ZREM', ARGV[1] .. ':tasks:all', ARGV[2])
-redis.call('ZREM', owner_set(ARGV[1], owner), ARGV[2])
+redis.call('ZREM', owner_set(ARGV[1], share_of(KEYS[1])), ARGV[2])
 return 1
 ";
 

@@ -5,8 +5,9 @@
 //!
 //! Every change is one Lua script, run alone by Redis on Redis's own clock (`TIME`), so
 //! instances' clocks never disagree about a lease or an expiry: creating (with the bounds:
-//! tasks per owner and overall, counted in two sorted sets scored by when each task frees
-//! its place), ending (only a task that has not ended; a cancelled task stays cancelled; it
+//! tasks per client and overall, counted in sorted sets scored by when each task frees its
+//! place, and the client's fair share of a filling store, [`TaskLimits::share`], decided in
+//! the script as the in-process store decides it), ending (only a task that has not ended; a cancelled task stays cancelled; it
 //! then holds its place [`TaskLimits::hold`] at most), releasing (a result read frees the
 //! place at once), renewing, setting the status message. Ended records stay readable until
 //! their TTL lapses, at most [`TaskLimits::overall`] of them (a third sorted set, the ones
@@ -28,7 +29,7 @@ use super::redis_task_scripts::{
 };
 use super::tasks::{
     MAX_TASKS_PAGE, Running, TaskLimits, TaskOutcome, TaskPage, TaskPosition, TaskRecord,
-    TaskRefused, TaskStatus, TaskStore, TaskWatch, bounded, new_task_id,
+    TaskRefused, TaskStatus, TaskStore, TaskWatch, bounded, new_task_id, share_of,
 };
 
 /// How long a running task's lease lasts by default: it is renewed every third of it.
@@ -330,7 +331,7 @@ impl TaskStore for RedisTasks {
     ) -> BoxFuture<'a, Result<TaskRecord, TaskRefused>> {
         Box::pin(async move {
             let id = new_task_id().map_err(TaskRefused::Store)?;
-            let ttl = self.limits.ttl(Some(ttl));
+            let ttl = ttl.min(self.limits.max_ttl);
             let args = [
                 self.prefix.clone(),
                 id.clone(),
@@ -341,14 +342,23 @@ impl TaskStore for RedisTasks {
                 ms(self.limits.poll_interval),
                 ms(self.lease),
                 ms(self.limits.max_ttl),
+                share_of(owner).into_owned(),
             ];
-            let (code, now): (i64, u64) = self
+            // `{1, now, 0}`, or a refusal (`{-3, stored, held}` for a share).
+            let (code, now, held): (i64, u64, u64) = self
                 .run(CREATE, &self.key(&id), &args)
                 .await
                 .map_err(TaskRefused::Store)?;
+            let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
             match code {
                 -1 => Err(TaskRefused::OwnerFull(self.limits.per_owner)),
                 -2 => Err(TaskRefused::StoreFull(self.limits.overall)),
+                -3 => Err(TaskRefused::ShareFull {
+                    held: count(held),
+                    share: self.limits.share(count(now)),
+                    stored: count(now),
+                    overall: self.limits.overall,
+                }),
                 _ => Ok(TaskRecord {
                     id,
                     owner: owner.to_owned(),

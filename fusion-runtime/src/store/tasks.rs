@@ -4,8 +4,10 @@
 //!
 //! A task belongs to the client that started it (its [`ClientKey`](crate::context::ClientKey)):
 //! every read names the owner, and another owner's task is answered as if it did not exist.
-//! Everything is bounded: tasks per owner and overall ([`TaskLimits`]), the size of a stored
-//! result, and how long a task may live (a ceiling of minutes, whatever the client asks).
+//! Everything is bounded: tasks per client and overall ([`TaskLimits`]; a client's share
+//! shrinks as the store fills, so a crowd of clients cannot hold every place), the size of
+//! a stored result, and how long a task may live (a floor of seconds and a ceiling of
+//! minutes, whatever the client asks).
 //!
 //! A task holds a place in both bounds while it runs and, once it ended, until its result is
 //! read or [`TaskLimits::hold`] passed: an ended task no one reads frees its place within
@@ -63,11 +65,19 @@ impl TaskStatus {
 }
 
 /// The bounds a [`TaskStore`] keeps.
+///
+/// The places of [`overall`](TaskLimits::overall) are shared fairly: a client may hold
+/// [`per_owner`](TaskLimits::per_owner) tasks while the store is less than about two fifths
+/// full, fewer and fewer as it fills ([`share`](TaskLimits::share)), and the last quarter of
+/// the places goes only to clients that hold none. A client holding nothing is served while
+/// the store has a free place, and filling the store takes hundreds of clients (about 350
+/// with the defaults), however they time their requests. Clients without a principal count
+/// by network ([`share_of`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskLimits {
-    /// Tasks one owner may hold at once (running, or ended and neither read nor past
-    /// [`hold`](TaskLimits::hold)): well under [`overall`](TaskLimits::overall), so a few
-    /// owners cannot take every place.
+    /// Tasks one client may hold at once (running, or ended and neither read nor past
+    /// [`hold`](TaskLimits::hold)) while the store is less than about two fifths full;
+    /// past that, its [`share`](TaskLimits::share) is smaller.
     pub per_owner: usize,
     /// Tasks the whole store holds at once, counted as for `per_owner`; also the most ended
     /// records kept readable after they stopped counting.
@@ -86,8 +96,8 @@ pub struct TaskLimits {
     pub hold: Duration,
 }
 
-/// [`TaskLimits::per_owner`] by default: 32 owners at their bound leave most of the store to
-/// others.
+/// [`TaskLimits::per_owner`] by default: 16 clients at their bound leave most of the store
+/// to others.
 pub const DEFAULT_TASKS_PER_OWNER: usize = 16;
 /// [`TaskLimits::overall`] by default.
 pub const DEFAULT_TASKS_OVERALL: usize = 1_000;
@@ -95,6 +105,11 @@ pub const DEFAULT_TASKS_OVERALL: usize = 1_000;
 pub const DEFAULT_TASK_RESULT_BYTES: usize = 1 << 20;
 /// [`TaskLimits::max_ttl`] by default: 15 minutes.
 pub const DEFAULT_TASK_MAX_TTL: Duration = Duration::from_secs(15 * 60);
+/// The shortest lifetime a client's asked TTL is granted (a 2025-11-25 `"task": {"ttl": 0}`
+/// included): a task that lapsed before its first poll could never be read, so a client
+/// asking for less gets this (twenty polls at the default interval). Below the ceiling:
+/// a [`TaskLimits::max_ttl`] set shorter wins.
+pub const MIN_TASK_TTL: Duration = Duration::from_secs(10);
 /// [`TaskLimits::hold`] by default: 30 seconds.
 pub const DEFAULT_TASK_HOLD: Duration = Duration::from_secs(30);
 
@@ -113,9 +128,61 @@ impl Default for TaskLimits {
 }
 
 impl TaskLimits {
-    /// `ttl`, or the default, cut to [`max_ttl`](TaskLimits::max_ttl).
-    pub fn ttl(&self, ttl: Option<Duration>) -> Duration {
-        ttl.unwrap_or(self.default_ttl).min(self.max_ttl)
+    /// The most tasks one client may hold while the store holds `stored` (counted as for
+    /// the bounds): twice [`per_owner`](TaskLimits::per_owner) times the free part of the
+    /// first three quarters of [`overall`](TaskLimits::overall), rounded up and at most
+    /// `per_owner` (so `per_owner` until the store is about two fifths full, 398 of 1000 by
+    /// default); one from three quarters on (a client holding none may take one); none when
+    /// the store is full. In integers: with `o` overall and `p` per owner, a client holding
+    /// `h` tasks may start another when `stored < o`, `h < p`, and either `h = 0` or
+    /// `4·stored < 3·o` and `h·3·o < 2·p·(3·o − 4·stored)`. The Redis store's script keeps
+    /// the same rule.
+    pub fn share(&self, stored: usize) -> usize {
+        let (o, p, f) = (self.overall as u128, self.per_owner as u128, stored as u128);
+        if f >= o {
+            return 0;
+        }
+        if 4 * f >= 3 * o {
+            return 1.min(self.per_owner);
+        }
+        // The least `h` with `h·3o >= 2p(3o − 4f)`: the first count refused.
+        let share = (2 * p * (3 * o - 4 * f))
+            .div_ceil(3 * o)
+            .min(p)
+            .max(1.min(p));
+        usize::try_from(share).unwrap_or(self.per_owner)
+    }
+
+    /// Whether a client holding `held` tasks may start another while the store holds
+    /// `stored`: the bound it would pass, checked in this order (the store's, the
+    /// client's, its share).
+    pub(crate) fn admit(&self, stored: usize, held: usize) -> Result<(), TaskRefused> {
+        if stored >= self.overall {
+            return Err(TaskRefused::StoreFull(self.overall));
+        }
+        if held >= self.per_owner {
+            return Err(TaskRefused::OwnerFull(self.per_owner));
+        }
+        let share = self.share(stored);
+        if held >= share {
+            return Err(TaskRefused::ShareFull {
+                held,
+                share,
+                stored,
+                overall: self.overall,
+            });
+        }
+        Ok(())
+    }
+
+    /// The lifetime a task is granted: what its client asked, raised to [`MIN_TASK_TTL`],
+    /// or [`default_ttl`](TaskLimits::default_ttl) when it asked nothing; then cut to
+    /// [`max_ttl`](TaskLimits::max_ttl). The floor is for what a client asks: the server's
+    /// own `default_ttl` and `max_ttl` are taken as set.
+    pub fn ttl(&self, asked: Option<Duration>) -> Duration {
+        asked
+            .map_or(self.default_ttl, |ttl| ttl.max(MIN_TASK_TTL))
+            .min(self.max_ttl)
     }
 }
 
@@ -241,10 +308,38 @@ pub const MAX_TASKS_PAGE: usize = 100;
 pub enum TaskRefused {
     /// The owner holds [`TaskLimits::per_owner`] live tasks.
     OwnerFull(usize),
+    /// The owner holds its [`share`](TaskLimits::share) of a store that is filling: `held`
+    /// tasks, `share` the most a client may hold while the store holds `stored` of its
+    /// `overall`.
+    ShareFull {
+        /// The tasks the owner holds.
+        held: usize,
+        /// The most a client may hold now.
+        share: usize,
+        /// The tasks the store holds.
+        stored: usize,
+        /// [`TaskLimits::overall`].
+        overall: usize,
+    },
     /// The store holds [`TaskLimits::overall`] live tasks.
     StoreFull(usize),
     /// The store could not be reached.
     Store(StoreError),
+}
+
+impl TaskRefused {
+    /// What the refused client can do, for the envelope's recovery.
+    pub fn recovery(&self) -> &'static str {
+        match self {
+            TaskRefused::OwnerFull(_) | TaskRefused::ShareFull { .. } => {
+                "Read the result of one of your tasks that ended (tasks/get; tasks/result on 2025-11-25) to free its place at once, or wait for one to end; then call again."
+            }
+            TaskRefused::StoreFull(_) => {
+                "The server is busy with other clients' tasks: call again in a few seconds."
+            }
+            TaskRefused::Store(_) => "Call again in a few seconds.",
+        }
+    }
 }
 
 impl fmt::Display for TaskRefused {
@@ -254,12 +349,45 @@ impl fmt::Display for TaskRefused {
                 f,
                 "this client already has {n} tasks, the most it may hold; wait for one to end and read its result"
             ),
+            TaskRefused::ShareFull {
+                held,
+                share,
+                stored,
+                overall,
+            } => write!(
+                f,
+                "this client already has {held} tasks, and while the server holds {stored} of the {overall} it keeps a client may hold {share} (the fuller the server, the fewer each client may hold, so that a client holding none always gets one); wait for one of yours to end and read its result"
+            ),
             TaskRefused::StoreFull(n) => write!(
                 f,
                 "the server holds {n} tasks, the most it keeps; try again later"
             ),
             TaskRefused::Store(e) => write!(f, "the task store cannot be reached: {e}"),
         }
+    }
+}
+
+/// Who `owner` (a [`ClientKey`](crate::context::ClientKey)'s string) counts as for the
+/// bounds ([`TaskLimits::per_owner`] and its share): a principal (`sub:…`) and an IPv4
+/// address as themselves; an IPv6 client by its /48, what one site is assigned and what a
+/// free tunnel broker hands anyone (its /64 would make one person 65,536 clients); any
+/// loopback address as the one machine it is (`ip:127.0.0.0/8`). An address costs an
+/// attacker a real IPv4 address, or a /48 of IPv6.
+pub fn share_of(owner: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let Some(address) = owner.strip_prefix("ip:") else {
+        return Cow::Borrowed(owner);
+    };
+    if let Some(v6) = address.strip_suffix("/64")
+        && let Ok(v6) = v6.parse::<Ipv6Addr>()
+    {
+        let network = u128::from(v6) & !((1u128 << 80) - 1);
+        return Cow::Owned(format!("ip:{}/48", Ipv6Addr::from(network)));
+    }
+    match address.parse::<Ipv4Addr>() {
+        Ok(v4) if v4.is_loopback() => Cow::Borrowed("ip:127.0.0.0/8"),
+        _ => Cow::Borrowed(owner),
     }
 }
 
@@ -274,7 +402,8 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The bounds it keeps.
     fn limits(&self) -> &TaskLimits;
 
-    /// Creates a `working` task of `owner` living `ttl` (cut to the ceiling).
+    /// Creates a `working` task of `owner` living `ttl` (as granted by
+    /// [`TaskLimits::ttl`]; cut to the ceiling here too).
     fn create<'a>(
         &'a self,
         owner: &'a str,
@@ -524,6 +653,91 @@ impl SessionAsks {
     }
 }
 
+/// The 2025-11-25 `tasks/result` streams this process holds open, by client (who it
+/// counts as for the task bounds, [`share_of`]): each holds a connection and polls the
+/// store until its task ends, so a client may hold at most [`TaskLimits::per_owner`] of
+/// them (one per task it may hold) and the process [`TaskLimits::overall`]. A stream's
+/// [`StreamSlot`] gives its place back when the stream ends, however it ends; a client with
+/// none left open is forgotten.
+#[cfg(feature = "server-http")]
+#[derive(Debug, Default)]
+pub(crate) struct ResultStreams(Mutex<OpenStreams>);
+
+#[cfg(feature = "server-http")]
+#[derive(Debug, Default)]
+struct OpenStreams {
+    total: usize,
+    by_client: HashMap<String, usize>,
+}
+
+/// Why a `tasks/result` stream was not opened.
+#[cfg(feature = "server-http")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StreamRefused {
+    /// The client holds this many open, the most it may.
+    Client(usize),
+    /// The process holds this many open, the most it may.
+    Server(usize),
+}
+
+#[cfg(feature = "server-http")]
+impl ResultStreams {
+    /// A place for one more stream of `client` (a [`share_of`] key), within `limits`.
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        client: &str,
+        limits: &TaskLimits,
+    ) -> Result<StreamSlot, StreamRefused> {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if open.total >= limits.overall {
+            return Err(StreamRefused::Server(limits.overall));
+        }
+        let mine = open.by_client.get(client).copied().unwrap_or(0);
+        if mine >= limits.per_owner {
+            return Err(StreamRefused::Client(limits.per_owner));
+        }
+        open.by_client.insert(client.to_owned(), mine + 1);
+        open.total += 1;
+        Ok(StreamSlot {
+            streams: Arc::clone(self),
+            client: client.to_owned(),
+        })
+    }
+
+    /// Streams open now, and clients holding one.
+    #[cfg(test)]
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        (open.total, open.by_client.len())
+    }
+}
+
+/// One open `tasks/result` stream's place in [`ResultStreams`], given back when dropped.
+#[cfg(feature = "server-http")]
+#[derive(Debug)]
+pub(crate) struct StreamSlot {
+    streams: Arc<ResultStreams>,
+    client: String,
+}
+
+#[cfg(feature = "server-http")]
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self
+            .streams
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        open.total = open.total.saturating_sub(1);
+        if let Some(mine) = open.by_client.get_mut(&self.client) {
+            *mine = mine.saturating_sub(1);
+            if *mine == 0 {
+                open.by_client.remove(&self.client);
+            }
+        }
+    }
+}
+
 #[cfg(all(test, feature = "server-http"))]
 mod tests {
     use super::*;
@@ -548,5 +762,155 @@ mod tests {
         let last = format!("s{MAX_ASKING_SESSIONS}");
         assert!(asks.of(&last).elicit, "the newest is kept");
         assert!(!asks.of("unknown").elicit);
+    }
+
+    #[test]
+    fn result_streams_are_capped_and_given_back() {
+        let streams = Arc::new(ResultStreams::default());
+        let limits = TaskLimits {
+            per_owner: 2,
+            overall: 3,
+            ..TaskLimits::default()
+        };
+        let a1 = streams.open("a", &limits);
+        let a2 = streams.open("a", &limits);
+        assert!(a1.is_ok() && a2.is_ok());
+        assert_eq!(
+            streams.open("a", &limits).err(),
+            Some(StreamRefused::Client(2))
+        );
+        let b1 = streams.open("b", &limits);
+        assert!(b1.is_ok());
+        assert_eq!(
+            streams.open("c", &limits).err(),
+            Some(StreamRefused::Server(3))
+        );
+        assert_eq!(streams.counts(), (3, 2));
+        drop(a1);
+        assert!(streams.open("c", &limits).is_ok(), "a place given back");
+        drop((a2, b1));
+        assert_eq!(streams.counts(), (0, 0), "every client forgotten");
+    }
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::*;
+
+    /// Clients arriving one after another, each starting tasks until refused: how many the
+    /// store holds after `clients` (the order that fills it fastest: the first comers take
+    /// the most).
+    fn filled_by(limits: &TaskLimits, clients: usize) -> usize {
+        let mut stored = 0;
+        for _ in 0..clients {
+            let mut held = 0;
+            while limits.admit(stored, held).is_ok() {
+                held += 1;
+                stored += 1;
+            }
+        }
+        stored
+    }
+
+    #[test]
+    fn a_clients_share_shrinks_as_the_store_fills() {
+        let limits = TaskLimits::default();
+        let shares: Vec<(usize, usize)> = [0, 398, 399, 500, 600, 700, 749, 750, 999, 1000]
+            .into_iter()
+            .map(|stored| (stored, limits.share(stored)))
+            .collect();
+        assert_eq!(
+            shares,
+            [
+                (0, 16),
+                (398, 16),
+                (399, 15),
+                (500, 11),
+                (600, 7),
+                (700, 3),
+                (749, 1),
+                (750, 1),
+                (999, 1),
+                (1000, 0)
+            ]
+        );
+        // A client holding none is served while there is a place.
+        for stored in 0..1000 {
+            assert!(limits.admit(stored, 0).is_ok(), "{stored}");
+        }
+        assert!(matches!(
+            limits.admit(1000, 0),
+            Err(TaskRefused::StoreFull(1000))
+        ));
+        assert!(matches!(
+            limits.admit(10, 16),
+            Err(TaskRefused::OwnerFull(16))
+        ));
+        assert!(matches!(
+            limits.admit(600, 7),
+            Err(TaskRefused::ShareFull {
+                held: 7,
+                share: 7,
+                stored: 600,
+                overall: 1000
+            })
+        ));
+        // Degenerate bounds answer, never panic.
+        let none = TaskLimits {
+            per_owner: 0,
+            overall: 0,
+            ..limits
+        };
+        assert_eq!(none.share(0), 0);
+        assert!(none.admit(0, 0).is_err());
+    }
+
+    #[test]
+    fn filling_the_store_takes_hundreds_of_clients() {
+        let limits = TaskLimits::default();
+        // Sixteen clients at their bound (the store not yet two fifths full) are not
+        // squeezed.
+        assert_eq!(filled_by(&limits, 16), 16 * 16);
+        // 63 principals or 66 addresses filled it before the share; 200 leave room now.
+        assert!(filled_by(&limits, 66) < 700);
+        assert!(filled_by(&limits, 200) < 900);
+        let fewest = (1..2000)
+            .find(|&n| filled_by(&limits, n) >= limits.overall)
+            .unwrap_or(usize::MAX);
+        assert!(fewest >= 350, "{fewest} clients fill the store");
+    }
+
+    #[test]
+    fn clients_count_by_network() {
+        assert_eq!(share_of("sub:alice"), "sub:alice");
+        assert_eq!(share_of("ip:203.0.113.7"), "ip:203.0.113.7");
+        assert_eq!(share_of("ip:127.0.0.1"), "ip:127.0.0.0/8");
+        assert_eq!(share_of("ip:127.3.4.5"), "ip:127.0.0.0/8");
+        assert_eq!(share_of("ip:2001:db8:1:2::/64"), "ip:2001:db8:1::/48");
+        assert_eq!(share_of("ip:2001:db8:1:ffff::/64"), "ip:2001:db8:1::/48");
+        assert_eq!(share_of("ip:::/64"), "ip:::/48");
+        assert_eq!(share_of("ip:not-an-address"), "ip:not-an-address");
+        assert_eq!(share_of("connection"), "connection");
+    }
+
+    #[test]
+    fn a_client_asking_a_tiny_ttl_gets_the_floor() {
+        let limits = TaskLimits::default();
+        assert_eq!(limits.ttl(Some(Duration::ZERO)), MIN_TASK_TTL);
+        assert_eq!(limits.ttl(Some(Duration::from_millis(1))), MIN_TASK_TTL);
+        assert_eq!(
+            limits.ttl(Some(Duration::from_secs(60))),
+            Duration::from_secs(60)
+        );
+        assert_eq!(limits.ttl(Some(Duration::MAX)), DEFAULT_TASK_MAX_TTL);
+        assert_eq!(limits.ttl(None), limits.default_ttl);
+        // The server's own settings are taken as set.
+        let quick = TaskLimits {
+            default_ttl: Duration::from_millis(800),
+            max_ttl: Duration::from_secs(2),
+            ..limits
+        };
+        assert_eq!(quick.ttl(None), Duration::from_millis(800));
+        assert_eq!(quick.ttl(Some(Duration::ZERO)), Duration::from_secs(2));
     }
 }

@@ -68,7 +68,8 @@ pub(crate) async fn start(
     scope: RequestScope,
     can: Can,
 ) -> Result<CallToolResponse, ErrorData> {
-    let ttl = server.task_store().limits().default_ttl;
+    // SEP-2663 lets the server alone set a task's TTL: the client asks none.
+    let ttl = server.task_store().limits().ttl(None);
     match launch(
         server,
         era,
@@ -91,7 +92,8 @@ pub(crate) async fn start(
     }
 }
 
-/// Creates a task of the scope's client living `ttl` (cut to the store's ceiling) and runs
+/// Creates a task of the scope's client living `ttl` (as [`TaskLimits::ttl`](crate::store::TaskLimits::ttl) granted it:
+/// floored and cut to the store's ceiling) and runs
 /// the call of `tool` in the background: the stored task, or the `SERVER_BUSY` envelope
 /// that refuses it (a bound reached, the store unreachable).
 pub(crate) async fn launch(
@@ -107,7 +109,7 @@ pub(crate) async fn launch(
     let store = Arc::clone(server.task_store());
     let record = store.create(&owner.0, ttl).await.map_err(|why| {
         crate::envelope::error(ErrorCode::ServerBusy, why.to_string())
-            .recovery("Wait for one of your tasks to end and expire, or call again later.")
+            .recovery(why.recovery())
             .retry_after(crate::guard::STORE_RETRY_AFTER)
     })?;
     let watch = store.watch(&record.id);

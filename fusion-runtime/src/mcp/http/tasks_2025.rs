@@ -30,6 +30,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::ErrorData;
 use serde_json::{Value, json};
+use sse_stream::{KeepAlive, Sse, SseBody};
 
 use super::body::mentions;
 use super::door::Cleared;
@@ -39,6 +40,7 @@ use crate::mcp::facts::RequestFacts;
 use crate::mcp::handlers::era::Era;
 use crate::mcp::handlers::tasks::{self, Can};
 use crate::server::Server;
+use crate::store::tasks::StreamRefused;
 use crate::store::{TaskOutcome, TaskPosition, TaskRecord, TaskStatus};
 
 /// How often `tasks/result` looks at a running task.
@@ -203,10 +205,13 @@ async fn call(
             "message": format!("`{}` does not run as a task: call it without `task`", name.chars().take(64).collect::<String>()),
         }));
     }
-    let ttl = task.get("ttl").and_then(Value::as_u64).map_or(
-        server.task_store().limits().default_ttl,
-        Duration::from_millis,
-    );
+    // What the client asked, floored (a `ttl` of 0 would be gone before its first poll)
+    // and cut to the ceiling; the default when it asked nothing readable.
+    let asked = task
+        .get("ttl")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis);
+    let ttl = server.task_store().limits().ttl(asked);
     let arguments = params.get("arguments").and_then(Value::as_object).cloned();
     let mut scope = RequestScope::detached();
     scope.principal = principal.map(std::sync::Arc::new);
@@ -284,19 +289,36 @@ async fn ended(server: &Server, owner: &ClientKey, record: TaskRecord) -> Result
 /// `tasks/result` of a task still running: an SSE stream that sends each status change
 /// (`notifications/tasks/status`) and each question of the handler (`elicitation/create`,
 /// `sampling/createMessage`, with the related-task `_meta`), then the answer to `request`
-/// once the task ended, or an error once its TTL and a second passed. The stream stops
-/// looking at the task when the client goes.
+/// once the task ended, or an error once its TTL and a second passed; between them an SSE
+/// comment at the endpoint's keep-alive interval (a proxy cuts a silent stream). The stream
+/// stops looking at the task when the client goes, and gives its place back.
+///
+/// A client holds at most [`TaskLimits::per_owner`](crate::store::TaskLimits::per_owner)
+/// such streams open in this process (counted as for the task bounds), the process
+/// [`TaskLimits::overall`](crate::store::TaskLimits::overall): past them, the request is
+/// answered at once with a JSON-RPC error that says what to do.
 fn stream_result(server: &Server, owner: ClientKey, first: TaskRecord, request: Value) -> Response {
+    let client = crate::store::share_of(&owner.0).into_owned();
+    let limits = *server.task_store().limits();
+    let slot = match server.result_streams().open(&client, &limits) {
+        Ok(slot) => slot,
+        Err(refused) => return json_answer(&rpc(request, Err(too_many_streams(refused)))),
+    };
     let (tx, rx) = futures::channel::mpsc::channel::<Value>(8);
     let server = server.clone();
     tokio::spawn(async move {
         follow(&server, &owner, first, request, tx).await;
+        drop(slot);
     });
     let events = futures::StreamExt::map(rx, |message| {
-        Ok::<_, std::convert::Infallible>(axum::body::Bytes::from(format!(
-            "event: message\ndata: {message}\n\n"
-        )))
+        Ok::<_, std::convert::Infallible>(Sse::default().event("message").data(message.to_string()))
     });
+    let body = match keep_alive() {
+        Some(every) => axum::body::Body::new(
+            SseBody::new(events).with_keep_alive::<Tick>(KeepAlive::new().interval(every)),
+        ),
+        None => axum::body::Body::new(SseBody::new(events)),
+    };
     (
         StatusCode::OK,
         [
@@ -306,9 +328,52 @@ fn stream_result(server: &Server, owner: ClientKey, first: TaskRecord, request: 
             ),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
         ],
-        axum::body::Body::from_stream(events),
+        body,
     )
         .into_response()
+}
+
+/// The JSON-RPC error of a `tasks/result` refused a stream.
+fn too_many_streams(refused: StreamRefused) -> Value {
+    let message = match refused {
+        StreamRefused::Client(n) => format!(
+            "this client already has {n} tasks/result streams open, the most it may; close one, or poll tasks/get until the task ends and call tasks/result then (it answers at once)"
+        ),
+        StreamRefused::Server(n) => format!(
+            "the server holds {n} tasks/result streams open, the most it keeps; poll tasks/get until the task ends and call tasks/result then (it answers at once)"
+        ),
+    };
+    json!({"code": -32000, "message": message})
+}
+
+/// The endpoint's SSE keep-alive interval: rmcp's default, which the endpoint keeps
+/// (`router.rs` sets no other), so a `tasks/result` stream is kept alive as rmcp's own are.
+fn keep_alive() -> Option<Duration> {
+    rmcp::transport::StreamableHttpServerConfig::default().sse_keep_alive
+}
+
+/// The keep-alive's timer, on tokio.
+struct Tick(std::pin::Pin<Box<tokio::time::Sleep>>);
+
+impl std::future::Future for Tick {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl sse_stream::Timer for Tick {
+    fn from_duration(duration: Duration) -> Self {
+        Tick(Box::pin(tokio::time::sleep(duration)))
+    }
+
+    fn reset(mut self: std::pin::Pin<&mut Self>, when: std::time::Instant) {
+        self.0.as_mut().reset(tokio::time::Instant::from_std(when));
+    }
 }
 
 /// What [`stream_result`] sends, until the task ends or the client goes.
