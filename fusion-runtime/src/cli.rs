@@ -496,8 +496,6 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
             let _metrics = serve_metrics(metrics, log_format).await?;
             #[cfg(feature = "redis")]
             store.apply(&server)?;
-            #[cfg(feature = "redis")]
-            serve_auth::warn_unshared_state_key(&server);
             #[cfg_attr(not(feature = "auth-jwt"), allow(unused_mut))]
             let mut options = limits.apply(
                 HttpOptions::default()

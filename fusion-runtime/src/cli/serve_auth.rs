@@ -162,28 +162,6 @@ fn parse_failure(text: &str) -> Result<OnStoreFailure, String> {
     }
 }
 
-/// Warns at start when the server's tasks are shared with other instances (its task store
-/// has a lease: Redis) but `tasks/list` cursors (and `requestState`) are sealed with a key
-/// of this process's own: no `request_state_key` from the builder, no
-/// `FUSION_REQUEST_STATE_KEY` of 32 bytes or more. A cursor one instance issued is then
-/// refused by the next. Returns whether it warned.
-#[cfg(feature = "redis")]
-pub(crate) fn warn_unshared_state_key(server: &Server) -> bool {
-    let env = crate::mcp::elicit::REQUEST_STATE_KEY_ENV;
-    if !server.has_tasks()
-        || server.task_store().lease().is_none()
-        || server.request_state_key().is_some()
-        || std::env::var(env).is_ok_and(|key| key.len() >= 32)
-    {
-        return false;
-    }
-    tracing::warn!(
-        store = server.task_store().name(),
-        "tasks are shared with other instances, but {env} is not set (32 bytes or more): each instance seals tasks/list cursors and requestState with a key of its own, so a cursor one instance issued is refused by another; give every instance the same {env}"
-    );
-    true
-}
-
 #[cfg(feature = "redis")]
 impl StoreArgs {
     /// Sets the store on `server` when `--redis-url` is given.

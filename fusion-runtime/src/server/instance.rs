@@ -320,6 +320,10 @@ impl Server {
     }
 
     /// The tasks whose work runs in this process now (the task runner counts them).
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code)
+    )]
     pub(crate) fn running_tasks(&self) -> &Arc<super::running::Running> {
         &self.inner.running
     }

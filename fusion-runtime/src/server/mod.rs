@@ -32,6 +32,11 @@ mod pipeline;
 mod registry;
 mod respond;
 mod routing;
+// Counted by the task runner, which the MCP servers carry.
+#[cfg_attr(
+    not(any(feature = "server-stdio", feature = "server-http")),
+    allow(dead_code)
+)]
 mod running;
 mod source;
 mod surface;

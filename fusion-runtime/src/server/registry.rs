@@ -199,6 +199,10 @@ pub(super) struct Inner {
     /// MCP tasks (see [`Server::task_store`](super::Server::task_store)).
     pub(super) tasks: Arc<std::sync::OnceLock<Arc<dyn crate::store::TaskStore>>>,
     /// The tasks whose work runs in this process now.
+    #[cfg_attr(
+        not(any(feature = "server-stdio", feature = "server-http")),
+        allow(dead_code)
+    )]
     pub(super) running: Arc<super::running::Running>,
     /// What each 2025 session's client can answer a task's question with.
     #[cfg(feature = "server-http")]

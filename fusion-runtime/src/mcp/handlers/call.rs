@@ -28,7 +28,9 @@ pub(crate) struct CallEnv<'a> {
 }
 
 /// What cancels a call and where it is listed for cancellation: its HTTP request (none over
-/// stdio), its JSON-RPC id, its token.
+/// stdio), its JSON-RPC id, its token. Read over HTTP only: over stdio rmcp's own
+/// cancellation ends the call.
+#[cfg_attr(not(feature = "server-http"), allow(dead_code))]
 pub(crate) struct Watch<'a> {
     #[cfg(feature = "server-http")]
     pub(crate) parts: Option<&'a axum::http::request::Parts>,

@@ -106,6 +106,7 @@ pub(crate) fn endpoint(
     options: &HttpOptions,
     streams_end: &CancellationToken,
 ) -> Assembled {
+    warn_unshared_state_key(&server);
     let streams = streams_token(&server, streams_end);
     let mut config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!options.stateless)
@@ -261,6 +262,27 @@ pub(crate) fn not_served(path: &str) -> Response {
             "Not Found: no MCP endpoint at this path",
         ),
     )
+}
+
+/// Warns, once per endpoint, when the server's tasks are shared with other instances (a
+/// store with a lease, such as Redis's) but sealed with a key of this instance's own: no key
+/// set on the builder and no `FUSION_REQUEST_STATE_KEY` of 32 bytes or more. A `tasks/list`
+/// cursor (and a `requestState`) one instance issued is then refused by the next. Returns
+/// whether it warned.
+fn warn_unshared_state_key(server: &Server) -> bool {
+    let env = crate::mcp::elicit::REQUEST_STATE_KEY_ENV;
+    if !server.has_tasks()
+        || server.task_store().lease().is_none()
+        || server.request_state_key().is_some()
+        || std::env::var(env).is_ok_and(|key| key.len() >= 32)
+    {
+        return false;
+    }
+    tracing::warn!(
+        store = server.task_store().name(),
+        "tasks are shared with other instances, but {env} is not set (32 bytes or more): each instance seals tasks/list cursors and requestState with a key of its own, so a cursor one instance issued is refused by another; give every instance the same {env}"
+    );
+    true
 }
 
 /// rmcp's token: cancelled after `shutdown` (here: when streams end) once the open listens have sent their closing
