@@ -216,17 +216,24 @@ struct Region {
     capital: Place,
 }
 
+/// A country.
+#[derive(Debug, Deserialize, ToolInput)]
+struct Country {
+    /// Its largest region.
+    region: Region,
+}
+
 /// A map.
 #[derive(Debug, Deserialize, ToolInput)]
 struct Atlas {
-    /// A region.
-    region: Region,
+    /// A country.
+    country: Country,
 }
 
 #[test]
 fn objects_past_the_depth_are_named_by_where_the_schema_lists_them() {
-    assert_eq!(MAX_OBJECT_DEPTH, 2);
-    let line = one_line::<Atlas>(&json!({"region": 1}));
+    assert_eq!(MAX_OBJECT_DEPTH, 3);
+    let line = one_line::<Atlas>(&json!({"country": 1}));
     insta::assert_snapshot!(line);
     // The location is the tool's own: it holds the keys the line does not write out.
     let pointer = line

@@ -24,9 +24,10 @@ pub const MAX_LISTED: usize = 30;
 /// where the schema lists them.
 pub const MAX_OBJECT_KEYS: usize = 12;
 
-/// How many objects deep a line writes keys out: the field's own object and the objects in
-/// it; an object deeper is named by its count of keys and where the schema lists them.
-pub const MAX_OBJECT_DEPTH: usize = 2;
+/// How many objects deep a line writes keys out: the field's own object, the objects in it
+/// and the objects in those; an object deeper is named by its count of keys and where the
+/// schema lists them.
+pub const MAX_OBJECT_DEPTH: usize = 3;
 
 /// The most bytes an object's words take (its keys' rules included) before the rest of
 /// its keys are only counted: twenty such lines stay within the envelope's 16 KiB.

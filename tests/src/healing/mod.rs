@@ -4,6 +4,8 @@
 //! server already listening (the bare rmcp server it is compared with). The `healing` bin
 //! prints the table; `tests/healing.rs` holds the rates to a floor.
 
+pub mod nested;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
