@@ -54,7 +54,12 @@ pub struct Args {
     #[arg(long = "tool", value_name = "NAME")]
     pub tools: Vec<String>,
     /// A bearer token sent with every HTTP request.
-    #[arg(long, env = "FUSION_HEAL_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "FUSION_HEAL_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// The longest wait for one answer, in seconds.
     #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -215,7 +220,8 @@ pub async fn run(args: &Args) -> Outcome {
                 o.case.kind.name(),
                 o.case.call.tool,
                 o.case.what,
-                o.healed_in.map_or("no round".to_owned(), |r| format!("round {r}")),
+                o.healed_in
+                    .map_or("no round".to_owned(), |r| format!("round {r}")),
                 o.case.call.args,
                 first_line(&o.first.text),
                 o.repairs

@@ -722,7 +722,10 @@ mod tests {
             Err(e) => Err(e.to_string()),
         };
         assert_eq!(threshold(&["srv", "heal"]), Ok(100.0));
-        assert_eq!(threshold(&["srv", "heal", "--min-healed", "97.5"]), Ok(97.5));
+        assert_eq!(
+            threshold(&["srv", "heal", "--min-healed", "97.5"]),
+            Ok(97.5)
+        );
         assert_eq!(threshold(&["srv", "heal", "--min-healed", "90%"]), Ok(90.0));
         assert!(threshold(&["srv", "heal", "--min-healed", "140"]).is_err());
         assert!(threshold(&["srv", "heal", "--min-healed", "most"]).is_err());

@@ -86,7 +86,10 @@ async fn scores_the_bare_rmcp_server_and_fusion_over_http_and_stdio() {
     );
 
     for fusion in [&fusion_http, &fusion_stdio] {
-        let report = fusion.report.as_ref().unwrap_or_else(|| panic!("{}", fusion.output));
+        let report = fusion
+            .report
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}", fusion.output));
         assert_eq!(fusion.code, 0, "{}", fusion.output);
         report.assert_heals_in_one_round();
         // Both tools, the nested one's object kinds among the rows.
@@ -96,7 +99,11 @@ async fn scores_the_bare_rmcp_server_and_fusion_over_http_and_stdio() {
             ["accounts_register", "orders_place"]
         );
         let rows = report.rows();
-        for kind in [Kind::ObjectWrongType, Kind::ItemWrongType, Kind::SeveralNested] {
+        for kind in [
+            Kind::ObjectWrongType,
+            Kind::ItemWrongType,
+            Kind::SeveralNested,
+        ] {
             assert!(
                 rows.get(&Some(kind)).is_some_and(|r| r.cases > 0),
                 "no {kind:?} row: {}",
@@ -104,7 +111,9 @@ async fn scores_the_bare_rmcp_server_and_fusion_over_http_and_stdio() {
             );
         }
         assert!(
-            fusion.output.contains(" broken calls healed in one round (100.0 %); threshold 100 %: met"),
+            fusion
+                .output
+                .contains(" broken calls healed in one round (100.0 %); threshold 100 %: met"),
             "{}",
             fusion.output
         );
@@ -112,7 +121,11 @@ async fn scores_the_bare_rmcp_server_and_fusion_over_http_and_stdio() {
     for bare in [&bare_http, &bare_stdio] {
         assert_eq!(bare.code, 1, "{}", bare.output);
         assert!(pct(bare) < 50.0, "bare rmcp healed {:.1} %", pct(bare));
-        assert!(bare.output.contains("not healed in one round:"), "{}", bare.output);
+        assert!(
+            bare.output.contains("not healed in one round:"),
+            "{}",
+            bare.output
+        );
     }
     // The same cases, whichever transport carries them.
     let count = |o: &Outcome| o.report.as_ref().map_or(0, |r| r.outcomes.len());

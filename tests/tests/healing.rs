@@ -288,5 +288,8 @@ fn the_reader_builds_objects_from_their_keys() {
     };
     let fixed = repair(&bare, "items[0].sku: does not match ^[A-Z]{3}-[0-9]{4}$")
         .unwrap_or_else(|| panic!("no repair"));
-    assert_eq!(fixed.args, json!({"items": [{"sku": "AAA-0000", "quantity": 1}]}));
+    assert_eq!(
+        fixed.args,
+        json!({"items": [{"sku": "AAA-0000", "quantity": 1}]})
+    );
 }

@@ -126,7 +126,11 @@ async fn nested_tools_heal_every_object_kind_in_one_round() {
             sent(Kind::ObjectsTooFew)
         );
     }
-    for what in ["parcels.0: a string", "parcels.0: a number", "parcels.0: null"] {
+    for what in [
+        "parcels.0: a string",
+        "parcels.0: a number",
+        "parcels.0: null",
+    ] {
         assert!(
             sent(Kind::ItemWrongType).iter().any(|w| w == what),
             "{:?}",

@@ -302,19 +302,29 @@ fn keys_past_the_count_are_counted() {
 #[derive(Debug, Deserialize, ToolInput)]
 struct Long {
     /// A.
-    #[fusion(pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$")]
+    #[fusion(
+        pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$"
+    )]
     a: String,
     /// B.
-    #[fusion(pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$")]
+    #[fusion(
+        pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$"
+    )]
     b: String,
     /// C.
-    #[fusion(pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$")]
+    #[fusion(
+        pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$"
+    )]
     c: String,
     /// D.
-    #[fusion(pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$")]
+    #[fusion(
+        pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$"
+    )]
     d: String,
     /// E.
-    #[fusion(pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$")]
+    #[fusion(
+        pattern = "^(alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliet|kilo|lima|mike|november|oscar|papa|quebec|romeo|sierra|tango)$"
+    )]
     e: String,
 }
 
@@ -334,7 +344,9 @@ fn keys_past_the_bytes_are_counted() {
         .unwrap_or_default();
     assert!(words.len() <= MAX_OBJECT_BYTES + 100, "{}", words.len());
     assert!(
-        words.contains("), and 2 more keys, listed at #/$defs/Long/properties in the tool's inputSchema"),
+        words.contains(
+            "), and 2 more keys, listed at #/$defs/Long/properties in the tool's inputSchema"
+        ),
         "{line}"
     );
 }

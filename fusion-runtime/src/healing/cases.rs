@@ -614,11 +614,11 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
     all.extend(nested.iter().cloned());
     let objects_first = |m: &Mutation| -> u8 {
         match m.kind {
-        Kind::ItemWrongType => 4,
-        Kind::ObjectWrongType | Kind::ObjectNull => 3,
-        _ if m.path.len() >= 2 && m.kind != Kind::WrongType => 2,
-        Kind::WrongType => 0,
-        _ => 1,
+            Kind::ItemWrongType => 4,
+            Kind::ObjectWrongType | Kind::ObjectNull => 3,
+            _ if m.path.len() >= 2 && m.kind != Kind::WrongType => 2,
+            Kind::WrongType => 0,
+            _ => 1,
         }
     };
     let fields_first = |m: &Mutation| -> u8 {
@@ -764,19 +764,37 @@ fn below(
                 push(out, at.to_vec(), Kind::ObjectWrongType, Some(bad), note);
             }
             if required && !nullable(raw) {
-                push(out, at.to_vec(), Kind::ObjectNull, Some(Value::Null), "null");
+                push(
+                    out,
+                    at.to_vec(),
+                    Kind::ObjectNull,
+                    Some(Value::Null),
+                    "null",
+                );
             }
             fields_below(&node, inner, at, root, out);
         }
         Value::Array(items) if of_objects(&node, root) => {
             let min = node.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
             if min >= 1 {
-                push(out, at.to_vec(), Kind::ObjectsTooFew, Some(json!([])), "empty");
+                push(
+                    out,
+                    at.to_vec(),
+                    Kind::ObjectsTooFew,
+                    Some(json!([])),
+                    "empty",
+                );
             }
             if min >= 2 {
                 let short: Vec<Value> = items.iter().take(min - 1).cloned().collect();
                 let note = format!("{} items", min - 1);
-                push(out, at.to_vec(), Kind::ObjectsTooFew, Some(json!(short)), &note);
+                push(
+                    out,
+                    at.to_vec(),
+                    Kind::ObjectsTooFew,
+                    Some(json!(short)),
+                    &note,
+                );
             }
             let Some(first) = items.first() else { return };
             let mut item_at = at.to_vec();

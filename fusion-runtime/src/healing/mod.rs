@@ -382,7 +382,12 @@ where
     let planned: Vec<(Variant, Vec<Case>)> = variants
         .into_iter()
         .map(|variant| {
-            let mut all = cases::cases(&variant.tool, &variant.valid, &known, variant.key.as_deref());
+            let mut all = cases::cases(
+                &variant.tool,
+                &variant.valid,
+                &known,
+                variant.key.as_deref(),
+            );
             let kept = all.len().min(budget);
             cases_left_out += all.len() - kept;
             budget -= kept;

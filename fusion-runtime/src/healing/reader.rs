@@ -234,7 +234,11 @@ fn split_top<'t>(text: &'t str, sep: &str, max: usize) -> Vec<&'t str> {
             '\\' => escaped = true,
             '(' => depth += 1,
             ')' => depth = depth.saturating_sub(1),
-            _ if depth == 0 && i >= start && parts.len() + 1 < max && text[i..].starts_with(sep) => {
+            _ if depth == 0
+                && i >= start
+                && parts.len() + 1 < max
+                && text[i..].starts_with(sep) =>
+            {
                 parts.push(&text[start..i]);
                 start = i + sep.len();
             }

@@ -65,19 +65,27 @@ pub async fn run_remote(client: &FusionClient, tools: &[Tool], options: &RemoteO
         let slots = &slots;
         async move {
             let _slot = slots.acquire().await.ok();
-            let answered =
-                tokio::time::timeout(options.call_timeout, client.call_tool(&call.tool, call.args))
-                    .await;
+            let answered = tokio::time::timeout(
+                options.call_timeout,
+                client.call_tool(&call.tool, call.args),
+            )
+            .await;
             let (is_error, text) = match answered {
-                Ok(Ok(outcome)) => (outcome.is_error, text_of(&outcome.content)),
+                // A success's text is not read: only whether the call was refused.
+                Ok(Ok(outcome)) => match outcome.error() {
+                    Some(e) => (true, e.text),
+                    None => (false, String::new()),
+                },
                 Ok(Err(FusionClientError::Tool(e))) => (true, e.text.clone()),
-                Ok(Err(FusionClientError::Service(rmcp::ServiceError::McpError(e)))) => {
-                    (true, e.message.into_owned())
-                }
+                // A JSON-RPC error (`tool not found`): its message is what a model reads.
+                Ok(Err(e @ FusionClientError::Service(_))) => (true, e.to_string()),
                 Ok(Err(e)) => (true, format!("(no answer: {e})")),
                 Err(_) => (
                     true,
-                    format!("(no answer within {} s)", options.call_timeout.as_secs_f64()),
+                    format!(
+                        "(no answer within {} s)",
+                        options.call_timeout.as_secs_f64()
+                    ),
                 ),
             };
             let text = cut(text, options.max_answer_bytes);
@@ -89,16 +97,6 @@ pub async fn run_remote(client: &FusionClient, tools: &[Tool], options: &RemoteO
     };
     let only = |name: &str| options.only.is_empty() || options.only.iter().any(|o| o == name);
     run_among(tools, &only, send).await
-}
-
-/// The text blocks of a result, joined by newlines.
-fn text_of(content: &[rmcp::model::ContentBlock]) -> String {
-    content
-        .iter()
-        .filter_map(rmcp::model::ContentBlock::as_text)
-        .map(|t| t.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// `text` cut to `max` bytes, on a character boundary.

@@ -101,7 +101,11 @@ impl SchemaIndex {
             keys.sort_by(|a, b| a.name.cmp(&b.name));
             // The arguments object itself is the tool's whole `inputSchema`: its wrong type
             // says `an object`, as the answer to `arguments` that are not one does.
-            let objects = (nodes.is_empty()).then_some(Words::PLAIN).unwrap_or_default();
+            let objects = if nodes.is_empty() {
+                Words::PLAIN
+            } else {
+                Words::default()
+            };
             let items_at = format!("{s_at}/items");
             nodes.push(Node {
                 expected: expected_override(root, schema),
@@ -548,7 +552,10 @@ fn describe(root: &Value, schema: &Value, at: &str, w: Words) -> Cow<'static, st
 }
 
 /// The properties of an object schema that has some (past its `$ref`s).
-fn object_keys<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a serde_json::Map<String, Value>> {
+fn object_keys<'a>(
+    root: &'a Value,
+    schema: &'a Value,
+) -> Option<&'a serde_json::Map<String, Value>> {
     let s = resolve(root, schema);
     let typed_object = match s.get("type") {
         Some(Value::String(t)) => t == "object",
@@ -642,7 +649,12 @@ fn push_each(out: &mut String, root: &Value, s: &Value, at: &str, w: Words) {
     };
     let budget = w.budget.saturating_sub(out.len());
     out.push_str(properties::EACH);
-    out.push_str(&describe(root, items, &format!("{at}/items"), Words { budget, ..w }));
+    out.push_str(&describe(
+        root,
+        items,
+        &format!("{at}/items"),
+        Words { budget, ..w },
+    ));
 }
 
 /// `schema` past its local `$ref`s, with its location: the last `$ref` followed (`#/$defs/X`),

@@ -190,7 +190,9 @@ pub fn check_order_by_hand(input: &PlaceOrder) -> Result<(), String> {
             && item.sku.as_bytes()[3] == b'-'
             && digits(&item.sku[4..], 4);
         if !sku_ok {
-            return Err(format!("items[{n}].sku: does not match ^[A-Z]{{3}}-[0-9]{{4}}$"));
+            return Err(format!(
+                "items[{n}].sku: does not match ^[A-Z]{{3}}-[0-9]{{4}}$"
+            ));
         }
         if !(1..=99).contains(&item.quantity) {
             return Err(format!("items[{n}].quantity: must be 1..=99"));
@@ -209,7 +211,7 @@ pub fn check_order_by_hand(input: &PlaceOrder) -> Result<(), String> {
     if !date_ok {
         return Err("delivery_date: not a YYYY-MM-DD date".into());
     }
-    if input.tip_cents % 5 != 0 {
+    if !input.tip_cents.is_multiple_of(5) {
         return Err("tip_cents: must be a multiple of 5".into());
     }
     if let Some(g) = &input.gift

@@ -1,8 +1,9 @@
 //! The healing benchmark (issue 31): for every tool of the billing example (flat and grouped),
 //! the conformance example, the benches' `accounts_register` and `orders_place` (Fusion, and
-//! the bare rmcp server of the benches) and the nested test tools (issue 59), wrong calls of each issue kind are sent over streamable HTTP,
-//! repaired by a reader of the answer's text alone, and sent again (see
-//! `fusion_tests::healing`). Prints a table per server and every case not healed in one round.
+//! the bare rmcp server of the benches) and the nested test tools (issue 59), wrong calls of
+//! each issue kind are sent over streamable HTTP, repaired by a reader of the answer's text
+//! alone, and sent again (see `fusion_tests::healing`). Prints a table per server and every
+//! case not healed in one round.
 //!
 //! ```text
 //! cargo build -p fusion-tests --bin bench_rmcp_server --bin healing
