@@ -653,3 +653,54 @@ impl Report {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::{Answer, Call, MAX_CASES, Tool, run_with};
+
+    /// A `tools/list` drives how many broken calls a run sends: past [`MAX_CASES`] they are
+    /// counted, not sent, and the run does not pass.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_run_sends_at_most_max_cases() {
+        let mut props = Map::new();
+        for i in 0..12 {
+            props.insert(format!("field_{i:02}"), json!({"type": "string"}));
+        }
+        let keys: Vec<String> = props.keys().cloned().collect();
+        let schema = json!({"type": "object", "properties": props, "required": keys, "additionalProperties": false});
+        let tools: Vec<Tool> = (0..700)
+            .map(|i| Tool {
+                name: format!("tool_{i:03}"),
+                schema: schema.clone(),
+            })
+            .collect();
+        let sent = std::cell::Cell::new(0usize);
+        // Only the baseline (every field `sample`) passes; nothing the answer says heals.
+        let send = |call: Call| {
+            sent.set(sent.get() + 1);
+            let valid = call
+                .args
+                .as_object()
+                .is_some_and(|o| o.len() == 12 && o.values().all(|v| v == "sample"));
+            async move {
+                Answer {
+                    text: "no".into(),
+                    refused: !valid,
+                }
+            }
+        };
+        let report = run_with(&tools, send).await;
+        assert_eq!(report.outcomes.len(), MAX_CASES);
+        assert!(report.cases_left_out > 0);
+        assert!(report.no_baseline.is_empty());
+        // The baselines, then each case once (the reader found nothing to repair).
+        assert_eq!(sent.get(), tools.len() + MAX_CASES);
+        assert!(!report.heals_in_one_round());
+        assert!(report.table().contains(&format!(
+            "left out: {} cases past the bound of {MAX_CASES}",
+            report.cases_left_out
+        )));
+    }
+}

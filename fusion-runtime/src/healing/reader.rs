@@ -154,10 +154,32 @@ fn quoted(text: &str) -> Vec<String> {
 /// A value meeting `expected` (the text after "Expected "), kept as close to `current` (what
 /// was sent, `None` when missing) as the text allows.
 pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
+    let mut budget = MAX_BUILT;
+    synthesize_within(expected, current, 0, &mut budget)
+}
+
+/// How many objects, items and shapes deep the reader follows a line's words: a server's text
+/// can nest them without end.
+const MAX_WORDS_DEPTH: usize = 16;
+
+/// How many keys and items the reader builds for one line at most: a server's text can ask
+/// for a thousand items of a thousand items.
+const MAX_BUILT: usize = 10_000;
+
+fn synthesize_within(
+    expected: &str,
+    current: Option<&Value>,
+    depth: usize,
+    budget: &mut usize,
+) -> Option<Value> {
+    if depth > MAX_WORDS_DEPTH || *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
     // An object's keys and an array's items first: their rules hold every other phrase.
     let object = expected.strip_prefix(NULL_OR).unwrap_or(expected);
     if let Some(keys) = object.strip_prefix(WITH) {
-        return Some(build_object(keys, current));
+        return Some(build_object(keys, current, depth, budget));
     }
     if object.starts_with("an object of ") && object.contains(" listed at ") {
         return Some(Value::Object(as_object(current).unwrap_or_default()));
@@ -165,7 +187,7 @@ pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
     if let [count, each] = split_top(expected, EACH, 2)[..]
         && (each.starts_with(WITH) || each.starts_with(NULL_OR))
     {
-        return Some(build_items(count, each, current));
+        return Some(build_items(count, each, current, depth, budget));
     }
     let lower = expected.to_ascii_lowercase();
     if let Some((_, rest)) = expected.split_once("one of: ") {
@@ -179,7 +201,7 @@ pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
             return split_top(rest, "; ", usize::MAX)
                 .into_iter()
                 .filter(|shape| !shape.trim().starts_with("null"))
-                .find_map(|shape| synthesize(shape.trim(), current))
+                .find_map(|shape| synthesize_within(shape.trim(), current, depth + 1, budget))
                 .or(Some(Value::Null));
         }
         let sent = current.map(|c| match c {
@@ -266,7 +288,7 @@ fn as_object(current: Option<&Value>) -> Option<Map<String, Value>> {
 /// An object from its keys' list (`sku (a string matching …), quantity (…), note (optional,
 /// …), and 3 more keys, …`): what was sent kept where it was an object, each required key
 /// not there made from its rule, the optional ones left out.
-fn build_object(keys: &str, current: Option<&Value>) -> Value {
+fn build_object(keys: &str, current: Option<&Value>, depth: usize, budget: &mut usize) -> Value {
     let mut out = as_object(current).unwrap_or_default();
     for entry in split_top(keys, ", ", usize::MAX) {
         let Some((key, rule)) = entry
@@ -278,7 +300,7 @@ fn build_object(keys: &str, current: Option<&Value>) -> Value {
         if rule.starts_with(OPTIONAL) || out.contains_key(key) {
             continue;
         }
-        if let Some(value) = synthesize(rule, None) {
+        if let Some(value) = synthesize_within(rule, None, depth + 1, budget) {
             out.insert(key.to_owned(), value);
         }
     }
@@ -287,7 +309,13 @@ fn build_object(keys: &str, current: Option<&Value>) -> Value {
 
 /// An array of objects from its count (`at least 2 items`, `an array of 1 to 20 items`) and
 /// what each item takes: what was sent kept, items made from the words added up to the count.
-fn build_items(count: &str, each: &str, current: Option<&Value>) -> Value {
+fn build_items(
+    count: &str,
+    each: &str,
+    current: Option<&Value>,
+    depth: usize,
+    budget: &mut usize,
+) -> Value {
     let mut items = match current {
         Some(Value::Array(a)) => a.clone(),
         Some(Value::Object(o)) => vec![Value::Object(o.clone())],
@@ -299,8 +327,9 @@ fn build_items(count: &str, each: &str, current: Option<&Value>) -> Value {
         .or_else(|| number_after(&lower, " of ").filter(|_| lower.contains(" to ")))
         .map_or(1, |n| n as usize);
     let n = n.clamp(1, 1000);
-    while items.len() < n {
-        items.push(synthesize(each, None).unwrap_or(Value::Object(Map::new())));
+    while items.len() < n && *budget > 0 {
+        let item = synthesize_within(each, None, depth + 1, budget);
+        items.push(item.unwrap_or(Value::Object(Map::new())));
     }
     if let Some(max) = number_after(&lower, "at most ")
         .or_else(|| number_after(&lower, " to ").filter(|_| lower.contains(" of ")))
@@ -604,4 +633,51 @@ fn replace_value(args: &mut Value, sent: &Value, value: Value) -> Option<()> {
         .map(|(k, _)| k.clone())?;
     obj.insert(key, value);
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{MAX_BUILT, synthesize};
+
+    fn count(v: &Value) -> usize {
+        1 + match v {
+            Value::Object(o) => o.values().map(count).sum(),
+            Value::Array(a) => a.iter().map(count).sum(),
+            _ => 0,
+        }
+    }
+
+    /// A server's text decides what the reader builds: a thousand items of a thousand items,
+    /// or objects nested without end, stop at the reader's bounds.
+    #[test]
+    fn what_a_line_asks_the_reader_to_build_is_bounded() {
+        let wide = "at least 1000 items, each an object with: a (an array of at least 1000 items, each an object with: b (a string))";
+        let built = synthesize(wide, None).unwrap_or(Value::Null);
+        assert!(count(&built) <= 2 * MAX_BUILT, "{}", count(&built));
+        assert!(matches!(&built, Value::Array(a) if !a.is_empty()));
+
+        let mut deep = String::from("a string");
+        for _ in 0..5_000 {
+            deep = format!("an object with: k ({deep})");
+        }
+        let built = synthesize(&deep, None).unwrap_or(Value::Null);
+        let mut depth = 0;
+        let mut at = &built;
+        while let Some(inner) = at.get("k") {
+            depth += 1;
+            at = inner;
+        }
+        assert!((1..=super::MAX_WORDS_DEPTH + 1).contains(&depth), "{depth}");
+
+        // Within the bounds, the line's object is built as it says.
+        assert_eq!(
+            synthesize(
+                "an object with: a (an integer >= 2), b (optional, a string)",
+                None
+            ),
+            Some(json!({"a": 2}))
+        );
+    }
 }
