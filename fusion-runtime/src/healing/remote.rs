@@ -110,3 +110,18 @@ fn cut(mut text: String, max: usize) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    /// An answer's text is kept to its bound, cut between characters.
+    #[test]
+    fn an_answer_is_cut_to_its_bytes_on_a_character_boundary() {
+        let text = "é".repeat(40_000);
+        let kept = cut(text, 64 * 1024 + 1);
+        assert_eq!(kept.len(), 64 * 1024);
+        assert!(kept.chars().all(|c| c == 'é'));
+        assert_eq!(cut("short".into(), 64), "short");
+    }
+}
