@@ -18,8 +18,8 @@
 //! its own (so per-client rate limits see one call each), the tools side by side and each
 //! tool's cases one after another (so `max_active` sees one at a time). The test kit runs it
 //! as `TestServer::healing` and the CLI as `heal`. [`run_with`] runs the same cases with any
-//! way of sending a call; [`remote::run_remote`] sends them to any MCP server over a
-//! [`FusionClient`](crate::client::FusionClient) — what the `fusion-heal` command does.
+//! way of sending a call; `remote::run_remote` (features `client-stdio` or `client-http`)
+//! sends them to any MCP server over a `FusionClient` — what the `fusion-heal` command does.
 //!
 //! Nested inputs get their own kinds: an object sent as another type or as `null`, too few
 //! items of an array of objects, an item of another type, and several problems at different

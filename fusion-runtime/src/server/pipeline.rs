@@ -143,7 +143,7 @@ async fn stages(
         Some(response) => response,
         None => {
             tracing::info!(tool, action = info.name, "call cancelled by the client");
-            ToolResponse::error(limits::cancelled(&entry.callable))
+            ToolResponse::error(cancelled(inner, &entry.callable))
         }
     };
     if counted {
@@ -236,7 +236,7 @@ async fn sourced(
 ) -> ToolResponse {
     let source = &inner.sources[index];
     if scope.is_cancelled() {
-        return ToolResponse::error(limits::cancelled(tool));
+        return ToolResponse::error(cancelled(inner, tool));
     }
     if let Some(scopes) = inner.mounted_scopes.get(tool)
         && let Err(e) = crate::auth::check_scopes(tool, scopes, scope.principal())
@@ -253,7 +253,7 @@ async fn sourced(
                 None => Some(g.admit(&scope).await),
             };
             match admitted {
-                None => return ToolResponse::error(limits::cancelled(tool)),
+                None => return ToolResponse::error(cancelled(inner, tool)),
                 Some(Ok(a)) => Some(a),
                 Some(Err(e)) => {
                     tracing::info!(tool, code = %e.code(), "call refused by a guard");
@@ -290,7 +290,7 @@ async fn sourced(
     };
     let Some(response) = answered else {
         tracing::info!(tool, "call cancelled by the client");
-        return ToolResponse::error(limits::cancelled(tool));
+        return ToolResponse::error(cancelled(inner, tool));
     };
     match &inner.source_awareness {
         Some(healing) if response.is_error => {
@@ -612,4 +612,13 @@ where
         Poll::Pending
     })
     .await
+}
+
+/// The answer for a cancelled call: the client's, or (once the server stops its calls) the
+/// server's (see [`limits::cancelled`]).
+fn cancelled(inner: &Inner, tool: &str) -> ToolError {
+    limits::cancelled(
+        tool,
+        inner.stopping.load(std::sync::atomic::Ordering::Relaxed),
+    )
 }
