@@ -1,6 +1,6 @@
-//! The healing benchmark as users run it (issue 51): the test kit over a user's own server,
-//! and the CLI's `heal` command over the billing example, both in process through the whole
-//! pipeline.
+//! The healing benchmark as users run it (issue 51): the test kit over a user's own server
+//! (flat, and nested: issue 59), and the CLI's `heal` command over the billing example, both
+//! in process through the whole pipeline.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -81,6 +81,62 @@ async fn a_users_server_heals_every_broken_call_in_one_round() {
     }
     let table = report.table();
     assert!(table.contains("| accounts_open |"), "{table}");
+}
+
+/// Nested tools (issue 59): every object kind is sent, and heals in one round, in process as
+/// users run it.
+#[tokio::test]
+async fn nested_tools_heal_every_object_kind_in_one_round() {
+    let kit = TestServer::new(fusion_tests::healing::nested::server());
+    let report = kit.healing().await;
+    report.assert_heals_in_one_round();
+    let rows = report.rows();
+    for kind in [
+        Kind::ObjectWrongType,
+        Kind::ObjectNull,
+        Kind::ObjectsTooFew,
+        Kind::ItemWrongType,
+        Kind::SeveralNested,
+        Kind::MissingRequired,
+        Kind::UnknownKey,
+        Kind::Pattern,
+        Kind::OutOfRange,
+    ] {
+        let row = rows
+            .get(&Some(kind))
+            .unwrap_or_else(|| panic!("no {kind:?} cases"));
+        assert!(
+            row.cases > 0 && row.healed1 == row.cases,
+            "{kind:?}: {row:?}"
+        );
+    }
+    // Too few parcels: one short of two, and none; an item of another type three ways.
+    let sent = |kind: Kind| -> Vec<String> {
+        report
+            .outcomes
+            .iter()
+            .filter(|o| o.case.kind == kind && o.case.tool == "shipments_create")
+            .map(|o| o.case.what.clone())
+            .collect()
+    };
+    for what in ["parcels: empty", "parcels: 1 items"] {
+        assert!(
+            sent(Kind::ObjectsTooFew).iter().any(|w| w == what),
+            "{:?}",
+            sent(Kind::ObjectsTooFew)
+        );
+    }
+    for what in [
+        "parcels.0: a string",
+        "parcels.0: a number",
+        "parcels.0: null",
+    ] {
+        assert!(
+            sent(Kind::ItemWrongType).iter().any(|w| w == what),
+            "{:?}",
+            sent(Kind::ItemWrongType)
+        );
+    }
 }
 
 /// A tool whose errors say nothing of the rule: the report names what did not heal, and the

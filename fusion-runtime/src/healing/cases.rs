@@ -38,11 +38,22 @@ pub enum Kind {
     ExtraKey,
     /// A grouped tool called without its action (not in the list).
     MissingAction,
+    /// An object sent as a value of each other type: a string, a number, a boolean, an array.
+    ObjectWrongType,
+    /// `null` for a required object.
+    ObjectNull,
+    /// An array of objects with fewer items than its minimum (empty, or one short).
+    ObjectsTooFew,
+    /// An item of an array of objects sent as a string, a number or `null`.
+    ItemWrongType,
+    /// Two or three problems at once, at different depths (a nested field, an object, an
+    /// item, a top-level field).
+    SeveralNested,
 }
 
 impl Kind {
     /// Every kind, in table order.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 19] = [
         Kind::WrongType,
         Kind::MissingRequired,
         Kind::UnknownKey,
@@ -57,6 +68,11 @@ impl Kind {
         Kind::Several,
         Kind::ExtraKey,
         Kind::MissingAction,
+        Kind::ObjectWrongType,
+        Kind::ObjectNull,
+        Kind::ObjectsTooFew,
+        Kind::ItemWrongType,
+        Kind::SeveralNested,
     ];
 
     /// The kind's name in the table.
@@ -76,6 +92,11 @@ impl Kind {
             Kind::Several => "several at once",
             Kind::ExtraKey => "extra key (no near match)",
             Kind::MissingAction => "action missing in a group",
+            Kind::ObjectWrongType => "object: wrong type",
+            Kind::ObjectNull => "object: null",
+            Kind::ObjectsTooFew => "objects: too few items",
+            Kind::ItemWrongType => "item: wrong type",
+            Kind::SeveralNested => "several, nested",
         }
     }
 }
@@ -353,7 +374,8 @@ fn constrained_wrong_type(node: &Value, valid: &Value) -> Option<Value> {
 }
 
 /// One field's single mutations (kind, new value, note), from its schema and valid value.
-fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
+/// Too few items of objects are [`object_mutations`]'.
+fn field_mutations(node: &Value, valid: &Value, root: &Value) -> Vec<(Kind, Value, String)> {
     let mut out = vec![(
         Kind::WrongType,
         wrong_type(valid),
@@ -412,7 +434,7 @@ fn field_mutations(node: &Value, valid: &Value) -> Vec<(Kind, Value, String)> {
             }
         }
         Value::Array(a) => {
-            if let Some(min) = num("minItems").filter(|m| *m >= 1.0) {
+            if let Some(min) = num("minItems").filter(|m| *m >= 1.0 && !of_objects(node, root)) {
                 let short: Vec<Value> = a.iter().take(min as usize - 1).cloned().collect();
                 out.push((Kind::TooShort, json!(short), format!("{} items", min - 1.0)));
             }
@@ -440,6 +462,7 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
         what,
     };
     let mut singles: Vec<(String, Kind, Value, String)> = Vec::new();
+    let mut nested: Vec<Mutation> = Vec::new();
     let props = root
         .get("properties")
         .and_then(Value::as_object)
@@ -501,29 +524,21 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
                 format!("{key} as {typo}"),
             ));
         }
-        for (kind, bad, note) in field_mutations(&node, value) {
+        for (kind, bad, note) in field_mutations(&node, value, root) {
             let mut args = obj.clone();
             args.insert(key.clone(), bad.clone());
             out.push(case(kind, base(args), format!("{key}: {note}")));
             singles.push((key.clone(), kind, bad, note));
         }
-        // One level down: the fields of an object-valued field.
-        if let (Value::Object(inner), Some(Value::Object(inner_props))) =
-            (value, node.get("properties"))
-        {
-            for (k, v) in inner {
-                let Some(n) = inner_props.get(k) else {
-                    continue;
-                };
-                for (kind, bad, note) in field_mutations(&resolve(n, root), v) {
-                    let mut args = obj.clone();
-                    let mut nested = inner.clone();
-                    nested.insert(k.clone(), bad);
-                    args.insert(key.clone(), Value::Object(nested));
-                    out.push(case(kind, base(args), format!("{key}.{k}: {note}")));
-                }
-            }
-        }
+        // Below: the object kinds of an object or an array of objects, and the fields of
+        // the objects in it (an array's first item), each as a top-level field is mutated.
+        let required_here = required.contains(&key.as_str());
+        let at = [key.clone()];
+        let raw = props.get(key).unwrap_or(&node);
+        below(raw, value, &at, required_here, root, &mut nested);
+    }
+    for m in &nested {
+        out.push(case(m.kind, base(apply(obj, m)), m.what()));
     }
     let mut args = obj.clone();
     args.insert("zzz_note".into(), json!("from the benchmark"));
@@ -583,5 +598,361 @@ pub fn cases(tool: &Tool, valid: &Value, known: &[&str], action_key: Option<&str
             out.push(case(Kind::Several, base(args), what.join("; ")));
         }
     }
+    // Several at once at different depths: one problem per depth (top-level field, object or
+    // item, nested field), on paths apart, two ways — the object kinds first, then the nested
+    // fields' rules first.
+    let mut all: Vec<Mutation> = singles
+        .iter()
+        .map(|(k, kind, bad, note)| Mutation {
+            path: vec![k.clone()],
+            kind: *kind,
+            value: Some(bad.clone()),
+            note: note.clone(),
+            was: None,
+        })
+        .collect();
+    all.extend(nested.iter().cloned());
+    let objects_first = |m: &Mutation| -> u8 {
+        match m.kind {
+            Kind::ItemWrongType => 4,
+            Kind::ObjectWrongType | Kind::ObjectNull => 3,
+            _ if m.path.len() >= 2 && m.kind != Kind::WrongType => 2,
+            Kind::WrongType => 0,
+            _ => 1,
+        }
+    };
+    let fields_first = |m: &Mutation| -> u8 {
+        match m.kind {
+            Kind::WrongType | Kind::UnknownKey => 0,
+            _ if m.path.len() >= 2 && !m.kind.is_object_kind() => 4,
+            Kind::ObjectsTooFew | Kind::ObjectNull => 3,
+            _ => 1,
+        }
+    };
+    let mut sent: Vec<Value> = Vec::new();
+    for rank in [&objects_first as &dyn Fn(&Mutation) -> u8, &fields_first] {
+        let picked = pick_apart(&all, rank);
+        if picked.len() < 2 || picked.iter().all(|m| m.path.len() < 2) {
+            continue;
+        }
+        let mut args = Value::Object(obj.clone());
+        for m in &picked {
+            set_path(&mut args, &m.path, m.value.clone());
+        }
+        if sent.contains(&args) {
+            continue;
+        }
+        sent.push(args.clone());
+        let what: Vec<String> = picked.iter().map(|m| m.what()).collect();
+        out.push(case(
+            Kind::SeveralNested,
+            Call {
+                tool: tool.name.clone(),
+                args,
+            },
+            what.join("; "),
+        ));
+    }
     out
+}
+
+/// How deep the generator goes into objects: the top-level field is 1.
+const MAX_NESTED_DEPTH: usize = 3;
+
+/// One change at a nested path: a value set there, or (`None`) the key removed.
+#[derive(Clone, Debug)]
+struct Mutation {
+    path: Vec<String>,
+    kind: Kind,
+    value: Option<Value>,
+    note: String,
+    /// For a misspelt key: the right key, removed beside it.
+    was: Option<String>,
+}
+
+impl Mutation {
+    fn what(&self) -> String {
+        format!("{}: {}", self.path.join("."), self.note)
+    }
+}
+
+impl Kind {
+    /// Whether the kind is one of an object or an array of objects as a whole.
+    fn is_object_kind(self) -> bool {
+        matches!(
+            self,
+            Kind::ObjectWrongType | Kind::ObjectNull | Kind::ObjectsTooFew | Kind::ItemWrongType
+        )
+    }
+}
+
+/// Whether `node` (resolved) is an array whose items are objects with properties.
+fn of_objects(node: &Value, root: &Value) -> bool {
+    node.get("items")
+        .is_some_and(|items| is_object(&resolve(items, root)))
+}
+
+fn is_object(node: &Value) -> bool {
+    type_of(node) == "object"
+        && node
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty())
+}
+
+/// Whether `null` is valid for `node` as written (before [`resolve`] reduces an `Option`).
+fn nullable(node: &Value) -> bool {
+    let null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+    let in_union = ["anyOf", "oneOf"].into_iter().any(|k| {
+        node.get(k)
+            .and_then(Value::as_array)
+            .is_some_and(|branches| branches.iter().any(null))
+    });
+    let in_types = node
+        .get("type")
+        .and_then(Value::as_array)
+        .is_some_and(|ts| ts.iter().any(|t| t == "null"));
+    in_union || in_types
+}
+
+/// The first string anywhere in `v` (an ID, a SKU), else `sample`: what a model sends when it
+/// gives one value where an object belongs.
+fn first_string(v: &Value) -> String {
+    fn find(v: &Value) -> Option<&str> {
+        match v {
+            Value::String(s) => Some(s),
+            Value::Object(o) => o.values().find_map(find),
+            Value::Array(a) => a.iter().find_map(find),
+            _ => None,
+        }
+    }
+    find(v).unwrap_or("sample").to_owned()
+}
+
+/// The mutations below a field at `at` (a path of keys and indexes) whose schema is `raw`
+/// (as written in its parent, `$ref`s and `Option`s unresolved) and valid value `value`: an object of every
+/// wrong type and `null` for a required one; too few items and items of another type for an
+/// array of objects; then, inside the object (or the array's first item), each key as a
+/// top-level key is mutated — left out, misspelt, its field mutations — and the objects in it
+/// in turn, [`MAX_NESTED_DEPTH`] deep.
+fn below(
+    raw: &Value,
+    value: &Value,
+    at: &[String],
+    required: bool,
+    root: &Value,
+    out: &mut Vec<Mutation>,
+) {
+    let node = resolve(raw, root);
+    let push = |out: &mut Vec<Mutation>, path: Vec<String>, kind, value, note: &str| {
+        out.push(Mutation {
+            path,
+            kind,
+            value,
+            note: note.to_owned(),
+            was: None,
+        })
+    };
+    match value {
+        Value::Object(inner) if is_object(&node) => {
+            for (bad, note) in [
+                (json!(first_string(value)), "a string"),
+                (json!(7), "a number"),
+                (json!(true), "a boolean"),
+                (json!([value]), "in an array"),
+            ] {
+                push(out, at.to_vec(), Kind::ObjectWrongType, Some(bad), note);
+            }
+            if required && !nullable(raw) {
+                push(
+                    out,
+                    at.to_vec(),
+                    Kind::ObjectNull,
+                    Some(Value::Null),
+                    "null",
+                );
+            }
+            fields_below(&node, inner, at, root, out);
+        }
+        Value::Array(items) if of_objects(&node, root) => {
+            let min = node.get("minItems").and_then(Value::as_u64).unwrap_or(0) as usize;
+            if min >= 1 {
+                push(
+                    out,
+                    at.to_vec(),
+                    Kind::ObjectsTooFew,
+                    Some(json!([])),
+                    "empty",
+                );
+            }
+            if min >= 2 {
+                let short: Vec<Value> = items.iter().take(min - 1).cloned().collect();
+                let note = format!("{} items", min - 1);
+                push(
+                    out,
+                    at.to_vec(),
+                    Kind::ObjectsTooFew,
+                    Some(json!(short)),
+                    &note,
+                );
+            }
+            let Some(first) = items.first() else { return };
+            let mut item_at = at.to_vec();
+            item_at.push("0".into());
+            for (bad, note) in [
+                (json!(first_string(first)), "a string"),
+                (json!(7), "a number"),
+                (Value::Null, "null"),
+            ] {
+                push(out, item_at.clone(), Kind::ItemWrongType, Some(bad), note);
+            }
+            let item = node
+                .get("items")
+                .map(|i| resolve(i, root))
+                .unwrap_or_default();
+            if let Value::Object(inner) = first {
+                fields_below(&item, inner, &item_at, root, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The keys of an object at `at` (schema `node`, value `inner`), mutated as top-level keys are.
+fn fields_below(
+    node: &Value,
+    inner: &Map<String, Value>,
+    at: &[String],
+    root: &Value,
+    out: &mut Vec<Mutation>,
+) {
+    if at.len() >= MAX_NESTED_DEPTH {
+        return;
+    }
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = props.keys().map(String::as_str).collect();
+    let closed = node.get("additionalProperties") == Some(&Value::Bool(false));
+    for (k, v) in inner {
+        let Some(raw) = props.get(k) else { continue };
+        let n = resolve(raw, root);
+        let mut path = at.to_vec();
+        path.push(k.clone());
+        let is_required = required.contains(&k.as_str());
+        if is_required {
+            out.push(Mutation {
+                path: path.clone(),
+                kind: Kind::MissingRequired,
+                value: None,
+                note: "left out".into(),
+                was: None,
+            });
+        }
+        if k.chars().count() >= 2 && closed {
+            // A misspelt key (where unknown keys are refused): the typo set, the right key
+            // removed.
+            let typo = one_edit(k, &names);
+            let mut renamed = at.to_vec();
+            renamed.push(typo.clone());
+            out.push(Mutation {
+                path: renamed,
+                kind: Kind::UnknownKey,
+                value: Some(v.clone()),
+                note: format!("{k} misspelt"),
+                was: Some(k.clone()),
+            });
+        }
+        for (kind, bad, note) in field_mutations(&n, v, root) {
+            out.push(Mutation {
+                path: path.clone(),
+                kind,
+                value: Some(bad),
+                note,
+                was: None,
+            });
+        }
+        below(raw, v, &path, is_required, root, out);
+    }
+}
+
+/// `obj` with `m` applied; a misspelt key also loses its right key.
+fn apply(obj: &Map<String, Value>, m: &Mutation) -> Map<String, Value> {
+    let mut args = Value::Object(obj.clone());
+    if let Some(was) = &m.was {
+        let mut right = m.path.clone();
+        if let Some(last) = right.last_mut() {
+            last.clone_from(was);
+        }
+        set_path(&mut args, &right, None);
+    }
+    set_path(&mut args, &m.path, m.value.clone());
+    match args {
+        Value::Object(o) => o,
+        _ => obj.clone(),
+    }
+}
+
+/// Sets (or, with `None`, removes) the value at `path`: keys of objects, indexes of arrays.
+fn set_path(at: &mut Value, path: &[String], value: Option<Value>) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut at = at;
+    for seg in parents {
+        at = match at {
+            Value::Object(o) => match o.get_mut(seg) {
+                Some(v) => v,
+                None => return,
+            },
+            Value::Array(a) => match seg.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                Some(v) => v,
+                None => return,
+            },
+            _ => return,
+        };
+    }
+    match (at, value) {
+        (Value::Object(o), Some(v)) => {
+            o.insert(last.clone(), v);
+        }
+        (Value::Object(o), None) => {
+            o.remove(last);
+        }
+        (Value::Array(a), v) => {
+            if let Some(slot) = last.parse::<usize>().ok().and_then(|i| a.get_mut(i)) {
+                *slot = v.unwrap_or(Value::Null);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Up to three mutations of `all`, best `rank` first, one per depth, none on a path inside
+/// another's.
+fn pick_apart<'m>(all: &'m [Mutation], rank: &dyn Fn(&Mutation) -> u8) -> Vec<&'m Mutation> {
+    let mut order: Vec<&Mutation> = all.iter().filter(|m| rank(m) > 0).collect();
+    // Stable: equal ranks keep the generator's order.
+    order.sort_by_key(|m| std::cmp::Reverse(rank(m)));
+    let mut picked: Vec<&Mutation> = Vec::new();
+    for m in order {
+        let apart = picked.iter().all(|p| {
+            p.path.len() != m.path.len()
+                && !p.path.starts_with(&m.path)
+                && !m.path.starts_with(&p.path)
+                && p.path.first() != m.path.first()
+        });
+        if apart {
+            picked.push(m);
+        }
+        if picked.len() == 3 {
+            break;
+        }
+    }
+    picked
 }

@@ -17,7 +17,14 @@
 //! [`run`] calls a server in process, through the whole pipeline; each case as a principal of
 //! its own (so per-client rate limits see one call each), the tools side by side and each
 //! tool's cases one after another (so `max_active` sees one at a time). The test kit runs it
-//! as `TestServer::healing` and the CLI as `heal`.
+//! as `TestServer::healing` and the CLI as `heal`. [`run_with`] runs the same cases with any
+//! way of sending a call; `remote::run_remote` (features `client-stdio` or `client-http`)
+//! sends them to any MCP server over a `FusionClient` — what the `fusion-heal` command does.
+//!
+//! Nested inputs get their own kinds: an object sent as another type or as `null`, too few
+//! items of an array of objects, an item of another type, and several problems at different
+//! depths; the fields of nested objects (and of an array's first item) are broken as
+//! top-level fields are, three levels deep.
 //!
 //! ```
 //! use fusion_runtime::{tool_action, Server, ToolError, ToolInput};
@@ -47,6 +54,12 @@
 pub mod cases;
 pub mod pattern;
 pub mod reader;
+#[cfg(any(feature = "client-stdio", feature = "client-http"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "client-stdio", feature = "client-http")))
+)]
+pub mod remote;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -127,6 +140,8 @@ pub struct Report {
     pub outcomes: Vec<Outcome>,
     /// Tools left out, and why.
     pub no_baseline: Vec<NoBaseline>,
+    /// Cases past [`MAX_CASES`], not sent.
+    pub cases_left_out: usize,
 }
 
 /// Whether an answer's text refuses the call for its arguments or name.
@@ -316,9 +331,6 @@ pub async fn run(server: &Server) -> Report {
             schema: Value::Object((*t.input_schema).clone()),
         })
         .collect();
-    let listed: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-    let known: Vec<&str> = listed.iter().map(String::as_str).collect();
-    let (variants, mut no_baseline) = variants(&tools);
     // One principal per call: per-client limits count each once.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let send = |call: Call| {
@@ -334,9 +346,59 @@ pub async fn run(server: &Server) -> Report {
             Answer::of(&response)
         }
     };
+    run_with(&tools, send).await
+}
+
+/// At most this many broken calls are sent in one run; the cases past it are counted
+/// ([`Report::cases_left_out`]), not sent. A `tools/list` drives the count: a server that
+/// lists thousands of tools, or schemas of thousands of keys, is checked up to here.
+pub const MAX_CASES: usize = 20_000;
+
+/// Runs every case of `tools` (as `tools/list` shows them), each call sent with `send`
+/// (any server, any transport: [`run`] sends in process, the `fusion-heal` command over MCP):
+/// per tool, its valid baseline, then its cases one after another; the tools side by side.
+/// At most [`MAX_CASES`] cases, in the tools' order.
+pub async fn run_with<F, Fut>(tools: &[Tool], send: F) -> Report
+where
+    F: Fn(Call) -> Fut,
+    Fut: Future<Output = Answer>,
+{
+    run_among(tools, &|_| true, send).await
+}
+
+/// [`run_with`] for the tools `only` picks by name; the others still count as names that
+/// exist (a misspelt tool name is none of them, and a repair may call them).
+pub async fn run_among<F, Fut>(tools: &[Tool], only: &dyn Fn(&str) -> bool, send: F) -> Report
+where
+    F: Fn(Call) -> Fut,
+    Fut: Future<Output = Answer>,
+{
+    let listed: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    let known: Vec<&str> = listed.iter().map(String::as_str).collect();
+    let picked: Vec<Tool> = tools.iter().filter(|t| only(&t.name)).cloned().collect();
+    let (variants, mut no_baseline) = variants(&picked);
+    let mut budget = MAX_CASES;
+    let mut cases_left_out = 0;
+    let planned: Vec<(Variant, Vec<Case>)> = variants
+        .into_iter()
+        .map(|variant| {
+            let mut all = cases::cases(
+                &variant.tool,
+                &variant.valid,
+                &known,
+                variant.key.as_deref(),
+            );
+            let kept = all.len().min(budget);
+            cases_left_out += all.len() - kept;
+            budget -= kept;
+            all.truncate(kept);
+            (variant, all)
+        })
+        .collect();
+    let send = &send;
     // Per tool, its baseline then its cases in order; the tools side by side.
-    let per_tool = variants.into_iter().map(|variant| {
-        let (send, listed, known) = (&send, &listed, &known);
+    let per_tool = planned.into_iter().map(|(variant, cases)| {
+        let listed = &listed;
         async move {
             let baseline = send(Call {
                 tool: variant.tool.name.clone(),
@@ -354,13 +416,16 @@ pub async fn run(server: &Server) -> Report {
                 });
             }
             let mut outcomes = Vec::new();
-            for case in cases::cases(&variant.tool, &variant.valid, known, variant.key.as_deref()) {
+            for case in cases {
                 outcomes.push(heal(case, listed, send).await);
             }
             Ok(outcomes)
         }
     });
-    let mut report = Report::default();
+    let mut report = Report {
+        cases_left_out,
+        ..Report::default()
+    };
     for result in futures::future::join_all(per_tool).await {
         match result {
             Ok(outcomes) => report.outcomes.extend(outcomes),
@@ -512,7 +577,27 @@ impl Report {
         for none in &self.no_baseline {
             let _ = writeln!(out, "left out: {}: {}", none.tool, none.why);
         }
+        if self.cases_left_out > 0 {
+            let _ = writeln!(
+                out,
+                "left out: {} cases past the bound of {MAX_CASES}",
+                self.cases_left_out
+            );
+        }
         out
+    }
+
+    /// How many cases healed in one round.
+    pub fn healed_in_one_round(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| o.healed_in == Some(1))
+            .count()
+    }
+
+    /// The share of cases healed in one round, in percent (0 when there is none).
+    pub fn pct_healed_in_one_round(&self) -> f64 {
+        pct(self.healed_in_one_round(), self.outcomes.len())
     }
 
     /// A line per case that did not heal in one round (or was not refused at all): its kind,
@@ -537,9 +622,12 @@ impl Report {
     }
 
     /// Whether every case was refused and healed in one round, every tool had a valid
-    /// baseline, and there was a case at all.
+    /// baseline, no case was left out, and there was a case at all.
     pub fn heals_in_one_round(&self) -> bool {
-        self.not_healed().is_empty() && self.no_baseline.is_empty() && !self.outcomes.is_empty()
+        self.not_healed().is_empty()
+            && self.no_baseline.is_empty()
+            && self.cases_left_out == 0
+            && !self.outcomes.is_empty()
     }
 
     /// Panics, listing them, unless [`heals_in_one_round`](Self::heals_in_one_round): the
@@ -563,5 +651,56 @@ impl Report {
                 .collect::<Vec<_>>()
                 .join("\n")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, json};
+
+    use super::{Answer, Call, MAX_CASES, Tool, run_with};
+
+    /// A `tools/list` drives how many broken calls a run sends: past [`MAX_CASES`] they are
+    /// counted, not sent, and the run does not pass.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_run_sends_at_most_max_cases() {
+        let mut props = Map::new();
+        for i in 0..12 {
+            props.insert(format!("field_{i:02}"), json!({"type": "string"}));
+        }
+        let keys: Vec<String> = props.keys().cloned().collect();
+        let schema = json!({"type": "object", "properties": props, "required": keys, "additionalProperties": false});
+        let tools: Vec<Tool> = (0..700)
+            .map(|i| Tool {
+                name: format!("tool_{i:03}"),
+                schema: schema.clone(),
+            })
+            .collect();
+        let sent = std::cell::Cell::new(0usize);
+        // Only the baseline (every field `sample`) passes; nothing the answer says heals.
+        let send = |call: Call| {
+            sent.set(sent.get() + 1);
+            let valid = call
+                .args
+                .as_object()
+                .is_some_and(|o| o.len() == 12 && o.values().all(|v| v == "sample"));
+            async move {
+                Answer {
+                    text: "no".into(),
+                    refused: !valid,
+                }
+            }
+        };
+        let report = run_with(&tools, send).await;
+        assert_eq!(report.outcomes.len(), MAX_CASES);
+        assert!(report.cases_left_out > 0);
+        assert!(report.no_baseline.is_empty());
+        // The baselines, then each case once (the reader found nothing to repair).
+        assert_eq!(sent.get(), tools.len() + MAX_CASES);
+        assert!(!report.heals_in_one_round());
+        assert!(report.table().contains(&format!(
+            "left out: {} cases past the bound of {MAX_CASES}",
+            report.cases_left_out
+        )));
     }
 }

@@ -11,6 +11,7 @@
 //! ([`read_plain`]).
 
 use crate::client::{Envelope, parse_envelope};
+use crate::validation::rules::properties::{EACH, NULL_OR, OPTIONAL, WITH};
 use serde_json::{Map, Value};
 
 use super::pattern;
@@ -153,15 +154,54 @@ fn quoted(text: &str) -> Vec<String> {
 /// A value meeting `expected` (the text after "Expected "), kept as close to `current` (what
 /// was sent, `None` when missing) as the text allows.
 pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
+    let mut budget = MAX_BUILT;
+    synthesize_within(expected, current, 0, &mut budget)
+}
+
+/// How many objects, items and shapes deep the reader follows a line's words: a server's text
+/// can nest them without end.
+const MAX_WORDS_DEPTH: usize = 16;
+
+/// How many keys and items the reader builds for one line at most: a server's text can ask
+/// for a thousand items of a thousand items.
+const MAX_BUILT: usize = 10_000;
+
+fn synthesize_within(
+    expected: &str,
+    current: Option<&Value>,
+    depth: usize,
+    budget: &mut usize,
+) -> Option<Value> {
+    if depth > MAX_WORDS_DEPTH || *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    // An object's keys and an array's items first: their rules hold every other phrase.
+    let object = expected.strip_prefix(NULL_OR).unwrap_or(expected);
+    if let Some(keys) = object.strip_prefix(WITH) {
+        return Some(build_object(keys, current, depth, budget));
+    }
+    if object.starts_with("an object of ") && object.contains(" listed at ") {
+        return Some(Value::Object(as_object(current).unwrap_or_default()));
+    }
+    if let [count, each] = split_top(expected, EACH, 2)[..]
+        && (each.starts_with(WITH) || each.starts_with(NULL_OR))
+    {
+        return Some(build_items(count, each, current, depth, budget));
+    }
     let lower = expected.to_ascii_lowercase();
     if let Some((_, rest)) = expected.split_once("one of: ") {
-        let options = quoted(rest);
+        let options = if rest.starts_with('\'') {
+            quoted(rest)
+        } else {
+            Vec::new()
+        };
         if options.is_empty() {
             // Shapes, not values ("an object; null"): the first one the sent value converts to.
-            return rest
-                .split("; ")
+            return split_top(rest, "; ", usize::MAX)
+                .into_iter()
                 .filter(|shape| !shape.trim().starts_with("null"))
-                .find_map(|shape| synthesize(shape.trim(), current))
+                .find_map(|shape| synthesize_within(shape.trim(), current, depth + 1, budget))
                 .or(Some(Value::Null));
         }
         let sent = current.map(|c| match c {
@@ -203,6 +243,100 @@ pub fn synthesize(expected: &str, current: Option<&Value>) -> Option<Value> {
         return Some(v);
     }
     convert(&lower, current)
+}
+
+/// `text` split at each `sep` outside parentheses (a key's rule is in parentheses, and may
+/// hold the separator itself), into `max` parts at most; a `\\` escapes the character after
+/// it, as in a pattern.
+fn split_top<'t>(text: &'t str, sep: &str, max: usize) -> Vec<&'t str> {
+    let (mut parts, mut depth, mut start, mut escaped) = (Vec::new(), 0usize, 0, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0
+                && i >= start
+                && parts.len() + 1 < max
+                && text[i..].starts_with(sep) =>
+            {
+                parts.push(&text[start..i]);
+                start = i + sep.len();
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+/// What was sent, as an object: itself, the one object of a one-item array, or an object
+/// written as a JSON string.
+fn as_object(current: Option<&Value>) -> Option<Map<String, Value>> {
+    match current? {
+        Value::Object(o) => Some(o.clone()),
+        Value::Array(a) if a.len() == 1 => as_object(a.first()),
+        Value::String(s) => match serde_json::from_str(s.trim()) {
+            Ok(Value::Object(o)) => Some(o),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An object from its keys' list (`sku (a string matching …), quantity (…), note (optional,
+/// …), and 3 more keys, …`): what was sent kept where it was an object, each required key
+/// not there made from its rule, the optional ones left out.
+fn build_object(keys: &str, current: Option<&Value>, depth: usize, budget: &mut usize) -> Value {
+    let mut out = as_object(current).unwrap_or_default();
+    for entry in split_top(keys, ", ", usize::MAX) {
+        let Some((key, rule)) = entry
+            .split_once(" (")
+            .and_then(|(k, r)| Some((k.trim(), r.strip_suffix(')')?)))
+        else {
+            continue;
+        };
+        if rule.starts_with(OPTIONAL) || out.contains_key(key) {
+            continue;
+        }
+        if let Some(value) = synthesize_within(rule, None, depth + 1, budget) {
+            out.insert(key.to_owned(), value);
+        }
+    }
+    Value::Object(out)
+}
+
+/// An array of objects from its count (`at least 2 items`, `an array of 1 to 20 items`) and
+/// what each item takes: what was sent kept, items made from the words added up to the count.
+fn build_items(
+    count: &str,
+    each: &str,
+    current: Option<&Value>,
+    depth: usize,
+    budget: &mut usize,
+) -> Value {
+    let mut items = match current {
+        Some(Value::Array(a)) => a.clone(),
+        Some(Value::Object(o)) => vec![Value::Object(o.clone())],
+        _ => Vec::new(),
+    };
+    let lower = count.to_ascii_lowercase();
+    let n = number_after(&lower, "at least ")
+        .or_else(|| number_after(&lower, "exactly "))
+        .or_else(|| number_after(&lower, " of ").filter(|_| lower.contains(" to ")))
+        .map_or(1, |n| n as usize);
+    let n = n.clamp(1, 1000);
+    while items.len() < n && *budget > 0 {
+        let item = synthesize_within(each, None, depth + 1, budget);
+        items.push(item.unwrap_or(Value::Object(Map::new())));
+    }
+    if let Some(max) = number_after(&lower, "at most ")
+        .or_else(|| number_after(&lower, " to ").filter(|_| lower.contains(" of ")))
+    {
+        items.truncate((max as usize).max(1));
+    }
+    Value::Array(items)
 }
 
 /// An example the text gives: "(e.g. X)" or "like X".
@@ -433,7 +567,7 @@ fn set_in(at: &mut Value, segs: &[&str], value: Value) {
 }
 
 /// Text that is not an envelope (serde's messages, a hand-written check's): the parts that
-/// name a field (`name: …`) or quote a value sent (`unknown variant `x`, expected one of
+/// name a field (`name: …`, `items[0].sku: …`) or quote a value sent (`unknown variant `x`, expected one of
 /// …`, `invalid type: string "x", expected …`, `unknown field `x`, expected one of …`).
 pub fn read_plain(call: &Call, text: &str) -> Option<Call> {
     let mut args = call.args.clone();
@@ -475,10 +609,12 @@ pub fn read_plain(call: &Call, text: &str) -> Option<Call> {
         let fixed = convert(wanted, Some(&sent_value))?;
         replace_value(&mut args, &sent_value, fixed)?;
     } else if let Some((field, rest)) = text.split_once(": ") {
-        let current = args.get(field)?.clone();
+        // `name`, `customer.id` or `items[0].sku`.
+        let path = field.replace('[', ".").replace(']', "");
+        let current = lookup_mut(&mut args, &path)?.clone();
         let rest = rest.replace("does not match ", "a string matching ");
         let value = synthesize(&rest, Some(&current))?;
-        args.as_object_mut()?.insert(field.to_owned(), value);
+        set(&mut args, &path, value);
     } else {
         return None;
     }
@@ -497,4 +633,51 @@ fn replace_value(args: &mut Value, sent: &Value, value: Value) -> Option<()> {
         .map(|(k, _)| k.clone())?;
     obj.insert(key, value);
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{MAX_BUILT, synthesize};
+
+    fn count(v: &Value) -> usize {
+        1 + match v {
+            Value::Object(o) => o.values().map(count).sum(),
+            Value::Array(a) => a.iter().map(count).sum(),
+            _ => 0,
+        }
+    }
+
+    /// A server's text decides what the reader builds: a thousand items of a thousand items,
+    /// or objects nested without end, stop at the reader's bounds.
+    #[test]
+    fn what_a_line_asks_the_reader_to_build_is_bounded() {
+        let wide = "at least 1000 items, each an object with: a (an array of at least 1000 items, each an object with: b (a string))";
+        let built = synthesize(wide, None).unwrap_or(Value::Null);
+        assert!(count(&built) <= 2 * MAX_BUILT, "{}", count(&built));
+        assert!(matches!(&built, Value::Array(a) if !a.is_empty()));
+
+        let mut deep = String::from("a string");
+        for _ in 0..5_000 {
+            deep = format!("an object with: k ({deep})");
+        }
+        let built = synthesize(&deep, None).unwrap_or(Value::Null);
+        let mut depth = 0;
+        let mut at = &built;
+        while let Some(inner) = at.get("k") {
+            depth += 1;
+            at = inner;
+        }
+        assert!((1..=super::MAX_WORDS_DEPTH + 1).contains(&depth), "{depth}");
+
+        // Within the bounds, the line's object is built as it says.
+        assert_eq!(
+            synthesize(
+                "an object with: a (an integer >= 2), b (optional, a string)",
+                None
+            ),
+            Some(json!({"a": 2}))
+        );
+    }
 }

@@ -9,9 +9,12 @@ use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use super::rules::{enum_const, length, pattern, types};
-use super::{Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, Measure, ValidationReport};
-use crate::schema::{EXPECTED_KEY, KEYS_KEY, resolve, unwrap_nullable};
+use super::rules::{enum_const, length, pattern, properties, types};
+use super::{
+    Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, MAX_OBJECT_BYTES, MAX_OBJECT_DEPTH,
+    MAX_OBJECT_KEYS, Measure, ValidationReport,
+};
+use crate::schema::{EXPECTED_KEY, KEYS_KEY, ref_target, resolve, unwrap_nullable};
 
 /// How deep nested unions are followed before giving up.
 const MAX_DEPTH: usize = 32;
@@ -31,6 +34,9 @@ struct Node {
     expected: Option<String>,
     /// What the field takes, in words ([`describe`]).
     words: Cow<'static, str>,
+    /// What each item of an array of objects takes (`an object with: …`), for its too-few
+    /// line.
+    each: Option<String>,
     shapes: Vec<String>,
     /// The `properties`, sorted by name.
     keys: Vec<Key>,
@@ -55,24 +61,26 @@ impl SchemaIndex {
     pub fn new<'a>(root: &'a Value) -> SchemaIndex {
         // Each subschema gets one node, whatever the paths that reach it (recursive types
         // reach the same ones again); the pointers are only compared.
+        // Each found subschema's location (the first path that reached it), for the words
+        // that name where the schema lists an object's keys.
         let mut ids: HashMap<*const Value, usize> = HashMap::new();
-        let mut found: Vec<&'a Value> = vec![root];
+        let mut found: Vec<(&'a Value, String)> = vec![(root, "#".to_owned())];
         ids.insert(root, 0);
         let mut nodes = Vec::new();
-        while let Some(&schema) = found.get(nodes.len()) {
-            let mut id = |v: &'a Value| -> usize {
+        while let Some((schema, at)) = found.get(nodes.len()).cloned() {
+            let (s, s_at) = unwrap_nullable_at(root, schema, &at);
+            let mut id = |v: &'a Value, at: String| -> usize {
                 *ids.entry(v).or_insert_with(|| {
-                    found.push(v);
+                    found.push((v, at));
                     found.len() - 1
                 })
             };
-            let s = unwrap_nullable(root, schema);
             let mut keys: Vec<Key> = match s.get("properties") {
                 Some(Value::Object(props)) => props
                     .iter()
                     .map(|(name, p)| Key {
                         name: name.clone(),
-                        node: id(p),
+                        node: id(p, property_at(&s_at, name)),
                         position: None,
                     })
                     .collect(),
@@ -91,16 +99,28 @@ impl SchemaIndex {
                 }
             }
             keys.sort_by(|a, b| a.name.cmp(&b.name));
+            // The arguments object itself is the tool's whole `inputSchema`: its wrong type
+            // says `an object`, as the answer to `arguments` that are not one does.
+            let objects = if nodes.is_empty() {
+                Words::PLAIN
+            } else {
+                Words::default()
+            };
+            let items_at = format!("{s_at}/items");
             nodes.push(Node {
                 expected: expected_override(root, schema),
-                words: describe(root, schema, 0),
-                shapes: union_shapes(root, schema),
+                words: describe(root, schema, &at, objects),
+                each: s
+                    .get("items")
+                    .filter(|items| object_keys(root, items).is_some())
+                    .map(|items| describe(root, items, &items_at, Words::default()).into_owned()),
+                shapes: union_shapes(root, schema, &at),
                 keys,
-                items: s.get("items").map(&mut id),
+                items: s.get("items").map(|v| id(v, items_at.clone())),
                 additional: s
                     .get("additionalProperties")
                     .filter(|ap| ap.is_object())
-                    .map(&mut id),
+                    .map(|v| id(v, format!("{s_at}/additionalProperties"))),
                 known,
                 options: const_options(root, schema),
             });
@@ -357,10 +377,23 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
     push_issue(found, at, kind, e.into_parts().instance.into_owned(), node);
 }
 
-/// Adds the issue with the value sent, and the author's expected text of its node.
+/// Adds the issue with the value sent, and the author's expected text of its node; too few
+/// items of objects also say what each item takes (the model is asked to build one).
 fn push_issue(found: &mut Found, at: At, kind: IssueKind, sent: Value, node: Option<&Node>) {
     let mut issue = Issue::new(at.path, kind, Some(sent));
     issue.expected = node.and_then(|n| n.expected.clone()).map(Into::into);
+    if let (None, Some(each), IssueKind::TooSmall { measure, .. }) = (
+        &issue.expected,
+        node.and_then(|n| n.each.as_deref()),
+        &issue.kind,
+    ) && *measure == Measure::Items
+    {
+        let mut expected = String::with_capacity(32 + each.len());
+        issue.push_default_expected(&mut expected);
+        expected.push_str(properties::EACH);
+        expected.push_str(each);
+        issue.expected = Some(expected.into());
+    }
     found.issues.push((at.key, found.keys.len(), issue));
 }
 
@@ -387,12 +420,45 @@ fn expected_override(root: &Value, schema: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// What a subschema takes, in words: the author's text, a format, a pattern, an enum, a type.
-fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
+/// How far a description goes: how many unions and objects deep it already is, whether an
+/// object's keys are written out at all, and the bytes its object words may take.
+#[derive(Clone, Copy)]
+struct Words {
+    unions: usize,
+    objects: usize,
+    keys: bool,
+    budget: usize,
+}
+
+impl Default for Words {
+    fn default() -> Self {
+        Words {
+            unions: 0,
+            objects: 0,
+            keys: true,
+            budget: MAX_OBJECT_BYTES,
+        }
+    }
+}
+
+impl Words {
+    /// `an object`, without its keys.
+    const PLAIN: Words = Words {
+        unions: 0,
+        objects: 0,
+        keys: false,
+        budget: 0,
+    };
+}
+
+/// What a subschema takes, in words: the author's text, a format, a pattern, an enum, a type
+/// with its bounds; an object with its keys and each key's rule, an array of objects with
+/// what each item takes (see [`push_object`]). `at` is where `schema` is in `root`.
+fn describe(root: &Value, schema: &Value, at: &str, w: Words) -> Cow<'static, str> {
     if let Some(e) = expected_override(root, schema) {
         return e.into();
     }
-    let s = resolve(root, schema);
+    let (s, s_at) = resolve_at(root, schema, at);
     if let Some(row) = s
         .get("format")
         .and_then(Value::as_str)
@@ -414,18 +480,34 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         enum_const::push_expected(&mut out, &options);
         return out.into();
     }
+    let keyed = w.keys && object_keys(root, s).is_some();
     match s.get("type") {
+        Some(Value::String(t)) if t == "object" && keyed => {
+            push_object(&mut out, root, s, &s_at, w);
+            return out.into();
+        }
         Some(Value::String(t)) => {
             let words = types::words(t);
             let mut out = String::from(words);
             push_bounds(&mut out, s);
+            if t == "array" && w.keys {
+                push_each(&mut out, root, s, &s_at, w);
+            }
             return match out.len() == words.len() {
                 true => words.into(),
                 false => out.into(),
             };
         }
         Some(Value::Array(ts)) => {
-            let words = types::words_of(ts.iter().filter_map(Value::as_str));
+            let names = || ts.iter().filter_map(Value::as_str);
+            if keyed && names().all(|t| t == "object" || t == "null") {
+                if names().any(|t| t == "null") {
+                    out.push_str(properties::NULL_OR);
+                }
+                push_object(&mut out, root, s, &s_at, w);
+                return out.into();
+            }
+            let words = types::words_of(names());
             // An optional field's bounds (`["integer", "null"]` with a `minimum`) after its
             // one non-null type: `an integer >= 1 or null`.
             let mut bounds = String::new();
@@ -438,16 +520,188 @@ fn describe(root: &Value, schema: &Value, depth: usize) -> Cow<'static, str> {
         }
         _ => {}
     }
-    if depth < 4
-        && let Some(Value::Array(branches)) = s.get("anyOf").or_else(|| s.get("oneOf"))
+    let branches_key = if s.get("anyOf").is_some() {
+        "anyOf"
+    } else {
+        "oneOf"
+    };
+    if w.unions < 4
+        && let Some(Value::Array(branches)) = s.get(branches_key)
     {
+        let inner = Words {
+            unions: w.unions + 1,
+            ..w
+        };
         let words: Vec<Cow<'static, str>> = branches
             .iter()
-            .map(|b| describe(root, b, depth + 1))
+            .enumerate()
+            .map(|(i, b)| describe(root, b, &format!("{s_at}/{branches_key}/{i}"), inner))
             .collect();
+        // `Option` of an object: `null or an object with: …`, so that `or null` cannot be
+        // read as its last key's alternative.
+        if let [a, b] = &words[..]
+            && let Some(object) = [(a, b), (b, a)]
+                .into_iter()
+                .find_map(|(x, y)| (y == "null" && x.starts_with(properties::WITH)).then_some(x))
+        {
+            return format!("{}{object}", properties::NULL_OR).into();
+        }
         return words.join(" or ").into();
     }
     "a value".into()
+}
+
+/// The properties of an object schema that has some (past its `$ref`s).
+fn object_keys<'a>(
+    root: &'a Value,
+    schema: &'a Value,
+) -> Option<&'a serde_json::Map<String, Value>> {
+    let s = resolve(root, schema);
+    let typed_object = match s.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => false,
+    };
+    match s.get("properties") {
+        Some(Value::Object(props)) if typed_object && !props.is_empty() => Some(props),
+        _ => None,
+    }
+}
+
+/// What an object takes, key by key, in the words each key's own lines use: `an object with:
+/// sku (a string matching ^[A-Z]{3}-[0-9]{4}$), quantity (an integer >= 1 and <= 99), note
+/// (optional, a string)`. Required keys first, in declared order, then the optional ones.
+/// Bounded: past [`MAX_OBJECT_KEYS`] keys or [`Words::budget`] bytes, how many more keys there
+/// are and where the schema lists them; [`MAX_OBJECT_DEPTH`] objects deep, only that.
+fn push_object(out: &mut String, root: &Value, s: &Value, at: &str, w: Words) {
+    let Some(props) = object_keys(root, s) else {
+        out.push_str(types::words("object"));
+        return;
+    };
+    if w.objects >= MAX_OBJECT_DEPTH {
+        properties::push_keys_elsewhere(out, props.len(), at);
+        return;
+    }
+    let required: Vec<&str> = match s.get("required") {
+        Some(Value::Array(r)) => r
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|k| props.contains_key(*k))
+            .collect(),
+        _ => Vec::new(),
+    };
+    // Declared order: `x-fusion-keys`, else the `required` list's, then the properties'.
+    let declared: Vec<&str> = match s.get(KEYS_KEY) {
+        Some(Value::Array(keys)) => keys
+            .iter()
+            .filter_map(Value::as_str)
+            .chain(required.iter().copied())
+            .chain(props.keys().map(String::as_str))
+            .collect(),
+        _ => required
+            .iter()
+            .copied()
+            .chain(props.keys().map(String::as_str))
+            .collect(),
+    };
+    let mut keys: Vec<(&str, bool)> = Vec::with_capacity(props.len());
+    for pass in [true, false] {
+        for k in &declared {
+            let is_required = required.contains(k);
+            if is_required == pass && props.contains_key(*k) && !keys.iter().any(|(x, _)| x == k) {
+                keys.push((k, is_required));
+            }
+        }
+    }
+    let start = out.len();
+    out.push_str(properties::WITH);
+    let mut entry = String::new();
+    for (i, (key, is_required)) in keys.iter().enumerate() {
+        let used = out.len() - start;
+        let left = w.budget.saturating_sub(used + key.len() + 16);
+        let inner = Words {
+            objects: w.objects + 1,
+            budget: left,
+            ..w
+        };
+        let rule = match props.get(*key) {
+            Some(p) => describe(root, p, &property_at(at, key), inner),
+            None => Cow::Borrowed(types::words("")),
+        };
+        entry.clear();
+        properties::push_key(&mut entry, key, *is_required, &rule);
+        let full = i >= MAX_OBJECT_KEYS || (i > 0 && used + 2 + entry.len() > w.budget);
+        if i > 0 {
+            out.push_str(", ");
+        }
+        if full {
+            properties::push_more(out, keys.len() - i, at);
+            return;
+        }
+        out.push_str(&entry);
+    }
+}
+
+/// `, each an object with: …` after an array's words, when its items are objects with keys.
+fn push_each(out: &mut String, root: &Value, s: &Value, at: &str, w: Words) {
+    let Some(items) = s.get("items").filter(|i| object_keys(root, i).is_some()) else {
+        return;
+    };
+    let budget = w.budget.saturating_sub(out.len());
+    out.push_str(properties::EACH);
+    out.push_str(&describe(
+        root,
+        items,
+        &format!("{at}/items"),
+        Words { budget, ..w },
+    ));
+}
+
+/// `schema` past its local `$ref`s, with its location: the last `$ref` followed (`#/$defs/X`),
+/// else `at`.
+fn resolve_at<'a>(root: &'a Value, mut schema: &'a Value, at: &str) -> (&'a Value, String) {
+    let mut location = at.to_owned();
+    for _ in 0..crate::schema::MAX_REF_HOPS {
+        let Some(reference) = schema.get("$ref").and_then(Value::as_str) else {
+            break;
+        };
+        let Some(next) = ref_target(root, reference) else {
+            break;
+        };
+        schema = next;
+        location = reference.to_owned();
+    }
+    (schema, location)
+}
+
+/// [`unwrap_nullable`] with the location of what it returns.
+fn unwrap_nullable_at<'a>(root: &'a Value, schema: &'a Value, at: &str) -> (&'a Value, String) {
+    let (s, s_at) = resolve_at(root, schema, at);
+    if let Some(Value::Array(branches)) = s.get("anyOf") {
+        let mut non_null = branches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.get("type").and_then(Value::as_str) != Some("null"));
+        if let (Some((i, only)), None) = (non_null.next(), non_null.next()) {
+            return resolve_at(root, only, &format!("{s_at}/anyOf/{i}"));
+        }
+    }
+    (s, s_at)
+}
+
+/// The location of property `name` of the object at `at`, escaped as a JSON pointer.
+fn property_at(at: &str, name: &str) -> String {
+    let mut out = String::with_capacity(at.len() + 12 + name.len());
+    out.push_str(at);
+    out.push_str("/properties/");
+    for c in name.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A type's bounds after its words, so that a line naming only the type (a missing field, a
@@ -489,18 +743,28 @@ fn push_bounds(out: &mut String, s: &Value) {
     }
 }
 
-/// The shapes of the union at `schema`, in words.
-fn union_shapes(root: &Value, schema: &Value) -> Vec<String> {
-    let inner = unwrap_nullable(root, schema);
-    let s = if inner.get("anyOf").is_some() || inner.get("oneOf").is_some() {
-        inner
+/// The shapes of the union at `schema` (at `at`), in words.
+fn union_shapes(root: &Value, schema: &Value, at: &str) -> Vec<String> {
+    let (inner, inner_at) = unwrap_nullable_at(root, schema, at);
+    let (s, s_at) = if inner.get("anyOf").is_some() || inner.get("oneOf").is_some() {
+        (inner, inner_at)
     } else {
-        resolve(root, schema)
+        resolve_at(root, schema, at)
     };
-    match s.get("anyOf").or_else(|| s.get("oneOf")) {
+    let key = if s.get("anyOf").is_some() {
+        "anyOf"
+    } else {
+        "oneOf"
+    };
+    let w = Words {
+        unions: 1,
+        ..Words::default()
+    };
+    match s.get(key) {
         Some(Value::Array(branches)) => branches
             .iter()
-            .map(|b| describe(root, b, 1).into_owned())
+            .enumerate()
+            .map(|(i, b)| describe(root, b, &format!("{s_at}/{key}/{i}"), w).into_owned())
             .collect(),
         _ => Vec::new(),
     }

@@ -19,6 +19,20 @@ pub const MAX_FIELD_LINES: usize = 20;
 /// At most this many keys, options or shapes are listed after `Expected` (`…, and 12 more`).
 pub const MAX_LISTED: usize = 30;
 
+/// At most this many keys of an object are written out in a line that says what the object
+/// takes (`an object with: sku (…), quantity (…)`); past them, how many more there are and
+/// where the schema lists them.
+pub const MAX_OBJECT_KEYS: usize = 12;
+
+/// How many objects deep a line writes keys out: the field's own object, the objects in it
+/// and the objects in those; an object deeper is named by its count of keys and where the
+/// schema lists them.
+pub const MAX_OBJECT_DEPTH: usize = 3;
+
+/// The most bytes an object's words take (its keys' rules included) before the rest of
+/// its keys are only counted: twenty such lines stay within the envelope's 16 KiB.
+pub const MAX_OBJECT_BYTES: usize = 600;
+
 /// At most this many issues are collected from one call's arguments; the rest are only counted.
 pub const MAX_COLLECTED_ISSUES: usize = 200;
 
@@ -159,7 +173,9 @@ pub struct Issue {
     pub kind: IssueKind,
     /// The value sent there; `None` for a missing field or an unknown key (on its parent).
     pub sent: Option<Value>,
-    /// The author's "Expected …" text for this field, replacing the default.
+    /// The "Expected …" text for this field, replacing the kind's default: the author's
+    /// (`#[fusion(expected = "..")]`), or, for too few items of objects, the count and what
+    /// each item takes (`at least 1 item, each an object with: …`).
     pub expected: Option<Cow<'static, str>>,
 }
 

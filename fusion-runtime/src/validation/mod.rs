@@ -20,7 +20,7 @@ pub use deprecated::DeprecatedField;
 pub(crate) use issue::push_list;
 pub use issue::{
     Format, Issue, IssueKind, MAX_COLLECTED_ISSUES, MAX_COMPARED_CHARS, MAX_FIELD_LINES,
-    MAX_LISTED, Measure, RECOVERY,
+    MAX_LISTED, MAX_OBJECT_BYTES, MAX_OBJECT_DEPTH, MAX_OBJECT_KEYS, Measure, RECOVERY,
 };
 pub use path::{IssuePath, MAX_PATH_CHARS, Path, Segment};
 pub use report::ValidationReport;

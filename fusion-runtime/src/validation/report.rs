@@ -65,7 +65,7 @@ impl Issue {
     }
 
     /// The "Expected …" text of the kind (before its final periods are cut).
-    fn push_default_expected(&self, out: &mut String) {
+    pub(crate) fn push_default_expected(&self, out: &mut String) {
         match &self.kind {
             IssueKind::InvalidType { expected } | IssueKind::Missing { expected } => {
                 out.push_str(expected);

@@ -1,6 +1,6 @@
 //! Bench (5), baseline side: a hand-written `rmcp` `ServerHandler` doing the same work as the
 //! Fusion server — deserialize the arguments, check the same rules by hand, answer the same
-//! JSON (compact text and structured content) — served over stdio, or over streamable HTTP with
+//! JSON (compact text and structured content), for `accounts_register` and `orders_place` — served over stdio, or over streamable HTTP with
 //! `--http 127.0.0.1:PORT [--stateless]` (rmcp's own service in axum, configured as Fusion
 //! configures it: stateless is JSON responses without sessions, stateful is sessions and SSE).
 
@@ -24,7 +24,7 @@ use fusion_runtime::rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 #[derive(Clone)]
 struct Bare {
-    tool: Tool,
+    tools: Vec<Tool>,
 }
 
 impl ServerHandler for Bare {
@@ -37,7 +37,7 @@ impl ServerHandler for Bare {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
     }
 
     async fn call_tool(
@@ -45,30 +45,32 @@ impl ServerHandler for Bare {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if request.name != common::TOOL {
-            return Ok(CallToolResult::error(vec![ContentBlock::text("unknown tool")]).into());
-        }
         let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let input: common::Signup = match serde_json::from_value(args) {
-            Ok(i) => i,
-            Err(e) => {
-                return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into());
-            }
+        let value = match request.name.as_ref() {
+            common::TOOL => answer(args, common::check_by_hand, common::registered),
+            common::ORDERS_TOOL => answer(args, common::check_order_by_hand, common::placed),
+            _ => Err("unknown tool".to_owned()),
         };
-        if let Err(e) = common::check_by_hand(&input) {
-            return Ok(CallToolResult::error(vec![ContentBlock::text(e)]).into());
-        }
-        let value = match serde_json::to_value(common::registered(input)) {
+        let value = match value {
             Ok(v) => v,
-            Err(e) => {
-                return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into());
-            }
+            Err(e) => return Ok(CallToolResult::error(vec![ContentBlock::text(e)]).into()),
         };
         let text = value.to_string();
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(value);
         Ok(result.into())
     }
+}
+
+/// One tool's work: serde, the rules by hand, the handler; `Err` is the error result's text.
+fn answer<I: serde::de::DeserializeOwned, O: serde::Serialize>(
+    args: serde_json::Value,
+    check: fn(&I) -> Result<(), String>,
+    handle: fn(I) -> O,
+) -> Result<serde_json::Value, String> {
+    let input: I = serde_json::from_value(args).map_err(|e| e.to_string())?;
+    check(&input)?;
+    serde_json::to_value(handle(input)).map_err(|e| e.to_string())
 }
 
 async fn serve_stdio(bare: Bare) -> anyhow::Result<()> {
@@ -103,12 +105,19 @@ async fn serve_http(bare: Bare, addr: &str, stateless: bool) -> anyhow::Result<(
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let tool = Tool::new(
-        common::TOOL,
-        "Register an account.",
-        common::Signup::input_schema(),
-    );
-    let bare = Bare { tool };
+    let tools = vec![
+        Tool::new(
+            common::TOOL,
+            "Register an account.",
+            common::Signup::input_schema(),
+        ),
+        Tool::new(
+            common::ORDERS_TOOL,
+            "Place an order.",
+            common::PlaceOrder::input_schema(),
+        ),
+    ];
+    let bare = Bare { tools };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let stateless = args.iter().any(|a| a == "--stateless");
     let http = args

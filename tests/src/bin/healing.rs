@@ -1,8 +1,9 @@
 //! The healing benchmark (issue 31): for every tool of the billing example (flat and grouped),
-//! the conformance example and the benches' `accounts_register` (Fusion, and the bare rmcp
-//! server of the benches), wrong calls of each issue kind are sent over streamable HTTP,
-//! repaired by a reader of the answer's text alone, and sent again (see
-//! `fusion_tests::healing`). Prints a table per server and every case not healed in one round.
+//! the conformance example, the benches' `accounts_register` and `orders_place` (Fusion, and
+//! the bare rmcp server of the benches) and the nested test tools (issue 59), wrong calls of
+//! each issue kind are sent over streamable HTTP, repaired by a reader of the answer's text
+//! alone, and sent again (see `fusion_tests::healing`). Prints a table per server and every
+//! case not healed in one round.
 //!
 //! ```text
 //! cargo build -p fusion-tests --bin bench_rmcp_server --bin healing
@@ -111,8 +112,12 @@ async fn bench() -> anyhow::Result<()> {
         ("Fusion: billing (grouped)", fresh(healing::billing_grouped)),
         ("Fusion: conformance", fresh(conformance)),
         (
-            "Fusion: accounts_register (benches)",
+            "Fusion: accounts_register and orders_place (benches)",
             fresh(common::fusion_server),
+        ),
+        (
+            "Fusion: nested (shipments_create, docs_layout)",
+            fresh(healing::nested::server),
         ),
     ] {
         let run = healing::run(endpoint, 8).await?;
@@ -124,7 +129,11 @@ async fn bench() -> anyhow::Result<()> {
     print!("{}", healing::table(&healing::rows(all)));
     let (_bare, addr) = start_bare()?;
     let run = healing::run(Endpoint::At(addr), 8).await?;
-    report("bare rmcp: accounts_register (benches)", &run, all_cases);
+    report(
+        "bare rmcp: accounts_register and orders_place (benches)",
+        &run,
+        all_cases,
+    );
     Ok(())
 }
 

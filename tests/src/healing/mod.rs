@@ -4,6 +4,8 @@
 //! server already listening (the bare rmcp server it is compared with). The `healing` bin
 //! prints the table; `tests/healing.rs` holds the rates to a floor.
 
+pub mod nested;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -134,8 +136,8 @@ pub async fn run(endpoint: Endpoint, parallel: usize) -> anyhow::Result<Run> {
     let known_refs: Vec<&str> = known.iter().map(String::as_str).collect();
     let (variants, no_baseline) = fusion_runtime::healing::variants(&tools);
     let mut run = Run {
-        outcomes: Vec::new(),
         no_baseline,
+        ..Run::default()
     };
     let mut all: Vec<Case> = Vec::new();
     for variant in variants {
