@@ -110,6 +110,9 @@ pub mod gateway;
 pub mod guard;
 pub mod input;
 pub mod metrics;
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub mod openapi;
 pub mod store;
 
 pub use envelope::{

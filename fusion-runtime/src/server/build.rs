@@ -126,6 +126,9 @@ impl ServerBuilder {
     /// Phase 1, the server's own settings: its change notifier, the `requestState` key's
     /// length, the authentication's configuration.
     fn check_settings(&mut self) -> Result<(), BuildError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         self.states.changes = Notifier::new(self.changes.0, self.changes.1);
         if let Some(key) = &self.request_state_key
             && key.len() < 32

@@ -62,6 +62,10 @@ pub enum BuildError {
     /// The authentication cannot be served (see [`Auth::check`]).
     #[error(transparent)]
     Auth(#[from] AuthConfigError),
+    /// An OpenAPI document cannot be mounted ([`ServerBuilder::openapi`]): the error is an
+    /// `openapi::OpenApiError` (downcast it to read the operation and the JSON pointer).
+    #[error("{0}")]
+    OpenApi(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Builds a [`Server`](crate::Server).
@@ -92,6 +96,9 @@ pub struct ServerBuilder {
     pub(super) disabled: Vec<(Item, String)>,
     /// Method middleware, page size, icons ([`listing`]).
     pub(super) listing: listing::Listing,
+    /// A fault found while registering (a mounted document that cannot be read), reported by
+    /// [`build`](ServerBuilder::build).
+    pub(super) failed: Option<BuildError>,
 }
 
 /// The result bound of an action that declares none: 1 MiB of text. Generous on purpose —
@@ -138,6 +145,7 @@ impl Default for ServerBuilder {
             sources: Vec::new(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             disabled: Vec::new(),
+            failed: None,
         }
     }
 }
@@ -240,6 +248,20 @@ impl ServerBuilder {
     /// Registers an action: the companion struct `#[tool_action]` generated.
     pub fn action<A: ToolAction>(mut self) -> Self {
         self.actions.push(Arc::new(Registered::<A>::new()));
+        self
+    }
+
+    /// Registers an action whose type is known only at run time (an OpenAPI operation's).
+    #[cfg(feature = "openapi")]
+    pub(crate) fn erased_action(mut self, action: Arc<dyn Erased>) -> Self {
+        self.actions.push(action);
+        self
+    }
+
+    /// Makes [`build`](Self::build) fail with `e` (the first such fault is kept).
+    #[cfg(feature = "openapi")]
+    pub(crate) fn fail(mut self, e: BuildError) -> Self {
+        self.failed.get_or_insert(e);
         self
     }
 

@@ -54,6 +54,8 @@ pub use listing::{
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::ActionDescriptor;
+#[cfg(feature = "openapi")]
+pub(crate) use registry::{Erased, Started};
 pub use respond::SPANS;
 #[allow(deprecated)]
 pub use respond::{RESULT_TOO_LARGE, RESULT_TRUNCATED};
