@@ -264,6 +264,12 @@ impl Schemas {
                 "example" => {
                     out.insert("examples".into(), Value::Array(vec![v.clone()]));
                 }
+                // Swagger-era documents (httpbin's among them) write `int`, `long`, `bool`…:
+                // read as the JSON type they mean rather than refused.
+                "type" if self.dialect != Dialect::V31 && v.as_str().and_then(json_type).is_some() => {
+                    let t = v.as_str().and_then(json_type).unwrap_or("string");
+                    out.insert("type".into(), t.into());
+                }
                 "type" if v == "file" => {
                     out.insert("type".into(), "string".into());
                     out.insert("format".into(), "binary".into());
@@ -337,6 +343,20 @@ impl Schemas {
             _ => json!({"anyOf": [Value::Object(m), {"type": "null"}]}),
         }
     }
+}
+
+/// The JSON type a loose type name means (`int` → `integer`); `None` for JSON's own names
+/// and for `file`.
+fn json_type(t: &str) -> Option<&'static str> {
+    Some(match t {
+        "int" | "int32" | "int64" | "long" => "integer",
+        "float" | "double" | "decimal" => "number",
+        "bool" => "boolean",
+        "str" => "string",
+        "dict" | "map" => "object",
+        "list" => "array",
+        _ => return None,
+    })
 }
 
 /// Whether a property is left out in `dir`: read-only ones are not sent, write-only ones not

@@ -34,7 +34,14 @@ impl ServerBuilder {
         let guards = (self.guards)
             .build(&mut infos, &placed.callables, &shared, &mounted_tool)
             .map_err(BuildError::Guard)?;
-        let tools = tool_list(&placed, &infos)?;
+        let mut tools = tool_list(&placed, &infos)?;
+        let searchable = if self.tool_search {
+            let all = std::mem::take(&mut tools);
+            tools = super::tool_search::listed(all.len());
+            all
+        } else {
+            Vec::new()
+        };
         let Placed {
             layout,
             discriminator,
@@ -119,6 +126,8 @@ impl ServerBuilder {
                 sources: self.sources,
                 visibility,
                 listing: self.listing.built(declared_icons),
+                searchable,
+                tool_search: self.tool_search,
             }),
         })
     }

@@ -99,6 +99,8 @@ pub struct ServerBuilder {
     /// A fault found while registering (a mounted document that cannot be read), reported by
     /// [`build`](ServerBuilder::build).
     pub(super) failed: Option<BuildError>,
+    /// Tool search ([`ServerBuilder::tool_search`]).
+    pub(super) tool_search: bool,
 }
 
 /// The result bound of an action that declares none: 1 MiB of text. Generous on purpose —
@@ -146,6 +148,7 @@ impl Default for ServerBuilder {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             disabled: Vec::new(),
             failed: None,
+            tool_search: false,
         }
     }
 }
@@ -469,6 +472,16 @@ impl ServerBuilder {
     /// `tools/list` shows its tools after the actions'.
     pub fn tool_source(mut self, source: impl ToolSource) -> Self {
         self.sources.push(Arc::new(source));
+        self
+    }
+
+    /// Tool search, for servers with more tools than a model's context holds (off by
+    /// default): `tools/list` shows three tools — `search_tools`, `describe_tool`,
+    /// `call_tool` ([`tool_search`](crate::server::tool_search)) — instead of every tool, and
+    /// `call_tool` runs a call of the tool it names through the whole pipeline. Works with
+    /// flat and grouped exposure alike (the tools found are the exposure's).
+    pub fn tool_search(mut self, on: bool) -> Self {
+        self.tool_search = on;
         self
     }
 

@@ -34,6 +34,7 @@ mod respond;
 mod routing;
 mod source;
 mod surface;
+pub mod tool_search;
 mod visibility;
 
 pub use crate::action::{Exposure, Placement, failure_from};

@@ -102,6 +102,28 @@ async fn stages(
     {
         return answer;
     }
+    // Tool search: its three tools are answered here; `call_tool` goes on as a call of the
+    // tool it names, through every stage below.
+    let named: String;
+    let (tool, arguments) = if inner.tool_search {
+        use super::tool_search::{self, Meta};
+        match tool_search::answer(inner, tool, arguments.as_ref(), scope.principal()).await {
+            Some(Meta::Answer(r)) => return r,
+            Some(Meta::Call(name, _))
+                if [tool_search::SEARCH_TOOL, tool_search::DESCRIBE_TOOL, tool_search::CALL_TOOL]
+                    .contains(&name.as_str()) =>
+            {
+                return ToolResponse::error(tool_search::no_nesting(&name));
+            }
+            Some(Meta::Call(name, args)) => {
+                named = name;
+                (named.as_str(), args)
+            }
+            None => (tool, arguments),
+        }
+    } else {
+        (tool, arguments)
+    };
     if hidden(inner, tool) {
         return refused_as_unknown(inner, tool, client.as_ref(), started);
     }
