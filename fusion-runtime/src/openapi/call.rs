@@ -174,6 +174,62 @@ fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiErro
     })
 }
 
+/// The requests of a document's operations, for handlers written by hand or by
+/// [`generate`](super::generate): the same request building, credentials, bounds and
+/// envelopes as a mounted operation, for an input the handler's own type validated.
+///
+/// Register it as state (`.state(OpenApiClient::new(&api)?)`) and call it from a handler:
+/// `client.send("GET /pets/{id}", &input, &cx).await`.
+#[derive(Clone)]
+pub struct OpenApiClient {
+    calls: Arc<BTreeMap<String, Arc<Call>>>,
+}
+
+impl OpenApiClient {
+    /// Reads the document and plans every operation `api` selects.
+    pub fn new(api: &OpenApi) -> Result<OpenApiClient, OpenApiError> {
+        let calls = actions(api)?
+            .into_iter()
+            .map(|a| (a.call.label.clone(), a.call))
+            .collect();
+        Ok(OpenApiClient {
+            calls: Arc::new(calls),
+        })
+    }
+
+    /// Sends the operation `operation` (`METHOD /path`, as [`Operation::label`] begins) with
+    /// `input` as its arguments (a struct serialized to the input schema's shape), and reads
+    /// the answer: the 2xx body as JSON (text as a JSON string), any other status as the
+    /// envelope a mounted operation answers.
+    ///
+    /// [`Operation::label`]: super::Operation::label
+    pub async fn send(
+        &self,
+        operation: &str,
+        input: &impl serde::Serialize,
+        cx: &CallContext,
+    ) -> Result<Value, ToolError> {
+        let Some(call) = self.calls.get(operation) else {
+            return Err(ToolError::new(
+                codes::INTERNAL_ERROR,
+                format!("the OpenAPI document has no operation {operation}"),
+            ));
+        };
+        let arguments = serde_json::to_value(input).map_err(|e| {
+            ToolError::new(codes::INTERNAL_ERROR, format!("the input could not be serialized: {e}"))
+        })?;
+        let request = call.request(&arguments, cx)?;
+        match call.send(request).await {
+            Ok(crate::action::ActionOutput::Value { value, .. }) => Ok(value),
+            Ok(crate::action::ActionOutput::Response(r)) => {
+                Ok(Value::String(r.texts().collect::<Vec<_>>().join("\n")))
+            }
+            Err(HandlerFailure::Tool(e)) => Err(e),
+            Err(HandlerFailure::Internal(m)) => Err(ToolError::new(codes::INTERNAL_ERROR, m)),
+        }
+    }
+}
+
 /// MCP hints from the method: safe methods read only, `PUT` and `DELETE` idempotent and
 /// destructive; every operation reaches the world outside.
 fn hints(method: &str) -> Hints {

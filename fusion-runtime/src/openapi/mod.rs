@@ -38,10 +38,13 @@
 mod answer;
 mod call;
 mod document;
+mod generate;
 mod operation;
 mod schema;
 mod security;
 
+pub use call::OpenApiClient;
+pub use generate::{GenerateOptions, generate};
 pub use operation::{Operation, ParamLocation};
 pub use security::Credential;
 
