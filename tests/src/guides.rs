@@ -50,3 +50,6 @@ pub mod llms {}
 
 #[doc = include_str!("../../docs/serving.md")]
 pub mod serving {}
+
+#[doc = include_str!("../../docs/openapi.md")]
+pub mod openapi {}

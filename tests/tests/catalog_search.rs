@@ -34,7 +34,7 @@ async fn close_month() -> Result<String, ToolError> {
     Ok("closed".into())
 }
 
-fn kit(hide_forbidden: bool) -> TestServer {
+fn searchable(hide_forbidden: bool) -> TestServer {
     TestServer::build(
         Server::builder()
             .action::<GetInvoiceAction>()
@@ -57,7 +57,7 @@ fn found(text: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn tools_list_shows_three_tools_and_they_reach_the_rest() {
-    let kit = kit(false);
+    let kit = searchable(false);
     assert_eq!(kit.tool_names().await, [SEARCH_TOOL, DESCRIBE_TOOL, CALL_TOOL]);
     let search = kit.call_tool(SEARCH_TOOL, json!({"query": "invoice"})).await;
     assert_eq!(found(&search.text()), ["billing_get_invoice", "billing_void_invoice"]);
@@ -75,7 +75,7 @@ async fn tools_list_shows_three_tools_and_they_reach_the_rest() {
 
 #[tokio::test]
 async fn the_healing_envelopes_hold_behind_call_tool() {
-    let kit = kit(false);
+    let kit = searchable(false);
     let bad = kit
         .call_tool(CALL_TOOL, json!({"name": "billing_get_invoice", "arguments": {"id": "42"}}))
         .await;
@@ -101,7 +101,7 @@ async fn the_healing_envelopes_hold_behind_call_tool() {
 
 #[tokio::test]
 async fn visibility_and_scopes_hold() {
-    let kit = kit(false);
+    let kit = searchable(false);
     // A disabled tool is not found, described nor called.
     let search = kit.call_tool(SEARCH_TOOL, json!({"query": "month"})).await;
     assert!(found(&search.text()).is_empty(), "{}", search.text());
@@ -119,7 +119,7 @@ async fn visibility_and_scopes_hold() {
         .await
         .expect_error("FORBIDDEN");
     // With hide_forbidden, a search shows only what the caller may call.
-    let hiding = kit(true);
+    let hiding = searchable(true);
     let search = hiding.as_principal(Principal::new("ada")).call_tool(SEARCH_TOOL, json!({"query": "invoice"})).await;
     assert_eq!(found(&search.text()), ["billing_get_invoice"]);
     let writer = hiding.with_scopes(["billing:write"]);

@@ -62,7 +62,7 @@ pub enum BuildError {
     /// The authentication cannot be served (see [`Auth::check`]).
     #[error(transparent)]
     Auth(#[from] AuthConfigError),
-    /// An OpenAPI document cannot be mounted ([`ServerBuilder::openapi`]): the error is an
+    /// An OpenAPI document cannot be mounted (`ServerBuilder::openapi`, feature `openapi`): the error is an
     /// `openapi::OpenApiError` (downcast it to read the operation and the JSON pointer).
     #[error("{0}")]
     OpenApi(Box<dyn std::error::Error + Send + Sync>),
