@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::services::free_port;
 
-const INSTALL: &str = "run scripts/ci-openapi (pip: mcp==2.3.0 httpbin flasgger; npm ci in tests/openapi)";
+const INSTALL: &str =
+    "run scripts/ci-openapi (pip: mcp==2.3.0 httpbin flasgger; npm ci in tests/openapi)";
 
 /// The workspace's root.
 pub fn root() -> PathBuf {
@@ -47,7 +48,14 @@ impl Httpbin {
     pub fn start() -> Httpbin {
         let port = free_port();
         let child = Command::new(python())
-            .args(["-m", "httpbin.core", "--port", &port.to_string(), "--host", "127.0.0.1"])
+            .args([
+                "-m",
+                "httpbin.core",
+                "--port",
+                &port.to_string(),
+                "--host",
+                "127.0.0.1",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -84,7 +92,9 @@ impl Httpbin {
 
     /// httpbin's own document.
     pub fn spec(&self) -> serde_json::Value {
-        let (_, body) = self.get("/spec.json").unwrap_or_else(|| panic!("no /spec.json"));
+        let (_, body) = self
+            .get("/spec.json")
+            .unwrap_or_else(|| panic!("no /spec.json"));
         serde_json::from_str(&body).unwrap_or_else(|e| panic!("/spec.json is not JSON: {e}"))
     }
 }

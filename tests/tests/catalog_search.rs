@@ -4,7 +4,7 @@
 use fusion_runtime::auth::Principal;
 use fusion_runtime::server::Item;
 use fusion_runtime::server::tool_search::{CALL_TOOL, DESCRIBE_TOOL, SEARCH_TOOL};
-use fusion_runtime::testing::TestServer;
+use fusion_runtime::testing::{TestCall, TestServer};
 use fusion_runtime::{Server, ToolError, ToolInput, tool_action};
 use serde_json::{Value, json};
 
@@ -51,49 +51,89 @@ fn found(text: &str) -> Vec<String> {
     let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
     v["tools"]
         .as_array()
-        .map(|a| a.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 #[tokio::test]
 async fn tools_list_shows_three_tools_and_they_reach_the_rest() {
     let kit = searchable(false);
-    assert_eq!(kit.tool_names().await, [SEARCH_TOOL, DESCRIBE_TOOL, CALL_TOOL]);
-    let search = kit.call_tool(SEARCH_TOOL, json!({"query": "invoice"})).await;
-    assert_eq!(found(&search.text()), ["billing_get_invoice", "billing_void_invoice"]);
-    let described = kit.call_tool(DESCRIBE_TOOL, json!({"name": "billing_get_invoice"})).await;
-    let d: Value = serde_json::from_str(&described.text()).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(d["inputSchema"]["properties"]["id"]["pattern"], json!("^inv_[0-9]{4}_[0-9]{4}$"));
-    let ok = kit
-        .call_tool(CALL_TOOL, json!({"name": "billing_get_invoice", "arguments": {"id": "inv_2026_0001"}}))
+    assert_eq!(
+        kit.tool_names().await,
+        [SEARCH_TOOL, DESCRIBE_TOOL, CALL_TOOL]
+    );
+    let search = kit
+        .call_tool(SEARCH_TOOL, json!({"query": "invoice"}))
         .await;
-    assert_eq!(ok.text(), "invoice inv_2026_0001");
+    assert_eq!(
+        found(&raw(&search)),
+        ["billing_get_invoice", "billing_void_invoice"]
+    );
+    let described = kit
+        .call_tool(DESCRIBE_TOOL, json!({"name": "billing_get_invoice"}))
+        .await;
+    let d: Value = serde_json::from_str(&raw(&described)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        d["inputSchema"]["properties"]["id"]["pattern"],
+        json!("^inv_[0-9]{4}_[0-9]{4}$")
+    );
+    let ok = kit
+        .call_tool(
+            CALL_TOOL,
+            json!({"name": "billing_get_invoice", "arguments": {"id": "inv_2026_0001"}}),
+        )
+        .await;
+    assert_eq!(raw(&ok), "\"invoice inv_2026_0001\"");
     // The tools stay callable by their own names.
-    let direct = kit.call_tool("billing_get_invoice", json!({"id": "inv_2026_0001"})).await;
-    assert_eq!(direct.text(), "invoice inv_2026_0001");
+    let direct = kit
+        .call_tool("billing_get_invoice", json!({"id": "inv_2026_0001"}))
+        .await;
+    assert_eq!(raw(&direct), "\"invoice inv_2026_0001\"");
 }
 
 #[tokio::test]
 async fn the_healing_envelopes_hold_behind_call_tool() {
     let kit = searchable(false);
     let bad = kit
-        .call_tool(CALL_TOOL, json!({"name": "billing_get_invoice", "arguments": {"id": "42"}}))
+        .call_tool(
+            CALL_TOOL,
+            json!({"name": "billing_get_invoice", "arguments": {"id": "42"}}),
+        )
         .await;
     assert!(
-        bad.text().starts_with("<validation_error action=\"billing_get_invoice\">\n  <field name=\"id\">"),
+        raw(&bad).starts_with(
+            "<validation_error action=\"billing_get_invoice\">\n  <field name=\"id\">"
+        ),
         "{}",
-        bad.text()
+        raw(&bad)
     );
-    let misspelt = kit.call_tool(CALL_TOOL, json!({"name": "billing_get_invoce"})).await;
+    let misspelt = kit
+        .call_tool(CALL_TOOL, json!({"name": "billing_get_invoce"}))
+        .await;
     let e = misspelt.expect_error("UNKNOWN_ACTION");
-    assert_eq!(e.recovery.as_deref(), Some("Call billing_get_invoice instead (the closest name), or pick one of the available tools"));
-    let described = kit.call_tool(DESCRIBE_TOOL, json!({"name": "billing_void_invoic"})).await;
+    assert_eq!(
+        e.recovery.as_deref(),
+        Some(
+            "Call billing_get_invoice instead (the closest name), or pick one of the available tools"
+        )
+    );
+    let described = kit
+        .call_tool(DESCRIBE_TOOL, json!({"name": "billing_void_invoic"}))
+        .await;
     described.expect_error("UNKNOWN_ACTION");
-    assert!(described.text().contains("Call billing_void_invoice instead"), "{}", described.text());
+    assert!(
+        raw(&described).contains("Call billing_void_invoice instead"),
+        "{}",
+        raw(&described)
+    );
     let nameless = kit.call_tool(CALL_TOOL, json!({"arguments": {}})).await;
     assert_eq!(
-        nameless.text(),
-        "<validation_error action=\"call_tool\">\n  <field name=\"name\">Required field is missing. Expected a string.</field>\n  <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
+        raw(&nameless),
+        "<validation_error action=\"call_tool\">\n  <field name=\"name\">Required field is missing. Expected a string of 1 to 128 characters.</field>\n  <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
     );
     let nested = kit.call_tool(CALL_TOOL, json!({"name": CALL_TOOL})).await;
     nested.expect_error("UNKNOWN_ACTION");
@@ -104,25 +144,48 @@ async fn visibility_and_scopes_hold() {
     let kit = searchable(false);
     // A disabled tool is not found, described nor called.
     let search = kit.call_tool(SEARCH_TOOL, json!({"query": "month"})).await;
-    assert!(found(&search.text()).is_empty(), "{}", search.text());
-    kit.call_tool(CALL_TOOL, json!({"name": "billing_close_month"})).await.expect_error("UNKNOWN_ACTION");
-    kit.call_tool(DESCRIBE_TOOL, json!({"name": "billing_close_month"})).await.expect_error("UNKNOWN_ACTION");
+    assert!(found(&raw(&search)).is_empty(), "{}", raw(&search));
+    kit.call_tool(CALL_TOOL, json!({"name": "billing_close_month"}))
+        .await
+        .expect_error("UNKNOWN_ACTION");
+    kit.call_tool(DESCRIBE_TOOL, json!({"name": "billing_close_month"}))
+        .await
+        .expect_error("UNKNOWN_ACTION");
     // Scopes are checked on the tool called.
     let anonymous = kit.anonymous();
     anonymous
-        .call_tool(CALL_TOOL, json!({"name": "billing_void_invoice", "arguments": {"id": "inv_2026_0001"}}))
+        .call_tool(
+            CALL_TOOL,
+            json!({"name": "billing_void_invoice", "arguments": {"id": "inv_2026_0001"}}),
+        )
         .await
         .expect_error("AUTH_REQUIRED");
     let reader = kit.as_principal(Principal::new("ada"));
     reader
-        .call_tool(CALL_TOOL, json!({"name": "billing_void_invoice", "arguments": {"id": "inv_2026_0001"}}))
+        .call_tool(
+            CALL_TOOL,
+            json!({"name": "billing_void_invoice", "arguments": {"id": "inv_2026_0001"}}),
+        )
         .await
         .expect_error("FORBIDDEN");
     // With hide_forbidden, a search shows only what the caller may call.
     let hiding = searchable(true);
-    let search = hiding.as_principal(Principal::new("ada")).call_tool(SEARCH_TOOL, json!({"query": "invoice"})).await;
-    assert_eq!(found(&search.text()), ["billing_get_invoice"]);
+    let search = hiding
+        .as_principal(Principal::new("ada"))
+        .call_tool(SEARCH_TOOL, json!({"query": "invoice"}))
+        .await;
+    assert_eq!(found(&raw(&search)), ["billing_get_invoice"]);
     let writer = hiding.with_scopes(["billing:write"]);
-    let search = writer.call_tool(SEARCH_TOOL, json!({"query": "invoice"})).await;
-    assert_eq!(found(&search.text()), ["billing_get_invoice", "billing_void_invoice"]);
+    let search = writer
+        .call_tool(SEARCH_TOOL, json!({"query": "invoice"}))
+        .await;
+    assert_eq!(
+        found(&raw(&search)),
+        ["billing_get_invoice", "billing_void_invoice"]
+    );
+}
+
+/// Every text block of the answer, envelopes included, as the model reads them.
+fn raw(call: &TestCall) -> String {
+    call.response().texts().collect::<Vec<_>>().join("\n")
 }

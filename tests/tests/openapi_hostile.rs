@@ -14,7 +14,7 @@ use axum::routing::get;
 use fusion_runtime::Server;
 use fusion_runtime::openapi::{OpenApi, OpenApiError, OpenApiLimits};
 use fusion_runtime::server::BuildError;
-use fusion_runtime::testing::TestServer;
+use fusion_runtime::testing::{TestCall, TestServer};
 use serde_json::{Value, json};
 
 /// What the upstream saw.
@@ -39,7 +39,15 @@ async fn upstream(seen: Arc<Seen>) -> (String, String) {
     let huge = Arc::clone(&seen);
     let to = decoy_url.clone();
     let app = Router::new()
-        .route("/ok", get(|| async { axum::Json(json!({"fine": true})) }))
+        .route(
+            "/ok",
+            get(|| async {
+                Response::builder()
+                    .header("content-type", "application/json")
+                    .body(Body::from(json!({"fine": true}).to_string()))
+                    .unwrap_or_default()
+            }),
+        )
         .route(
             "/huge",
             get(move || {
@@ -142,11 +150,11 @@ async fn a_server_url_elsewhere_than_the_mount_is_never_called() {
     let api = OpenApi::json(doc).base_url(&url).limits(limits());
     let kit = TestServer::build(Server::builder().openapi(api)).unwrap_or_else(|e| panic!("{e}"));
     let call = kit.call_tool("ok", json!({})).await;
-    assert_eq!(call.json(), Some(json!({"fine": true})), "{}", call.text());
+    assert_eq!(call.json(), Some(json!({"fine": true})), "{}", raw(&call));
     // A redirect to the decoy's origin is not followed.
     let call = kit.call_tool("away", json!({})).await;
     let e = call.expect_error("INTERNAL_ERROR");
-    assert!(e.message.contains("answered 302"), "{}", call.text());
+    assert!(e.message.contains("answered 302"), "{}", raw(&call));
     assert_eq!(seen.decoy.load(Ordering::SeqCst), 0, "the decoy was reached");
 }
 
@@ -159,7 +167,7 @@ async fn a_gigabyte_answer_and_a_slow_one_are_bounded() {
     let started = Instant::now();
     let call = kit.call_tool("huge", json!({})).await;
     let e = call.expect_error("RESULT_TOO_LARGE");
-    assert!(e.message.contains("larger than 1048576 bytes"), "{}", call.text());
+    assert!(e.message.contains("larger than 1048576 bytes"), "{}", raw(&call));
     // The stream was dropped early: the server made far less than the gigabyte.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let made = seen.huge_bytes.load(Ordering::SeqCst);
@@ -173,7 +181,7 @@ async fn a_gigabyte_answer_and_a_slow_one_are_bounded() {
 
     let call = kit.call_tool("limited", json!({})).await;
     let e = call.expect_error("RATE_LIMITED");
-    assert!(call.text().contains("<retry_after>7 seconds</retry_after>"), "{}", call.text());
+    assert!(raw(&call).contains("<retry_after>7 seconds</retry_after>"), "{}", raw(&call));
     let _ = e;
 }
 
@@ -243,4 +251,9 @@ fn deep_and_circular_references_fail_the_build_with_the_operation_and_pointer() 
     assert!(e.message.contains("a $ref cycle"), "{e}");
     // A recursive schema (structure between the references) is no cycle: it is kept.
     assert!(Server::builder().openapi(OpenApi::json(doc("S9990"))).build().is_ok());
+}
+
+/// Every text block of the answer, envelopes included, as the model reads them.
+fn raw(call: &TestCall) -> String {
+    call.response().texts().collect::<Vec<_>>().join("\n")
 }

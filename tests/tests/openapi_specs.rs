@@ -9,7 +9,7 @@ use std::time::Instant;
 use fusion_runtime::Server;
 use fusion_runtime::openapi::{OpenApi, OpenApiError};
 use fusion_runtime::server::BuildError;
-use fusion_runtime::testing::TestServer;
+use fusion_runtime::testing::{TestCall, TestServer};
 use fusion_tests::openapi::npm_file;
 
 fn openapi_error(e: BuildError) -> OpenApiError {
@@ -60,9 +60,9 @@ fn every_readme_example_loads_or_fails_precisely() {
         println!("refused {name}: {e}");
     }
     println!("{} loaded, {} refused with a pointer", loaded.len(), refused.len());
-    assert!(loaded.len() >= refused.len() * 4, "{} loaded, {} refused", loaded.len(), refused.len());
+    assert!(loaded.len() >= 90, "{} loaded, {} refused", loaded.len(), refused.len());
     // The documents with `$ref` cycles through their schemas are recursive, not refused.
-    for circular in ["3.0/json/circular.json", "3.0/json/schema-circular.json", "3.1/yaml/schema-circular.yaml"] {
+    for circular in ["3.0/json/circular.json", "3.0/json/circular-paths.json", "3.0/yaml/circular-request-bodies.yaml"] {
         assert!(loaded.iter().any(|(n, _)| n == circular), "{circular} did not load");
     }
 }
@@ -130,9 +130,14 @@ async fn githubs_rest_description_loads_in_every_exposure() {
     let found = kit
         .call_tool("search_tools", serde_json::json!({"query": "list pull requests", "limit": 5}))
         .await;
-    assert!(found.text().contains("gh_pulls_list"), "{}", found.text());
+    assert!(raw(&found).contains("gh_pulls_list"), "{}", raw(&found));
     let bad = kit
         .call_tool("call_tool", serde_json::json!({"name": "gh_pulls_list", "arguments": {"owner": "o", "repo": "r", "per_page": "all"}}))
         .await;
-    assert!(bad.text().starts_with("<validation_error action=\"gh_pulls_list\">"), "{}", bad.text());
+    assert!(raw(&bad).starts_with("<validation_error action=\"gh_pulls_list\">"), "{}", raw(&bad));
+}
+
+/// Every text block of the answer, envelopes included, as the model reads them.
+fn raw(call: &TestCall) -> String {
+    call.response().texts().collect::<Vec<_>>().join("\n")
 }

@@ -39,12 +39,22 @@ pub(crate) fn outcome(
     if (200..300).contains(&reply.status) {
         return success(action, operation, reply, json, output);
     }
-    Err(HandlerFailure::Tool(failure(action, operation, reply, json.as_ref())))
+    Err(HandlerFailure::Tool(failure(
+        action,
+        operation,
+        reply,
+        json.as_ref(),
+    )))
 }
 
 fn parse_json(reply: &Reply<'_>) -> Option<Value> {
     let declared = reply.content_type.is_some_and(|c| {
-        let c = c.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let c = c
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         c == "application/json" || c.ends_with("+json")
     });
     let looks = matches!(
@@ -70,7 +80,9 @@ fn success(
                 value,
                 warnings: Vec::new(),
             }),
-            Err(why) => Err(HandlerFailure::Tool(mismatch(action, operation, reply, &why))),
+            Err(why) => Err(HandlerFailure::Tool(mismatch(
+                action, operation, reply, &why,
+            ))),
         },
         (Some(value), None) => Ok(ActionOutput::Value {
             value,
@@ -82,9 +94,12 @@ fn success(
             reply,
             "the body is not JSON",
         ))),
-        (None, _) if reply.body.is_empty() => Ok(ActionOutput::Response(ToolResponse::text(
-            format!("The API answered {} with no body: the operation succeeded.", reply.status),
-        ))),
+        (None, _) if reply.body.is_empty() => {
+            Ok(ActionOutput::Response(ToolResponse::text(format!(
+                "The API answered {} with no body: the operation succeeded.",
+                reply.status
+            ))))
+        }
         (None, _) => Ok(ActionOutput::Response(ToolResponse::text(
             String::from_utf8_lossy(reply.body).into_owned(),
         ))),
@@ -201,7 +216,12 @@ fn upstream_words(json: Option<&Value>, body: &[u8]) -> Words {
         }
         return words;
     };
-    let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+    let text = |k: &str| {
+        m.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
     let message = match (text("title"), text("detail")) {
         (Some(t), Some(d)) => Some(format!("{t}: {d}")),
         (Some(t), None) => Some(t.to_owned()),
@@ -222,7 +242,9 @@ fn upstream_words(json: Option<&Value>, body: &[u8]) -> Words {
     }
     for key in ["errors", "invalid_params", "invalid-params", "violations"] {
         if let Some(v) = m.get(key).filter(|v| !v.is_null()) {
-            words.details.push((key.replace('-', "_"), quote(&v.to_string())));
+            words
+                .details
+                .push((key.replace('-', "_"), quote(&v.to_string())));
         }
     }
     if words.message.is_none() && words.details.is_empty() {
@@ -253,8 +275,18 @@ fn imf_fixdate(s: &str) -> Option<u64> {
     let mut parts = rest.split(' ');
     let day: u64 = parts.next()?.parse().ok()?;
     let month = match parts.next()? {
-        "Jan" => 1, "Feb" => 2, "Mar" => 3, "Apr" => 4, "May" => 5, "Jun" => 6,
-        "Jul" => 7, "Aug" => 8, "Sep" => 9, "Oct" => 10, "Nov" => 11, "Dec" => 12,
+        "Jan" => 1,
+        "Feb" => 2,
+        "Mar" => 3,
+        "Apr" => 4,
+        "May" => 5,
+        "Jun" => 6,
+        "Jul" => 7,
+        "Aug" => 8,
+        "Sep" => 9,
+        "Oct" => 10,
+        "Nov" => 11,
+        "Dec" => 12,
         _ => return None,
     };
     let year: i64 = parts.next()?.parse().ok()?;
@@ -264,13 +296,19 @@ fn imf_fixdate(s: &str) -> Option<u64> {
         return None;
     }
     // Days from the civil date (Howard Hinnant's algorithm).
-    let (y, m) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let doy = (153 * m as i64 + 2) / 5 + day as i64 - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days).ok().map(|d| d * 86_400 + h * 3600 + mi * 60 + se)
+    u64::try_from(days)
+        .ok()
+        .map(|d| d * 86_400 + h * 3600 + mi * 60 + se)
 }
 
 fn reason(status: u16) -> &'static str {
@@ -325,13 +363,21 @@ mod tests {
     #[test]
     fn a_problem_becomes_message_and_details() {
         let body = r#"{"type": "https://example.com/probs/out-of-credit", "title": "You do not have enough credit.", "detail": "Your current balance is 30, but that costs 50.", "instance": "/account/12345/msgs/abc", "status": 403}"#;
-        let e = error_of(outcome("shop.buy", "POST /buy", &reply(403, "application/problem+json", body), None));
+        let e = error_of(outcome(
+            "shop.buy",
+            "POST /buy",
+            &reply(403, "application/problem+json", body),
+            None,
+        ));
         assert_eq!(e.code().as_str(), "FORBIDDEN");
         assert_eq!(
             e.message(),
             "shop.buy failed: the API answered 403 Forbidden: You do not have enough credit.: Your current balance is 30, but that costs 50."
         );
-        assert_eq!(e.detail_value("type"), Some("https://example.com/probs/out-of-credit"));
+        assert_eq!(
+            e.detail_value("type"),
+            Some("https://example.com/probs/out-of-credit")
+        );
         assert_eq!(e.detail_value("instance"), Some("/account/12345/msgs/abc"));
     }
 
@@ -345,14 +391,25 @@ mod tests {
         let mut r = reply(503, "text/plain", "");
         r.retry_after = Some("Wed, 21 Oct 2015 07:28:00 GMT");
         let e = error_of(outcome("a.b", "GET /x", &r, None));
-        assert_eq!((e.code().as_str(), e.retry_after_secs()), ("SERVER_BUSY", Some(1)));
-        assert_eq!(imf_fixdate("Wed, 21 Oct 2015 07:28:00 GMT"), Some(1_445_412_480));
+        assert_eq!(
+            (e.code().as_str(), e.retry_after_secs()),
+            ("SERVER_BUSY", Some(1))
+        );
+        assert_eq!(
+            imf_fixdate("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(1_445_412_480)
+        );
     }
 
     #[test]
     fn a_long_body_is_quoted_short() {
         let body: &'static str = Box::leak("x".repeat(10_000).into_boxed_str());
-        let e = error_of(outcome("a.b", "GET /x", &reply(500, "text/plain", body), None));
+        let e = error_of(outcome(
+            "a.b",
+            "GET /x",
+            &reply(500, "text/plain", body),
+            None,
+        ));
         assert!(e.message().chars().count() < 400, "{}", e.message());
     }
 }

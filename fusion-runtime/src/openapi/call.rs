@@ -27,9 +27,17 @@ use crate::validation::explain::{SchemaIndex, issues_from_errors};
 
 /// Path segment characters left as written (RFC 3986 unreserved); everything else, `/`
 /// included, is percent-encoded.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 /// A URL-encoded form's value set (`application/x-www-form-urlencoded`).
-const FORM: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'*');
+const FORM: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'*');
 
 /// An operation mounted as an action.
 pub(crate) struct OperationAction {
@@ -61,7 +69,10 @@ impl Checker {
         if self.validator.is_valid(value) {
             return None;
         }
-        Some(issues_from_errors(&self.index, self.validator.iter_errors(value)))
+        Some(issues_from_errors(
+            &self.index,
+            self.validator.iter_errors(value),
+        ))
     }
 }
 
@@ -95,10 +106,7 @@ pub(crate) fn actions(api: &OpenApi) -> Result<Vec<OperationAction>, OpenApiErro
         credentials: api.credentials.clone(),
         limits: api.limits.clone(),
     });
-    plans
-        .into_iter()
-        .map(|p| action(p, &mount))
-        .collect()
+    plans.into_iter().map(|p| action(p, &mount)).collect()
 }
 
 fn client(limits: &OpenApiLimits) -> Result<reqwest::Client, OpenApiError> {
@@ -125,7 +133,11 @@ fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiErro
     let op = &plan.operation;
     let label = op.label();
     let fail = |what: &str, e: String| {
-        OpenApiError::document(&op.pointer, format!("its {what} schema does not compile: {e}")).in_operation(&label)
+        OpenApiError::document(
+            &op.pointer,
+            format!("its {what} schema does not compile: {e}"),
+        )
+        .in_operation(&label)
     };
     let input_value = Value::Object(op.input_schema.clone());
     let input = Checker::new(&input_value).map_err(|e| fail("input", e))?;
@@ -143,9 +155,9 @@ fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiErro
         title: op.operation_id.clone().map(Cow::Owned),
         description: Cow::Owned(op.description.clone()),
         hints: hints(&op.method),
-        deprecated: op
-            .deprecated
-            .then_some(Cow::Borrowed("the API's document marks this operation deprecated")),
+        deprecated: op.deprecated.then_some(Cow::Borrowed(
+            "the API's document marks this operation deprecated",
+        )),
         input_schema: Arc::new(op.input_schema.clone()),
         deprecated_fields: crate::validation::deprecated::deprecated_fields(&input_value).into(),
         output_schema: op.output_schema.clone().map(Arc::new),
@@ -216,7 +228,10 @@ impl OpenApiClient {
             ));
         };
         let arguments = serde_json::to_value(input).map_err(|e| {
-            ToolError::new(codes::INTERNAL_ERROR, format!("the input could not be serialized: {e}"))
+            ToolError::new(
+                codes::INTERNAL_ERROR,
+                format!("the input could not be serialized: {e}"),
+            )
         })?;
         let request = call.request(&arguments, cx)?;
         match call.send(request).await {
@@ -285,7 +300,9 @@ impl Call {
         let mut rest = self.path.as_str();
         while let Some(open) = rest.find('{') {
             path.push_str(&rest[..open]);
-            let Some(close) = rest[open..].find('}') else { break };
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
             let name = &rest[open + 1..open + close];
             let arg = self
                 .arguments
@@ -315,7 +332,9 @@ impl Call {
                 ParamLocation::Path => {}
                 ParamLocation::Query => query.extend(query_pairs(arg, value)),
                 ParamLocation::Header => headers.push((arg.wire.clone(), simple(arg, value))),
-                ParamLocation::Cookie => cookies.push((arg.wire.clone(), joined_value(arg, value, ","))),
+                ParamLocation::Cookie => {
+                    cookies.push((arg.wire.clone(), joined_value(arg, value, ",")))
+                }
             }
         }
         query.extend(applied.query);
@@ -338,11 +357,16 @@ impl Call {
             if reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_err()
                 || reqwest::header::HeaderValue::from_str(v).is_err()
             {
-                return Err(self.refused(k, "holds characters a header cannot carry (a line break, a control character)"));
+                return Err(self.refused(
+                    k,
+                    "holds characters a header cannot carry (a line break, a control character)",
+                ));
             }
         }
         let body = match (&self.body, self.body.as_ref().and_then(|b| get(&b.key))) {
-            (Some(plan), Some(value)) => Some((plan.content_type.clone(), encode_body(plan.media, value))),
+            (Some(plan), Some(value)) => {
+                Some((plan.content_type.clone(), encode_body(plan.media, value)))
+            }
             _ => None,
         };
         Ok(Request { url, headers, body })
@@ -372,7 +396,9 @@ impl Call {
             codes::VALIDATION_ERROR,
             format!("{}: the argument `{field}` {why}", self.action),
         )
-        .recovery("Send a value that names one resource (an identifier, not a path), then call again")
+        .recovery(
+            "Send a value that names one resource (an identifier, not a path), then call again",
+        )
         .detail("operation", &self.label)
     }
 
@@ -395,8 +421,11 @@ impl Call {
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned)
             };
-            let (content_type, retry_after, location) =
-                (header("content-type"), header("retry-after"), header("location"));
+            let (content_type, retry_after, location) = (
+                header("content-type"),
+                header("retry-after"),
+                header("location"),
+            );
             if response
                 .content_length()
                 .is_some_and(|n| n > limits.max_response_bytes as u64)
@@ -431,14 +460,15 @@ impl Call {
         let check = self.output.as_ref().map(|c| {
             move |v: &Value| match c.report(v) {
                 None => Ok(()),
-                Some(r) => Err(r
-                    .issues()
-                    .first()
-                    .map_or_else(|| "it does not match".to_owned(), |i| format!("{} at {}", i.kind.code(), i.field_name()))),
+                Some(r) => Err(r.issues().first().map_or_else(
+                    || "it does not match".to_owned(),
+                    |i| format!("{} at {}", i.kind.code(), i.field_name()),
+                )),
             }
         });
-        let check: Option<&dyn Fn(&Value) -> Result<(), String>> =
-            check.as_ref().map(|c| c as &dyn Fn(&Value) -> Result<(), String>);
+        let check: Option<&dyn Fn(&Value) -> Result<(), String>> = check
+            .as_ref()
+            .map(|c| c as &dyn Fn(&Value) -> Result<(), String>);
         answer::outcome(self.action, &self.label, &reply, check)
     }
 
@@ -489,7 +519,11 @@ impl Call {
         };
         ToolError::new(
             codes::HANDOFF_UPSTREAM_UNAVAILABLE,
-            format!("{}: the API at {} could not be reached ({why})", self.action, self.base.origin().ascii_serialization()),
+            format!(
+                "{}: the API at {} could not be reached ({why})",
+                self.action,
+                self.base.origin().ascii_serialization()
+            ),
         )
         .recovery("Wait for retry_after, then call again; tell the user if it keeps failing")
         .retry_after(5u64)
@@ -524,8 +558,14 @@ fn simple(arg: &Argument, value: &Value) -> String {
 fn matrix(arg: &Argument, value: &Value) -> String {
     let name = &arg.wire;
     match value {
-        Value::Array(items) if arg.explode => items.iter().map(|v| format!(";{name}={}", scalar(v))).collect(),
-        Value::Object(m) if arg.explode => m.iter().map(|(k, v)| format!(";{k}={}", scalar(v))).collect(),
+        Value::Array(items) if arg.explode => items
+            .iter()
+            .map(|v| format!(";{name}={}", scalar(v)))
+            .collect(),
+        Value::Object(m) if arg.explode => m
+            .iter()
+            .map(|(k, v)| format!(";{k}={}", scalar(v)))
+            .collect(),
         _ => format!(";{name}={}", simple(arg, value)),
     }
 }
@@ -627,13 +667,28 @@ mod tests {
         // The examples of OpenAPI 3.1's "Style Examples" table.
         let array = serde_json::json!(["blue", "black", "brown"]);
         let object = serde_json::json!({"R": 100, "G": 200, "B": 150});
-        assert_eq!(simple(&arg(ParamLocation::Path, Style::Simple, false), &array), "blue,black,brown");
-        assert_eq!(simple(&arg(ParamLocation::Path, Style::Simple, false), &object), "B,150,G,200,R,100");
-        assert_eq!(simple(&arg(ParamLocation::Path, Style::Simple, true), &object), "B=150,G=200,R=100");
-        assert_eq!(matrix(&arg(ParamLocation::Path, Style::Matrix, true), &array), ";id=blue;id=black;id=brown");
+        assert_eq!(
+            simple(&arg(ParamLocation::Path, Style::Simple, false), &array),
+            "blue,black,brown"
+        );
+        assert_eq!(
+            simple(&arg(ParamLocation::Path, Style::Simple, false), &object),
+            "B,150,G,200,R,100"
+        );
+        assert_eq!(
+            simple(&arg(ParamLocation::Path, Style::Simple, true), &object),
+            "B=150,G=200,R=100"
+        );
+        assert_eq!(
+            matrix(&arg(ParamLocation::Path, Style::Matrix, true), &array),
+            ";id=blue;id=black;id=brown"
+        );
         let q = query_pairs(&arg(ParamLocation::Query, Style::Form, true), &array);
         assert_eq!(q.len(), 3);
-        let q = query_pairs(&arg(ParamLocation::Query, Style::PipeDelimited, false), &array);
+        let q = query_pairs(
+            &arg(ParamLocation::Query, Style::PipeDelimited, false),
+            &array,
+        );
         assert_eq!(q, vec![("id".to_owned(), "blue|black|brown".to_owned())]);
         let q = query_pairs(&arg(ParamLocation::Query, Style::DeepObject, true), &object);
         assert_eq!(q[0], ("id[B]".to_owned(), "150".to_owned()));

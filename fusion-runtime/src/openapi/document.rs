@@ -131,7 +131,9 @@ impl Document {
         if !fragment.is_empty() && !fragment.starts_with('/') {
             return Err(OpenApiError::document(
                 &self.describe(at),
-                format!("the $ref `{reference}` is not a JSON pointer (only `#/…` fragments are followed)"),
+                format!(
+                    "the $ref `{reference}` is not a JSON pointer (only `#/…` fragments are followed)"
+                ),
             ));
         }
         let file = if file_part.is_empty() {
@@ -162,13 +164,17 @@ impl Document {
         if name.contains("://") {
             return Err(OpenApiError::document(
                 &self.describe(at),
-                format!("the $ref `{reference}` names a URL; only files beside the document are read (download it and point to the file)"),
+                format!(
+                    "the $ref `{reference}` names a URL; only files beside the document are read (download it and point to the file)"
+                ),
             ));
         }
         let Some(base) = self.files[from].base.clone() else {
             return Err(OpenApiError::document(
                 &self.describe(at),
-                format!("the $ref `{reference}` names another file, but the document was not read from a file (use OpenApi::file, or OpenApi::base_dir)"),
+                format!(
+                    "the $ref `{reference}` names another file, but the document was not read from a file (use OpenApi::file, or OpenApi::base_dir)"
+                ),
             ));
         };
         let path = base.join(name);
@@ -186,7 +192,10 @@ impl Document {
             ));
         }
         let value = read_file(&path, &self.limits).map_err(|e| {
-            OpenApiError::document(&self.describe(at), format!("$ref `{reference}`: {}", e.message))
+            OpenApiError::document(
+                &self.describe(at),
+                format!("$ref `{reference}`: {}", e.message),
+            )
         })?;
         let base = path.parent().map(Path::to_path_buf);
         self.files.push(File {
@@ -322,7 +331,8 @@ mod tests {
         let v = serde_json::json!({"openapi": "3.0.0", "components": {"schemas": {
             "A": {"$ref": "#/components/schemas/B"},
             "B": {"$ref": "#/components/schemas/A"}}}});
-        let mut doc = Document::load(&Source::Value(v, None), &limits()).unwrap_or_else(|e| panic!("{e}"));
+        let mut doc =
+            Document::load(&Source::Value(v, None), &limits()).unwrap_or_else(|e| panic!("{e}"));
         let e = doc
             .follow(&Place::root("/components/schemas/A"))
             .err()
@@ -343,7 +353,8 @@ mod tests {
         }
         schemas.insert("S10000".into(), serde_json::json!({"type": "string"}));
         let v = serde_json::json!({"openapi": "3.0.0", "components": {"schemas": schemas}});
-        let mut doc = Document::load(&Source::Value(v, None), &limits()).unwrap_or_else(|e| panic!("{e}"));
+        let mut doc =
+            Document::load(&Source::Value(v, None), &limits()).unwrap_or_else(|e| panic!("{e}"));
         let e = doc
             .follow(&Place::root("/components/schemas/S0"))
             .err()
@@ -356,9 +367,18 @@ mod tests {
 
     #[test]
     fn yaml_and_json_both_read() {
-        let y = parse("openapi: 3.1.0\ninfo: {title: t, version: '1'}\n", "t", &limits());
-        assert_eq!(y.ok().and_then(|v| v.get("openapi").cloned()), Some("3.1.0".into()));
-        let e = parse("{\"openapi\": ", "the document", &limits()).err().map(|e| e.to_string());
+        let y = parse(
+            "openapi: 3.1.0\ninfo: {title: t, version: '1'}\n",
+            "t",
+            &limits(),
+        );
+        assert_eq!(
+            y.ok().and_then(|v| v.get("openapi").cloned()),
+            Some("3.1.0".into())
+        );
+        let e = parse("{\"openapi\": ", "the document", &limits())
+            .err()
+            .map(|e| e.to_string());
         assert!(e.unwrap_or_default().contains("not valid JSON"));
     }
 

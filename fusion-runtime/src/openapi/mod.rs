@@ -222,7 +222,8 @@ impl OpenApi {
 
     /// Mounts these operations, by `operationId` or by `METHOD /path` (`GET /pets/{id}`).
     pub fn operations<S: Into<String>>(mut self, operations: impl IntoIterator<Item = S>) -> Self {
-        self.operations.extend(operations.into_iter().map(Into::into));
+        self.operations
+            .extend(operations.into_iter().map(Into::into));
         self
     }
 

@@ -14,7 +14,9 @@ use super::{OpenApi, OpenApiError};
 use crate::input::JsonObject;
 
 /// The HTTP methods an operation may have, as OpenAPI names them.
-const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
 
 /// The longest description an action gets from its operation, in characters; the rest is
 /// cut (long API prose costs every `tools/list` its tokens).
@@ -163,7 +165,11 @@ pub(crate) fn plan(api: &OpenApi) -> Result<Vec<Plan>, OpenApiError> {
                 security::schemes_pointer(dialect),
                 format!(
                     "a credential is configured for the security scheme `{scheme}`, which the document does not declare (it declares: {})",
-                    if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+                    if declared.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        declared.join(", ")
+                    }
                 ),
             ));
         }
@@ -179,7 +185,10 @@ pub(crate) fn plan(api: &OpenApi) -> Result<Vec<Plan>, OpenApiError> {
     let mut used_selectors: HashSet<&str> = HashSet::new();
     let mut names: HashSet<String> = HashSet::new();
     let Some(Value::Object(paths)) = root.get("paths") else {
-        return Err(OpenApiError::document("#/paths", "the document has no paths"));
+        return Err(OpenApiError::document(
+            "#/paths",
+            "the document has no paths",
+        ));
     };
     for path in paths.keys() {
         let item_place = doc.follow(&Place::root("/paths").join(path))?;
@@ -284,8 +293,18 @@ fn selected<'a>(
         return Some(Vec::new());
     }
     let mut hits: Vec<&str> = Vec::new();
-    hits.extend(api.tags.iter().filter(|t| tags.contains(&t.as_str())).map(String::as_str));
-    hits.extend(api.operations.iter().filter(|o| by_name(o)).map(String::as_str));
+    hits.extend(
+        api.tags
+            .iter()
+            .filter(|t| tags.contains(&t.as_str()))
+            .map(String::as_str),
+    );
+    hits.extend(
+        api.operations
+            .iter()
+            .filter(|o| by_name(o))
+            .map(String::as_str),
+    );
     hits.extend(
         api.paths
             .iter()
@@ -300,7 +319,11 @@ fn selected<'a>(
 }
 
 fn check_selectors(api: &OpenApi, used: &HashSet<&str>) -> Result<(), OpenApiError> {
-    let kinds = [("tag", &api.tags), ("operation", &api.operations), ("path", &api.paths)];
+    let kinds = [
+        ("tag", &api.tags),
+        ("operation", &api.operations),
+        ("path", &api.paths),
+    ];
     for (kind, list) in kinds {
         if let Some(unused) = list.iter().find(|s| !used.contains(s.as_str())) {
             return Err(OpenApiError::document(
@@ -328,7 +351,10 @@ struct Param {
 }
 
 impl Context<'_> {
-    #[allow(clippy::too_many_arguments, reason = "one call site; the parts of one operation")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call site; the parts of one operation"
+    )]
     fn operation(
         &mut self,
         doc: &mut Document,
@@ -348,7 +374,11 @@ impl Context<'_> {
             .map(str::to_owned);
         let item_place = Place {
             file: place.file,
-            pointer: place.pointer.rsplit_once('/').map_or("", |(p, _)| p).to_owned(),
+            pointer: place
+                .pointer
+                .rsplit_once('/')
+                .map_or("", |(p, _)| p)
+                .to_owned(),
         };
         let params = self.parameters(doc, &item_place, item, place, op)?;
         let security = self.security(op);
@@ -361,7 +391,8 @@ impl Context<'_> {
         let mut form_fields: Vec<(String, Value, bool)> = Vec::new();
         for p in &params {
             if p.location == ParamLocation::Header
-                && ["accept", "content-type", "authorization"].contains(&p.name.to_ascii_lowercase().as_str())
+                && ["accept", "content-type", "authorization"]
+                    .contains(&p.name.to_ascii_lowercase().as_str())
             {
                 continue;
             }
@@ -391,15 +422,30 @@ impl Context<'_> {
                 as_json,
             });
         }
+        // A template variable the document forgot to declare (httpbin's `/anything/{anything}`)
+        // is what it says: a required string in the path.
         for name in path_names(path) {
             if !arguments
                 .iter()
                 .any(|a| a.location == ParamLocation::Path && a.wire == name)
             {
-                return Err(OpenApiError::document(
-                    &doc.describe(place),
-                    format!("the path has `{{{name}}}`, but no path parameter named `{name}`"),
-                ));
+                tracing::debug!(path, name, "undeclared path parameter read as a string");
+                let key = if keys.contains(name) {
+                    format!("{name}_path")
+                } else {
+                    name.to_owned()
+                };
+                keys.insert(key.clone());
+                required.push(Value::String(key.clone()));
+                properties.insert(key.clone(), json!({"type": "string", "minLength": 1}));
+                arguments.push(Argument {
+                    key,
+                    wire: name.to_owned(),
+                    location: ParamLocation::Path,
+                    style: Style::Simple,
+                    explode: false,
+                    as_json: false,
+                });
             }
         }
         // Swagger 2.0's body and formData parameters.
@@ -416,7 +462,10 @@ impl Context<'_> {
                         if p.get("required") == Some(&Value::Bool(true)) {
                             required.push(Value::String(key.clone()));
                         }
-                        properties.insert(key.clone(), with_description(c.schema, p.get("description")));
+                        properties.insert(
+                            key.clone(),
+                            with_description(c.schema, p.get("description")),
+                        );
                         defs.extend(c.defs);
                         let media = self.v2_consumes(op, &["application/json"]);
                         body = Some(BodyPlan {
@@ -434,11 +483,20 @@ impl Context<'_> {
                             ));
                         }
                         let schema = v2_param_schema(&p);
-                        let c = schemas.convert_value(doc, &p_place, &schema, Direction::Request)?;
+                        let c =
+                            schemas.convert_value(doc, &p_place, &schema, Direction::Request)?;
                         defs.extend(c.defs);
-                        let name = p.get("name").and_then(Value::as_str).unwrap_or("").to_owned();
+                        let name = p
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned();
                         let req = p.get("required") == Some(&Value::Bool(true));
-                        form_fields.push((name, with_description(c.schema, p.get("description")), req));
+                        form_fields.push((
+                            name,
+                            with_description(c.schema, p.get("description")),
+                            req,
+                        ));
                         let _ = i;
                     }
                     _ => {}
@@ -446,7 +504,9 @@ impl Context<'_> {
             }
             if consumes_form {
                 if self.v2_consumes(op, &["multipart/form-data"]).is_some()
-                    && self.v2_consumes(op, &["application/x-www-form-urlencoded"]).is_none()
+                    && self
+                        .v2_consumes(op, &["application/x-www-form-urlencoded"])
+                        .is_none()
                 {
                     return Err(OpenApiError::document(
                         &doc.describe(place),
@@ -483,7 +543,11 @@ impl Context<'_> {
             let c = match schema_place {
                 Some(sp) => schemas.convert(doc, &sp, Direction::Request)?,
                 None => Converted {
-                    schema: if media == Media::Text { json!({"type": "string"}) } else { json!({}) },
+                    schema: if media == Media::Text {
+                        json!({"type": "string"})
+                    } else {
+                        json!({})
+                    },
                     defs: BTreeMap::new(),
                 },
             };
@@ -492,7 +556,10 @@ impl Context<'_> {
             if rb.get("required") == Some(&Value::Bool(true)) {
                 required.push(Value::String(key.clone()));
             }
-            properties.insert(key.clone(), with_description(c.schema, rb.get("description")));
+            properties.insert(
+                key.clone(),
+                with_description(c.schema, rb.get("description")),
+            );
             defs.extend(c.defs);
             body = Some(BodyPlan {
                 key,
@@ -501,7 +568,10 @@ impl Context<'_> {
             });
         }
         let mut input = Map::new();
-        input.insert("$schema".into(), "https://json-schema.org/draft/2020-12/schema".into());
+        input.insert(
+            "$schema".into(),
+            "https://json-schema.org/draft/2020-12/schema".into(),
+        );
         input.insert("type".into(), "object".into());
         input.insert("properties".into(), Value::Object(properties));
         if !required.is_empty() {
@@ -546,10 +616,17 @@ impl Context<'_> {
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         if list.is_empty() {
-            return wanted.first().map(|s| (*s).to_owned()).filter(|w| w == "application/json");
+            return wanted
+                .first()
+                .map(|s| (*s).to_owned())
+                .filter(|w| w == "application/json");
         }
         list.iter()
-            .find(|m| wanted.iter().any(|w| m.split(';').next().is_some_and(|b| b.trim() == *w)))
+            .find(|m| {
+                wanted
+                    .iter()
+                    .any(|w| m.split(';').next().is_some_and(|b| b.trim() == *w))
+            })
             .map(|s| (*s).to_owned())
     }
 
@@ -570,11 +647,16 @@ impl Context<'_> {
             (place.join("parameters"), op.get("parameters")),
         ];
         for (list_place, list) in lists {
-            let Some(Value::Array(list)) = list else { continue };
+            let Some(Value::Array(list)) = list else {
+                continue;
+            };
             for i in 0..list.len() {
                 let p_place = doc.follow(&list_place.join(&i.to_string()))?;
                 let Some(Value::Object(p)) = doc.at(&p_place).cloned() else {
-                    return Err(OpenApiError::document(&doc.describe(&p_place), "a parameter that is not an object"));
+                    return Err(OpenApiError::document(
+                        &doc.describe(&p_place),
+                        "a parameter that is not an object",
+                    ));
                 };
                 let name = p.get("name").and_then(Value::as_str);
                 let at = p.get("in").and_then(Value::as_str);
@@ -590,7 +672,9 @@ impl Context<'_> {
                 let Some(location) = ParamLocation::parse(at) else {
                     return Err(OpenApiError::document(
                         &doc.describe(&p_place),
-                        format!("the parameter `{name}` is `in: {at}`, which is not path, query, header or cookie"),
+                        format!(
+                            "the parameter `{name}` is `in: {at}`, which is not path, query, header or cookie"
+                        ),
                     ));
                 };
                 let param = Param {
@@ -599,7 +683,10 @@ impl Context<'_> {
                     place: p_place,
                     value: p,
                 };
-                match merged.iter_mut().find(|m| m.name == param.name && m.location == location) {
+                match merged
+                    .iter_mut()
+                    .find(|m| m.name == param.name && m.location == location)
+                {
                     Some(m) => *m = param,
                     None => merged.push(param),
                 }
@@ -618,17 +705,32 @@ impl Context<'_> {
     ) -> Result<(Value, bool), OpenApiError> {
         let (c, as_json) = if self.dialect == Dialect::V2 {
             let schema = v2_param_schema(&p.value);
-            (schemas.convert_value(doc, &p.place, &schema, Direction::Request)?, false)
+            (
+                schemas.convert_value(doc, &p.place, &schema, Direction::Request)?,
+                false,
+            )
         } else if p.value.contains_key("schema") {
-            (schemas.convert(doc, &p.place.join("schema"), Direction::Request)?, false)
+            (
+                schemas.convert(doc, &p.place.join("schema"), Direction::Request)?,
+                false,
+            )
         } else if let Some(Value::Object(content)) = p.value.get("content") {
             let Some(media) = content.keys().next() else {
-                return Err(OpenApiError::document(&doc.describe(&p.place), "a parameter with an empty `content`"));
+                return Err(OpenApiError::document(
+                    &doc.describe(&p.place),
+                    "a parameter with an empty `content`",
+                ));
             };
             let sp = p.place.join("content").join(media).join("schema");
             (schemas.convert(doc, &sp, Direction::Request)?, true)
         } else {
-            (Converted { schema: json!({"type": "string"}), defs: BTreeMap::new() }, false)
+            (
+                Converted {
+                    schema: json!({"type": "string"}),
+                    defs: BTreeMap::new(),
+                },
+                false,
+            )
         };
         defs.extend(c.defs);
         let mut schema = with_description(c.schema, p.value.get("description"));
@@ -649,14 +751,29 @@ impl Context<'_> {
         let pointer = p.place.pointer.clone();
         let unsupported = |what: String| OpenApiError::document(&format!("#{pointer}"), what);
         if self.dialect == Dialect::V2 {
-            let format = p.value.get("collectionFormat").and_then(Value::as_str).unwrap_or("csv");
+            let format = p
+                .value
+                .get("collectionFormat")
+                .and_then(Value::as_str)
+                .unwrap_or("csv");
             let (style, explode) = match format {
-                "csv" => (if p.location == ParamLocation::Query { Style::Form } else { Style::Simple }, false),
+                "csv" => (
+                    if p.location == ParamLocation::Query {
+                        Style::Form
+                    } else {
+                        Style::Simple
+                    },
+                    false,
+                ),
                 "ssv" => (Style::SpaceDelimited, false),
                 "tsv" => (Style::TabDelimited, false),
                 "pipes" => (Style::PipeDelimited, false),
                 "multi" => (Style::Form, true),
-                other => return Err(unsupported(format!("the collectionFormat `{other}` is not one Swagger 2.0 defines"))),
+                other => {
+                    return Err(unsupported(format!(
+                        "the collectionFormat `{other}` is not one Swagger 2.0 defines"
+                    )));
+                }
             };
             return Ok((style, explode));
         }
@@ -728,10 +845,7 @@ impl Context<'_> {
         let Some(Value::Object(responses)) = op.get("responses") else {
             return Ok(None);
         };
-        let mut codes: Vec<&String> = responses
-            .keys()
-            .filter(|c| c.starts_with('2'))
-            .collect();
+        let mut codes: Vec<&String> = responses.keys().filter(|c| c.starts_with('2')).collect();
         codes.sort();
         let Some(code) = codes.first() else {
             return Ok(None);
@@ -770,7 +884,10 @@ impl Context<'_> {
             Value::Object(m) => m,
             _ => return Ok(None),
         };
-        out.insert("$schema".into(), "https://json-schema.org/draft/2020-12/schema".into());
+        out.insert(
+            "$schema".into(),
+            "https://json-schema.org/draft/2020-12/schema".into(),
+        );
         out.insert("type".into(), "object".into());
         if !c.defs.is_empty() {
             out.insert("$defs".into(), Value::Object(c.defs.into_iter().collect()));
@@ -805,7 +922,11 @@ impl Context<'_> {
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            let scheme = if schemes.contains(&"https") || schemes.is_empty() { "https" } else { "http" };
+            let scheme = if schemes.contains(&"https") || schemes.is_empty() {
+                "https"
+            } else {
+                "http"
+            };
             let base = root.get("basePath").and_then(Value::as_str).unwrap_or("");
             let url = format!("{scheme}://{host}{base}");
             return checked_url(url.trim_end_matches('/'), "#/host");
@@ -816,7 +937,9 @@ impl Context<'_> {
             (Place::root("/servers"), self.root.get("servers")),
         ];
         for (s_place, servers) in candidates {
-            let Some(Value::Array(list)) = servers else { continue };
+            let Some(Value::Array(list)) = servers else {
+                continue;
+            };
             let Some(first) = list.first() else { continue };
             let at = doc.describe(&s_place.join("0"));
             let Some(template) = first.get("url").and_then(Value::as_str) else {
@@ -826,7 +949,9 @@ impl Context<'_> {
             if !url.contains("://") {
                 return Err(OpenApiError::document(
                     &at,
-                    format!("the server URL `{url}` is relative: set the mount's base_url to the API's address"),
+                    format!(
+                        "the server URL `{url}` is relative: set the mount's base_url to the API's address"
+                    ),
                 ));
             }
             return checked_url(url.trim_end_matches('/'), &at);
@@ -837,13 +962,21 @@ impl Context<'_> {
         ))
     }
 
-    fn fill_variables(&self, template: &str, vars: Option<&Value>, at: &str) -> Result<String, OpenApiError> {
+    fn fill_variables(
+        &self,
+        template: &str,
+        vars: Option<&Value>,
+        at: &str,
+    ) -> Result<String, OpenApiError> {
         let mut out = String::new();
         let mut rest = template;
         while let Some(open) = rest.find('{') {
             out.push_str(&rest[..open]);
             let Some(close) = rest[open..].find('}') else {
-                return Err(OpenApiError::document(at, format!("the server URL `{template}` has an unclosed `{{`")));
+                return Err(OpenApiError::document(
+                    at,
+                    format!("the server URL `{template}` has an unclosed `{{`"),
+                ));
             };
             let name = &rest[open + 1..open + close];
             let var = vars.and_then(|v| v.get(name));
@@ -854,7 +987,10 @@ impl Context<'_> {
                     {
                         return Err(OpenApiError::document(
                             at,
-                            format!("the server variable `{name}` is set to `{v}`, not one of its enum: {}", Value::Array(allowed.clone())),
+                            format!(
+                                "the server variable `{name}` is set to `{v}`, not one of its enum: {}",
+                                Value::Array(allowed.clone())
+                            ),
                         ));
                     }
                     v.clone()
@@ -862,10 +998,22 @@ impl Context<'_> {
                 (Some(v), None) => v.clone(),
                 (None, Some(def)) => match def.get("default") {
                     Some(Value::String(d)) => d.clone(),
-                    _ => return Err(OpenApiError::document(at, format!("the server variable `{name}` has no default: set it with server_variable"))),
+                    _ => {
+                        return Err(OpenApiError::document(
+                            at,
+                            format!(
+                                "the server variable `{name}` has no default: set it with server_variable"
+                            ),
+                        ));
+                    }
                 },
                 (None, None) => {
-                    return Err(OpenApiError::document(at, format!("the server URL uses `{{{name}}}`, which it does not define: set it with server_variable")));
+                    return Err(OpenApiError::document(
+                        at,
+                        format!(
+                            "the server URL uses `{{{name}}}`, which it does not define: set it with server_variable"
+                        ),
+                    ));
                 }
             };
             out.push_str(&value);
@@ -881,9 +1029,15 @@ fn checked_url(url: &str, at: &str) -> Result<String, OpenApiError> {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(url.to_owned()),
         Ok(u) => Err(OpenApiError::document(
             at,
-            format!("the server URL `{url}` is not http or https with a host (scheme `{}`)", u.scheme()),
+            format!(
+                "the server URL `{url}` is not http or https with a host (scheme `{}`)",
+                u.scheme()
+            ),
         )),
-        Err(e) => Err(OpenApiError::document(at, format!("the server URL `{url}` is not a URL: {e}"))),
+        Err(e) => Err(OpenApiError::document(
+            at,
+            format!("the server URL `{url}` is not a URL: {e}"),
+        )),
     }
 }
 
@@ -892,7 +1046,9 @@ pub(crate) fn path_names(path: &str) -> Vec<&str> {
     let mut names = Vec::new();
     let mut rest = path;
     while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}') else { break };
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
         names.push(&rest[open + 1..open + close]);
         rest = &rest[open + close + 1..];
     }
@@ -900,25 +1056,54 @@ pub(crate) fn path_names(path: &str) -> Vec<&str> {
 }
 
 fn body_key(keys: &HashSet<String>) -> String {
-    if keys.contains("body") { "request_body".into() } else { "body".into() }
+    if keys.contains("body") {
+        "request_body".into()
+    } else {
+        "body".into()
+    }
 }
 
 fn is_json(media: &str) -> bool {
-    let base = media.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = media
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     base == "application/json" || base.ends_with("+json") || base == "*/*"
 }
 
 /// The media type a request body is written in: JSON first, then a URL-encoded form, then
 /// plain text; and the place of its schema.
-fn pick_media(doc: &Document, rb_place: &Place, rb: &Value) -> Result<(Media, String, Option<Place>), OpenApiError> {
+fn pick_media(
+    doc: &Document,
+    rb_place: &Place,
+    rb: &Value,
+) -> Result<(Media, String, Option<Place>), OpenApiError> {
     let Some(Value::Object(content)) = rb.get("content") else {
-        return Err(OpenApiError::document(&doc.describe(rb_place), "a request body without `content`"));
+        return Err(OpenApiError::document(
+            &doc.describe(rb_place),
+            "a request body without `content`",
+        ));
     };
-    let pick = |pred: &dyn Fn(&str) -> bool| content.keys().find(|m| pred(&m.split(';').next().unwrap_or("").trim().to_ascii_lowercase()));
+    let pick = |pred: &dyn Fn(&str) -> bool| {
+        content.keys().find(|m| {
+            pred(
+                &m.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase(),
+            )
+        })
+    };
     let chosen = pick(&|m| m == "application/json" || m.ends_with("+json"))
         .map(|m| (Media::Json, m))
         .or_else(|| pick(&|m| m == "application/x-www-form-urlencoded").map(|m| (Media::Form, m)))
-        .or_else(|| pick(&|m| m.starts_with("text/") || m == "application/octet-stream" || m == "*/*").map(|m| (Media::Text, m)));
+        .or_else(|| {
+            pick(&|m| m.starts_with("text/") || m == "application/octet-stream" || m == "*/*")
+                .map(|m| (Media::Text, m))
+        });
     let Some((media, name)) = chosen else {
         let offered: Vec<&str> = content.keys().map(String::as_str).collect();
         return Err(OpenApiError::document(
@@ -932,7 +1117,11 @@ fn pick_media(doc: &Document, rb_place: &Place, rb: &Value) -> Result<(Media, St
     let schema = content[name]
         .get("schema")
         .map(|_| rb_place.join("content").join(name).join("schema"));
-    let content_type = if name == "*/*" { "application/octet-stream".to_owned() } else { name.clone() };
+    let content_type = if name == "*/*" {
+        "application/octet-stream".to_owned()
+    } else {
+        name.clone()
+    };
     Ok((media, content_type, schema))
 }
 
@@ -951,11 +1140,16 @@ fn v2_body_params(
         (place.join("parameters"), op.get("parameters")),
     ];
     for (list_place, list) in lists {
-        let Some(Value::Array(list)) = list else { continue };
+        let Some(Value::Array(list)) = list else {
+            continue;
+        };
         for i in 0..list.len() {
             let p_place = doc.follow(&list_place.join(&i.to_string()))?;
             if let Some(Value::Object(p)) = doc.at(&p_place).cloned()
-                && matches!(p.get("in").and_then(Value::as_str), Some("body" | "formData"))
+                && matches!(
+                    p.get("in").and_then(Value::as_str),
+                    Some("body" | "formData")
+                )
             {
                 out.push((i, (p_place, p)));
             }
@@ -967,11 +1161,31 @@ fn v2_body_params(
 /// A Swagger 2.0 non-body parameter's schema: its own schema keywords.
 fn v2_param_schema(p: &Map<String, Value>) -> Value {
     const KEYS: [&str; 18] = [
-        "type", "format", "items", "enum", "default", "minimum", "maximum",
-        "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern",
-        "minItems", "maxItems", "uniqueItems", "multipleOf", "x-nullable", "example",
+        "type",
+        "format",
+        "items",
+        "enum",
+        "default",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "multipleOf",
+        "x-nullable",
+        "example",
     ];
     let mut m = Map::new();
+    // A non-body parameter without a `type` is a string on the wire (2.0 requires the type;
+    // generated documents leave it out).
+    if !p.contains_key("type") {
+        m.insert("type".to_owned(), Value::String("string".to_owned()));
+    }
     for k in KEYS {
         if let Some(v) = p.get(k) {
             m.insert(k.to_owned(), v.clone());
@@ -995,7 +1209,12 @@ fn with_description(schema: Value, description: Option<&Value>) -> Value {
 }
 
 fn describe(op: &Value, method: &str, path: &str) -> String {
-    let text = |k: &str| op.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+    let text = |k: &str| {
+        op.get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
     let mut d = match (text("summary"), text("description")) {
         (Some(s), Some(d)) if d.starts_with(s) => d.to_owned(),
         (Some(s), Some(d)) => format!("{s}\n\n{d}"),
@@ -1042,7 +1261,13 @@ pub(crate) fn snake(s: &str) -> String {
 /// `operationId` (the tag's own words in front of it left out: `repos/list-for-org` under
 /// `repos` is `list_for_org`), else from the method and path. Whole, as a flat tool name
 /// (`.` as `_`), it fits 64 characters: a longer one is cut and ends in a hash of the whole.
-pub(crate) fn action_name(prefix: Option<&str>, tag: Option<&str>, id: Option<&str>, method: &str, path: &str) -> String {
+pub(crate) fn action_name(
+    prefix: Option<&str>,
+    tag: Option<&str>,
+    id: Option<&str>,
+    method: &str,
+    path: &str,
+) -> String {
     let tag_part = tag.map(snake).filter(|t| !t.is_empty());
     let group = match (prefix.map(snake).filter(|p| !p.is_empty()), &tag_part) {
         (Some(p), Some(t)) => Some(format!("{p}_{t}")),
@@ -1055,7 +1280,9 @@ pub(crate) fn action_name(prefix: Option<&str>, tag: Option<&str>, id: Option<&s
         None => snake(&format!("{method} {}", path.replace(['{', '}'], ""))),
     };
     if let Some(t) = &tag_part
-        && let Some(rest) = op.strip_prefix(t.as_str()).and_then(|r| r.strip_prefix('_'))
+        && let Some(rest) = op
+            .strip_prefix(t.as_str())
+            .and_then(|r| r.strip_prefix('_'))
         && !rest.is_empty()
     {
         op = rest.to_owned();
@@ -1090,10 +1317,37 @@ mod tests {
 
     #[test]
     fn names_come_from_operation_ids_and_tags() {
-        assert_eq!(action_name(Some("gh"), Some("repos"), Some("repos/list-for-org"), "GET", "/orgs/{org}/repos"), "gh_repos.list_for_org");
-        assert_eq!(action_name(None, Some("pet"), Some("findPetsByStatus"), "GET", "/pet/findByStatus"), "pet.find_pets_by_status");
-        assert_eq!(action_name(None, None, None, "GET", "/pets/{petId}"), "get_pets_pet_id");
-        let long = action_name(Some("github"), Some("code-scanning"), Some(&"x".repeat(90)), "GET", "/");
+        assert_eq!(
+            action_name(
+                Some("gh"),
+                Some("repos"),
+                Some("repos/list-for-org"),
+                "GET",
+                "/orgs/{org}/repos"
+            ),
+            "gh_repos.list_for_org"
+        );
+        assert_eq!(
+            action_name(
+                None,
+                Some("pet"),
+                Some("findPetsByStatus"),
+                "GET",
+                "/pet/findByStatus"
+            ),
+            "pet.find_pets_by_status"
+        );
+        assert_eq!(
+            action_name(None, None, None, "GET", "/pets/{petId}"),
+            "get_pets_pet_id"
+        );
+        let long = action_name(
+            Some("github"),
+            Some("code-scanning"),
+            Some(&"x".repeat(90)),
+            "GET",
+            "/",
+        );
         assert!(long.len() <= 64, "{long}");
         assert!(long.starts_with("github_code_scanning.xxx"), "{long}");
     }

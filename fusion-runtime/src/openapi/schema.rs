@@ -238,7 +238,10 @@ impl Schemas {
                             continue;
                         }
                         let place = here().join(name);
-                        converted.insert(name.clone(), self.node(doc, &place, p, dir, refs, depth + 1)?);
+                        converted.insert(
+                            name.clone(),
+                            self.node(doc, &place, p, dir, refs, depth + 1)?,
+                        );
                     }
                     out.insert(key.clone(), Value::Object(converted));
                 }
@@ -247,14 +250,21 @@ impl Schemas {
                     out.insert("prefixItems".into(), list);
                 }
                 k if ONE.contains(&k) => {
-                    out.insert(key.clone(), self.node(doc, &here(), v, dir, refs, depth + 1)?);
+                    out.insert(
+                        key.clone(),
+                        self.node(doc, &here(), v, dir, refs, depth + 1)?,
+                    );
                 }
                 k if LIST.contains(&k) => {
                     let list = self.list(doc, &here(), v, dir, refs, depth)?;
                     out.insert(key.clone(), list);
                 }
                 "exclusiveMinimum" | "exclusiveMaximum" if v.is_boolean() => {
-                    let bound = if key == "exclusiveMinimum" { "minimum" } else { "maximum" };
+                    let bound = if key == "exclusiveMinimum" {
+                        "minimum"
+                    } else {
+                        "maximum"
+                    };
                     if v == &Value::Bool(true)
                         && let Some(b) = map.get(bound)
                     {
@@ -266,7 +276,9 @@ impl Schemas {
                 }
                 // Swagger-era documents (httpbin's among them) write `int`, `long`, `bool`…:
                 // read as the JSON type they mean rather than refused.
-                "type" if self.dialect != Dialect::V31 && v.as_str().and_then(json_type).is_some() => {
+                "type"
+                    if self.dialect != Dialect::V31 && v.as_str().and_then(json_type).is_some() =>
+                {
                     let t = v.as_str().and_then(json_type).unwrap_or("string");
                     out.insert("type".into(), t.into());
                 }
@@ -281,7 +293,10 @@ impl Schemas {
             }
         }
         // A 3.0 / 2.0 `minimum` made exclusive by a boolean moved into `exclusiveMinimum`.
-        for (exclusive, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+        for (exclusive, bound) in [
+            ("exclusiveMinimum", "minimum"),
+            ("exclusiveMaximum", "maximum"),
+        ] {
             if map.get(exclusive) == Some(&Value::Bool(true)) && out.contains_key(exclusive) {
                 out.remove(bound);
             }
@@ -387,8 +402,12 @@ mod tests {
     fn nullable_becomes_a_null_type_and_a_null_option() {
         let doc = json!({"s": {"type": "string", "enum": ["a", "b"], "nullable": true}});
         let c = convert(doc, Dialect::V30, "/s", Direction::Request);
-        assert_eq!(c.schema, json!({"type": ["string", "null"], "enum": ["a", "b", null]}));
-        let doc = json!({"s": {"allOf": [{"$ref": "#/P"}], "nullable": true}, "P": {"type": "object"}});
+        assert_eq!(
+            c.schema,
+            json!({"type": ["string", "null"], "enum": ["a", "b", null]})
+        );
+        let doc =
+            json!({"s": {"allOf": [{"$ref": "#/P"}], "nullable": true}, "P": {"type": "object"}});
         let c = convert(doc, Dialect::V30, "/s", Direction::Request);
         assert_eq!(
             c.schema,
@@ -401,7 +420,12 @@ mod tests {
     fn a_recursive_schema_stays_recursive() {
         let doc = json!({"components": {"schemas": {"Node": {"type": "object", "properties": {
             "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}});
-        let c = convert(doc, Dialect::V30, "/components/schemas/Node", Direction::Request);
+        let c = convert(
+            doc,
+            Dialect::V30,
+            "/components/schemas/Node",
+            Direction::Request,
+        );
         assert_eq!(
             c.schema["properties"]["children"]["items"],
             json!({"$ref": "#/$defs/Node"})

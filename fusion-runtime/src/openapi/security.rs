@@ -25,7 +25,10 @@ pub(crate) enum Scheme {
     /// `Authorization: Basic …`.
     Basic,
     /// An API key in a header, the query or a cookie, under `name`.
-    ApiKey { location: ParamLocation, name: String },
+    ApiKey {
+        location: ParamLocation,
+        name: String,
+    },
     /// Another HTTP scheme (`digest`, …): sent as `Authorization: {scheme} {secret}`.
     Http(String),
 }
@@ -79,7 +82,9 @@ impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Credential::Secret(_) => f.write_str("Credential::Secret(..)"),
-            Credential::Basic { user, .. } => write!(f, "Credential::Basic {{ user: {user:?}, .. }}"),
+            Credential::Basic { user, .. } => {
+                write!(f, "Credential::Basic {{ user: {user:?}, .. }}")
+            }
             Credential::PerCaller(_) => f.write_str("Credential::PerCaller(..)"),
         }
     }
@@ -126,7 +131,9 @@ pub(crate) fn schemes(
                     other => {
                         return Err(OpenApiError::document(
                             &doc.describe(&place),
-                            format!("the API key scheme `{name}` is `in: {other}`, not header, query or cookie"),
+                            format!(
+                                "the API key scheme `{name}` is `in: {other}`, not header, query or cookie"
+                            ),
                         ));
                     }
                 };
@@ -211,7 +218,9 @@ fn put(applied: &mut Applied, scheme: &Scheme, credential: &Credential) {
                 Credential::Basic { .. } => secret,
                 _ => base64::engine::general_purpose::STANDARD.encode(&secret),
             };
-            applied.headers.push(("authorization".into(), format!("Basic {value}")));
+            applied
+                .headers
+                .push(("authorization".into(), format!("Basic {value}")));
         }
         Scheme::Http(kind) => applied
             .headers

@@ -110,8 +110,12 @@ async fn stages(
         match tool_search::answer(inner, tool, arguments.as_ref(), scope.principal()).await {
             Some(Meta::Answer(r)) => return r,
             Some(Meta::Call(name, _))
-                if [tool_search::SEARCH_TOOL, tool_search::DESCRIBE_TOOL, tool_search::CALL_TOOL]
-                    .contains(&name.as_str()) =>
+                if [
+                    tool_search::SEARCH_TOOL,
+                    tool_search::DESCRIBE_TOOL,
+                    tool_search::CALL_TOOL,
+                ]
+                .contains(&name.as_str()) =>
             {
                 return ToolResponse::error(tool_search::no_nesting(&name));
             }

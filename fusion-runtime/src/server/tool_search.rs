@@ -54,19 +54,25 @@ pub(super) fn listed(total: usize) -> Vec<ToolSpec> {
     vec![
         spec(
             SEARCH_TOOL,
-            format!("Search this server's {total} tools by words in their names and descriptions. Returns the best matches' names and summaries; describe one with {DESCRIBE_TOOL}, then call it with {CALL_TOOL}."),
+            format!(
+                "Search this server's {total} tools by words in their names and descriptions. Returns the best matches' names and summaries; describe one with {DESCRIBE_TOOL}, then call it with {CALL_TOOL}."
+            ),
             schemas().0.clone(),
             true,
         ),
         spec(
             DESCRIBE_TOOL,
-            format!("Describe one tool found with {SEARCH_TOOL}: its description, the JSON Schema of its arguments and of its result."),
+            format!(
+                "Describe one tool found with {SEARCH_TOOL}: its description, the JSON Schema of its arguments and of its result."
+            ),
             schemas().1.clone(),
             true,
         ),
         spec(
             CALL_TOOL,
-            format!("Call one tool by its name (as {SEARCH_TOOL} shows it) with its arguments (as {DESCRIBE_TOOL} shows their schema). Answers what the tool answers."),
+            format!(
+                "Call one tool by its name (as {SEARCH_TOOL} shows it) with its arguments (as {DESCRIBE_TOOL} shows their schema). Answers what the tool answers."
+            ),
             schemas().2.clone(),
             false,
         ),
@@ -171,7 +177,11 @@ fn refuse(tool: &str, index: usize, args: &Value) -> Option<ToolResponse> {
 /// The tools the caller could list, with their full specs.
 async fn shown(inner: &Inner, principal: Option<&Principal>) -> Vec<ToolSpec> {
     let mut all = inner.searchable.clone();
-    for source in inner.sources.iter().filter(|s| s.handoff_domain().is_none()) {
+    for source in inner
+        .sources
+        .iter()
+        .filter(|s| s.handoff_domain().is_none())
+    {
         all.extend(source.tools().await);
     }
     let v = &inner.visibility;
@@ -197,7 +207,10 @@ fn search(tools: &[ToolSpec], query: &str, limit: usize) -> ToolResponse {
             let description = t.description.to_lowercase();
             let score: usize = words
                 .iter()
-                .map(|w| 3 * usize::from(name.contains(w.as_str())) + usize::from(description.contains(w.as_str())))
+                .map(|w| {
+                    3 * usize::from(name.contains(w.as_str()))
+                        + usize::from(description.contains(w.as_str()))
+                })
                 .sum();
             (score > 0).then_some((score, t))
         })
@@ -221,7 +234,11 @@ fn search(tools: &[ToolSpec], query: &str, limit: usize) -> ToolResponse {
     if scored.is_empty() {
         out.insert(
             "hint".into(),
-            format!("No tool matches; try other words (there are {} tools)", tools.len()).into(),
+            format!(
+                "No tool matches; try other words (there are {} tools)",
+                tools.len()
+            )
+            .into(),
         );
     }
     ToolResponse::text(Value::Object(out).to_string())
@@ -231,7 +248,10 @@ fn describe(t: &ToolSpec) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), t.name.clone().into());
     m.insert("description".into(), t.description.clone().into());
-    m.insert("inputSchema".into(), Value::Object(t.input_schema.as_ref().clone()));
+    m.insert(
+        "inputSchema".into(),
+        Value::Object(t.input_schema.as_ref().clone()),
+    );
     if let Some(o) = &t.output_schema {
         m.insert("outputSchema".into(), Value::Object(o.as_ref().clone()));
     }
@@ -247,6 +267,8 @@ pub(super) fn no_nesting(name: &str) -> ToolError {
         crate::envelope::codes::UNKNOWN_ACTION,
         format!("{CALL_TOOL} calls the server's tools, not {name}"),
     )
-    .recovery(format!("Call {name} directly, or give {CALL_TOOL} the name of a tool {SEARCH_TOOL} found"))
+    .recovery(format!(
+        "Call {name} directly, or give {CALL_TOOL} the name of a tool {SEARCH_TOOL} found"
+    ))
     .detail("requested", name)
 }
