@@ -27,8 +27,13 @@ struct Seen {
 }
 
 async fn upstream(seen: Arc<Seen>) -> (String, String) {
-    let decoy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
-    let decoy_url = format!("http://{}", decoy.local_addr().unwrap_or_else(|e| panic!("{e}")));
+    let decoy = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let decoy_url = format!(
+        "http://{}",
+        decoy.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
     let counter = Arc::clone(&seen);
     tokio::spawn(async move {
         while let Ok((s, _)) = decoy.accept().await {
@@ -56,7 +61,8 @@ async fn upstream(seen: Arc<Seen>) -> (String, String) {
                     // 1 GiB in 64 KiB chunks, made as they are asked for.
                     let chunk = bytes_of(64 << 10);
                     let stream = futures::stream::iter(0..16_384u32).map(move |_| {
-                        seen.huge_bytes.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                        seen.huge_bytes
+                            .fetch_add(chunk.len() as u64, Ordering::SeqCst);
                         Ok::<_, std::io::Error>(chunk.clone())
                     });
                     Body::from_stream(stream).into_response()
@@ -93,8 +99,13 @@ async fn upstream(seen: Arc<Seen>) -> (String, String) {
                     .unwrap_or_default()
             }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
-    let url = format!("http://{}", listener.local_addr().unwrap_or_else(|e| panic!("{e}")));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = format!(
+        "http://{}",
+        listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+    );
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, decoy_url)
 }
@@ -155,19 +166,29 @@ async fn a_server_url_elsewhere_than_the_mount_is_never_called() {
     let call = kit.call_tool("away", json!({})).await;
     let e = call.expect_error("INTERNAL_ERROR");
     assert!(e.message.contains("answered 302"), "{}", raw(&call));
-    assert_eq!(seen.decoy.load(Ordering::SeqCst), 0, "the decoy was reached");
+    assert_eq!(
+        seen.decoy.load(Ordering::SeqCst),
+        0,
+        "the decoy was reached"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gigabyte_answer_and_a_slow_one_are_bounded() {
     let seen = Arc::new(Seen::default());
     let (url, _) = upstream(Arc::clone(&seen)).await;
-    let kit = TestServer::build(Server::builder().openapi(OpenApi::json(document(&url)).limits(limits())))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let kit = TestServer::build(
+        Server::builder().openapi(OpenApi::json(document(&url)).limits(limits())),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let started = Instant::now();
     let call = kit.call_tool("huge", json!({})).await;
     let e = call.expect_error("RESULT_TOO_LARGE");
-    assert!(e.message.contains("larger than 1048576 bytes"), "{}", raw(&call));
+    assert!(
+        e.message.contains("larger than 1048576 bytes"),
+        "{}",
+        raw(&call)
+    );
     // The stream was dropped early: the server made far less than the gigabyte.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let made = seen.huge_bytes.load(Ordering::SeqCst);
@@ -177,11 +198,19 @@ async fn a_gigabyte_answer_and_a_slow_one_are_bounded() {
     let started = Instant::now();
     let call = kit.call_tool("slow", json!({})).await;
     call.expect_error("TIMEOUT");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 
     let call = kit.call_tool("limited", json!({})).await;
     let e = call.expect_error("RATE_LIMITED");
-    assert!(raw(&call).contains("<retry_after>7 seconds</retry_after>"), "{}", raw(&call));
+    assert!(
+        raw(&call).contains("<retry_after>7 seconds</retry_after>"),
+        "{}",
+        raw(&call)
+    );
     let _ = e;
 }
 
@@ -221,14 +250,21 @@ fn a_ten_megabyte_document_is_bounded() {
             .unwrap_or_else(|| panic!("built")),
     );
     assert!(e.message.contains("larger than 1048576 bytes"), "{e}");
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
 fn deep_and_circular_references_fail_the_build_with_the_operation_and_pointer() {
     let mut schemas = serde_json::Map::new();
     for i in 0..10_000 {
-        schemas.insert(format!("S{i}"), json!({"$ref": format!("#/components/schemas/S{}", i + 1)}));
+        schemas.insert(
+            format!("S{i}"),
+            json!({"$ref": format!("#/components/schemas/S{}", i + 1)}),
+        );
     }
     schemas.insert("S10000".into(), json!({"type": "string"}));
     schemas.insert("A".into(), json!({"$ref": "#/components/schemas/B"}));
@@ -242,15 +278,32 @@ fn deep_and_circular_references_fail_the_build_with_the_operation_and_pointer() 
                     "schema": {"$ref": format!("#/components/schemas/{schema}")}}],
                 "responses": {"200": {"description": "ok"}}}}}})
     };
-    let e = openapi_error(Server::builder().openapi(OpenApi::json(doc("S0"))).build().err().unwrap_or_else(|| panic!("built")));
+    let e = openapi_error(
+        Server::builder()
+            .openapi(OpenApi::json(doc("S0")))
+            .build()
+            .err()
+            .unwrap_or_else(|| panic!("built")),
+    );
     assert_eq!(e.operation.as_deref(), Some("GET /x/{id} (getX)"));
     assert_eq!(e.pointer, "#/components/schemas/S0");
     assert!(e.message.contains("a chain of more than 64 $refs"), "{e}");
-    let e = openapi_error(Server::builder().openapi(OpenApi::json(doc("A"))).build().err().unwrap_or_else(|| panic!("built")));
+    let e = openapi_error(
+        Server::builder()
+            .openapi(OpenApi::json(doc("A")))
+            .build()
+            .err()
+            .unwrap_or_else(|| panic!("built")),
+    );
     assert_eq!(e.operation.as_deref(), Some("GET /x/{id} (getX)"));
     assert!(e.message.contains("a $ref cycle"), "{e}");
     // A recursive schema (structure between the references) is no cycle: it is kept.
-    assert!(Server::builder().openapi(OpenApi::json(doc("S9990"))).build().is_ok());
+    assert!(
+        Server::builder()
+            .openapi(OpenApi::json(doc("S9990")))
+            .build()
+            .is_ok()
+    );
 }
 
 /// Every text block of the answer, envelopes included, as the model reads them.

@@ -18,7 +18,10 @@ fn mounted(bin: &Httpbin, spec: serde_json::Value) -> OpenApi {
         timeout: std::time::Duration::from_secs(5),
         ..OpenApiLimits::default()
     };
-    let api = OpenApi::json(spec).prefix("httpbin").base_url(&bin.url).limits(limits);
+    let api = OpenApi::json(spec)
+        .prefix("httpbin")
+        .base_url(&bin.url)
+        .limits(limits);
     if declared {
         api.credential("bearer", Credential::bearer("s3cret"))
     } else {
@@ -68,32 +71,62 @@ async fn bad_calls_are_validation_errors_with_the_documents_bounds() {
     );
     // Swagger 2.0's `x-nullable` and a required body.
     let ok = kit
-        .call_tool("httpbin_anything_post_anything", json!({"body": {"name": "Ada", "n": null}}))
+        .call_tool(
+            "httpbin_anything_post_anything",
+            json!({"body": {"name": "Ada", "n": null}}),
+        )
         .await;
     assert!(!ok.is_error(), "{}", raw(&ok));
-    assert_eq!(ok.json().and_then(|v| v.get("json").cloned()), Some(json!({"name": "Ada", "n": null})));
-    let missing = kit.call_tool("httpbin_anything_post_anything", json!({})).await;
-    assert!(raw(&missing).contains("<field name=\"body\">Required field is missing."), "{}", raw(&missing));
+    assert_eq!(
+        ok.json().and_then(|v| v.get("json").cloned()),
+        Some(json!({"name": "Ada", "n": null}))
+    );
+    let missing = kit
+        .call_tool("httpbin_anything_post_anything", json!({}))
+        .await;
+    assert!(
+        raw(&missing).contains("<field name=\"body\">Required field is missing."),
+        "{}",
+        raw(&missing)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_argument_cannot_leave_its_template() {
     let bin = Httpbin::start();
-    let kit = TestServer::build(Server::builder().openapi(mounted(&bin, extended_httpbin_spec(bin.spec()))))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let kit = TestServer::build(
+        Server::builder().openapi(mounted(&bin, extended_httpbin_spec(bin.spec()))),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     for sent in ["..", "."] {
-        let call = kit.call_tool("httpbin_dynamic_data_get_base64_value", json!({"value": sent})).await;
+        let call = kit
+            .call_tool(
+                "httpbin_dynamic_data_get_base64_value",
+                json!({"value": sent}),
+            )
+            .await;
         let e = call.expect_error("VALIDATION_ERROR");
-        assert!(e.message.contains("cannot be empty, `.` or `..` in the path"), "{}", raw(&call));
+        assert!(
+            e.message
+                .contains("cannot be empty, `.` or `..` in the path"),
+            "{}",
+            raw(&call)
+        );
     }
     // A slash is data, not a segment: httpbin receives it encoded and decodes it as one value.
     let call = kit
-        .call_tool("httpbin_anything_get_anything_anything", json!({"anything": "a/../../status/418"}))
+        .call_tool(
+            "httpbin_anything_get_anything_anything",
+            json!({"anything": "a/../../status/418"}),
+        )
         .await;
     // httpbin answered from /anything (a request that reached /status/418 would be a 418).
     let echo = call.json().unwrap_or_else(|| panic!("{}", raw(&call)));
     assert!(!call.is_error(), "{}", raw(&call));
-    assert_eq!(echo["url"], json!(format!("{}/anything/a/../../status/418", bin.url)));
+    assert_eq!(
+        echo["url"],
+        json!(format!("{}/anything/a/../../status/418", bin.url))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,12 +136,19 @@ async fn the_healing_benchmark_heals_httpbins_tools_in_one_round() {
     // the two form bodies with a required field inside (`redirect-to`): a missing object's
     // line does not name its required keys yet, so their repair takes two rounds.
     let api = mounted(&bin, bin.spec())
-        .exclude(["GET /drip", "GET /stream-bytes/{n}", "GET /range/{numbytes}"])
+        .exclude([
+            "GET /drip",
+            "GET /stream-bytes/{n}",
+            "GET /range/{numbytes}",
+        ])
         .exclude(["PUT /redirect-to", "POST /redirect-to"])
         // Tools whose valid call the API refuses (its document does not say `codes` is a
         // status code, nor which `Accept` /image wants): no baseline to break.
         .exclude(["GET /image"])
-        .exclude(["GET", "PUT", "POST", "DELETE", "PATCH", "TRACE"].map(|m| format!("{m} /status/{{codes}}")));
+        .exclude(
+            ["GET", "PUT", "POST", "DELETE", "PATCH", "TRACE"]
+                .map(|m| format!("{m} /status/{{codes}}")),
+        );
     let kit = TestServer::build(Server::builder().openapi(api)).unwrap_or_else(|e| panic!("{e}"));
     let report = kit.healing().await;
     println!("{}", report.table());

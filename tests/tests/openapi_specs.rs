@@ -37,14 +37,21 @@ fn every_readme_example_loads_or_fails_precisely() {
                 .collect();
             files.sort();
             for file in files {
-                let name = format!("{version}/{format}/{}", file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
+                let name = format!(
+                    "{version}/{format}/{}",
+                    file.file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                );
                 let api = OpenApi::file(&file).base_url("http://127.0.0.1:9");
                 match Server::builder().openapi(api).build() {
                     Ok(server) => loaded.push((name, server.actions().len())),
                     Err(e) => {
                         let e = openapi_error(e);
                         assert!(
-                            e.pointer.starts_with('#') || e.pointer.contains(".json#") || e.pointer.contains(".yaml#"),
+                            e.pointer.starts_with('#')
+                                || e.pointer.contains(".json#")
+                                || e.pointer.contains(".yaml#"),
                             "{name}: an error without a pointer: {e}"
                         );
                         refused.push((name, e.to_string()));
@@ -59,11 +66,27 @@ fn every_readme_example_loads_or_fails_precisely() {
     for (name, e) in &refused {
         println!("refused {name}: {e}");
     }
-    println!("{} loaded, {} refused with a pointer", loaded.len(), refused.len());
-    assert!(loaded.len() >= 90, "{} loaded, {} refused", loaded.len(), refused.len());
+    println!(
+        "{} loaded, {} refused with a pointer",
+        loaded.len(),
+        refused.len()
+    );
+    assert!(
+        loaded.len() >= 90,
+        "{} loaded, {} refused",
+        loaded.len(),
+        refused.len()
+    );
     // The documents with `$ref` cycles through their schemas are recursive, not refused.
-    for circular in ["3.0/json/circular.json", "3.0/json/circular-paths.json", "3.0/yaml/circular-request-bodies.yaml"] {
-        assert!(loaded.iter().any(|(n, _)| n == circular), "{circular} did not load");
+    for circular in [
+        "3.0/json/circular.json",
+        "3.0/json/circular-paths.json",
+        "3.0/yaml/circular-request-bodies.yaml",
+    ] {
+        assert!(
+            loaded.iter().any(|(n, _)| n == circular),
+            "{circular} did not load"
+        );
     }
 }
 
@@ -105,7 +128,12 @@ async fn githubs_rest_description_loads_in_every_exposure() {
             .iter()
             .map(|t| serde_json::json!({"name": t.name, "description": t.description, "inputSchema": *t.input_schema}))
             .collect();
-        (tools.len(), serde_json::to_string(&serde_json::json!({"tools": tools})).map(|s| s.len()).unwrap_or(0))
+        (
+            tools.len(),
+            serde_json::to_string(&serde_json::json!({"tools": tools}))
+                .map(|s| s.len())
+                .unwrap_or(0),
+        )
     };
     let (n, flat) = listed(&server);
     println!("github tools/list flat: {n} tools, {flat} bytes");
@@ -124,17 +152,27 @@ async fn githubs_rest_description_loads_in_every_exposure() {
     let (s, search_bytes) = listed(&search);
     println!("github tools/list tool search: {s} tools, {search_bytes} bytes");
     assert_eq!(s, 3);
-    assert!(grouped_bytes < flat && search_bytes * 100 < flat, "{flat} {grouped_bytes} {search_bytes}");
+    assert!(
+        grouped_bytes < flat && search_bytes * 100 < flat,
+        "{flat} {grouped_bytes} {search_bytes}"
+    );
     // The catalog finds the tools and runs their validation.
     let kit = TestServer::new(search);
     let found = kit
-        .call_tool("search_tools", serde_json::json!({"query": "list pull requests", "limit": 5}))
+        .call_tool(
+            "search_tools",
+            serde_json::json!({"query": "list pull requests", "limit": 5}),
+        )
         .await;
     assert!(raw(&found).contains("gh_pulls_list"), "{}", raw(&found));
     let bad = kit
         .call_tool("call_tool", serde_json::json!({"name": "gh_pulls_list", "arguments": {"owner": "o", "repo": "r", "per_page": "all"}}))
         .await;
-    assert!(raw(&bad).starts_with("<validation_error action=\"gh_pulls_list\">"), "{}", raw(&bad));
+    assert!(
+        raw(&bad).starts_with("<validation_error action=\"gh_pulls_list\">"),
+        "{}",
+        raw(&bad)
+    );
 }
 
 /// Every text block of the answer, envelopes included, as the model reads them.
