@@ -185,6 +185,86 @@ async fn visibility_and_scopes_hold() {
     );
 }
 
+/// A handoff domain's tool is reached only through its handoff: `call_tool` naming it in a
+/// 2025 session that was not handed off gets the same `HANDOFF_NAMESPACE_MISMATCH` as a
+/// direct call (the gate reads the tool `call_tool` names, not `call_tool`), and so does a
+/// search while the session is in the domain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handoff_domain_is_not_reached_around_its_gate() {
+    use fusion_runtime::auth::DelegationKey;
+    use fusion_runtime::gateway::{MountDelegation, MountOptions, Upstream};
+    use fusion_runtime::mcp::HttpOptions;
+    use fusion_runtime::rmcp::model::CallToolRequestParams;
+
+    const SECRET: &str = "catalog-search-key-0123456789-abcdefghijklmn";
+    let mut upstream = tokio::process::Command::new(env!("CARGO_BIN_EXE_delegated-server"));
+    upstream
+        .arg("serve")
+        .env("RUST_LOG", "off")
+        .env("FUSION_DELEGATION_KEY", SECRET);
+    let key = DelegationKey::new(SECRET).unwrap_or_else(|e| panic!("{e}"));
+    let server = Server::builder()
+        .name("triage")
+        .action::<fusion_tests::triage::EscalateAction>()
+        .mount_with(
+            "finance",
+            Upstream::stdio(upstream),
+            MountOptions {
+                handoff_only: true,
+                delegation: Some(MountDelegation::new(key, "triage", "billing")),
+                ..MountOptions::default()
+            },
+        )
+        .tool_search(true)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (client, http) = fusion_tests::clients::over_http(server, HttpOptions::default()).await;
+    let call = |tool: &str, args: Value| {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        let client = &client;
+        async move {
+            let r = client
+                .call_tool(params)
+                .await
+                .unwrap_or_else(|e| panic!("tools/call: {e}"));
+            let text: Vec<String> = r
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect();
+            (text.join("\n"), r.is_error.unwrap_or(false))
+        }
+    };
+    let (direct, is_error) = call("finance_billing_lookup", json!({"invoice": "x"})).await;
+    assert!(
+        is_error && direct.contains("code=\"HANDOFF_NAMESPACE_MISMATCH\""),
+        "{direct}"
+    );
+    let (through, is_error) = call(
+        CALL_TOOL,
+        json!({"name": "finance_billing_lookup", "arguments": {"invoice": "x"}}),
+    )
+    .await;
+    assert!(is_error, "{through}");
+    assert_eq!(through, direct);
+    // Handed off: the session's calls are the domain's; the catalog's tools are not.
+    let (handed, is_error) = call("triage_escalate", json!({"invoice": "inv_2026_0001"})).await;
+    assert!(
+        !is_error && handed.starts_with("Handed off to finance"),
+        "{handed}"
+    );
+    let (search, is_error) = call(SEARCH_TOOL, json!({"query": "escalate"})).await;
+    assert!(
+        is_error && search.contains("code=\"HANDOFF_NAMESPACE_MISMATCH\""),
+        "{search}"
+    );
+    let _ = client.cancel().await;
+    let _ = http.shutdown().await;
+}
+
 /// Every text block of the answer, envelopes included, as the model reads them.
 fn raw(call: &TestCall) -> String {
     call.response().texts().collect::<Vec<_>>().join("\n")

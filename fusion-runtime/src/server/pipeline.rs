@@ -97,18 +97,18 @@ async fn stages(
     let started = (counted || tracing::enabled!(tracing::Level::DEBUG)).then(Instant::now);
     // Who calls, for the metrics' healed calls: made only when they count.
     let client = counted.then(|| ClientKey::of(&scope));
-    if let Some(slot) = &scope.handoff
-        && let Some(answer) = gate(inner, tool, slot).await
-    {
-        return answer;
-    }
-    // Tool search: its three tools are answered here; `call_tool` goes on as a call of the
-    // tool it names, through every stage below.
+    // Tool search: `call_tool` goes on as a call of the tool it names, through every stage
+    // below, the handoff gate first (a handoff domain's tool is not reached around it); a
+    // search or a description is answered once the gate lets the call in.
     let named: String;
+    let mut answered = None;
     let (tool, arguments) = if inner.tool_search {
         use super::tool_search::{self, Meta};
         match tool_search::answer(inner, tool, arguments.as_ref(), scope.principal()).await {
-            Some(Meta::Answer(r)) => return r,
+            Some(Meta::Answer(r)) => {
+                answered = Some(r);
+                (tool, arguments)
+            }
             Some(Meta::Call(name, _))
                 if [
                     tool_search::SEARCH_TOOL,
@@ -128,6 +128,14 @@ async fn stages(
     } else {
         (tool, arguments)
     };
+    if let Some(slot) = &scope.handoff
+        && let Some(answer) = gate(inner, tool, slot).await
+    {
+        return answer;
+    }
+    if let Some(answer) = answered {
+        return answer;
+    }
     if hidden(inner, tool) {
         return refused_as_unknown(inner, tool, client.as_ref(), started);
     }
