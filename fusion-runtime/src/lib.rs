@@ -96,7 +96,7 @@
 //! | `openapi` | an OpenAPI 3.1 / 3.0 / Swagger 2.0 document's operations as actions (feature `openapi`): reading the document and its `$ref`s (`document`), its schemas as JSON Schema 2020-12 (`schema`), each operation's plan (`operation`), credentials (`security`), the action and its HTTP request (`call`), the answer as a result or an envelope (`answer`), the Rust of curated operations (`generate`) | `action`, `context`, `envelope`, `input`, `server`, `validation` |
 //! | `healing` | the healing benchmark for any server (feature `healing`, on with `testing` and `cli`): broken calls generated from each tool's schema (`cases`), a reader that repairs them from the answer's text alone (`reader`), the per-kind and per-tool report | `auth`, `client`, `context`, `envelope`, `server` |
 //! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock, the healing benchmark on the kit's server | `action`, `auth`, `client`, `context`, `envelope`, `healing`, `input`, `server` |
-//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server | `auth`, `contract`, `guard`, `healing`, `mcp`, `server`, `store` |
+//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server (and `openapi gen` with the feature `openapi`) | `auth`, `contract`, `guard`, `healing`, `mcp`, `openapi`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -3,7 +3,8 @@
 //! request the document describes — the path filled from its template (every value
 //! percent-encoded, never a `.` or `..` segment, never another origin), the query, headers,
 //! cookies and body written in each parameter's style — sent with bounded time, redirects and
-//! answer size, and the answer written by `answer`.
+//! answer size, and the answer written by `reply`; and the mount of a document's actions on a
+//! server ([`ServerBuilder::openapi`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -14,14 +15,15 @@ use futures::future::BoxFuture;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
-use super::answer::{self, Reply};
-use super::operation::{self, Argument, Media, ParamLocation, Plan, Style};
+use super::mount::OpenApi;
+use super::operation::{self, Argument, Media, Plan, Style};
+use super::reply::{self, Reply};
 use super::security::{self, Credential};
-use super::{OpenApi, OpenApiError, OpenApiLimits};
+use super::{OpenApiError, OpenApiLimits, ParamLocation};
 use crate::action::{ActionInfo, ActionLimits, HandlerFailure, HandlerOutcome, Hints, TaskSupport};
 use crate::context::CallContext;
 use crate::envelope::{ToolError, codes};
-use crate::server::{Erased, Started};
+use crate::server::{BuildError, Erased, ServerBuilder, Started};
 use crate::validation::ValidationReport;
 use crate::validation::explain::{SchemaIndex, issues_from_errors};
 
@@ -107,6 +109,22 @@ pub(crate) fn actions(api: &OpenApi) -> Result<Vec<OperationAction>, OpenApiErro
         limits: api.limits.clone(),
     });
     plans.into_iter().map(|p| action(p, &mount)).collect()
+}
+
+impl ServerBuilder {
+    /// Mounts the operations of an OpenAPI document as actions (see [`openapi`](crate::openapi)):
+    /// listed, grouped, validated, guarded and scoped as any action (named
+    /// `{prefix}_{tag}.{operation}`, so grouped exposure makes one tool per tag). The document
+    /// is read now; a document that cannot be honoured fails [`build`](Self::build) with
+    /// [`BuildError::OpenApi`] holding an [`OpenApiError`].
+    pub fn openapi(self, api: OpenApi) -> Self {
+        match actions(&api) {
+            Ok(actions) => actions
+                .into_iter()
+                .fold(self, |b, a| b.erased_action(Arc::new(a))),
+            Err(e) => self.fail(BuildError::OpenApi(Box::new(e))),
+        }
+    }
 }
 
 fn client(limits: &OpenApiLimits) -> Result<reqwest::Client, OpenApiError> {
@@ -466,10 +484,9 @@ impl Call {
                 )),
             }
         });
-        let check: Option<&dyn Fn(&Value) -> Result<(), String>> = check
-            .as_ref()
-            .map(|c| c as &dyn Fn(&Value) -> Result<(), String>);
-        answer::outcome(self.action, &self.label, &reply, check)
+        let check: Option<reply::OutputCheck<'_>> =
+            check.as_ref().map(|c| c as reply::OutputCheck<'_>);
+        reply::outcome(self.action, &self.label, &reply, check)
     }
 
     fn too_large(&self, status: u16) -> ToolError {
@@ -515,7 +532,7 @@ impl Call {
                 why = format!("{why}: {s}");
                 source = s.source();
             }
-            operation::cut(&why, answer::MAX_QUOTED_CHARS)
+            operation::cut(&why, reply::MAX_QUOTED_CHARS)
         };
         ToolError::new(
             codes::HANDOFF_UPSTREAM_UNAVAILABLE,

@@ -28,51 +28,32 @@
 //! the JSON pointer. Everything a document or an upstream can make cost is bounded by
 //! [`OpenApiLimits`].
 //!
-//! What reads what: `document` reads the text and follows `$ref`s; `schema` turns OpenAPI
-//! schemas into JSON Schema 2020-12; `operation` makes each operation's plan (its name, its
-//! input and output schemas, where each argument goes); `security` fills credentials;
-//! `call` is the action (validation, then the HTTP request); `answer` writes the upstream's
-//! answer as a result or an envelope; `generate` writes Rust for the operations a user
-//! curates.
+//! What reads what: this file holds the bounds, the error and where a parameter travels;
+//! `mount` what to mount (the document's source, the selection, the server, credentials);
+//! `document` reads the text and follows `$ref`s; `schema` turns OpenAPI schemas into JSON
+//! Schema 2020-12; `operation` makes each operation's plan (its name, its input and output
+//! schemas, where each argument goes); `security` fills credentials; `call` is the action
+//! (validation, then the HTTP request) and mounts it on a server; `reply` writes the
+//! upstream's answer as a result or an envelope; `generate` writes Rust for the operations a
+//! user curates.
 
-mod answer;
 mod call;
 mod document;
 mod generate;
+mod mount;
 mod operation;
+mod reply;
 mod schema;
 mod security;
 
 pub use call::OpenApiClient;
 pub use generate::{GenerateOptions, generate};
-pub use operation::{Operation, ParamLocation};
+pub use mount::OpenApi;
+pub use operation::{MAX_DESCRIPTION_CHARS, Operation};
 pub use security::Credential;
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
-
-use crate::server::{BuildError, ServerBuilder};
-
-/// One OpenAPI document to mount, and how: which operations, under which prefix, against
-/// which server, with which credentials, within which bounds.
-#[derive(Clone, Debug)]
-pub struct OpenApi {
-    pub(crate) source: document::Source,
-    pub(crate) prefix: Option<String>,
-    pub(crate) tags: Vec<String>,
-    pub(crate) operations: Vec<String>,
-    pub(crate) paths: Vec<String>,
-    pub(crate) exclude: Vec<String>,
-    pub(crate) base_url: Option<String>,
-    pub(crate) variables: BTreeMap<String, String>,
-    pub(crate) credentials: BTreeMap<String, Credential>,
-    pub(crate) limits: OpenApiLimits,
-    pub(crate) skip_unsupported: bool,
-    pub(crate) output_schemas: bool,
-}
 
 /// The bounds of one mounted document and of the calls its actions make, each with a default.
 #[derive(Clone, Debug)]
@@ -137,9 +118,11 @@ impl OpenApiError {
         }
     }
 
-    pub(crate) fn in_operation(mut self, operation: &str) -> Self {
+    /// The error, said of the operation `label` (`GET /pets/{id} (getPet)`) unless it names
+    /// one already.
+    pub(crate) fn in_operation(mut self, label: &str) -> Self {
         if self.operation.is_none() {
-            self.operation = Some(operation.to_owned());
+            self.operation = Some(label.to_owned());
         }
         self
     }
@@ -160,153 +143,37 @@ impl fmt::Display for OpenApiError {
 
 impl std::error::Error for OpenApiError {}
 
-impl OpenApi {
-    fn from_source(source: document::Source) -> Self {
-        OpenApi {
-            source,
-            prefix: None,
-            tags: Vec::new(),
-            operations: Vec::new(),
-            paths: Vec::new(),
-            exclude: Vec::new(),
-            base_url: None,
-            variables: BTreeMap::new(),
-            credentials: BTreeMap::new(),
-            limits: OpenApiLimits::default(),
-            skip_unsupported: false,
-            output_schemas: true,
-        }
-    }
-
-    /// A document in a file (JSON or YAML); the files its `$ref`s name are read relative to
-    /// its folder.
-    pub fn file(path: impl Into<PathBuf>) -> Self {
-        Self::from_source(document::Source::File(path.into()))
-    }
-
-    /// A document as text (JSON or YAML).
-    pub fn text(text: impl Into<String>) -> Self {
-        Self::from_source(document::Source::Text(text.into(), None))
-    }
-
-    /// A document already parsed.
-    pub fn json(value: serde_json::Value) -> Self {
-        Self::from_source(document::Source::Value(value, None))
-    }
-
-    /// Where the files named by the `$ref`s of a document given as text or a value are read
-    /// from.
-    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        let dir = Some(dir.into());
-        match &mut self.source {
-            document::Source::Text(_, base) | document::Source::Value(_, base) => *base = dir,
-            document::Source::File(_) => {}
-        }
-        self
-    }
-
-    /// Names every action `prefix` + `_` + its tag (`pets_store.get_order`): the tools of
-    /// this document stand apart from the server's others. Without it, actions are named by
-    /// tag alone.
-    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.prefix = Some(prefix.into());
-        self
-    }
-
-    /// Mounts the operations that have one of these tags (with [`operations`](Self::operations)
-    /// and [`paths`](Self::paths): any of them). A tag no operation has fails the build.
-    pub fn tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
-        self.tags.extend(tags.into_iter().map(Into::into));
-        self
-    }
-
-    /// Mounts these operations, by `operationId` or by `METHOD /path` (`GET /pets/{id}`).
-    pub fn operations<S: Into<String>>(mut self, operations: impl IntoIterator<Item = S>) -> Self {
-        self.operations
-            .extend(operations.into_iter().map(Into::into));
-        self
-    }
-
-    /// Mounts the operations whose path template is one of these, or starts with one that
-    /// ends in `/` or `*` (`/pets/`, `/store*`).
-    pub fn paths<S: Into<String>>(mut self, paths: impl IntoIterator<Item = S>) -> Self {
-        self.paths.extend(paths.into_iter().map(Into::into));
-        self
-    }
-
-    /// Leaves these operations out (by `operationId` or `METHOD /path`), whatever selects them.
-    pub fn exclude<S: Into<String>>(mut self, operations: impl IntoIterator<Item = S>) -> Self {
-        self.exclude.extend(operations.into_iter().map(Into::into));
-        self
-    }
-
-    /// Sends every request to this base URL instead of the document's `servers` (at every
-    /// level): the mount's override, and the one origin calls may reach.
-    pub fn base_url(mut self, url: impl Into<String>) -> Self {
-        self.base_url = Some(url.into());
-        self
-    }
-
-    /// A value for a server variable (`{region}` in `https://{region}.api.example.com`),
-    /// instead of its default.
-    pub fn server_variable(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.variables.insert(name.into(), value.into());
-        self
-    }
-
-    /// The credential for the security scheme `scheme` (its name under
-    /// `components.securitySchemes`, or Swagger 2.0's `securityDefinitions`). A scheme the
-    /// document does not declare fails the build.
-    pub fn credential(mut self, scheme: impl Into<String>, credential: Credential) -> Self {
-        self.credentials.insert(scheme.into(), credential);
-        self
-    }
-
-    /// Other bounds than [`OpenApiLimits::default`].
-    pub fn limits(mut self, limits: OpenApiLimits) -> Self {
-        self.limits = limits;
-        self
-    }
-
-    /// Leaves out, with a warning in the log, the operations the loader cannot send (a
-    /// request body only in a media type it does not write, a cookie or header parameter
-    /// that is an object, …) instead of failing the build (default: fail).
-    pub fn skip_unsupported(mut self, skip: bool) -> Self {
-        self.skip_unsupported = skip;
-        self
-    }
-
-    /// Whether actions declare the output schema of their 2xx answer (default true). An
-    /// answer that does not match it is an error envelope (MCP clients check structured
-    /// results against it): turn it off for an API whose document describes its answers
-    /// loosely.
-    pub fn output_schemas(mut self, on: bool) -> Self {
-        self.output_schemas = on;
-        self
-    }
-
-    /// Reads the document and makes the plan of every selected operation, without mounting
-    /// them: what [`ServerBuilder::openapi`] mounts and [`generate`] writes code for.
-    pub fn load(&self) -> Result<Vec<Operation>, OpenApiError> {
-        Ok(operation::plan(self)?
-            .into_iter()
-            .map(|p| p.operation)
-            .collect())
-    }
+/// Where a parameter travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamLocation {
+    /// In the path, in place of `{name}`.
+    Path,
+    /// In the query string.
+    Query,
+    /// A request header.
+    Header,
+    /// A cookie.
+    Cookie,
 }
 
-impl ServerBuilder {
-    /// Mounts the operations of an OpenAPI document as actions (see [`openapi`](crate::openapi)):
-    /// listed, grouped, validated, guarded and scoped as any action (named
-    /// `{prefix}_{tag}.{operation}`, so grouped exposure makes one tool per tag). The document
-    /// is read now; a document that cannot be honoured fails [`build`](Self::build) with
-    /// [`BuildError::OpenApi`] holding an [`OpenApiError`].
-    pub fn openapi(self, api: OpenApi) -> Self {
-        match call::actions(&api) {
-            Ok(actions) => actions
-                .into_iter()
-                .fold(self, |b, a| b.erased_action(Arc::new(a))),
-            Err(e) => self.fail(BuildError::OpenApi(Box::new(e))),
+impl ParamLocation {
+    fn parse(s: &str) -> Option<ParamLocation> {
+        Some(match s {
+            "path" => ParamLocation::Path,
+            "query" => ParamLocation::Query,
+            "header" => ParamLocation::Header,
+            "cookie" => ParamLocation::Cookie,
+            _ => return None,
+        })
+    }
+
+    /// The document's word: `path`, `query`, `header` or `cookie`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamLocation::Path => "path",
+            ParamLocation::Query => "query",
+            ParamLocation::Header => "header",
+            ParamLocation::Cookie => "cookie",
         }
     }
 }

@@ -8,9 +8,10 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::{Map, Value, json};
 
 use super::document::{Document, Place};
+use super::mount::OpenApi;
 use super::schema::{Converted, Dialect, Direction, Schemas};
 use super::security::{self, Scheme};
-use super::{OpenApi, OpenApiError};
+use super::{OpenApiError, ParamLocation};
 use crate::input::JsonObject;
 
 /// The HTTP methods an operation may have, as OpenAPI names them.
@@ -21,41 +22,6 @@ const METHODS: [&str; 8] = [
 /// The longest description an action gets from its operation, in characters; the rest is
 /// cut (long API prose costs every `tools/list` its tokens).
 pub const MAX_DESCRIPTION_CHARS: usize = 1_000;
-
-/// Where a parameter travels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ParamLocation {
-    /// In the path, in place of `{name}`.
-    Path,
-    /// In the query string.
-    Query,
-    /// A request header.
-    Header,
-    /// A cookie.
-    Cookie,
-}
-
-impl ParamLocation {
-    fn parse(s: &str) -> Option<ParamLocation> {
-        Some(match s {
-            "path" => ParamLocation::Path,
-            "query" => ParamLocation::Query,
-            "header" => ParamLocation::Header,
-            "cookie" => ParamLocation::Cookie,
-            _ => return None,
-        })
-    }
-
-    /// The document's word: `path`, `query`, `header` or `cookie`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ParamLocation::Path => "path",
-            ParamLocation::Query => "query",
-            ParamLocation::Header => "header",
-            ParamLocation::Cookie => "cookie",
-        }
-    }
-}
 
 /// How a parameter's value is written (OpenAPI `style`, or Swagger 2.0's `collectionFormat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +204,15 @@ pub(crate) fn plan(api: &OpenApi) -> Result<Vec<Plan>, OpenApiError> {
     Ok(plans)
 }
 
+impl OpenApi {
+    /// Reads the document and makes the plan of every selected operation, without mounting
+    /// them: what [`ServerBuilder::openapi`](crate::ServerBuilder::openapi) mounts and
+    /// [`generate`](super::generate) writes code for.
+    pub fn load(&self) -> Result<Vec<Operation>, OpenApiError> {
+        Ok(plan(self)?.into_iter().map(|p| p.operation).collect())
+    }
+}
+
 /// The first action name `name` or `name_2`, `name_3`… not taken yet.
 fn unique(name: String, names: &mut HashSet<String>) -> String {
     let mut candidate = name.clone();
@@ -411,7 +386,7 @@ impl Context<'_> {
             if is_required {
                 required.push(Value::String(key.clone()));
             }
-            let (style, explode) = self.style(p, &schema)?;
+            let (style, explode) = self.style(doc, p)?;
             properties.insert(key.clone(), schema);
             arguments.push(Argument {
                 key,
@@ -451,8 +426,7 @@ impl Context<'_> {
         // Swagger 2.0's body and formData parameters.
         let mut body = None;
         if self.dialect == Dialect::V2 {
-            for (i, raw) in v2_body_params(doc, &item_place, item, place, op)? {
-                let (p_place, p) = raw;
+            for (p_place, p) in v2_body_params(doc, &item_place, item, place, op)? {
                 match p.get("in").and_then(Value::as_str) {
                     Some("body") => {
                         let s_place = p_place.join("schema");
@@ -497,7 +471,6 @@ impl Context<'_> {
                             with_description(c.schema, p.get("description")),
                             req,
                         ));
-                        let _ = i;
                     }
                     _ => {}
                 }
@@ -747,9 +720,9 @@ impl Context<'_> {
         Ok((schema, as_json))
     }
 
-    fn style(&self, p: &Param, _schema: &Value) -> Result<(Style, bool), OpenApiError> {
-        let pointer = p.place.pointer.clone();
-        let unsupported = |what: String| OpenApiError::document(&format!("#{pointer}"), what);
+    fn style(&self, doc: &Document, p: &Param) -> Result<(Style, bool), OpenApiError> {
+        let at = doc.describe(&p.place);
+        let unsupported = |what: String| OpenApiError::document(&at, what);
         if self.dialect == Dialect::V2 {
             let format = p
                 .value
@@ -1125,15 +1098,17 @@ fn pick_media(
     Ok((media, content_type, schema))
 }
 
+/// A parameter object as written, and where.
+type RawParam = (Place, Map<String, Value>);
+
 /// Swagger 2.0's body and formData parameters, path item's then operation's.
-#[allow(clippy::type_complexity)]
 fn v2_body_params(
     doc: &mut Document,
     item_place: &Place,
     item: &Map<String, Value>,
     place: &Place,
     op: &Value,
-) -> Result<Vec<(usize, (Place, Map<String, Value>))>, OpenApiError> {
+) -> Result<Vec<RawParam>, OpenApiError> {
     let mut out = Vec::new();
     let lists = [
         (item_place.join("parameters"), item.get("parameters")),
@@ -1151,7 +1126,7 @@ fn v2_body_params(
                     Some("body" | "formData")
                 )
             {
-                out.push((i, (p_place, p)));
+                out.push((p_place, p));
             }
         }
     }

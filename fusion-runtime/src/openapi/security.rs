@@ -11,10 +11,9 @@ use std::sync::Arc;
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::OpenApiError;
 use super::document::{Document, Place};
-use super::operation::ParamLocation;
 use super::schema::Dialect;
+use super::{OpenApiError, ParamLocation};
 use crate::context::CallContext;
 
 /// A declared security scheme, as the loader applies it.
@@ -48,6 +47,10 @@ pub enum Credential {
     /// Found for each call from its caller (the [`CallContext`]: its principal, its states);
     /// `None` sends the request without this scheme. Use it to send each user's own upstream
     /// token (held by your server, or a claim of the user's token), never the model's.
+    #[allow(
+        clippy::type_complexity,
+        reason = "the closure's type is the API: a named alias would be one more name to learn"
+    )]
     PerCaller(Arc<dyn Fn(&CallContext) -> Option<Credential> + Send + Sync>),
 }
 

@@ -17,6 +17,9 @@ pub const MAX_QUOTED_CHARS: usize = 300;
 /// When a `429` or `503` says nothing about when to come back.
 const DEFAULT_RETRY_SECS: u64 = 5;
 
+/// Checks a JSON body against the operation's output schema: `Err` says why it does not match.
+pub(crate) type OutputCheck<'a> = &'a dyn Fn(&Value) -> Result<(), String>;
+
 /// What came back, as read.
 pub(crate) struct Reply<'a> {
     pub(crate) status: u16,
@@ -33,7 +36,7 @@ pub(crate) fn outcome(
     action: &str,
     operation: &str,
     reply: &Reply<'_>,
-    output: Option<&dyn Fn(&Value) -> Result<(), String>>,
+    output: Option<OutputCheck<'_>>,
 ) -> HandlerOutcome {
     let json = parse_json(reply);
     if (200..300).contains(&reply.status) {
@@ -72,7 +75,7 @@ fn success(
     operation: &str,
     reply: &Reply<'_>,
     json: Option<Value>,
-    output: Option<&dyn Fn(&Value) -> Result<(), String>>,
+    output: Option<OutputCheck<'_>>,
 ) -> HandlerOutcome {
     match (json, output) {
         (Some(value), Some(check)) => match check(&value) {
