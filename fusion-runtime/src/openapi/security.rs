@@ -177,14 +177,16 @@ pub(crate) struct Applied {
 
 /// The first alternative of `security` whose every scheme has a credential (configured, or
 /// found for this caller), applied. None that does: nothing applied, and the API decides
-/// (a `401` is answered `AUTH_REQUIRED`).
+/// (a `401` is answered `AUTH_REQUIRED`). An empty alternative (`{}`: the credential is
+/// optional) applies nothing, which is also what happens when no alternative applies: it is
+/// passed over, so `[{}, {"key": []}]` sends the key when one is configured.
 pub(crate) fn apply(
     schemes: &BTreeMap<String, Scheme>,
     security: &[Vec<String>],
     configured: &BTreeMap<String, Credential>,
     cx: &CallContext,
 ) -> Applied {
-    'alternatives: for alternative in security {
+    'alternatives: for alternative in security.iter().filter(|a| !a.is_empty()) {
         let mut applied = Applied::default();
         for name in alternative {
             let (Some(scheme), Some(credential)) = (schemes.get(name), configured.get(name)) else {
@@ -236,5 +238,39 @@ fn put(applied: &mut Applied, scheme: &Scheme, credential: &Credential) {
                 ParamLocation::Cookie | ParamLocation::Path => applied.cookies.push(pair),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{RequestScope, States};
+
+    fn cx() -> CallContext {
+        CallContext::new(
+            "a.b",
+            "a_b".into(),
+            Arc::new(States::default()),
+            RequestScope::detached(),
+        )
+    }
+
+    #[test]
+    fn an_optional_credential_is_sent_when_configured() {
+        let schemes = BTreeMap::from([(
+            "key".to_owned(),
+            Scheme::ApiKey {
+                location: ParamLocation::Header,
+                name: "X-Key".into(),
+            },
+        )]);
+        let configured = BTreeMap::from([("key".to_owned(), Credential::api_key("k1"))]);
+        // `security: [{}, {key: []}]`: anonymous or with the key.
+        let optional = [Vec::new(), vec!["key".to_owned()]];
+        let applied = apply(&schemes, &optional, &configured, &cx());
+        assert_eq!(applied.headers, [("X-Key".to_owned(), "k1".to_owned())]);
+        // Without a credential for it, nothing is sent.
+        let applied = apply(&schemes, &optional, &BTreeMap::new(), &cx());
+        assert!(applied.headers.is_empty() && applied.query.is_empty());
     }
 }
