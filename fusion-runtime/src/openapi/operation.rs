@@ -213,15 +213,22 @@ impl OpenApi {
     }
 }
 
-/// The first action name `name` or `name_2`, `name_3`… not taken yet.
+/// The first action name `name` or `name_2`, `name_3`… not taken yet, as written and as a
+/// flat tool name (`a_b.c` and `a.b_c` are both the tool `a_b_c`), within 64 characters.
 fn unique(name: String, names: &mut HashSet<String>) -> String {
+    let flat = |n: &str| n.replace('.', "_");
     let mut candidate = name.clone();
     let mut n = 2;
-    while names.contains(&candidate) {
-        candidate = format!("{name}_{n}");
+    while names.contains(&flat(&candidate)) {
+        let suffix = format!("_{n}");
+        let mut keep = name.len().min(64usize.saturating_sub(suffix.len()));
+        while !name.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        candidate = format!("{}{suffix}", &name[..keep]);
         n += 1;
     }
-    names.insert(candidate.clone());
+    names.insert(flat(&candidate));
     candidate
 }
 
@@ -1325,5 +1332,17 @@ mod tests {
         );
         assert!(long.len() <= 64, "{long}");
         assert!(long.starts_with("github_code_scanning.xxx"), "{long}");
+    }
+
+    #[test]
+    fn names_are_unique_as_flat_tool_names_too() {
+        let mut names = HashSet::new();
+        assert_eq!(unique("a_b.c".into(), &mut names), "a_b.c");
+        assert_eq!(unique("a.b_c".into(), &mut names), "a.b_c_2");
+        let long = format!("g.{}", "x".repeat(62));
+        assert_eq!(unique(long.clone(), &mut names), long);
+        let second = unique(long.clone(), &mut names);
+        assert_eq!(second.len(), 64);
+        assert!(second.ends_with("x_2"), "{second}");
     }
 }
