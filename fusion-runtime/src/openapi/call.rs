@@ -16,13 +16,14 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
 use super::mount::OpenApi;
-use super::operation::{self, Argument, Media, Plan, Style};
+use super::operation::{self, Argument, Media, Operation, Plan, Style};
 use super::reply::{self, Reply};
 use super::security::{self, Credential};
 use super::{OpenApiError, OpenApiLimits, ParamLocation};
 use crate::action::{ActionInfo, ActionLimits, HandlerFailure, HandlerOutcome, Hints, TaskSupport};
 use crate::context::CallContext;
 use crate::envelope::{ToolError, codes};
+use crate::input::JsonObject;
 use crate::server::{BuildError, Erased, ServerBuilder, Started};
 use crate::validation::ValidationReport;
 use crate::validation::explain::{SchemaIndex, issues_from_errors};
@@ -55,16 +56,18 @@ struct Checker {
 }
 
 impl Checker {
-    fn new(schema: &Value) -> Result<Checker, String> {
+    /// The checker of `schema`, and the schema back (it is also what the action shows).
+    fn new(schema: Value) -> Result<(Checker, JsonObject), String> {
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
-            .build(schema)
+            .build(&schema)
             .map_err(|e| e.to_string())?;
-        Ok(Checker {
-            validator,
-            index: SchemaIndex::new(schema),
-        })
+        let index = SchemaIndex::new(&schema);
+        let Value::Object(schema) = schema else {
+            return Err("not an object".to_owned());
+        };
+        Ok((Checker { validator, index }, schema))
     }
 
     fn report(&self, value: &Value) -> Option<ValidationReport> {
@@ -80,7 +83,8 @@ impl Checker {
 
 /// What one call needs, shared by the calls of one action.
 struct Call {
-    action: &'static str,
+    /// The action's name, for the envelopes.
+    action: String,
     label: String,
     method: reqwest::Method,
     path: String,
@@ -103,12 +107,16 @@ struct Mount {
 /// The actions of every operation `api` selects.
 pub(crate) fn actions(api: &OpenApi) -> Result<Vec<OperationAction>, OpenApiError> {
     let plans = operation::plan(api)?;
-    let mount = Arc::new(Mount {
+    let mount = mount(api)?;
+    plans.into_iter().map(|p| action(p, &mount)).collect()
+}
+
+fn mount(api: &OpenApi) -> Result<Arc<Mount>, OpenApiError> {
+    Ok(Arc::new(Mount {
         client: client(&api.limits)?,
         credentials: api.credentials.clone(),
         limits: api.limits.clone(),
-    });
-    plans.into_iter().map(|p| action(p, &mount)).collect()
+    }))
 }
 
 impl ServerBuilder {
@@ -147,38 +155,71 @@ fn client(limits: &OpenApiLimits) -> Result<reqwest::Client, OpenApiError> {
         .map_err(|e| OpenApiError::document("", format!("the HTTP client cannot be built: {e}")))
 }
 
-fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiError> {
-    let op = &plan.operation;
-    let label = op.label();
-    let fail = |what: &str, e: String| {
-        OpenApiError::document(
-            &op.pointer,
-            format!("its {what} schema does not compile: {e}"),
-        )
-        .in_operation(&label)
-    };
-    let input_value = Value::Object(op.input_schema.clone());
-    let input = Checker::new(&input_value).map_err(|e| fail("input", e))?;
-    let output = match &op.output_schema {
-        Some(s) => Some(Checker::new(&Value::Object(s.clone())).map_err(|e| fail("output", e))?),
+/// What a call of `plan`'s operation needs (its output checked when it declares one), and
+/// the operation, for the action's description.
+fn call_of(plan: Plan, mount: &Arc<Mount>) -> Result<(Operation, Call), OpenApiError> {
+    let Plan {
+        mut operation,
+        arguments,
+        body,
+        security,
+        schemes,
+    } = plan;
+    let op = &mut operation;
+    let output = match op.output_schema.take() {
+        Some(s) => {
+            let (checker, s) = Checker::new(Value::Object(s))
+                .map_err(|e| compile_error(&op.pointer, &op.label(), "output", &e))?;
+            op.output_schema = Some(s);
+            Some(checker)
+        }
         None => None,
     };
     let method = reqwest::Method::from_bytes(op.method.as_bytes())
         .map_err(|_| OpenApiError::document(&op.pointer, "an HTTP method reqwest cannot send"))?;
     let base = reqwest::Url::parse(&op.server)
         .map_err(|e| OpenApiError::document(&op.pointer, format!("the server URL: {e}")))?;
-    let name: &'static str = Box::leak(op.action.clone().into_boxed_str());
+    let call = Call {
+        action: op.action.clone(),
+        label: format!("{} {}", op.method, op.path),
+        method,
+        path: op.path.clone(),
+        base,
+        arguments,
+        body,
+        security,
+        schemes,
+        mount: Arc::clone(mount),
+        output,
+    };
+    Ok((operation, call))
+}
+
+fn compile_error(pointer: &str, label: &str, what: &str, e: &str) -> OpenApiError {
+    OpenApiError::document(pointer, format!("its {what} schema does not compile: {e}"))
+        .in_operation(label)
+}
+
+fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiError> {
+    let (op, call) = call_of(plan, mount)?;
+    let label = op.label();
+    let input_schema = Value::Object(op.input_schema);
+    let deprecated_fields = crate::validation::deprecated::deprecated_fields(&input_schema);
+    let (input, input_schema) =
+        Checker::new(input_schema).map_err(|e| compile_error(&op.pointer, &label, "input", &e))?;
+    // An action's name is `'static`: one string per mounted operation, for the server's life.
+    let name: &'static str = Box::leak(op.action.into_boxed_str());
     let info = ActionInfo {
         name,
-        title: op.operation_id.clone().map(Cow::Owned),
-        description: Cow::Owned(op.description.clone()),
+        title: op.operation_id.map(Cow::Owned),
+        description: Cow::Owned(op.description),
         hints: hints(&op.method),
         deprecated: op.deprecated.then_some(Cow::Borrowed(
             "the API's document marks this operation deprecated",
         )),
-        input_schema: Arc::new(op.input_schema.clone()),
-        deprecated_fields: crate::validation::deprecated::deprecated_fields(&input_value).into(),
-        output_schema: op.output_schema.clone().map(Arc::new),
+        input_schema: Arc::new(input_schema),
+        deprecated_fields: deprecated_fields.into(),
+        output_schema: op.output_schema.map(Arc::new),
         state: None,
         limits: ActionLimits::none(),
         scopes: Vec::new(),
@@ -188,19 +229,7 @@ fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiErro
     Ok(OperationAction {
         info,
         input,
-        call: Arc::new(Call {
-            action: name,
-            label: format!("{} {}", op.method, op.path),
-            method,
-            path: op.path.clone(),
-            base,
-            arguments: plan.arguments,
-            body: plan.body,
-            security: plan.security,
-            schemes: plan.schemes,
-            mount: Arc::clone(mount),
-            output,
-        }),
+        call: Arc::new(call),
     })
 }
 
@@ -208,20 +237,24 @@ fn action(plan: Plan, mount: &Arc<Mount>) -> Result<OperationAction, OpenApiErro
 /// [`generate`](super::generate): the same request building, credentials, bounds and
 /// envelopes as a mounted operation, for an input the handler's own type validated.
 ///
-/// Register it as state (`.state(OpenApiClient::new(&api)?)`) and call it from a handler:
-/// `client.send("GET /pets/{id}", &input, &cx).await`.
+/// Register it as state (`.state(OpenApiClient::new(&api)?)`) and call it from a handler
+/// that takes `api: Context<OpenApiClient>`:
+/// `api.state().send("GET /pets/{id}", &input, api.untyped()).await`.
 #[derive(Clone)]
 pub struct OpenApiClient {
     calls: Arc<BTreeMap<String, Arc<Call>>>,
 }
 
 impl OpenApiClient {
-    /// Reads the document and plans every operation `api` selects.
+    /// Reads the document and plans every operation `api` selects (select the ones your
+    /// handlers send: the others cost their plans for nothing).
     pub fn new(api: &OpenApi) -> Result<OpenApiClient, OpenApiError> {
-        let calls = actions(api)?
-            .into_iter()
-            .map(|a| (a.call.label.clone(), a.call))
-            .collect();
+        let mount = mount(api)?;
+        let mut calls = BTreeMap::new();
+        for plan in operation::plan(api)? {
+            let (_, call) = call_of(plan, &mount)?;
+            calls.insert(call.label.clone(), Arc::new(call));
+        }
         Ok(OpenApiClient {
             calls: Arc::new(calls),
         })
@@ -486,7 +519,7 @@ impl Call {
         });
         let check: Option<reply::OutputCheck<'_>> =
             check.as_ref().map(|c| c as reply::OutputCheck<'_>);
-        reply::outcome(self.action, &self.label, &reply, check)
+        reply::outcome(&self.action, &self.label, &reply, check)
     }
 
     fn too_large(&self, status: u16) -> ToolError {

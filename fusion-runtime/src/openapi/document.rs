@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -16,8 +17,8 @@ pub(crate) enum Source {
     File(PathBuf),
     /// Text (JSON or YAML); relative `$ref`s are read relative to `base` when given.
     Text(String, Option<PathBuf>),
-    /// A parsed value; relative `$ref`s as for text.
-    Value(Value, Option<PathBuf>),
+    /// A parsed value (shared, not copied); relative `$ref`s as for text.
+    Value(Arc<Value>, Option<PathBuf>),
 }
 
 /// The document and the files it reached, each by index (the document is file 0).
@@ -28,7 +29,8 @@ pub(crate) struct Document {
 }
 
 struct File {
-    value: Value,
+    /// Shared: the plan reads the document's root while more files are read.
+    value: Arc<Value>,
     /// The file's own path (for the ones read from disk).
     path: Option<PathBuf>,
     /// Where the relative references it holds are read from.
@@ -73,12 +75,16 @@ impl Document {
     pub(crate) fn load(source: &Source, limits: &OpenApiLimits) -> Result<Document, OpenApiError> {
         let (value, path, base) = match source {
             Source::File(path) => {
-                let value = read_file(path, limits)?;
+                let value = Arc::new(read_file(path, limits)?);
                 let base = path.parent().map(Path::to_path_buf);
                 (value, Some(path.clone()), base)
             }
-            Source::Text(text, base) => (parse(text, "the document", limits)?, None, base.clone()),
-            Source::Value(value, base) => (value.clone(), None, base.clone()),
+            Source::Text(text, base) => (
+                Arc::new(parse(text, "the document", limits)?),
+                None,
+                base.clone(),
+            ),
+            Source::Value(value, base) => (Arc::clone(value), None, base.clone()),
         };
         if !value.is_object() {
             return Err(OpenApiError::document("", "the document is not an object"));
@@ -94,9 +100,9 @@ impl Document {
         })
     }
 
-    /// The document's root value.
-    pub(crate) fn root(&self) -> &Value {
-        &self.files[0].value
+    /// The document's root value (shared: reading it does not copy the document).
+    pub(crate) fn root(&self) -> Arc<Value> {
+        Arc::clone(&self.files[0].value)
     }
 
     /// The value at `place`.
@@ -199,7 +205,7 @@ impl Document {
         })?;
         let base = path.parent().map(Path::to_path_buf);
         self.files.push(File {
-            value,
+            value: Arc::new(value),
             path: Some(path),
             base,
         });
@@ -331,8 +337,8 @@ mod tests {
         let v = serde_json::json!({"openapi": "3.0.0", "components": {"schemas": {
             "A": {"$ref": "#/components/schemas/B"},
             "B": {"$ref": "#/components/schemas/A"}}}});
-        let mut doc =
-            Document::load(&Source::Value(v, None), &limits()).unwrap_or_else(|e| panic!("{e}"));
+        let mut doc = Document::load(&Source::Value(Arc::new(v), None), &limits())
+            .unwrap_or_else(|e| panic!("{e}"));
         let e = doc
             .follow(&Place::root("/components/schemas/A"))
             .err()
@@ -353,8 +359,8 @@ mod tests {
         }
         schemas.insert("S10000".into(), serde_json::json!({"type": "string"}));
         let v = serde_json::json!({"openapi": "3.0.0", "components": {"schemas": schemas}});
-        let mut doc =
-            Document::load(&Source::Value(v, None), &limits()).unwrap_or_else(|e| panic!("{e}"));
+        let mut doc = Document::load(&Source::Value(Arc::new(v), None), &limits())
+            .unwrap_or_else(|e| panic!("{e}"));
         let e = doc
             .follow(&Place::root("/components/schemas/S0"))
             .err()

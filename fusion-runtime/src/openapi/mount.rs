@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::OpenApiLimits;
 use super::document::Source;
@@ -58,7 +59,7 @@ impl OpenApi {
 
     /// A document already parsed.
     pub fn json(value: serde_json::Value) -> Self {
-        Self::from_source(Source::Value(value, None))
+        Self::from_source(Source::Value(Arc::new(value), None))
     }
 
     /// Where the files named by the `$ref`s of a document given as text or a value are read

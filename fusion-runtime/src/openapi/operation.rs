@@ -121,7 +121,7 @@ pub(crate) struct Plan {
 /// The plans of every operation `api` selects, in the document's order.
 pub(crate) fn plan(api: &OpenApi) -> Result<Vec<Plan>, OpenApiError> {
     let mut doc = Document::load(&api.source, &api.limits)?;
-    let root = doc.root().clone();
+    let root = doc.root();
     let dialect = dialect_of(&root)?;
     let schemes = std::sync::Arc::new(security::schemes(&mut doc, dialect)?);
     for scheme in api.credentials.keys() {
@@ -320,7 +320,8 @@ fn check_selectors(api: &OpenApi, used: &HashSet<&str>) -> Result<(), OpenApiErr
 struct Context<'a> {
     api: &'a OpenApi,
     dialect: Dialect,
-    schemes: &'a BTreeMap<String, Scheme>,
+    /// Shared by every plan (not copied per operation).
+    schemes: &'a std::sync::Arc<BTreeMap<String, Scheme>>,
     root: &'a Value,
 }
 
@@ -585,7 +586,7 @@ impl Context<'_> {
             arguments,
             body,
             security,
-            schemes: std::sync::Arc::new(self.schemes.clone()),
+            schemes: std::sync::Arc::clone(self.schemes),
         })
     }
 

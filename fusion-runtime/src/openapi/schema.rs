@@ -391,8 +391,11 @@ mod tests {
     use crate::openapi::document::Source;
 
     fn convert(doc: Value, dialect: Dialect, at: &str, dir: Direction) -> Converted {
-        let mut doc = Document::load(&Source::Value(doc, None), &OpenApiLimits::default())
-            .unwrap_or_else(|e| panic!("{e}"));
+        let mut doc = Document::load(
+            &Source::Value(std::sync::Arc::new(doc), None),
+            &OpenApiLimits::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         Schemas::new(dialect, 100)
             .convert(&mut doc, &Place::root(at), dir)
             .unwrap_or_else(|e| panic!("{e}"))
