@@ -1,5 +1,6 @@
 //! Hostile documents and answers, each bounded: a 10 MB document, a 10,000-deep `$ref`
-//! chain, a `$ref` cycle, a server URL that points elsewhere than the mount says, a 1 GB
+//! chain, a `$ref` cycle, a small document whose every operation reaches one wide web of
+//! schemas, a server URL that points elsewhere than the mount says, a 1 GB
 //! answer, a slow answer, a redirect to another origin. The upstream is a real HTTP server
 //! on loopback (axum), started by each test.
 
@@ -304,6 +305,77 @@ fn deep_and_circular_references_fail_the_build_with_the_operation_and_pointer() 
             .build()
             .is_ok()
     );
+}
+
+/// `operations` operations whose bodies all reach one web of 100 schemas (10 properties each,
+/// with long descriptions: about 100 KB of JSON once converted), in a document of about
+/// 200 bytes per operation.
+fn web_of_schemas(operations: usize) -> Value {
+    let mut schemas = serde_json::Map::new();
+    let mut root = serde_json::Map::new();
+    for i in 0..100 {
+        let fields: serde_json::Map<String, Value> = (0..10)
+            .map(|j| {
+                let field = json!({"type": "string", "description": "d".repeat(80)});
+                (format!("f{j}"), field)
+            })
+            .collect();
+        schemas.insert(
+            format!("S{i}"),
+            json!({"type": "object", "properties": fields}),
+        );
+        root.insert(
+            format!("s{i}"),
+            json!({"$ref": format!("#/components/schemas/S{i}")}),
+        );
+    }
+    schemas.insert("Root".into(), json!({"type": "object", "properties": root}));
+    let mut paths = serde_json::Map::new();
+    for i in 0..operations {
+        paths.insert(
+            format!("/r{i}"),
+            json!({"post": {"operationId": format!("r{i}"),
+                "requestBody": {"content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/Root"}}}},
+                "responses": {"200": {"description": "ok"}}}}),
+        );
+    }
+    json!({"openapi": "3.0.3", "info": {"title": "web", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "components": {"schemas": schemas}, "paths": paths})
+}
+
+#[test]
+fn a_web_of_schemas_every_operation_reaches_is_bounded() {
+    // 3,000 operations: a 0.8 MB document whose operations' own copies of the web would come
+    // to about 300 MB of schemas.
+    let doc = web_of_schemas(3_000);
+    assert!(doc.to_string().len() < 1 << 20);
+    let started = Instant::now();
+    let e = openapi_error(
+        Server::builder()
+            .openapi(OpenApi::json(doc))
+            .build()
+            .err()
+            .unwrap_or_else(|| panic!("built")),
+    );
+    assert!(
+        e.message
+            .contains("more than 67108864 bytes (OpenApiLimits::max_schema_bytes)"),
+        "{e}"
+    );
+    assert!(e.operation.is_some(), "{e}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    // Within the bound, the same web mounts.
+    let server = Server::builder()
+        .openapi(OpenApi::json(web_of_schemas(20)))
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(server.actions().len(), 20);
 }
 
 /// Every text block of the answer, envelopes included, as the model reads them.

@@ -69,6 +69,12 @@ pub struct OpenApiLimits {
     pub max_operations: usize,
     /// Schemas one operation's input or output may hold in `$defs` (default 2,000).
     pub max_schemas: usize,
+    /// The input and output schemas of every operation mounted from the document, together,
+    /// as JSON, in bytes (default 64 MiB; GitHub's REST description's are 5.3 MB). Each
+    /// operation holds its own copy of every schema it reaches, so a small document whose
+    /// operations all reach one wide web of schemas would otherwise cost its size times the
+    /// number of operations.
+    pub max_schema_bytes: usize,
     /// A call gives up after this, connecting and reading included (default 30 s): `TIMEOUT`.
     pub timeout: Duration,
     /// Connecting gives up after this (default 10 s): `TIMEOUT`.
@@ -88,6 +94,7 @@ impl Default for OpenApiLimits {
             max_ref_depth: 64,
             max_operations: 5_000,
             max_schemas: 2_000,
+            max_schema_bytes: 64 << 20,
             timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             max_response_bytes: 4 << 20,

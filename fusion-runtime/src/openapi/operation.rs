@@ -150,6 +150,7 @@ pub(crate) fn plan(api: &OpenApi) -> Result<Vec<Plan>, OpenApiError> {
     let mut plans = Vec::new();
     let mut used_selectors: HashSet<&str> = HashSet::new();
     let mut names: HashSet<String> = HashSet::new();
+    let mut schema_bytes = 0usize;
     let Some(Value::Object(paths)) = root.get("paths") else {
         return Err(OpenApiError::document(
             "#/paths",
@@ -190,6 +191,18 @@ pub(crate) fn plan(api: &OpenApi) -> Result<Vec<Plan>, OpenApiError> {
                 .map_err(|e| e.in_operation(&shown));
             match planned {
                 Ok(mut p) => {
+                    schema_bytes += json_len(&p.operation.input_schema)
+                        + p.operation.output_schema.as_ref().map_or(0, json_len);
+                    if schema_bytes > api.limits.max_schema_bytes {
+                        return Err(OpenApiError::document(
+                            &doc.describe(&place),
+                            format!(
+                                "the operations' input and output schemas come to more than {} bytes (OpenApiLimits::max_schema_bytes): select fewer operations, or raise the bound if it is meant",
+                                api.limits.max_schema_bytes
+                            ),
+                        )
+                        .in_operation(&shown));
+                    }
                     p.operation.action = unique(p.operation.action, &mut names);
                     plans.push(p);
                 }
@@ -211,6 +224,24 @@ impl OpenApi {
     pub fn load(&self) -> Result<Vec<Operation>, OpenApiError> {
         Ok(plan(self)?.into_iter().map(|p| p.operation).collect())
     }
+}
+
+/// The length of `schema` as compact JSON, counted without writing it.
+fn json_len(schema: &JsonObject) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a map of JSON values to a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, schema);
+    count.0
 }
 
 /// The first action name `name` or `name_2`, `name_3`… not taken yet, as written and as a
