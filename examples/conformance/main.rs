@@ -381,7 +381,14 @@ async fn sampling(input: SamplingPrompt, cx: Context) -> Result<ToolResponse, To
 /// pagination tests); unpaginated otherwise, as the conformance suite expects.
 pub const PAGE_SIZE_ENV: &str = "CONFORMANCE_PAGE_SIZE";
 
+/// The conformance server, built.
 pub fn server() -> Result<Server, fusion_runtime::server::BuildError> {
+    builder().build()
+}
+
+/// The conformance server's builder: every tool, prompt and resource the suite calls (the
+/// Lambda example adds its own to it).
+pub fn builder() -> fusion_runtime::ServerBuilder {
     let builder = Server::builder();
     let builder = match std::env::var(PAGE_SIZE_ENV)
         .ok()
@@ -414,7 +421,6 @@ pub fn server() -> Result<Server, fusion_runtime::server::BuildError> {
         .resource::<StaticBinaryResource>()
         .resource::<WatchedResourceResource>()
         .resource::<TemplateDataResource>()
-        .build()
 }
 
 #[tokio::main]

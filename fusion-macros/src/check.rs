@@ -266,29 +266,73 @@ fn check_formats(cx: &Ctxt, field: &Field) {
     }
 }
 
-/// The pattern is compiled now by the engine that checks it at run time: `jsonschema` reads
-/// `pattern` as an ECMA-262 regex (translated for `fancy-regex`, so look-ahead and
-/// back-references work). A regex it rejects fails the build at the literal instead of every
-/// call; one it accepts compiles. The `regex` crate only words the reason when it can.
+/// The pattern is read now as the engine that checks it at run time reads it: `jsonschema`
+/// takes `pattern` as an ECMA-262 regex and translates it (`jsonschema-regex`) for its engine,
+/// `fancy-regex`, which hands everything but look-around and back-references to the `regex`
+/// crate's parser (`regex-syntax`). A pattern whose translation fails, or that has neither of
+/// those and that parser rejects, fails the build at the literal instead of every call, with
+/// the parser's words. One with look-around or back-references is left to the run-time
+/// engine's own parser: building `fancy-regex` into the macro would build it, and the whole
+/// `regex-automata` under it, a second time for the host (a proc-macro's dependencies are),
+/// for every server's first build.
 fn check_pattern(cx: &Ctxt, field: &Field) {
     let Some(p) = &field.attrs.pattern else {
         return;
     };
     let pattern = p.value.value();
-    let accepted = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&serde_json::json!({ "pattern": pattern }))
-        .is_ok();
-    if accepted {
+    if accepted(&pattern) {
         return;
     }
-    let msg = match regex::Regex::new(&pattern) {
-        Err(regex::Error::Syntax(s)) => s,
-        _ => "the run-time validator (jsonschema) reads `pattern` as an ECMA-262 regex, and this is not one".to_owned(),
+    let msg = match regex_syntax::Parser::new().parse(&pattern) {
+        Err(e) => e.to_string(),
+        Ok(_) => "the run-time validator (jsonschema) reads `pattern` as an ECMA-262 regex, and this is not one".to_owned(),
     };
     err(
         cx,
         p.value.span(),
         format_args!("invalid regex in `pattern`:\n{msg}"),
     );
+}
+
+/// Whether `pattern` reads as `jsonschema` reads it: its translation succeeds, and then
+/// `regex-syntax` parses it unless it has look-around or back-references.
+fn accepted(pattern: &str) -> bool {
+    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+        return false;
+    };
+    fancy(&translated) || regex_syntax::Parser::new().parse(&translated).is_ok()
+}
+
+/// Whether a translated pattern has what only `fancy-regex` parses: look-around
+/// (`(?=`, `(?!`, `(?<=`, `(?<!`) or a back-reference (`\1`..`\9`, `\k<name>`).
+fn fancy(translated: &str) -> bool {
+    let look_around = ["(?=", "(?!", "(?<=", "(?<!"]
+        .iter()
+        .any(|open| translated.contains(open));
+    let back_reference = translated
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'));
+    look_around || back_reference
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepted;
+
+    #[test]
+    fn patterns_read_as_the_validator_reads_them() {
+        for ok in [
+            "^inv_[0-9]{4}_[0-9]{4}$",
+            "^\\d+$",
+            "^(?=.*[a-z])(?=.*[0-9]).{8,}$",
+            "^(a)\\1$",
+            "(?<!x)y",
+        ] {
+            assert!(accepted(ok), "{ok}");
+        }
+        for bad in ["^inv_[0-9{4}$", "(unclosed", "a{2,1}", "[z-a]"] {
+            assert!(!accepted(bad), "{bad}");
+        }
+    }
 }

@@ -28,6 +28,9 @@
 //!                                        `redis`)
 //!           [--otlp-endpoint URL]        export spans as OTLP/HTTP (feature `otel`;
 //!                                        or `OTEL_EXPORTER_OTLP_ENDPOINT`)
+//! my-server serve --lambda       serve as an AWS Lambda function (feature `lambda`; what a
+//!                                bare `my-server` does inside Lambda), configured by
+//!                                `FUSION_*` variables (see `lambda`)
 //! my-server tools                print tools/list as JSON (the schemas agents see)
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
@@ -103,6 +106,14 @@ pub enum Command {
         /// With `--http`: also accept this `Host` header (repeatable).
         #[arg(long, value_name = "HOST", requires = "http")]
         allow_host: Vec<String>,
+        /// Serve as an AWS Lambda function (what a bare `cli::run` does inside Lambda): the
+        /// stateless endpoint, configured by the environment (`FUSION_LAMBDA_INVOKE_MODE`,
+        /// `FUSION_ALLOWED_HOSTS`, `FUSION_ALLOWED_ORIGINS`, and the `FUSION_REDIS_*` and
+        /// `FUSION_AUTH_*` variables of the flags below).
+        #[cfg(feature = "lambda")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
+        #[arg(long, conflicts_with = "http")]
+        lambda: bool,
         /// With `--http`: the bounds and identity options.
         #[command(flatten)]
         limits: HttpLimits,
@@ -337,7 +348,13 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Parses the process's arguments and runs the command.
 pub async fn run(server: Server) -> ExitCode {
-    let cli = Cli::parse();
+    #[cfg_attr(not(feature = "lambda"), allow(unused_mut))]
+    let mut cli = Cli::parse();
+    // Lambda starts the function with no arguments: inside it, that means `serve --lambda`.
+    #[cfg(feature = "lambda")]
+    if cli.command.is_none() && std::env::var_os("AWS_LAMBDA_RUNTIME_API").is_some() {
+        cli = Cli::parse_from(["server", "serve", "--lambda"]);
+    }
     run_command(server, cli.command).await
 }
 
@@ -445,6 +462,31 @@ where
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
     match command {
+        #[cfg(feature = "lambda")]
+        Some(Command::Serve {
+            lambda: true,
+            #[cfg(feature = "auth-jwt")]
+            auth,
+            #[cfg(feature = "redis")]
+            store,
+            ..
+        }) => {
+            #[cfg(feature = "redis")]
+            store.apply(&server)?;
+            #[cfg_attr(not(feature = "auth-jwt"), allow(unused_mut))]
+            let mut options =
+                crate::lambda::LambdaOptions::from_env().map_err(|e| anyhow::anyhow!("{e}"))?;
+            #[cfg(feature = "auth-jwt")]
+            if let Some(auth) = auth.build()? {
+                tracing::info!(resource = auth.resource(), mode = ?auth.auth_mode(), "bearer-token authentication on");
+                options.http = options.http.auth(auth);
+            }
+            tracing::info!(server = server.name(), mode = ?options.invoke_mode, "serving MCP as an AWS Lambda function");
+            crate::lambda::run_with(server, options)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         None => {
             tracing::info!(server = server.name(), "serving MCP over stdio");
             mcp::serve_stdio(server).await?;

@@ -15,11 +15,12 @@
 //!
 //! # Features
 //!
-//! Every transport and role is a feature, all on by default but `otel` and `testing`, so
-//! `cargo add fusion-runtime` gives the server, the client, the CLI and its logging, JWT
-//! authentication, the Redis rate-limit store, metrics and the gateway; add `testing` in
-//! `[dev-dependencies]` for the test kit, and `otel` to export traces. A server that speaks only stdio builds without axum, hyper, reqwest,
-//! clap, jsonwebtoken or redis:
+//! Every transport and role is a feature. The defaults are what the README's first tool
+//! uses: the CLI (`cli::run`: stdio and streamable HTTP, `tools`, `call`, `lock`, `heal`) and
+//! its logging. The clients, JWT, Redis, metrics, the gateway, Lambda and trace export are
+//! opt-in, one feature each, or all of them with `full`; add `testing` in
+//! `[dev-dependencies]` for the test kit. A server that speaks only stdio builds without axum,
+//! hyper, reqwest, clap, jsonwebtoken or redis:
 //!
 //! ```toml
 //! fusion-runtime = { version = "0.1", default-features = false, features = ["server-stdio"] }
@@ -27,18 +28,20 @@
 //!
 //! | feature | default | what it enables | rmcp features | pulls in |
 //! |---|---|---|---|---|
-//! | `server-stdio` | yes | [`mcp::serve_stdio`], [`mcp::serve_io`]: a server over stdio | `server`, `transport-io` | — |
-//! | `server-http` | yes | [`mcp::http_router`], [`mcp::spawn_http`]: a server over streamable HTTP, with its hardening (hosts, origins, connection and session caps, client identity, cancellation) | `server`, `transport-streamable-http-server` | axum, hyper |
-//! | `client-stdio` | yes | [`FusionClient::spawn`](client::FusionClient::spawn): the typed client over a child process's stdio | `client`, `transport-child-process` | — |
-//! | `client-http` | yes | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
+//! | `server-stdio` | with `cli` | [`mcp::serve_stdio`], [`mcp::serve_io`]: a server over stdio | `server`, `transport-io` | — |
+//! | `server-http` | with `cli` | [`mcp::http_router`], [`mcp::spawn_http`]: a server over streamable HTTP, with its hardening (hosts, origins, connection and session caps, client identity, cancellation) | `server`, `transport-streamable-http-server` | axum, hyper |
+//! | `client-stdio` | no | [`FusionClient::spawn`](client::FusionClient::spawn): the typed client over a child process's stdio | `client`, `transport-child-process` | — |
+//! | `client-http` | no | [`FusionClient::connect_http`](client::FusionClient::connect_http): the typed client over streamable HTTP | `client`, `transport-streamable-http-client-reqwest` | reqwest |
 //! | `cli` | yes | [`cli`]: `serve \| tools \| call \| heal \| lock` for every server (turns on `server-stdio`, `server-http` and `healing`) | — | clap |
 //! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
-//! | `auth-jwt` | yes | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
-//! | `redis` | yes | [`RedisStore`](store::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
-//! | `metrics` | yes | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
-//! | `gateway` | yes | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
+//! | `auth-jwt` | no | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
+//! | `redis` | no | [`RedisStore`](store::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
+//! | `metrics` | no | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
+//! | `gateway` | no | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
+//! | `lambda` | no | [`lambda`]: serve as an AWS Lambda function (`lambda::run`): API Gateway, ALB and function-URL events answered by the stateless endpoint, buffered or streamed; with `cli`, `serve --lambda` (turns on `server-http`) | — | lambda_http |
 //! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
 //! | `healing` | with `cli` | `healing`: the healing benchmark for your own server — broken calls from each tool's schema, repaired from the answers' text alone, a report per kind and per tool (`healing::run`, `TestServer::healing`, the CLI's `heal`) | — | regex-syntax |
+//! | `full` | no | every feature above but `testing` | | |
 //! | `openapi` | no | `openapi`: an OpenAPI 3.1, 3.0 or Swagger 2.0 document's operations as validated actions that call the API (`ServerBuilder::openapi`), the `openapi gen` code generator; see `docs/openapi.md` | — | reqwest (without TLS of its own; the same version as the MCP HTTP client), serde_yaml_ng |
 //! | `testing` | no | `testing`: the test kit for your own tools — in-process calls as a given caller, envelopes read back, snapshot-friendly renderings, `testing::advance` on tokio's paused clock (turns on tokio's `test-util`); for `[dev-dependencies]` | — | — |
 //!
@@ -96,6 +99,7 @@
 //! | `openapi` | an OpenAPI 3.1 / 3.0 / Swagger 2.0 document's operations as actions (feature `openapi`): what to mount (`mount`), reading the document and its `$ref`s (`document`), its schemas as JSON Schema 2020-12 (`schema`), each operation's plan (`operation`), credentials (`security`), the action and its HTTP request (`call`), the answer as a result or an envelope (`reply`), the Rust of curated operations (`generate`) | `action`, `context`, `envelope`, `input`, `server`, `validation` |
 //! | `healing` | the healing benchmark for any server (feature `healing`, on with `testing` and `cli`): broken calls generated from each tool's schema (`cases`), a reader that repairs them from the answer's text alone (`reader`), the per-kind and per-tool report | `auth`, `client`, `context`, `envelope`, `server` |
 //! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock, the healing benchmark on the kit's server | `action`, `auth`, `client`, `context`, `envelope`, `healing`, `input`, `server` |
+//! | [`lambda`] | serving as an AWS Lambda function (feature `lambda`): the names users call; the adapter is `mcp`'s (`mcp/lambda.rs`), which alone names axum | `mcp` |
 //! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server (and `openapi gen` with the feature `openapi`) | `auth`, `contract`, `guard`, `healing`, `mcp`, `openapi`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
@@ -111,6 +115,9 @@ pub mod envelope;
 pub mod gateway;
 pub mod guard;
 pub mod input;
+#[cfg(feature = "lambda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
+pub mod lambda;
 pub mod metrics;
 #[cfg(feature = "openapi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]

@@ -63,7 +63,7 @@ def check(cond: bool, what: str) -> None:
     print(f"  ok  {what}")
 
 
-async def exercise(make_client, label: str) -> None:
+async def exercise(make_client, label: str, listen: bool = True) -> None:
     print(f"== {label}")
 
     # 1. A tool call WITHOUT a log level: the server must send no notifications/message.
@@ -127,18 +127,19 @@ async def exercise(make_client, label: str) -> None:
 
     # 4. subscriptions/listen: the ack carries the accepted subset; a tool call on the same
     #    client changes test://watched-resource and the listen hears of it.
-    async with make_client() as c:
-        async with c.listen(resource_subscriptions=["test://watched-resource", "test://nope"],
-                            tools_list_changed=True) as sub:
-            check(sub.honored.resource_subscriptions == ["test://watched-resource"]
-                  and sub.honored.tools_list_changed,
-                  "listen acknowledged with the accepted subset (the unknown URI left out)")
-            r = await c.call_tool("test_update_watched_resource", {})
-            check(not r.is_error and "1 listening" in r.content[0].text, "the tool reached one listener")
-            with anyio.fail_after(10):
-                event = await sub.__anext__()
-            check(isinstance(event, ResourceUpdated) and event.uri == "test://watched-resource",
-                  "notifications/resources/updated arrives on the listen")
+    if listen:
+        async with make_client() as c:
+            async with c.listen(resource_subscriptions=["test://watched-resource", "test://nope"],
+                                tools_list_changed=True) as sub:
+                check(sub.honored.resource_subscriptions == ["test://watched-resource"]
+                      and sub.honored.tools_list_changed,
+                      "listen acknowledged with the accepted subset (the unknown URI left out)")
+                r = await c.call_tool("test_update_watched_resource", {})
+                check(not r.is_error and "1 listening" in r.content[0].text, "the tool reached one listener")
+                with anyio.fail_after(10):
+                    event = await sub.__anext__()
+                check(isinstance(event, ResourceUpdated) and event.uri == "test://watched-resource",
+                      "notifications/resources/updated arrives on the listen")
 
     # 5. A client WITHOUT the elicitation capability: the tool answers an isError envelope.
     async with make_client() as c:

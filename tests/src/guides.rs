@@ -53,3 +53,6 @@ pub mod serving {}
 
 #[doc = include_str!("../../docs/openapi.md")]
 pub mod openapi {}
+
+#[doc = include_str!("../../docs/serverless.md")]
+pub mod serverless {}

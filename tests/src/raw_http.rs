@@ -58,8 +58,31 @@ pub async fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> std::io::Result<RawResponse> {
+    request_from(None, addr, method, path, headers, body).await
+}
+
+/// [`request`], sent from the local address `from` (another loopback address, such as
+/// `127.0.0.2`, is another client to a server that tells clients apart by address).
+pub async fn request_from(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::io::Result<RawResponse> {
     let run = async {
-        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let mut stream = match from {
+            None => tokio::net::TcpStream::connect(addr).await?,
+            Some(ip) => {
+                let socket = match ip {
+                    std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                    std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+                };
+                socket.bind(SocketAddr::new(ip, 0))?;
+                socket.connect(addr).await?
+            }
+        };
         // `127.0.0.1` unless the caller names its own `Host`.
         let host = match headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
             true => "",
@@ -87,6 +110,72 @@ pub async fn request(
                 "no response within 10 s",
             ))
         })
+}
+
+/// [`request_from`] for a response that may stay open (a stream): what arrived within `wait`
+/// — the head and as much of the body as came, `open` set when the server had not closed
+/// the connection by then.
+pub async fn request_within(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    wait: Duration,
+) -> std::io::Result<(RawResponse, bool)> {
+    let mut stream = match from {
+        None => tokio::net::TcpStream::connect(addr).await?,
+        Some(ip) => {
+            let socket = match ip {
+                std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+                std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+            };
+            socket.bind(SocketAddr::new(ip, 0))?;
+            socket.connect(addr).await?
+        }
+    };
+    let host = match headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+        true => "",
+        false => "host: 127.0.0.1\r\n",
+    };
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\n{host}connection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    let open = loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(0)) => break false,
+            Ok(Ok(n)) => raw.extend_from_slice(&buf[..n]),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => break true,
+        }
+    };
+    if !open {
+        return parse(&raw).map(|r| (r, false));
+    }
+    // Still open: the head, and the body's bytes as they came (chunk sizes and all).
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n");
+    let Some(split) = split else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no head within {wait:?}"),
+        ));
+    };
+    let mut partial = raw[..split + 4].to_vec();
+    partial.extend_from_slice(b"0\r\n\r\n");
+    let mut response = parse(&partial).or_else(|_| parse(&raw[..split + 4]))?;
+    response.body = String::from_utf8_lossy(&raw[split + 4..]).into_owned();
+    Ok((response, true))
 }
 
 /// A JSON-RPC `tools/call` to a stateless streamable HTTP endpoint at `path`, with `token`

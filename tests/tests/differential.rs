@@ -10,6 +10,15 @@
 //! repeated, Base64-wrapped), calls that ask the user (`input_required`) and task tools.
 //! Status, headers (less `date`), body bytes and SSE events must be equal.
 //!
+//! Fixed cases come first in every run (a plain call of each revision, a call that asks the
+//! user, a task tool with and without the extension, a tool that logs at each level), then
+//! the generated ones. The room is proven to have answered: the endpoint counts the calls it
+//! answered without rmcp by kind ([`HttpServer::plain_calls_answered`]), and each run asserts
+//! the kinds its endpoint has (stateless 2025 and 2026-07-28; a live session's and stateful
+//! 2026-07-28), for the fixed cases and again for the generated ones, none of the kinds it
+//! has not, and none at all on the reference (its room is off). The other half of the proof,
+//! the door's answers against bare rmcp's own service, is `door_vs_rmcp.rs`.
+//!
 //! Intended differences, normalized before the comparison, each with its reason:
 //! - a session's own id: each server made its own session (the ids are random UUIDs);
 //! - a task's id and times (a 2026-07-28 call of a task tool from a client that declared the
@@ -494,6 +503,95 @@ fn modern_request() -> impl Strategy<Value = Request> {
         )
 }
 
+/// The cases every run sends first, before the generated ones, so that each kind the room
+/// answers, and the calls it must leave to rmcp or answer as rmcp does, are reached in every
+/// run: a plain 2025 call; a plain 2026-07-28 call; a 2026-07-28 call that asks the user
+/// (`input_required`); a task tool called with and without the tasks extension; a tool that
+/// logs, at each log level (and a level that is not one, and none).
+fn fixed_cases() -> Vec<Request> {
+    let legacy = |name: &str, arguments: Value| Request {
+        method: "POST",
+        headers: vec![
+            ("mcp-protocol-version", "2025-06-18".to_owned()),
+            ("accept", "application/json, text/event-stream".to_owned()),
+            ("content-type", "application/json".to_owned()),
+        ],
+        body: json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+                     "params": {"name": name, "arguments": arguments}})
+        .to_string(),
+        sessionless: false,
+    };
+    let modern = |name: &str, arguments: Value, meta: Value| Request {
+        method: "POST",
+        headers: vec![
+            ("mcp-protocol-version", "2026-07-28".to_owned()),
+            ("accept", "application/json, text/event-stream".to_owned()),
+            ("content-type", "application/json".to_owned()),
+            ("mcp-method", "tools/call".to_owned()),
+            ("mcp-name", name.to_owned()),
+        ],
+        body: json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+                     "params": {"name": name, "arguments": arguments, "_meta": meta}})
+        .to_string(),
+        sessionless: true,
+    };
+    let meta = |key: Option<(&str, Value)>| {
+        let mut m = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "differential", "version": "1"},
+        });
+        if let Some((key, value)) = key {
+            m[key] = value;
+        }
+        m
+    };
+    let capabilities = "io.modelcontextprotocol/clientCapabilities";
+    let mut cases = vec![
+        legacy("accounts_show", json!({"id": "acc_abc12", "seats": 3})),
+        legacy("accounts_show", json!({"id": "ACC-1", "seats": 0})),
+        modern("accounts_show", json!({"id": "acc_abc12"}), meta(None)),
+        modern("accounts_show", json!({"id": "ACC-1"}), meta(None)),
+        modern(
+            "accounts_close",
+            json!({}),
+            meta(Some((capabilities, json!({"elicitation": {}})))),
+        ),
+        modern(
+            "accounts_export",
+            json!({}),
+            meta(Some((
+                capabilities,
+                json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+            ))),
+        ),
+        modern("accounts_export", json!({}), meta(None)),
+        modern("accounts_audit", json!({}), meta(None)),
+        modern(
+            "accounts_audit",
+            json!({}),
+            meta(Some(("io.modelcontextprotocol/logLevel", json!("loud")))),
+        ),
+    ];
+    for level in [
+        "debug",
+        "info",
+        "notice",
+        "warning",
+        "error",
+        "critical",
+        "alert",
+        "emergency",
+    ] {
+        cases.push(modern(
+            "accounts_audit",
+            json!({}),
+            meta(Some(("io.modelcontextprotocol/logLevel", json!(level)))),
+        ));
+    }
+    cases
+}
+
 /// Any request of either revision.
 fn any_request(session: bool) -> impl Strategy<Value = Request> {
     prop_oneof![1 => request(session), 1 => modern_request()]
@@ -691,16 +789,45 @@ fn differential(stateless: bool) {
     let (room, rmcp) = runtime.block_on(async {
         tokio::join!(Side::start(stateless, true), Side::start(stateless, false))
     });
+    // The fixed cases first, compared as the generated ones are.
+    let fixed = fixed_cases();
+    for request in &fixed {
+        let (a, b) =
+            runtime.block_on(async { tokio::join!(room.send(request), rmcp.send(request)) });
+        let (a_seen, b_seen) = (
+            seen(&a, room.session.as_deref()),
+            seen(&b, rmcp.session.as_deref()),
+        );
+        assert_eq!(
+            a_seen, b_seen,
+            "fixed case {request:?} (stateless: {stateless})\nthe room answered\n{a:#?}\nrmcp answered\n{b:#?}"
+        );
+    }
+    let after_fixed = room.server.plain_calls_answered();
+    // A plain call of each revision, and the logging tool at each of the 8 levels and at
+    // none, are the room's; the rest (an invalid level, a task tool, a question) its answer
+    // or rmcp's.
+    let (legacy_kind, modern_kind) = match stateless {
+        true => (after_fixed.stateless_2025, after_fixed.stateless_2026),
+        false => (after_fixed.live_session, after_fixed.stateful_2026),
+    };
+    assert!(
+        legacy_kind >= 2,
+        "fixed 2025 calls answered by the room: {after_fixed:?}"
+    );
+    assert!(
+        modern_kind >= 11,
+        "fixed 2026-07-28 calls answered by the room: {after_fixed:?}"
+    );
     let mut runner = TestRunner::new(Config {
         cases: CASES,
         failure_persistence: None,
         ..Config::default()
     });
-    // What the cases reached: tool results (either server), and — in a session, where the
-    // room's stream differs from the worker's by its event ids — answers the room made.
+    // What the cases reached: tool results (either server); the room's own counts are read
+    // from the server after the run.
     let results = std::cell::Cell::new(0_u32);
     let modern_results = std::cell::Cell::new(0_u32);
-    let by_room = std::cell::Cell::new(0_u32);
     let result = runner.run(&any_request(!stateless), |request| {
         let (a, b) =
             runtime.block_on(async { tokio::join!(room.send(&request), rmcp.send(&request)) });
@@ -716,9 +843,6 @@ fn differential(stateless: bool) {
             if modern {
                 modern_results.set(modern_results.get() + 1);
             }
-        }
-        if a.body != b.body {
-            by_room.set(by_room.get() + 1);
         }
         let a_seen = seen(&a, room.session.as_deref());
         let b_seen = seen(&b, rmcp.session.as_deref());
@@ -757,6 +881,8 @@ fn differential(stateless: bool) {
         }),
         _ => Vec::new(),
     };
+    let answered = room.server.plain_calls_answered();
+    let reference = rmcp.server.plain_calls_answered();
     runtime.block_on(async {
         room.server
             .shutdown()
@@ -771,10 +897,43 @@ fn differential(stateless: bool) {
         panic!("stateless: {stateless}: {e}");
     }
     eprintln!(
-        "stateless: {stateless}: {CASES} requests, {} tool results ({} of 2026-07-28 calls), {} answered by the room in a session",
+        "stateless: {stateless}: {} fixed and {CASES} generated requests, {} tool results ({} of 2026-07-28 calls); answered by the room: {answered:?}",
+        fixed.len(),
         results.get(),
         modern_results.get(),
-        by_room.get()
+    );
+    // The reference sends everything through rmcp: its room is off.
+    assert_eq!(
+        reference,
+        fusion_runtime::mcp::PlainCallsAnswered::default(),
+        "the reference answered calls without rmcp"
+    );
+    // The room answered, in this run, each kind its endpoint has, beyond the fixed cases.
+    let (legacy_kind, modern_kind) = match stateless {
+        true => (
+            answered.stateless_2025 - after_fixed.stateless_2025,
+            answered.stateless_2026 - after_fixed.stateless_2026,
+        ),
+        false => (
+            answered.live_session - after_fixed.live_session,
+            answered.stateful_2026 - after_fixed.stateful_2026,
+        ),
+    };
+    let other_kinds = match stateless {
+        true => answered.live_session + answered.stateful_2026,
+        false => answered.stateless_2025 + answered.stateless_2026,
+    };
+    assert_eq!(
+        other_kinds, 0,
+        "kinds this endpoint does not have: {answered:?}"
+    );
+    assert!(
+        legacy_kind >= u64::from(CASES / 50),
+        "generated 2025 calls answered by the room: {answered:?}"
+    );
+    assert!(
+        modern_kind >= u64::from(CASES / 50),
+        "generated 2026-07-28 calls answered by the room: {answered:?}"
     );
     assert!(
         results.get() >= CASES / 10,
@@ -788,13 +947,6 @@ fn differential(stateless: bool) {
         "{} tool results of 2026-07-28 calls",
         modern_results.get()
     );
-    if !stateless {
-        assert!(
-            by_room.get() >= CASES / 20,
-            "{} answered by the room",
-            by_room.get()
-        );
-    }
     for (room, rmcp) in &ended {
         assert_eq!(room, rmcp, "a session's end");
     }
@@ -817,4 +969,122 @@ fn stateless_plain_calls_are_answered_as_rmcp_answers_them() {
 #[test]
 fn session_plain_calls_are_answered_as_rmcp_answers_them() {
     differential(false);
+}
+
+/// The handler with no listener ([`HttpHandler`]) answers every generated request as
+/// `serve --http --stateless` does: status, headers and body bytes (SSE events), with what
+/// only a connection adds left out (`date`, and the framing hyper writes: `content-length`,
+/// `transfer-encoding`, `connection`). The handler runs on a current-thread runtime, as a
+/// function runtime may drive it.
+#[test]
+fn the_handler_answers_as_serve_http_stateless() {
+    use fusion_runtime::mcp::HttpHandler;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let options = || {
+        HttpOptions::default()
+            .stateless(true)
+            .max_body_bytes(MAX_BODY)
+    };
+    let served = runtime.block_on(async {
+        spawn_http(server(), SocketAddr::from(([127, 0, 0, 1], 0)), options())
+            .await
+            .unwrap_or_else(|e| panic!("spawn: {e}"))
+    });
+    let handler = runtime
+        .block_on(async { HttpHandler::new(server(), &options()) })
+        .unwrap_or_else(|e| panic!("{e}"));
+    let framing = ["date", "content-length", "transfer-encoding", "connection"];
+    let mut runner = TestRunner::new(Config {
+        cases: CASES,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let fixed = fixed_cases();
+    let check = |request: &Request| -> Result<(), TestCaseError> {
+        let over_tcp = runtime.block_on(async {
+            raw_http::request(
+                served.local_addr,
+                request.method,
+                "/mcp",
+                &request
+                    .headers
+                    .iter()
+                    .map(|(n, v)| (*n, v.as_str()))
+                    .collect::<Vec<_>>(),
+                &request.body,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+        });
+        let in_process = runtime.block_on(async {
+            // The peer as a function runtime's adapter names it (the event's source address).
+            let peer = axum::extract::ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000)));
+            let mut builder = axum::http::Request::builder()
+                .method(request.method)
+                .uri("/mcp")
+                .extension(peer);
+            if !request.headers.iter().any(|(n, _)| *n == "host") {
+                builder = builder.header("host", "127.0.0.1");
+            }
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value);
+            }
+            let http_request = builder
+                .body(axum::body::Body::from(request.body.clone()))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let response = handler.handle(http_request).await;
+            let status = response.status().as_u16();
+            let headers = response
+                .headers()
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            RawResponse {
+                status,
+                headers,
+                body: String::from_utf8_lossy(&body).into_owned(),
+            }
+        });
+        let strip = |r: &RawResponse| {
+            let mut r = r.clone();
+            r.headers.retain(|(n, _)| !framing.contains(&n.as_str()));
+            seen(&r, None)
+        };
+        let (a, b) = (strip(&in_process), strip(&over_tcp));
+        if a != b {
+            return Err(TestCaseError::fail(format!(
+                "the handler answered\n{in_process:#?}\nserve --http --stateless answered\n{over_tcp:#?}"
+            )));
+        }
+        Ok(())
+    };
+    for request in &fixed {
+        if let Err(e) = check(request) {
+            panic!("fixed case {request:?}: {e}");
+        }
+    }
+    let result = runner.run(&any_request(false), |request| check(&request));
+    let answered = handler.plain_calls_answered();
+    runtime.block_on(async {
+        served.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // The handler's own room answered plain calls of both revisions.
+    assert!(
+        answered.stateless_2025 > 0 && answered.stateless_2026 > 0,
+        "{answered:?}"
+    );
 }

@@ -230,6 +230,21 @@ fn methods(t25: &str, t26: &str, nap_ms: u64) -> Vec<(&'static str, Sent, bool)>
         ),
         ("GET stream", bare("GET"), true),
         ("DELETE", bare("DELETE"), true),
+        // rmcp sends an `initialize` into the session it names whatever version it names:
+        // a session fault is a fault here too.
+        (
+            "2026-07-28 initialize",
+            Sent {
+                method: "POST",
+                version: Some("2026-07-28"),
+                standard: None,
+                body: json!({"jsonrpc": "2.0", "id": ID, "method": "initialize", "params": {
+                    "protocolVersion": "2026-07-28", "capabilities": {},
+                    "clientInfo": {"name": "attacker", "version": "1"}}})
+                .to_string(),
+            },
+            true,
+        ),
         (
             "2026-07-28 tools/call",
             modern("tools/call", charge, false),
@@ -422,6 +437,14 @@ async fn attack(stateless: bool, auth: bool, nap_ms: u64) {
     assert_eq!(naps_before, tasks);
     let before = victim_state(addr, &victim, t25.as_deref(), &t26).await;
     assert_eq!(before.0, "working", "{before:?}");
+    // The victim's 2025-11-25 task (a stateful server's) and the invoice are there to lose.
+    if t25.is_some() {
+        assert_eq!(before.1, "working", "{before:?}");
+    }
+    assert!(
+        before.2["paid_cents"].is_u64() && before.2["total_cents"].is_u64(),
+        "no invoice amount: {before:?}"
+    );
 
     // The faults, each with the status its refusal must have.
     let deleted = match stateless {
@@ -517,9 +540,11 @@ async fn attack(stateless: bool, auth: bool, nap_ms: u64) {
         let reference = send(addr, from, &legacy("2025-06-18", "tools/list", json!({}))).await;
         assert_eq!(reference.status, *status, "{fault}: {reference:?}");
         for (name, sent, in_a_session) in &methods {
-            // A 2026-07-28 request has no session: a session id there is no fault.
-            // `initialize` with no session is how a session starts.
-            if session_fault && (!in_a_session || (*name == "initialize" && from.session.is_none()))
+            // A 2026-07-28 request other than `initialize` is served without a session: a
+            // session id there is no fault. `initialize` with no session is how a session
+            // starts.
+            if session_fault
+                && (!in_a_session || (name.ends_with("initialize") && from.session.is_none()))
             {
                 continue;
             }
@@ -532,7 +557,24 @@ async fn attack(stateless: bool, auth: bool, nap_ms: u64) {
             checked += 1;
         }
     }
-    assert!(checked >= 4 * methods.len(), "{checked} cases checked");
+    // Every method under each `Host`/`Origin` fault; under each session fault, every method a
+    // session applies to (less `initialize` where none is named: that opens one).
+    let in_a_session = methods.iter().filter(|m| m.2).count();
+    let initializes = methods
+        .iter()
+        .filter(|m| m.2 && m.0.ends_with("initialize"))
+        .count();
+    let expected: usize = faults
+        .iter()
+        .map(
+            |(_, from, _)| match (from.host.is_none() && from.origin.is_none(), &from.session) {
+                (false, _) => methods.len(),
+                (true, Some(_)) => in_a_session,
+                (true, None) => in_a_session - initializes,
+            },
+        )
+        .sum();
+    assert_eq!(checked, expected, "cases checked");
 
     // A stateless server has no sessions: a made-up id opens no path of its own — the
     // 2025-11-25 task methods naming the victim's task are not answered with it.

@@ -184,6 +184,12 @@ async fn a_drain_under_keep_alive_load_answers_every_request_written() {
             8,
             "round {round}: every client was told to close or saw the close: {all:?}"
         );
+        // The clients were busy when the drain began: answers after it said `Connection:
+        // close` (without it, every client would only have seen its connection close).
+        assert!(
+            all.told_to_close > 0,
+            "round {round}: no answer said Connection: close: {all:?}"
+        );
         assert!(
             drained < GRACE / 2,
             "round {round}: the drain took {drained:?}"
@@ -242,4 +248,78 @@ async fn a_2025_get_stream_ends_when_the_drain_starts() {
         "the stream ended ({ended:?}) after the drain did ({drained:?})"
     );
     assert!(drained < GRACE / 2, "the drain took {drained:?}");
+}
+
+/// A call still open when the drain's grace is over — a refund waiting for the user's
+/// answer to its question, in a 2025 session — gets its answer on its own stream before the
+/// stream ends: `SERVER_BUSY`, the server is shutting down (a client that reads it can tell
+/// it from a lost answer and send the call elsewhere), not a silent end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_still_waiting_when_the_grace_is_over_is_answered() {
+    let shutdown = CancellationToken::new();
+    let server = examples::billing::builder()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let options = HttpOptions::default()
+        .drain_grace(Duration::from_millis(500))
+        .shutdown(shutdown.clone());
+    let server = spawn_http(server, SocketAddr::from(([127, 0, 0, 1], 0)), options)
+        .await
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let addr = server.local_addr;
+    // A session whose client can answer questions.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "drain", "version": "1"}}});
+    let mut post = Streaming::open(addr, "POST", &[("connection", "close")], Some(&init)).await;
+    let head = post.until("\"result\"").await.to_owned();
+    let session = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id:")
+                .map(|v| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session in {head}"));
+    let with = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("connection", "close"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut ack = Streaming::open(addr, "POST", &with, Some(&initialized)).await;
+    ack.until("202").await;
+    let refund = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "billing_refund",
+        "arguments": {"invoice_id": "inv_2026_0003", "amount_cents": 500}}});
+    let mut call = Streaming::open(addr, "POST", &with, Some(&refund)).await;
+    call.until("elicitation/create").await;
+    // The question stays unanswered; the server shuts down.
+    let started = Instant::now();
+    shutdown.cancel();
+    call.read_to_end().await;
+    let answer = call
+        .messages()
+        .into_iter()
+        .find(|m| m["id"] == 5)
+        .unwrap_or_else(|| {
+            panic!(
+                "no answer to the call before its stream ended: {}",
+                call.text
+            )
+        });
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("code=\"SERVER_BUSY\"") && text.contains("shutting down"),
+        "{text}"
+    );
+    server.wait().await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the shutdown took {:?}",
+        started.elapsed()
+    );
 }

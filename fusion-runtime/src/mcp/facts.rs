@@ -161,6 +161,15 @@ impl Calls {
         cancelled
     }
 
+    /// Cancels every running call (the drain's grace is over); returns how many.
+    pub(crate) fn cancel_all(&self) -> usize {
+        let table = self.lock();
+        for entry in table.owners.values().flatten() {
+            entry.token.cancel();
+        }
+        table.len
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().len
@@ -352,9 +361,10 @@ impl RequestFacts {
         }
     }
 
-    /// The facts of an rmcp request: those the HTTP side inserted, else (a router served
-    /// without its steps) read from the request's parts now; `None` when `cx` is not an HTTP
-    /// request (stdio, in-process).
+    /// The facts of an rmcp request: those the HTTP side inserted, else (a public
+    /// [`McpHandler`](crate::mcp::McpHandler) served by an rmcp service of its own, without
+    /// the endpoint's steps) read from the request's parts now; `None` when `cx` is not an
+    /// HTTP request (stdio, in-process).
     pub(crate) fn of(cx: &RequestContext<RoleServer>) -> Option<Cow<'_, RequestFacts>> {
         cx.extensions.get::<Parts>().map(RequestFacts::of_parts)
     }
@@ -419,27 +429,12 @@ pub(crate) fn watch_request(
 /// Runs `call`, [`watch`]ed from the first time it has to wait: a call that ends in its first
 /// poll (most do) is never listed, and nothing after its end could cancel it anyway. A
 /// `notifications/cancelled` that arrives while that first poll runs finds nothing, as one
-/// that arrives after the call's end does.
+/// that arrives after the call's end does. For the request `parts` (none: not an HTTP
+/// request, never watched), whose JSON-RPC id is `id` and cancellation `ct`.
 ///
 /// `call` is pinned where the caller keeps it: moved in here, a call's future (the whole
 /// pipeline's) would be held twice in the future rmcp spawns for the request, and copied
 /// with it.
-pub(crate) fn watched<'a, F: Future>(
-    cx: &'a RequestContext<RoleServer>,
-    principal: Option<&'a Principal>,
-    call: Pin<&'a mut F>,
-) -> impl Future<Output = F::Output> + 'a {
-    watched_request(
-        cx.extensions.get::<Parts>(),
-        &cx.id,
-        &cx.ct,
-        principal,
-        call,
-    )
-}
-
-/// [`watched`] for the request `parts` (none: not an HTTP request, never watched), whose
-/// JSON-RPC id is `id` and cancellation `ct`.
 pub(crate) fn watched_request<'a, F: Future>(
     parts: Option<&'a Parts>,
     id: &'a RequestId,

@@ -53,6 +53,8 @@ mod handlers;
 #[cfg(feature = "server-http")]
 mod http;
 pub mod jsonrpc;
+#[cfg(feature = "lambda")]
+pub(crate) mod lambda;
 #[cfg(feature = "server-stdio")]
 mod stdio;
 #[cfg(feature = "gateway")]
@@ -68,7 +70,10 @@ pub use handlers::{
 pub use facts::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
-pub use http::{ForwardedHeader, HttpOptions, HttpServer, ReadyCheck, http_router, spawn_http};
+pub use http::{
+    ForwardedHeader, HttpHandler, HttpOptions, HttpServer, PlainCallsAnswered, ReadyCheck,
+    http_router, spawn_http,
+};
 #[cfg(all(feature = "server-http", feature = "metrics"))]
 #[cfg_attr(docsrs, doc(cfg(all(feature = "server-http", feature = "metrics"))))]
 pub use http::{MetricsServer, spawn_metrics};

@@ -93,6 +93,7 @@ impl ServerBuilder {
                 name: self.name,
                 version: self.version,
                 stamp: std::sync::OnceLock::new(),
+                stopping: std::sync::atomic::AtomicBool::new(false),
                 instructions: self.instructions,
                 entries,
                 tools,
@@ -120,6 +121,7 @@ impl ServerBuilder {
                     Some(store) => std::sync::OnceLock::from(store),
                     None => std::sync::OnceLock::new(),
                 }),
+                running: Default::default(),
                 #[cfg(feature = "server-http")]
                 session_asks: Default::default(),
                 read_cache: self.read_cache,

@@ -325,6 +325,21 @@ impl Server {
         pipeline::leads_somewhere(&self.inner, tool)
     }
 
+    /// The tasks whose work runs in this process now (the task runner counts them).
+    pub(crate) fn running_tasks(&self) -> &Arc<super::running::Running> {
+        &self.inner.running
+    }
+
+    /// From now on, a call whose request is cancelled was stopped by the server (it is
+    /// shutting down and the drain's grace is over), not by its client: its answer says so,
+    /// with `SERVER_BUSY` (another instance can take the call), rather than `CANCELLED`.
+    #[cfg(feature = "server-http")]
+    pub(crate) fn stop_calls(&self) {
+        self.inner
+            .stopping
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Whether any action runs as a task (the server then advertises the tasks extension).
     pub fn has_tasks(&self) -> bool {
         !self.inner.tasked.is_empty()

@@ -227,8 +227,20 @@ impl ActionGuards {
 }
 
 /// The answer for a call its client cancelled: nobody reads it (the client stopped waiting),
-/// but it is logged and keeps the pipeline total.
-pub(crate) fn cancelled(action: &str) -> ToolError {
+/// but it is logged and keeps the pipeline total. Once the server stops its calls (the end of
+/// an HTTP drain's grace), a cancelled call was the server's to stop, and its client, still
+/// waiting, reads why: `SERVER_BUSY`, to be sent again elsewhere.
+pub(crate) fn cancelled(action: &str, stopping: bool) -> ToolError {
+    if stopping {
+        return error(
+            crate::envelope::codes::SERVER_BUSY,
+            format!(
+                "The call to {action} was stopped before it finished: the server is shutting down"
+            ),
+        )
+        .recovery("Check whether it took effect, then send it again: another instance will answer")
+        .retry_after(Duration::from_secs(1));
+    }
     error(
         crate::envelope::codes::CANCELLED,
         format!("The call to {action} was cancelled by the client before it finished"),

@@ -32,6 +32,7 @@ mod pipeline;
 mod registry;
 mod respond;
 mod routing;
+mod running;
 mod source;
 mod surface;
 pub mod tool_search;

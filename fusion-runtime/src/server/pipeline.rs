@@ -177,7 +177,7 @@ async fn stages(
         Some(response) => response,
         None => {
             tracing::info!(tool, action = info.name, "call cancelled by the client");
-            ToolResponse::error(limits::cancelled(&entry.callable))
+            ToolResponse::error(cancelled(inner, &entry.callable))
         }
     };
     if counted {
@@ -270,7 +270,7 @@ async fn sourced(
 ) -> ToolResponse {
     let source = &inner.sources[index];
     if scope.is_cancelled() {
-        return ToolResponse::error(limits::cancelled(tool));
+        return ToolResponse::error(cancelled(inner, tool));
     }
     if let Some(scopes) = inner.mounted_scopes.get(tool)
         && let Err(e) = crate::auth::check_scopes(tool, scopes, scope.principal())
@@ -287,7 +287,7 @@ async fn sourced(
                 None => Some(g.admit(&scope).await),
             };
             match admitted {
-                None => return ToolResponse::error(limits::cancelled(tool)),
+                None => return ToolResponse::error(cancelled(inner, tool)),
                 Some(Ok(a)) => Some(a),
                 Some(Err(e)) => {
                     tracing::info!(tool, code = %e.code(), "call refused by a guard");
@@ -324,7 +324,7 @@ async fn sourced(
     };
     let Some(response) = answered else {
         tracing::info!(tool, "call cancelled by the client");
-        return ToolResponse::error(limits::cancelled(tool));
+        return ToolResponse::error(cancelled(inner, tool));
     };
     match &inner.source_awareness {
         Some(healing) if response.is_error => {
@@ -646,4 +646,13 @@ where
         Poll::Pending
     })
     .await
+}
+
+/// The answer for a cancelled call: the client's, or (once the server stops its calls) the
+/// server's (see [`limits::cancelled`]).
+fn cancelled(inner: &Inner, tool: &str) -> ToolError {
+    limits::cancelled(
+        tool,
+        inner.stopping.load(std::sync::atomic::Ordering::Relaxed),
+    )
 }

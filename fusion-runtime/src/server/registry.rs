@@ -234,6 +234,8 @@ pub(super) struct Inner {
     pub(super) tasked: std::collections::HashMap<String, crate::TaskSupport>,
     /// MCP tasks (see [`Server::task_store`](super::Server::task_store)).
     pub(super) tasks: Arc<std::sync::OnceLock<Arc<dyn crate::store::TaskStore>>>,
+    /// The tasks whose work runs in this process now.
+    pub(super) running: Arc<super::running::Running>,
     /// What each 2025 session's client can answer a task's question with.
     #[cfg(feature = "server-http")]
     pub(super) session_asks: crate::store::tasks::SessionAsks,
@@ -248,4 +250,7 @@ pub(super) struct Inner {
     pub(super) searchable: Vec<ToolSpec>,
     /// Whether tool search is on.
     pub(super) tool_search: bool,
+    /// Set when the server stops the calls still running (the end of an HTTP drain's grace):
+    /// a call cancelled from then on was stopped by the server, not by its client.
+    pub(super) stopping: std::sync::atomic::AtomicBool,
 }

@@ -14,6 +14,47 @@ use super::mcp_handler::{McpHandler, stamp_input, to_call_tool_result};
 use super::{elicit, request_state, scope, tasks};
 use crate::envelope::ToolResponse;
 
+/// One `tools/call`, however it was read — by rmcp ([`answer_call`](McpHandler::answer_call))
+/// or by the HTTP room ([`answer_room_call`](McpHandler::answer_room_call)) — made by either,
+/// run by [`run`](McpHandler::run): its tool and arguments, the scope its handler sees, what
+/// cancels it, and a 2026-07-28 call's way to end with `input_required`.
+pub(crate) struct CallEnv<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Option<crate::input::JsonObject>,
+    pub(crate) scope: crate::context::RequestScope,
+    pub(crate) watch: Watch<'a>,
+    /// A 2026-07-28 call's; `None` for a 2025 one.
+    pub(crate) modern: Option<ModernCall<'a>>,
+}
+
+/// What cancels a call and where it is listed for cancellation: its HTTP request (none over
+/// stdio), its JSON-RPC id, its token.
+pub(crate) struct Watch<'a> {
+    #[cfg(feature = "server-http")]
+    pub(crate) parts: Option<&'a axum::http::request::Parts>,
+    pub(crate) id: &'a rmcp::model::RequestId,
+    pub(crate) ct: &'a tokio_util::sync::CancellationToken,
+}
+
+impl<'a> Watch<'a> {
+    /// What rmcp's context says of the request.
+    pub(crate) fn of(context: &'a RequestContext<RoleServer>) -> Self {
+        Watch {
+            #[cfg(feature = "server-http")]
+            parts: context.extensions.get::<axum::http::request::Parts>(),
+            id: &context.id,
+            ct: &context.ct,
+        }
+    }
+}
+
+/// A 2026-07-28 call's era, the elicitor in its scope, and what binds its `input_required`.
+pub(crate) struct ModernCall<'a> {
+    pub(crate) era: Era,
+    pub(crate) elicitor: std::sync::Arc<elicit::ModernElicitor>,
+    pub(crate) bind: Box<dyn FnOnce() -> request_state::Binding + Send + 'a>,
+}
+
 impl McpHandler {
     /// A `tools/call`, for either generation of the protocol.
     pub(crate) async fn answer_call(
@@ -39,15 +80,20 @@ impl McpHandler {
                     false => self.handoff.clone(),
                 });
             }
-            let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
-            #[cfg(feature = "server-http")]
-            let call = crate::mcp::facts::watched(&context, self.principal.as_deref(), call);
-            let response = call.await;
+            let response = self
+                .run(CallEnv {
+                    name: &request.name,
+                    arguments: request.arguments,
+                    scope,
+                    watch: Watch::of(&context),
+                    modern: None,
+                })
+                .await;
             if handing_off && self.handoff.generation() != generation {
                 // Handed off or back: this session's tools changed.
                 let _ = context.peer.notify_tool_list_changed().await;
             }
-            return Ok(to_call_tool_result(response).into());
+            return response;
         }
         // 2026-07-28: the handler may end the call with `input_required` (MRTR).
         let mut scope = scope::request_scope_in_session(&context, threshold);
@@ -114,11 +160,51 @@ impl McpHandler {
         }
         scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
         scope.meta = scope::take_meta(&mut context);
-        let call = std::pin::pin!(self.server.call(&request.name, request.arguments, scope));
+        let bind = move || binding.unwrap_or_else(|| bind(kept.as_ref()));
+        self.run(CallEnv {
+            name: &request.name,
+            arguments: request.arguments,
+            scope,
+            watch: Watch::of(&context),
+            modern: Some(ModernCall {
+                era,
+                elicitor,
+                bind: Box::new(bind),
+            }),
+        })
+        .await
+    }
+
+    /// A `tools/call`, however it was read (by rmcp, or by the HTTP room), run: the
+    /// pipeline in its scope, listed for cancellation once it has to wait (over HTTP), and a
+    /// 2026-07-28 call's end (`input_required` when the handler asks).
+    pub(crate) async fn run(&self, env: CallEnv<'_>) -> Result<CallToolResponse, ErrorData> {
+        let CallEnv {
+            name,
+            arguments,
+            scope,
+            watch,
+            modern,
+        } = env;
+        let call = std::pin::pin!(self.server.call(name, arguments, scope));
         #[cfg(feature = "server-http")]
-        let call = crate::mcp::facts::watched(&context, self.principal.as_deref(), call);
-        let binding = || binding.unwrap_or_else(|| bind(kept.as_ref()));
-        self.modern_outcome(&era, call, &elicitor, binding).await
+        let call = crate::mcp::facts::watched_request(
+            watch.parts,
+            watch.id,
+            watch.ct,
+            self.principal.as_deref(),
+            call,
+        );
+        #[cfg(not(feature = "server-http"))]
+        let _ = watch;
+        match modern {
+            None => Ok(to_call_tool_result(call.await).into()),
+            Some(ModernCall {
+                era,
+                elicitor,
+                bind,
+            }) => self.modern_outcome(&era, call, &elicitor, bind).await,
+        }
     }
 
     /// How a 2026-07-28 call ends, whoever read it (rmcp, or the HTTP room): `call` (the
@@ -213,7 +299,9 @@ impl McpHandler {
         if scope.principal.is_none() {
             scope.principal = self.principal.clone();
         }
-        let span = super::trace::room_call_span(parts, modern.as_ref().map(|(meta, _)| meta));
+        let span = super::trace::call_span(modern.as_ref().map(|(meta, _)| &meta.0.0), |key| {
+            parts.headers.get(key).and_then(|v| v.to_str().ok())
+        });
         // A 2026-07-28 call: its elicitor, which ends it with `input_required` when the
         // handler asks, and its `_meta` in the scope.
         let modern = modern.map(|(meta, threshold)| {
@@ -224,38 +312,41 @@ impl McpHandler {
             scope.elicitor = Some(std::sync::Arc::new(elicitor.clone()));
             let meta = meta.0.0;
             scope.meta = (!meta.is_empty()).then(|| std::sync::Arc::new(meta));
-            (
-                Era::Modern { threshold },
+            let owner = crate::context::ClientKey::of(&scope);
+            let bind = move || {
+                let sent = sent_arguments.and_then(|a| serde_json::from_slice(a).ok());
+                request_state::Binding::of(name, sent.as_ref(), &owner.0)
+                    .signed_with(self.server.request_state_key())
+            };
+            ModernCall {
+                era: Era::Modern { threshold },
                 elicitor,
-                crate::context::ClientKey::of(&scope),
-            )
+                bind: Box::new(bind),
+            }
         });
-        let call = std::pin::pin!(self.server.call(name, arguments, scope));
-        let call = crate::mcp::facts::watched_request(
-            Some(parts),
-            id,
-            &cancellation,
-            self.principal.as_deref(),
-            call,
-        );
-        let Some((era, elicitor, owner)) = modern else {
-            let result = tracing::Instrument::instrument(call, span).await;
-            // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
-            let mut result = rmcp::model::ServerResult::CallToolResult(to_call_tool_result(result));
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
-            return Ok(result);
+        let is_modern = modern.is_some();
+        let env = CallEnv {
+            name,
+            arguments,
+            scope,
+            watch: Watch {
+                parts: Some(parts),
+                id,
+                ct: &cancellation,
+            },
+            modern,
         };
-        let bind = || {
-            let sent = sent_arguments.and_then(|a| serde_json::from_slice(a).ok());
-            request_state::Binding::of(name, sent.as_ref(), &owner.0)
-                .signed_with(self.server.request_state_key())
-        };
-        let outcome = self.modern_outcome(&era, call, &elicitor, bind);
-        let response = tracing::Instrument::instrument(outcome, span).await?;
-        // As rmcp's handler answers a 2026-07-28 peer.
+        let response = tracing::Instrument::instrument(self.run(env), span).await?;
         let mut result = rmcp::model::ServerResult::from(response);
-        result.fill_missing_cache_hints();
+        match is_modern {
+            // As rmcp's handler answers a 2026-07-28 peer.
+            true => result.fill_missing_cache_hints(),
+            // As rmcp's handler answers a 2025 peer: no `resultType`, object output only.
+            false => {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
+        }
         Ok(result)
     }
 }

@@ -147,7 +147,7 @@ impl ServerHandler for McpHandler {
         // over and over, ~80 k instructions of `memcpy` per HTTP request.
         // The request span (disabled, and free, when nothing listens); the stages' are its
         // children.
-        let span = trace::call_span(&context);
+        let span = trace::rmcp_call_span(&context);
         Box::pin(tracing::Instrument::instrument(
             self.answer_call(request, context),
             span,

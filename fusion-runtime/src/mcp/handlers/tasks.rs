@@ -129,7 +129,10 @@ pub(crate) async fn launch(
     let id = record.id.clone();
     let ttl = Duration::from_millis(record.ttl_ms);
     let (server, era, tool) = (server.clone(), era.clone(), tool.to_owned());
+    // Counted while it runs: a function runtime keeps its invocation open until it ends.
+    let running = server.running_tasks().enter();
     tokio::spawn(async move {
+        let _running = running;
         let call = server.call(&tool, arguments, scope);
         let outcome = tokio::select! {
             biased;

@@ -12,50 +12,40 @@ use tracing::field::Empty;
 
 use crate::server::SPANS;
 
-/// The span a `tools/call` runs in: `mcp.request`, with the method; the pipeline records the
-/// tool, the client key and the outcome on it. Disabled (and free) when nothing listens.
-pub(crate) fn call_span(cx: &RequestContext<RoleServer>) -> Span {
-    let span = new_call_span();
-    #[cfg(feature = "otel")]
-    if !span.is_disabled() {
-        #[cfg(feature = "server-http")]
-        let header = |key: &str| {
-            cx.extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|p| p.headers.get(key))
-                .and_then(|v| v.to_str().ok())
-        };
-        #[cfg(not(feature = "server-http"))]
-        let header = |_: &str| None::<&str>;
-        continue_trace(
-            &span,
-            |key| cx.meta.0.get(key).and_then(|v| v.as_str()),
-            header,
-        );
-    }
-    #[cfg(not(feature = "otel"))]
-    let _ = cx;
-    span
-}
-
-/// [`call_span`] of a call rmcp never saw (`http::room`): the trace context of its `_meta`
-/// (a 2026-07-28 call's; a 2025 call the room reads sent none), else of the HTTP request's
-/// headers.
-#[cfg(feature = "server-http")]
-pub(crate) fn room_call_span(
-    parts: &axum::http::request::Parts,
-    meta: Option<&rmcp::model::RequestMetaObject>,
+/// The span a `tools/call` runs in, however it was read (by rmcp, or by the HTTP room):
+/// `mcp.request`, with the method; the pipeline records the tool, the client key and the
+/// outcome on it. It continues the trace context of the request's `_meta` (`meta`), else of
+/// its HTTP headers (`header`). Disabled (and free) when nothing listens.
+pub(crate) fn call_span<'a>(
+    meta: Option<&'a crate::input::JsonObject>,
+    header: impl Fn(&str) -> Option<&'a str>,
 ) -> Span {
     let span = new_call_span();
     #[cfg(feature = "otel")]
     if !span.is_disabled() {
-        let header = |key: &str| parts.headers.get(key).and_then(|v| v.to_str().ok());
-        let meta = |key: &str| meta.and_then(|m| m.0.get(key)).and_then(|v| v.as_str());
+        let meta = |key: &str| meta.and_then(|m| m.get(key)).and_then(|v| v.as_str());
         continue_trace(&span, meta, header);
     }
     #[cfg(not(feature = "otel"))]
-    let _ = (parts, meta);
+    let _ = (meta, header);
     span
+}
+
+/// [`call_span`] of a request rmcp read: its `_meta`, and over HTTP its headers.
+pub(crate) fn rmcp_call_span(cx: &RequestContext<RoleServer>) -> Span {
+    #[cfg(feature = "server-http")]
+    let parts = cx.extensions.get::<axum::http::request::Parts>();
+    call_span(Some(&cx.meta.0), |key: &str| {
+        #[cfg(feature = "server-http")]
+        return parts
+            .and_then(|p| p.headers.get(key))
+            .and_then(|v| v.to_str().ok());
+        #[cfg(not(feature = "server-http"))]
+        {
+            let _ = key;
+            None
+        }
+    })
 }
 
 fn new_call_span() -> Span {

@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::auth::{Auth, AuthMode, METADATA_PATH};
@@ -92,48 +91,50 @@ fn credentials(headers: &HeaderMap) -> Credentials<'_> {
     Credentials::Bearer(token)
 }
 
-/// Serves the metadata, refuses requests the endpoint may not take, and puts the principal
-/// (and its client key) of a valid token into the request's extensions.
-pub(crate) async fn authenticate(
-    State(layer): State<Arc<AuthLayer>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let path = request.uri().path();
-    if layer.metadata_paths.iter().any(|p| p == path) {
-        return metadata(&layer, request.method());
+impl AuthLayer {
+    /// Whether `path` is one of the resource-metadata document's.
+    pub(crate) fn serves_metadata(&self, path: &str) -> bool {
+        self.metadata_paths.iter().any(|p| p == path)
     }
-    match credentials(request.headers()) {
-        Credentials::None if layer.auth.auth_mode() == AuthMode::Optional => {
-            next.run(request).await
-        }
-        Credentials::None => unauthorized(&layer, None),
-        Credentials::Malformed => unauthorized(
-            &layer,
-            Some((
-                "invalid_request",
-                "the Authorization header must be `Bearer <token>`",
+
+    /// The metadata document, as a request with `method` gets it.
+    pub(crate) fn metadata(&self, method: &Method) -> Response {
+        metadata(self, method)
+    }
+
+    /// Refuses a request the endpoint may not take (`401`), or puts the principal of its
+    /// valid token (and its client key) into its extensions.
+    pub(crate) async fn authenticate(&self, request: &mut Request) -> Result<(), Response> {
+        match credentials(request.headers()) {
+            Credentials::None if self.auth.auth_mode() == AuthMode::Optional => Ok(()),
+            Credentials::None => Err(unauthorized(self, None)),
+            Credentials::Malformed => Err(unauthorized(
+                self,
+                Some((
+                    "invalid_request",
+                    "the Authorization header must be `Bearer <token>`",
+                )),
             )),
-        ),
-        Credentials::Bearer(token) => match layer.auth.verifier().verify(token).await {
-            // Whatever the verifier: a blank subject would make its tokens one client.
-            Ok(principal) if principal.subject().trim().is_empty() => unauthorized(
-                &layer,
-                Some(("invalid_token", "the token's subject (`sub`) is empty")),
-            ),
-            Ok(principal) => {
-                tracing::debug!(subject = principal.subject(), "authenticated");
-                request
-                    .extensions_mut()
-                    .insert(ClientKey::new(principal.client_key()));
-                request.extensions_mut().insert(principal);
-                next.run(request).await
-            }
-            Err(e) => {
-                tracing::info!(reason = %e, "refused a bearer token");
-                unauthorized(&layer, Some(("invalid_token", &e.0)))
-            }
-        },
+            Credentials::Bearer(token) => match self.auth.verifier().verify(token).await {
+                // Whatever the verifier: a blank subject would make its tokens one client.
+                Ok(principal) if principal.subject().trim().is_empty() => Err(unauthorized(
+                    self,
+                    Some(("invalid_token", "the token's subject (`sub`) is empty")),
+                )),
+                Ok(principal) => {
+                    tracing::debug!(subject = principal.subject(), "authenticated");
+                    request
+                        .extensions_mut()
+                        .insert(ClientKey::new(principal.client_key()));
+                    request.extensions_mut().insert(principal);
+                    Ok(())
+                }
+                Err(e) => {
+                    tracing::info!(reason = %e, "refused a bearer token");
+                    Err(unauthorized(self, Some(("invalid_token", &e.0))))
+                }
+            },
+        }
     }
 }
 

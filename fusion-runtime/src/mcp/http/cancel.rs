@@ -11,8 +11,8 @@
 //! - sends it in a live session for a call answered without rmcp's worker (see
 //!   `room`): rmcp does not know the call.
 //!
-//! [`layer`] wraps the rmcp service: it takes the request's [`Exchange`] from its
-//! [`RequestFacts`] (the guard step makes both; the handler finds them in the request's
+//! [`Cancelling`] is the step: it takes the request's [`Exchange`] from its [`RequestFacts`]
+//! (the endpoint makes both; the handler finds them in the request's
 //! `http::request::Parts`), cancels the calls attached to it when the response is dropped
 //! before its end, and handles the two messages above. The handler attaches each call with [`watch`](crate::mcp::facts::watch);
 //! the calls are listed by owner in [`Calls`].
@@ -168,102 +168,115 @@ impl Drop for GuardedBody {
     }
 }
 
-/// The cancellation step of the HTTP endpoint (see the module's documentation): runs
-/// `next` (rmcp) on `request`, after the steps that insert the `ClientKey` it reads.
-pub(crate) async fn layer<F, Fut>(calls: &Arc<Calls>, request: Request, next: F) -> Response
-where
-    F: FnOnce(Request) -> Fut,
-    Fut: Future<Output = Response>,
-{
-    let (mut parts, body) = request.into_parts();
-    let (exchange, session, client) = match parts.extensions.get_mut::<RequestFacts>() {
-        // The guard step's facts, with the exchange it made (or one made here).
-        Some(facts) => (
-            facts
-                .exchange
-                .get_or_insert_with(|| Exchange::new(calls.clone()))
-                .clone(),
-            facts.session.clone(),
-            facts.client.clone(),
-        ),
-        // Served without the guard step, which writes them.
-        None => {
-            let mut facts = RequestFacts::read(&parts);
-            let exchange = Exchange::new(calls.clone());
-            facts.exchange = Some(exchange.clone());
-            let read = (exchange, facts.session.clone(), facts.client.clone());
-            parts.extensions.insert(facts);
-            read
-        }
-    };
-    let mut guard = GoneGuard {
-        exchange: Some(exchange),
-    };
-    let is_session_post = parts.method == Method::POST && session.is_some();
+/// The cancellation step of one request (see the module's documentation): made from the
+/// request's facts ([`new`](Self::new)), it reads a `notifications/cancelled` before the
+/// route ([`read`](Self::read)), and after it cancels what that message (or a session's
+/// `DELETE`) named and guards the answer's body ([`end`](Self::end)).
+pub(crate) struct Cancelling {
+    calls: Arc<Calls>,
+    guard: GoneGuard,
+    session: Option<Arc<str>>,
+    client: crate::context::ClientKey,
+    /// What to cancel once the route accepted the request: an owner's call, or all its calls.
+    after: Option<(Owner, Option<RequestId>)>,
+    is_session_post: bool,
+}
 
-    let mut after = None;
-    // A live session's `notifications/cancelled` (the check read it, see `Passed`) may name
-    // a call answered without rmcp, which rmcp does not know to cancel.
-    let session_cancels =
-        session.is_some() && parts.extensions.get::<Passed>().is_some_and(|p| p.cancels);
-    let body = if parts.method == Method::POST
-        && (session_cancels || (session.is_none() && may_cancel(&parts, &body)))
-    {
-        let Ok(bytes) = read_bounded(body, MAX_INSPECTED_BODY).await else {
-            guard.disarm();
-            return StatusCode::BAD_REQUEST.into_response();
-        };
-        if let Some(id) = cancelled_request(&bytes) {
-            let owner = match &session {
-                Some(session) => Owner::Session(session.clone()),
-                None => Owner::Client(client),
-            };
-            after = Some((owner, Some(id)));
-        }
-        Body::from(bytes)
-    } else {
-        if parts.method == Method::DELETE
-            && let Some(session) = session
-        {
-            after = Some((Owner::Session(session), None));
-        }
-        body
-    };
-
-    let response = next(Request::from_parts(parts, body)).await;
-    if let Some((owner, id)) = after {
-        let accepted = match id {
-            Some(_) => response.status() == StatusCode::ACCEPTED,
-            None => response.status().is_success(),
-        };
-        if accepted {
-            let n = calls.cancel(&owner, id.as_ref());
-            tracing::debug!(?owner, ?id, cancelled = n, "cancelled from another request");
+impl Cancelling {
+    /// The step for the request whose `facts` (with their exchange) the endpoint just made.
+    pub(crate) fn new(facts: &RequestFacts, calls: &Arc<Calls>) -> Self {
+        Cancelling {
+            calls: Arc::clone(calls),
+            guard: GoneGuard {
+                exchange: facts.exchange.clone(),
+            },
+            session: facts.session.clone(),
+            client: facts.client.clone(),
+            after: None,
+            is_session_post: facts.post && facts.session.is_some(),
         }
     }
-    let is_sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    let inject = match is_session_post && is_sse {
-        true => guard.exchange.clone(),
-        false => {
-            if let Some(exchange) = &guard.exchange {
-                exchange.end();
+
+    /// Reads a `notifications/cancelled` the request may carry (a session's that the check
+    /// read, see [`Passed`]; a session-less one, sniffed), and notes a session's `DELETE`;
+    /// the request goes on whole, or a body that failed is `400`.
+    pub(crate) async fn read(mut self, request: Request) -> Result<(Request, Self), Response> {
+        let (parts, body) = request.into_parts();
+        // A live session's `notifications/cancelled` (the check read it, see `Passed`) may
+        // name a call answered without rmcp, which rmcp does not know to cancel.
+        let session_cancels =
+            self.session.is_some() && parts.extensions.get::<Passed>().is_some_and(|p| p.cancels);
+        let body = if parts.method == Method::POST
+            && (session_cancels || (self.session.is_none() && may_cancel(&parts, &body)))
+        {
+            let Ok(bytes) = read_bounded(body, MAX_INSPECTED_BODY).await else {
+                self.guard.disarm();
+                return Err(StatusCode::BAD_REQUEST.into_response());
+            };
+            if let Some(id) = cancelled_request(&bytes) {
+                let owner = match &self.session {
+                    Some(session) => Owner::Session(session.clone()),
+                    None => Owner::Client(self.client.clone()),
+                };
+                self.after = Some((owner, Some(id)));
             }
-            None
-        }
-    };
-    response.map(|body| {
-        Body::new(GuardedBody {
-            body,
+            Body::from(bytes)
+        } else {
+            if parts.method == Method::DELETE
+                && let Some(session) = &self.session
+            {
+                self.after = Some((Owner::Session(session.clone()), None));
+            }
+            body
+        };
+        Ok((Request::from_parts(parts, body), self))
+    }
+
+    /// The route's `response`: what the request named cancelled if the route accepted it, and
+    /// the body guarded (the calls attached to the exchange are cancelled if it is dropped
+    /// before its end; a session call's SSE stream carries the events queued for it).
+    pub(crate) fn end(self, response: Response) -> Response {
+        let Cancelling {
+            calls,
             guard,
-            inject,
-            stashed: None,
-            inner_done: false,
+            after,
+            is_session_post,
+            ..
+        } = self;
+        if let Some((owner, id)) = after {
+            let accepted = match id {
+                Some(_) => response.status() == StatusCode::ACCEPTED,
+                None => response.status().is_success(),
+            };
+            if accepted {
+                let n = calls.cancel(&owner, id.as_ref());
+                tracing::debug!(?owner, ?id, cancelled = n, "cancelled from another request");
+            }
+        }
+        let is_sse = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let inject = match is_session_post && is_sse {
+            true => guard.exchange.clone(),
+            false => {
+                if let Some(exchange) = &guard.exchange {
+                    exchange.end();
+                }
+                None
+            }
+        };
+        response.map(|body| {
+            Body::new(GuardedBody {
+                body,
+                guard,
+                inject,
+                stashed: None,
+                inner_done: false,
+            })
         })
-    })
+    }
 }
 
 /// Whether a session-less POST may be a `notifications/cancelled` worth reading first. A body

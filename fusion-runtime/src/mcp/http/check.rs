@@ -1,12 +1,12 @@
 //! The HTTP side of [`jsonrpc`]: a step in front of rmcp's streamable
-//! HTTP service, behind the [`door`](super::door) (it runs only with the door's [`Cleared`]).
+//! HTTP service, behind the [`door`](super::door) (it runs only with the door's [`Cleared`]),
+//! called by the endpoint's [`steps`](super::steps) in order: [`check`] before the route,
+//! [`Checked::finish`] on its answer.
 //! A POST body is read once, bounded, and checked; what the framework answers
 //! itself (a body that is not JSON, not a JSON-RPC message, a batch: `400`; a `tools/call`
 //! with an unusable name or arguments: an `isError` result) never reaches rmcp. Every error
 //! rmcp answers in plain text (`406`, `415`, `413`, `404`, `405`, …) keeps its status and gets
 //! a JSON-RPC error body ([`rewrite`](super::rewrite)).
-
-use std::sync::Arc;
 
 use axum::body::{Body, HttpBody};
 use axum::extract::Request;
@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use super::body::read_bounded;
 use super::door::Cleared;
-use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
-use super::rewrite::{Read, answer_with_status, json_errors, reply};
-use super::room::{self, Listing, LiveSessions, Plain, PlainKind};
+use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
+use super::rewrite::{Read, answer_with_status, json_errors, reply, too_large};
+use super::room::{Plain, PlainKind, RoomRoute, Taken};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
@@ -27,16 +27,10 @@ use crate::server::Server;
 /// What the JSON-RPC step needs, made once per endpoint.
 pub(crate) struct JsonRpcStep {
     pub(crate) server: Server,
-    /// The allowed hosts, as rmcp reads them.
-    pub(crate) allowed_hosts: AllowedHosts,
     /// The body cap ([`HttpOptions::max_body_bytes`](super::HttpOptions::max_body_bytes)).
     pub(crate) max_body_bytes: usize,
-    /// Whether plain calls go to the [`room`] (the switch, on a server that hands nothing off).
-    pub(crate) plain_calls: bool,
-    /// Whether the endpoint keeps sessions: a 2025 session's call is left to rmcp's parse,
-    /// unless its session is live (`live`: the sessions whose plain calls skip rmcp's worker).
-    pub(crate) sessions: bool,
-    pub(crate) live: Option<Arc<LiveSessions>>,
+    /// Which requests are the [`room`]'s: the room decides.
+    pub(crate) room: RoomRoute,
 }
 
 /// Where the check sends a request it passed on: decided once, here.
@@ -49,36 +43,42 @@ pub(crate) enum Route {
     Room(Box<Plain>),
 }
 
-/// The JSON-RPC step of the HTTP endpoint: checks `request`, which the door `cleared`, then
-/// runs `next` (the steps after it, then the route it decided: rmcp or the room) on it unless
-/// the framework answers itself.
-pub(crate) async fn guard<F, Fut>(
-    guard: &JsonRpcStep,
-    cleared: Cleared,
-    request: Request,
-    next: F,
-) -> Response
-where
-    F: FnOnce(Request, Route) -> Fut,
-    Fut: Future<Output = Response>,
-{
-    // One `await` of `next`, after the check's: the two futures share their place in this
-    // one's state (it is moved on every request).
-    match check(guard, &cleared, request).await {
-        Ok((request, read, route)) => {
-            // Only a server with task actions edits a 2025-11-25 answer.
-            let advertise = read
-                .bytes()
-                .filter(|_| guard.server.has_tasks())
-                .and_then(|bytes| super::tasks_2025::advertising(&guard.server, &request, bytes));
-            let response = json_errors(next(request, route).await, read, &guard.server).await;
-            match advertise {
-                Some(advertise) => advertise.apply(response),
-                None => response,
-            }
+/// What the check keeps for the way back: what it read of the request, and, on a server with
+/// task actions, how a 2025-11-25 answer is to advertise them.
+pub(crate) struct Checked {
+    read: Read,
+    advertise: Option<super::tasks_2025::Advertise>,
+}
+
+impl Checked {
+    /// The route's `response` as the endpoint answers it: rmcp's plain-text refusals as
+    /// JSON-RPC errors ([`json_errors`]), a 2025-11-25 answer advertising the tasks.
+    pub(crate) async fn finish(self, response: Response, server: &Server) -> Response {
+        let response = json_errors(response, self.read, server).await;
+        match self.advertise {
+            Some(advertise) => advertise.apply(response),
+            None => response,
         }
-        Err(answer) => answer,
     }
+}
+
+/// The JSON-RPC step of the HTTP endpoint: checks `request`, which the door `cleared`: the
+/// request to pass on, the route it takes and what the way back needs; or the framework's
+/// own answer.
+pub(crate) async fn check(
+    step: &JsonRpcStep,
+    cleared: &Cleared,
+    request: Request,
+) -> Result<(Request, Route, Checked), Response> {
+    // Only a server with task actions answers 2025-11-25 task methods and edits a 2025-11-25
+    // answer.
+    let tasks = step.server.has_tasks();
+    let (request, read, route) = read(step, cleared, request, tasks).await?;
+    let advertise = read
+        .bytes()
+        .filter(|_| tasks)
+        .and_then(|bytes| super::tasks_2025::advertising(&step.server, &request, bytes));
+    Ok((request, route, Checked { read, advertise }))
 }
 
 /// The request to pass on, what the check read of it ([`Read`]) and its [`Route`]; or the
@@ -88,17 +88,19 @@ where
 /// looked at only when the framework would answer: a request rmcp refuses for them goes on
 /// to rmcp, which answers with the status the MCP transport asks for (`406`, `403`), as it
 /// would had the framework never read the body. A request that passes needs no look at them.
-async fn check(
+async fn read(
     guard: &JsonRpcStep,
     cleared: &Cleared,
     request: Request,
+    tasks: bool,
 ) -> Result<(Request, Read, Route), Response> {
     if request.method() != Method::POST || !is_json(request.headers()) {
         // rmcp refuses these (`415`) or reads no body.
         return pass_unread(request, &guard.server);
     }
     let rmcp_reads =
-        |headers: &HeaderMap| accepts_json_and_sse(headers) && guard.allowed_hosts.allow(headers);
+        // (Its `Host` passed the door, which checks it as rmcp does.)
+        |headers: &HeaderMap| accepts_json_and_sse(headers);
     let max = guard.max_body_bytes;
     // The body's length as its `Content-Length` declared it (hyper parsed it).
     if request.body().size_hint().lower() > max as u64 {
@@ -139,7 +141,8 @@ async fn check(
         .and_then(|v| v.to_str().ok())
         .is_some_and(crate::mcp::handlers::era::is_modern_version);
     // A 2026-07-28 request has no session.
-    let session_call = guard.sessions && parts.headers.contains_key(&SESSION_HEADER) && !modern;
+    let session_call =
+        guard.room.sessions && parts.headers.contains_key(&SESSION_HEADER) && !modern;
     // The hot path: a plain `tools/call`, read by `serde`'s derive (`plain_call`); anything
     // else by the probe. Whatever the headers: a plain call is one the probe passes too (or
     // one `serde_json` refuses, which rmcp's parse does too, answered as the probe would),
@@ -149,38 +152,34 @@ async fn check(
     // session's call probed, unless its session may be live (see `room`): then its plain
     // call is answered without rmcp, and its `notifications/cancelled` reaches the calls
     // answered so.
-    let mut kind = PlainKind::Stateless;
-    let mut cancels = None;
     let checked = match (modern, session_call) {
-        (true, _) => Ok(match modern_read(guard, &parts.headers, &bytes) {
-            Some(call) => {
-                kind = PlainKind::Modern;
-                (None, Some(call))
-            }
-            None => (None, None),
-        }),
-        (false, true) => Ok(match live_read(guard, &parts.headers, &bytes) {
-            Some(LiveRead::Call(passed, call, threshold)) => {
-                kind = PlainKind::Session(threshold);
-                let call = passed.id.clone().map(|id| (id, call));
-                (Some(passed), call)
-            }
-            Some(LiveRead::Cancels(passed)) => {
-                cancels = Some(passed);
-                (None, None)
-            }
-            None => (None, None),
-        }),
         (false, false) => match jsonrpc::plain_call(&bytes) {
             Some((passed, call)) => {
-                let call = passed.id.clone().map(|id| (id, call));
-                Ok((Some(passed), call))
+                let call = passed.id.clone().map(|id| (id, call, PlainKind::Stateless));
+                Ok(Taken {
+                    passed: Some(passed),
+                    call,
+                    cancels: None,
+                })
             }
-            None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| (Some(passed), None)),
+            None => jsonrpc::check_body(&bytes, &guard.server).map(|passed| Taken {
+                passed: Some(passed),
+                ..Taken::default()
+            }),
         },
+        _ => Ok(guard
+            .room
+            .unprobed(modern, &parts.headers, &bytes, &guard.server)),
     };
-    let (mut parts, passed, call) = match checked {
-        Ok((passed, call)) => (parts, passed, call),
+    let (
+        mut parts,
+        Taken {
+            passed,
+            call,
+            cancels,
+        },
+    ) = match checked {
+        Ok(taken) => (parts, taken),
         Err(_) if !rmcp_reads(&parts.headers) => {
             let request = Request::from_parts(parts, Body::from(bytes));
             return Ok((request, Read::Unread, Route::Rmcp));
@@ -191,7 +190,7 @@ async fn check(
     // only; the message is parsed again only for a 2025-11-25 request that names a task, or
     // any call when an action runs only as a task). They are the framework's to answer, so a
     // session's, left unprobed above, is checked first.
-    let tasks = guard.server.has_tasks()
+    let tasks = tasks
         && parts
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
@@ -231,22 +230,19 @@ async fn check(
             bytes: bytes.clone(),
         },
     };
-    // A plain call that rmcp would take straight to its handler is the room's: a live
-    // session's (its headers passed in `live_read`), a 2026-07-28 one (`modern_read`), or a
-    // stateless endpoint's.
-    let stateless_plain = || {
-        guard.plain_calls
-            && !guard.sessions
-            && room::legacy_headers_pass(&parts.headers, &guard.allowed_hosts, false)
-    };
     if call.is_none() && jsonrpc::cursor_not_a_string(&bytes) {
         // Answered by the list's handler, after rmcp's checks (see `CursorNotAString`).
         parts
             .extensions
             .insert(crate::mcp::handlers::CursorNotAString);
     }
+    // A plain call that rmcp would take straight to its handler is the room's: a live
+    // session's, a 2026-07-28 one (the room took them above), or a stateless endpoint's.
     let route = match call {
-        Some((id, call)) if !matches!(kind, PlainKind::Stateless) || stateless_plain() => {
+        Some((id, call, kind))
+            if !matches!(kind, PlainKind::Stateless)
+                || guard.room.takes_stateless(&parts.headers) =>
+        {
             Route::Room(Box::new(Plain {
                 bytes: bytes.clone(),
                 call,
@@ -257,59 +253,6 @@ async fn check(
         _ => Route::Rmcp,
     };
     Ok((Request::from_parts(parts, Body::from(bytes)), read, route))
-}
-
-/// What the check reads of a live session's message.
-enum LiveRead {
-    /// A plain call the session may have answered without rmcp now (it is fresh), at the
-    /// session's log level.
-    Call(
-        jsonrpc::Passed,
-        jsonrpc::PlainCall,
-        crate::context::LogThreshold,
-    ),
-    /// A `notifications/cancelled`: the calls it names may have been answered so.
-    Cancels(jsonrpc::Passed),
-}
-
-/// A session's message read, only when its session is listed live (a session that is not is
-/// left unprobed, as any) and its headers are ones rmcp passes with nothing to refuse.
-/// `None`: the message goes to rmcp unprobed.
-fn live_read(guard: &JsonRpcStep, headers: &HeaderMap, bytes: &[u8]) -> Option<LiveRead> {
-    let id = headers.get(&SESSION_HEADER)?.to_str().ok()?;
-    let listing = guard.live.as_ref()?.listing(id)?;
-    if !room::legacy_headers_pass(headers, &guard.allowed_hosts, true) {
-        return None;
-    }
-    if let Listing::Fresh(threshold) = listing
-        && let Some((passed, call)) = jsonrpc::plain_call(bytes)
-    {
-        return Some(LiveRead::Call(passed, call, threshold));
-    }
-    // Only a cancellation is read further.
-    if !super::body::mentions(bytes, b"\"notifications/cancelled\"") {
-        return None;
-    }
-    let passed = jsonrpc::check_body(bytes, &guard.server).ok()?;
-    passed.cancels.then_some(LiveRead::Cancels(passed))
-}
-
-/// A 2026-07-28 request's body read as a plain call, when the room may answer it: with
-/// headers rmcp passes as they are (looked at first: the body is read only for a request
-/// that may be the room's) and an `Mcp-Name` that is the call's tool, on either endpoint
-/// (rmcp serves the revision statelessly on both). `None`: the request goes to rmcp unread.
-fn modern_read(
-    guard: &JsonRpcStep,
-    headers: &HeaderMap,
-    bytes: &[u8],
-) -> Option<(rmcp::model::RequestId, jsonrpc::PlainCall)> {
-    if !guard.plain_calls {
-        return None;
-    }
-    let named = room::modern_headers_pass(headers, &guard.allowed_hosts)?;
-    let (passed, call) = jsonrpc::modern_call(bytes)?;
-    let name = bytes.get(call.name.clone())?;
-    (name == named.as_bytes()).then_some((passed.id?, call))
 }
 
 /// A `tools/call` that rmcp's parse could not read, in a body the check left to it (a
@@ -366,15 +309,4 @@ fn unsupported_version(
         data,
     );
     Some(reply(StatusCode::BAD_REQUEST, &answer))
-}
-
-fn too_large(max: usize) -> Response {
-    reply(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        &Reply::error(
-            None,
-            ErrorCode::INVALID_REQUEST,
-            format!("Invalid Request: the body exceeds {max} bytes"),
-        ),
-    )
 }

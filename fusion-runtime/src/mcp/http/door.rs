@@ -8,23 +8,47 @@
 //! - `Host` (DNS rebinding): a `Host` that is not valid text or not an authority is `400`; one
 //!   the allowed hosts do not name is `403 Forbidden: Host header is not allowed`;
 //! - `Origin`: present and not an allowed origin (or malformed) is `403`;
-//! - the session a 2025 request names, on an endpoint that keeps sessions: it must be live
-//!   and opened by the same client (principal, or address without a token), else `404
-//!   Not Found: Session not found` — the same answer whether the id is made up, closed,
-//!   expired or another client's, so the answer tells nothing of other clients' sessions.
-//!   A request naming no session, a 2026-07-28 request (that revision has no sessions) and
-//!   any request to a stateless endpoint go on with no session: a session id is honoured only
-//!   once the door has found it live and the caller's.
+//! - `Host` and `Origin` each at most once (RFC 9112 §3.2: two `Host` headers are `400`); the
+//!   host of an absolute-form target (`POST http://host/mcp`) is the one checked, whatever
+//!   `Host` says (RFC 9112 §3.2.2);
+//! - the session a request names, on an endpoint that keeps sessions, whenever rmcp would
+//!   route the request into that session: it must be live and opened by the same client
+//!   (principal, or address without a token), else `404 Not Found: Session not found` — the
+//!   same answer whether the id is made up, closed, expired or another client's, so the
+//!   answer tells nothing of other clients' sessions. A request naming no session, one rmcp
+//!   serves without a session whatever id it names, and any request to a stateless endpoint
+//!   go on with no session: a session id is honoured only once the door has found it live
+//!   and the caller's.
+//!
+//! Which requests rmcp 3.11 routes into the session `mcp-session-id` names (its
+//! `is_legacy_request`, on an endpoint with sessions; `tests/tests/door_vs_rmcp.rs` holds the door
+//! to this table against rmcp's own `StreamableHttpService`):
+//!
+//! | method | `MCP-Protocol-Version` | message | into the session |
+//! |---|---|---|---|
+//! | `POST` | none, or before 2026-07-28 | any | yes (`initialize` too: it re-initializes it) |
+//! | `POST` | 2026-07-28 or later | `initialize` | **yes**: an `initialize` is legacy whatever version it names |
+//! | `POST` | 2026-07-28 or later | anything else | no: served statelessly, the id ignored |
+//! | `GET`, `DELETE` | none, or before 2026-07-28 | — | yes (its stream; its end) |
+//! | `GET`, `DELETE` | 2026-07-28 or later | — | no (`405`, or a stateless replay) |
+//! | any other | any | — | no (`405`) |
+//!
+//! So a `POST` with a 2026-07-28 header that names a session is the one request whose body
+//! the door reads (bounded in size and time, parsed as rmcp parses it): only there does the
+//! body decide.
 //!
 //! The protocol version a request names is checked next, by the JSON-RPC step, still before
 //! any route.
 //!
-//! Reads: the request's `Host`, `Origin`, `MCP-Protocol-Version`, `mcp-session-id`, the
-//! client's key; for a refused session, the body (bounded), only for the id its answer
-//! carries. Writes: [`Cleared`] (the session, if any), or the refusal.
+//! Reads: the request's target, `Host`, `Origin`, `MCP-Protocol-Version`, `mcp-session-id`,
+//! the client's key; the body (bounded) of a 2026-07-28 `POST` naming a session, and of a
+//! refused session's, for the id its answer carries. Writes: [`Cleared`] (the session, if
+//! any), or the refusal.
 
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures::future::BoxFuture;
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -33,11 +57,12 @@ use axum::response::Response;
 
 use super::body::read_bounded;
 use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, HostFault, is_json};
-use super::rewrite::{Read, json_errors};
-use super::sessions::CappedSessions;
+use super::rewrite::{Read, body_timed_out, json_errors, too_large};
+use super::sessions::{Admission, CappedSessions, Refusal};
 use crate::context::ClientKey;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::era::is_modern_version;
+use crate::mcp::jsonrpc::{Reply, SERVER_ERROR};
 use crate::server::Server;
 
 /// What the door needs, made once per endpoint.
@@ -53,24 +78,59 @@ pub(crate) struct Door {
     pub(crate) body_timeout: Duration,
 }
 
+/// A request through the door, with its [`Cleared`].
+pub(crate) type Passed = (Request, Cleared);
+
 /// A request that passed the door, and the session it may act in: the only way to a route.
 #[derive(Debug)]
 pub(crate) struct Cleared {
     session: Option<Arc<str>>,
+    /// A request that may open a session (a `POST` naming none, on an endpoint that keeps
+    /// sessions): its admission, which the session caps answer while rmcp opens it.
+    admission: Option<Arc<Admission>>,
 }
 
 impl Cleared {
     /// The session the request acts in: live, and opened by the same client. `None` for a
-    /// stateless endpoint, a 2026-07-28 request, or a request that names none.
+    /// stateless endpoint, a request rmcp serves without a session, or one that names none.
     pub(crate) fn session(&self) -> Option<&Arc<str>> {
         self.session.as_ref()
+    }
+
+    /// The admission of a request that may open a session.
+    pub(crate) fn admission(&self) -> Option<Arc<Admission>> {
+        self.admission.clone()
     }
 
     /// A request cleared with no session, for the step tests of the routes behind the door.
     #[cfg(test)]
     pub(crate) fn sessionless() -> Self {
-        Cleared { session: None }
+        Cleared {
+            session: None,
+            admission: None,
+        }
     }
+}
+
+/// What decides whether a request acts in the session it names (see the module's table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SessionRule {
+    /// None to check: no session named, a stateless endpoint, or one rmcp serves without it.
+    None,
+    /// rmcp routes it into the session: it must be the caller's.
+    Check,
+    /// A 2026-07-28 `POST` naming a session: its body decides (an `initialize` goes in).
+    ByBody,
+}
+
+/// Whether rmcp reads `bytes` as an `initialize` request (its own parse of a message).
+fn rmcp_reads_initialize(bytes: &[u8]) -> bool {
+    use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+    matches!(
+        serde_json::from_slice::<ClientJsonRpcMessage>(bytes),
+        Ok(ClientJsonRpcMessage::Request(request))
+            if matches!(request.request, ClientRequest::InitializeRequest(_))
+    )
 }
 
 /// Why the door refused a request.
@@ -96,6 +156,15 @@ impl Fault {
             Fault::Host(HostFault::Missing) => {
                 (StatusCode::BAD_REQUEST, "Bad Request: missing Host header")
             }
+            // Not rmcp's: it reads the first of several (RFC 9112 §3.2 asks for 400).
+            Fault::Host(HostFault::Repeated) => (
+                StatusCode::BAD_REQUEST,
+                "Bad Request: more than one Host header",
+            ),
+            Fault::Origin(OriginFault::Repeated) => (
+                StatusCode::BAD_REQUEST,
+                "Bad Request: more than one Origin header",
+            ),
             Fault::Host(HostFault::NotAllowed) => (
                 StatusCode::FORBIDDEN,
                 "Forbidden: Host header is not allowed",
@@ -117,43 +186,144 @@ impl Fault {
 }
 
 impl Door {
-    /// Checks `request` from `client`: [`Cleared`], or the fault.
-    pub(crate) fn inspect(&self, client: &ClientKey, request: &Request) -> Result<Cleared, Fault> {
+    /// Passes `request` from `client` through the door: the request and its [`Cleared`]
+    /// at once, or (to refuse it, or to read the body of the one request whose body decides)
+    /// the future of either that or the answer that refuses it — boxed: the steps' future,
+    /// moved on every request, holds none of the rare paths' state.
+    pub(crate) fn pass<'a>(
+        &'a self,
+        client: &'a ClientKey,
+        request: Request,
+    ) -> Result<Passed, BoxFuture<'a, Result<Passed, Response>>> {
+        let fault = match self.inspect(&request) {
+            Ok(SessionRule::None) => {
+                let admission = self.admission(client, &request);
+                let cleared = Cleared {
+                    session: None,
+                    admission,
+                };
+                return Ok((request, cleared));
+            }
+            Ok(SessionRule::Check) => match self.owned(client, request.headers()) {
+                Ok(session) => {
+                    let cleared = Cleared {
+                        session: Some(session),
+                        admission: None,
+                    };
+                    return Ok((request, cleared));
+                }
+                Err(fault) => fault,
+            },
+            Ok(SessionRule::ByBody) => return Err(Box::pin(self.by_body(client, request))),
+            Err(fault) => fault,
+        };
+        Err(Box::pin(
+            async move { Err(self.refuse(fault, request).await) },
+        ))
+    }
+
+    /// A 2026-07-28 `POST` naming a session: read (bounded), then into the session's check
+    /// when rmcp reads an `initialize`.
+    async fn by_body(&self, client: &ClientKey, request: Request) -> Result<Passed, Response> {
+        let (parts, body) = request.into_parts();
+        let read =
+            tokio::time::timeout(self.body_timeout, read_bounded(body, self.max_body_bytes)).await;
+        let bytes = match read {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(Some(()))) => return Err(too_large(self.max_body_bytes)),
+            Ok(Err(None)) | Err(_) => return Err(body_timed_out()),
+        };
+        let initialize = rmcp_reads_initialize(&bytes);
+        let request = Request::from_parts(parts, Body::from(bytes));
+        let session = match initialize {
+            false => None,
+            true => match self.owned(client, request.headers()) {
+                Ok(session) => Some(session),
+                Err(fault) => return Err(self.refuse(fault, request).await),
+            },
+        };
+        let cleared = Cleared {
+            session,
+            admission: None,
+        };
+        Ok((request, cleared))
+    }
+
+    /// The admission of a request that may open a session: only a `POST` naming none, on an
+    /// endpoint that keeps sessions, can make rmcp open one.
+    fn admission(&self, client: &ClientKey, request: &Request) -> Option<Arc<Admission>> {
+        (self.sessions.is_some()
+            && request.method() == Method::POST
+            && !request.headers().contains_key(&SESSION_HEADER))
+        .then(|| Admission::new(client.0.clone()))
+    }
+
+    /// The answer to a request whose session the caps refused to open (once rmcp tried),
+    /// in place of rmcp's: HTTP 503 (server full) or 429 (this client holds its maximum), a
+    /// JSON-RPC error body and `Retry-After`.
+    pub(crate) fn refused(&self, admission: &Admission) -> Option<Response> {
+        let (status, message) = match admission.refusal()? {
+            Refusal::ServerFull(n) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "The server holds its maximum of {n} live MCP sessions; retry later, or close \
+                     sessions you no longer use (HTTP DELETE with their mcp-session-id)"
+                ),
+            ),
+            Refusal::ClientFull(n) => (
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "This client already holds {n} live MCP sessions, the most one client may; \
+                     reuse one, or close one you no longer use (HTTP DELETE with its mcp-session-id)"
+                ),
+            ),
+        };
+        let body = Reply::error(None, SERVER_ERROR, message).to_json();
+        let mut response = Response::new(Body::from(body));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        headers.insert(header::RETRY_AFTER, header::HeaderValue::from_static("30"));
+        Some(response)
+    }
+
+    /// The door's checks that need no body: the fault, or what decides the session.
+    fn inspect(&self, request: &Request) -> Result<SessionRule, Fault> {
         let headers = request.headers();
         self.hosts
             .verdict(request.uri(), headers)
             .map_err(Fault::Host)?;
         self.origins.verdict(headers).map_err(Fault::Origin)?;
-        let session = self.session(client, request.method(), headers)?;
-        Ok(Cleared { session })
+        Ok(self.session_rule(request.method(), headers))
     }
 
-    /// The session a request acts in, checked: see the module's doc.
-    fn session(
-        &self,
-        client: &ClientKey,
-        method: &Method,
-        headers: &HeaderMap,
-    ) -> Result<Option<Arc<str>>, Fault> {
-        let Some(sessions) = &self.sessions else {
-            return Ok(None);
-        };
-        let Some(id) = headers.get(&SESSION_HEADER) else {
-            return Ok(None);
-        };
-        // A 2026-07-28 request has no session (rmcp serves it without one); a `DELETE` ends
-        // one whatever version it names.
+    /// Whether rmcp routes a request into the session it names: see the module's table.
+    fn session_rule(&self, method: &Method, headers: &HeaderMap) -> SessionRule {
+        if self.sessions.is_none() || !headers.contains_key(&SESSION_HEADER) {
+            return SessionRule::None;
+        }
         let modern = headers
             .get(&HEADER_PROTOCOL_VERSION)
             .and_then(|v| v.to_str().ok())
             .is_some_and(is_modern_version);
-        if modern && method != Method::DELETE {
-            return Ok(None);
+        match *method {
+            Method::POST if modern => SessionRule::ByBody,
+            Method::POST | Method::GET | Method::DELETE if !modern => SessionRule::Check,
+            _ => SessionRule::None,
         }
-        // Exactly one id, text, live and this client's.
-        let one = headers.get_all(&SESSION_HEADER).iter().count() == 1;
-        match id.to_str() {
-            Ok(id) if one && sessions.owned_by(id.as_bytes(), &client.0) => Ok(Some(id.into())),
+    }
+
+    /// The session `headers` name: exactly one id, text, live and `client`'s.
+    fn owned(&self, client: &ClientKey, headers: &HeaderMap) -> Result<Arc<str>, Fault> {
+        let Some(sessions) = &self.sessions else {
+            return Err(Fault::Session);
+        };
+        let mut ids = headers.get_all(&SESSION_HEADER).iter();
+        match (ids.next().map(|id| id.to_str()), ids.next()) {
+            (Some(Ok(id)), None) if sessions.owned_by(id.as_bytes(), &client.0) => Ok(id.into()),
             _ => {
                 tracing::warn!(
                     client = client.0.as_str(),
@@ -199,6 +369,8 @@ impl Door {
 /// Why an `Origin` was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum OriginFault {
+    /// More than one `Origin` (RFC 6454 §7.2: one origin, or `null`).
+    Repeated,
     Encoding,
     Malformed,
     NotAllowed,
@@ -251,9 +423,13 @@ impl AllowedOrigins {
     }
 
     fn verdict(&self, headers: &HeaderMap) -> Result<(), OriginFault> {
-        let Some(value) = headers.get(header::ORIGIN) else {
+        let mut origins = headers.get_all(header::ORIGIN).iter();
+        let Some(value) = origins.next() else {
             return Ok(());
         };
+        if origins.next().is_some() {
+            return Err(OriginFault::Repeated);
+        }
         let text = value.to_str().map_err(|_| OriginFault::Encoding)?;
         let origin = origin(text).ok_or(OriginFault::Malformed)?;
         let allowed = self.entries.iter().any(|entry| match (entry, &origin) {

@@ -1,6 +1,6 @@
-//! What the JSON-RPC step and the plain call read of a request's headers: the ones rmcp
-//! checks itself (`Content-Type`, `Accept`, `Host` against the allowed hosts, read as rmcp
-//! reads them) and the protocol version's.
+//! What the door, the JSON-RPC step and the plain call read of a request's headers: the ones
+//! rmcp checks itself (`Content-Type`, `Accept`, `Host` against the allowed hosts — the
+//! door's, once) and the protocol version's.
 
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, HeaderName, Uri, header};
@@ -70,31 +70,32 @@ impl AllowedHosts {
         }
     }
 
-    /// Whether the `Host` header passes rmcp's DNS-rebinding check: a valid authority whose
-    /// host (and port, where the allowed entry names one) an allowed entry names, or any
-    /// authority when there is no list.
-    pub(crate) fn allow(&self, headers: &HeaderMap) -> bool {
-        let Some(authority) = headers
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| Authority::try_from(v).ok())
-        else {
-            return false;
-        };
-        self.names(&authority)
-    }
-
-    /// rmcp's DNS-rebinding check of a request's `Host` (or, without one, its URI's
-    /// authority, as HTTP/2 carries it): text, an authority, and one the list names.
+    /// The DNS-rebinding check of a request's host, as rmcp checks its `Host` (text, an
+    /// authority, and one the list names), held to RFC 9112 where rmcp is not: one `Host` at
+    /// most (§3.2: two are `400`), and an absolute-form target's authority checked whatever
+    /// `Host` says (§3.2.2; HTTP/2 carries its authority there too). Both are checked when both
+    /// are there — the target's by the RFC, the `Host` because rmcp reads it — so a request
+    /// that passes here passes rmcp's check too, and no step after the door checks the host
+    /// again.
     pub(crate) fn verdict(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), HostFault> {
-        let authority = match headers.get(header::HOST) {
+        let mut hosts = headers.get_all(header::HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() {
+            return Err(HostFault::Repeated);
+        }
+        let host = match host {
             Some(value) => {
                 let text = value.to_str().map_err(|_| HostFault::Encoding)?;
-                Authority::try_from(text).map_err(|_| HostFault::Malformed)?
+                Some(Authority::try_from(text).map_err(|_| HostFault::Malformed)?)
             }
-            None => uri.authority().cloned().ok_or(HostFault::Missing)?,
+            None => None,
         };
-        if self.names(&authority) {
+        let target = uri.authority();
+        if target.is_none() && host.is_none() {
+            return Err(HostFault::Missing);
+        }
+        let allowed = target.is_none_or(|a| self.names(a)) && host.is_none_or(|a| self.names(&a));
+        if allowed {
             Ok(())
         } else {
             Err(HostFault::NotAllowed)
@@ -123,6 +124,8 @@ pub(crate) enum HostFault {
     Malformed,
     /// No `Host`, and no authority in the URI.
     Missing,
+    /// More than one `Host`.
+    Repeated,
     /// Not one the allowed hosts name.
     NotAllowed,
 }
@@ -130,4 +133,87 @@ pub(crate) enum HostFault {
 /// A host as the allowed hosts and origins compare it: lowercase, without IPv6 brackets.
 pub(super) fn normalize(host: &str) -> String {
     host.trim_matches(['[', ']']).to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderValue;
+
+    use super::*;
+
+    fn allowed(hosts: &[&str]) -> AllowedHosts {
+        AllowedHosts::new(&hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>())
+    }
+
+    fn host(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static(value));
+        headers
+    }
+
+    /// The door's one host check: as rmcp reads its list and a `Host` (an entry's port must
+    /// match when it names one), and as RFC 9112 asks where rmcp does not.
+    #[test]
+    fn the_host_is_checked_once_as_rmcp_reads_it_and_as_rfc_9112_asks() {
+        let origin_form = Uri::from_static("/mcp");
+        let verdict =
+            |hosts: &[&str], uri: &Uri, headers: &HeaderMap| allowed(hosts).verdict(uri, headers);
+        let localhost = host("localhost:8080");
+        for hosts in [
+            &[][..],
+            &["localhost"],
+            &["LOCALHOST"],
+            &["localhost:8080"],
+            &["example.com", " localhost "],
+        ] {
+            assert_eq!(
+                verdict(hosts, &origin_form, &localhost),
+                Ok(()),
+                "{hosts:?}"
+            );
+        }
+        assert_eq!(
+            verdict(&["::1"], &origin_form, &host("[::1]:80")),
+            Ok(()),
+            "IPv6"
+        );
+        for (hosts, what) in [
+            (&["example.com"][..], "another host"),
+            (&["localhost:9"], "another port"),
+            (&[""], "an empty entry"),
+        ] {
+            assert_eq!(
+                verdict(hosts, &origin_form, &localhost),
+                Err(HostFault::NotAllowed),
+                "{what}"
+            );
+        }
+        let any: &[&str] = &[];
+        assert_eq!(
+            verdict(any, &origin_form, &HeaderMap::new()),
+            Err(HostFault::Missing)
+        );
+        assert_eq!(
+            verdict(any, &origin_form, &host("local host")),
+            Err(HostFault::Malformed)
+        );
+        let mut two = host("localhost");
+        two.append(header::HOST, HeaderValue::from_static("localhost"));
+        assert_eq!(verdict(any, &origin_form, &two), Err(HostFault::Repeated));
+        // An absolute-form target and a `Host`: both are checked (the target by the RFC, the
+        // `Host` because rmcp reads it), and the target alone where there is no `Host`.
+        let evil_target = Uri::from_static("http://evil.example/mcp");
+        let local_target = Uri::from_static("http://localhost/mcp");
+        let local = &["localhost"][..];
+        assert_eq!(
+            verdict(local, &evil_target, &host("localhost")),
+            Err(HostFault::NotAllowed)
+        );
+        assert_eq!(
+            verdict(local, &local_target, &host("evil.example")),
+            Err(HostFault::NotAllowed)
+        );
+        assert_eq!(verdict(local, &local_target, &host("localhost")), Ok(()));
+        assert_eq!(verdict(local, &local_target, &HeaderMap::new()), Ok(()));
+    }
 }

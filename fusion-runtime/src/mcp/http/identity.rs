@@ -38,6 +38,21 @@ impl Identity {
         self.trusted_proxies.contains(&ip.to_canonical())
     }
 
+    /// Who sent `request`: the key already in its extensions (an authentication layer's, or
+    /// the accept loop's for a peer that is not a trusted proxy), else the key of its peer
+    /// address (`ConnectInfo`) and forwarding headers, which is put there.
+    pub(crate) fn client(&self, request: &mut axum::extract::Request) -> ClientKey {
+        if let Some(key) = request.extensions().get::<ClientKey>() {
+            return key.clone();
+        }
+        let key = self.key(
+            request.extensions().get::<ConnectInfo<SocketAddr>>(),
+            request.headers(),
+        );
+        request.extensions_mut().insert(key.clone());
+        key
+    }
+
     /// The key of a request from `peer` with `headers` (rules 2 and 3 of the module docs).
     pub(crate) fn key(
         &self,

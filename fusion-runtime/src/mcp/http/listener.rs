@@ -19,17 +19,18 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::response::Response;
-use futures::future::{BoxFuture, Either};
+
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::forwarded;
+use super::front::HttpHandler;
 use super::health;
 use super::identity::{Identity, ip_key};
 use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};
-use super::router::{Direct, endpoint};
+use super::room::PlainCallsAnswered;
 use crate::server::Server;
 
 /// A running HTTP server.
@@ -41,6 +42,7 @@ pub struct HttpServer {
     pub url: String,
     shutdown: CancellationToken,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    handler: HttpHandler,
 }
 
 impl HttpServer {
@@ -49,6 +51,11 @@ impl HttpServer {
         self.shutdown.cancel();
         self.task.await??;
         Ok(())
+    }
+
+    /// How many plain calls the endpoint answered without rmcp so far, by kind.
+    pub fn plain_calls_answered(&self) -> PlainCallsAnswered {
+        self.handler.plain_calls_answered()
     }
 
     /// Waits until the server stops (on its shutdown token).
@@ -79,11 +86,10 @@ pub async fn spawn_http(
     // rmcp's streams end when the drain does (calls in flight finish first); listens are
     // answered on the shutdown token itself.
     let drained = CancellationToken::new();
-    let (router, direct) = endpoint(server, &options, &drained);
-    let router = Front::new(readiness, router, direct);
+    let handler = HttpHandler::listening(server, &options, &drained, readiness);
     let shutdown = options.shutdown.clone();
     let path = options.path.clone();
-    let task = tokio::spawn(accept_loop(listener, router, options, drained));
+    let task = tokio::spawn(accept_loop(listener, handler.clone(), options, drained));
     let host = match local_addr {
         SocketAddr::V6(a) => format!("[{}]", a.ip()),
         SocketAddr::V4(a) => a.ip().to_string(),
@@ -93,77 +99,8 @@ pub async fn spawn_http(
         local_addr,
         shutdown,
         task,
+        handler,
     })
-}
-
-/// The probes' router in front of the MCP router: a request for `/healthz` or `/readyz`
-/// goes to [`health::routes`] (which answers any method there: `405` but for `GET`), every other to
-/// the MCP router — what `routes(..).fallback_service(mcp)` did, with one path compare per
-/// request in place of a second router's route match and its fallback's clone.
-pub(super) struct Front {
-    probes: axum::Router,
-    mcp: axum::Router,
-    /// The MCP path served without the router, when it can be.
-    direct: Option<Direct>,
-}
-
-impl Front {
-    pub(super) fn new(
-        readiness: health::Readiness,
-        mcp: axum::Router,
-        direct: Option<Direct>,
-    ) -> Self {
-        Front {
-            probes: health::routes(readiness),
-            mcp,
-            direct,
-        }
-    }
-
-    /// Serves `request` by its path, borrowing the front: the accept loop calls it for every
-    /// request of a connection without cloning it (the routers are cloned, which is cheap,
-    /// only for requests off the MCP path or when there is no [`Direct`]). Its future is not
-    /// boxed: hyper keeps it in the connection's one request slot.
-    pub(super) fn serve<B>(
-        &self,
-        request: axum::http::Request<B>,
-    ) -> impl Future<Output = Result<Response, std::convert::Infallible>> + Send + use<B>
-    where
-        B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
-        B::Error: Into<axum::BoxError>,
-    {
-        use tower_service::Service;
-        match (request.uri().path(), &self.direct) {
-            ("/healthz" | "/readyz", _) => Either::Left(self.probes.clone().call(request)),
-            (path, Some(direct)) if direct.serves(path) => {
-                Either::Right(direct.call(request.map(Body::new)))
-            }
-            _ => Either::Left(self.mcp.clone().call(request)),
-        }
-    }
-}
-
-/// [`Front::serve`] as a service (its future boxed), for callers that need one.
-impl<B> tower_service::Service<axum::http::Request<B>> for Front
-where
-    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    type Response = Response;
-    type Error = std::convert::Infallible;
-    type Future = BoxFuture<'static, Result<Response, std::convert::Infallible>>;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        // Both routers and the endpoint are always ready.
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        Box::pin(self.serve(request))
-    }
 }
 
 /// Refused connections get this, written without waiting, then are closed.
@@ -213,10 +150,14 @@ impl Drop for Counted {
 /// gets its answer (with `Connection: close`), not a closed socket.
 pub(super) const DRAIN_QUIET: Duration = Duration::from_millis(250);
 
+/// Once the drain's grace is over and the calls still running are stopped, how long their
+/// answers (`SERVER_BUSY`) have to be written before what is still open is cut.
+pub(super) const STOPPED_ANSWERS: Duration = Duration::from_secs(1);
+
 /// What every connection of one listener shares.
 struct Acceptor {
     http: http1::Builder,
-    front: Arc<Front>,
+    handler: HttpHandler,
     slots: Arc<Semaphore>,
     max: usize,
     lingering: Arc<Semaphore>,
@@ -248,7 +189,7 @@ impl Acceptor {
             }
         };
         let _ = stream.set_nodelay(true);
-        let front = Arc::clone(&self.front);
+        let handler = self.handler.clone();
         // A peer that is not a trusted proxy is its own client: its key is made once here
         // rather than for every request (a trusted proxy's clients are named per request).
         let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
@@ -267,7 +208,7 @@ impl Acceptor {
                         extensions.insert(key.clone());
                     }
                     let listening = request.method() == axum::http::Method::GET;
-                    let answer = front.serve(request);
+                    let answer = handler.serve(request);
                     let draining = draining.clone();
                     async move {
                         let response = answer.await?;
@@ -339,7 +280,7 @@ fn while_draining(
 
 async fn accept_loop(
     listener: tokio::net::TcpListener,
-    router: Front,
+    handler: HttpHandler,
     options: HttpOptions,
     drained: CancellationToken,
 ) -> std::io::Result<()> {
@@ -352,7 +293,7 @@ async fn accept_loop(
         .max_header_size(MAX_HEADER_BYTES);
     let acceptor = Acceptor {
         http,
-        front: Arc::new(router),
+        handler: handler.clone(),
         slots: Arc::clone(&slots),
         max,
         lingering: Arc::new(Semaphore::new(MAX_LINGERING)),
@@ -391,13 +332,30 @@ async fn accept_loop(
         .await
         .is_err()
     {
-        let open = max - slots.available_permits();
-        tracing::warn!(
-            open,
-            ?grace,
-            "drain grace over: closing the connections still open"
-        );
-        acceptor.expired.cancel();
+        // The calls still running are stopped, each answered on its own stream (a client
+        // still waiting — for the user's answer to a question, say — reads why), before what
+        // is still open is cut.
+        let stopped = handler.stopper().stop();
+        if stopped > 0
+            && tokio::time::timeout(STOPPED_ANSWERS, slots.acquire_many(all))
+                .await
+                .is_ok()
+        {
+            tracing::warn!(
+                stopped,
+                ?grace,
+                "drain grace over: stopped the calls still running"
+            );
+        } else {
+            let open = max - slots.available_permits();
+            tracing::warn!(
+                open,
+                stopped,
+                ?grace,
+                "drain grace over: closing the connections still open"
+            );
+            acceptor.expired.cancel();
+        }
     }
     drained.cancel();
     Ok(())

@@ -53,6 +53,33 @@ pub(super) fn answer_with_status(answer: &Reply) -> Response {
     reply(status, answer)
 }
 
+/// `413` with a JSON-RPC error: a body past `max` bytes.
+pub(super) fn too_large(max: usize) -> Response {
+    reply(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &Reply::error(
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: the body exceeds {max} bytes"),
+        ),
+    )
+}
+
+/// `408`, in plain text, and the connection closed: a body that did not arrive in time.
+pub(super) fn body_timed_out() -> Response {
+    let mut response = Response::new(Body::from(
+        "Request Timeout: the body was not received in time",
+    ));
+    *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 pub(super) fn reply(status: StatusCode, answer: &Reply) -> Response {
     (
         status,

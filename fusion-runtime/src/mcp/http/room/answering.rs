@@ -18,6 +18,7 @@ use std::convert::Infallible;
 use std::future::{Future, ready};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -71,6 +72,47 @@ pub(crate) struct Room {
     keep_alive: Option<Duration>,
     streams_end: CancellationToken,
     json_response: bool,
+    answered: Arc<Answered>,
+}
+
+/// The calls the room took, by kind, counted as it takes them.
+#[derive(Debug, Default)]
+pub(crate) struct Answered {
+    stateless_2025: AtomicU64,
+    stateless_2026: AtomicU64,
+    stateful_2026: AtomicU64,
+    live_session: AtomicU64,
+}
+
+impl Answered {
+    /// The counts so far.
+    pub(crate) fn read(&self) -> PlainCallsAnswered {
+        PlainCallsAnswered {
+            stateless_2025: self.stateless_2025.load(Ordering::Relaxed),
+            stateless_2026: self.stateless_2026.load(Ordering::Relaxed),
+            stateful_2026: self.stateful_2026.load(Ordering::Relaxed),
+            live_session: self.live_session.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// How many plain `tools/call`s an HTTP endpoint answered without rmcp, by kind, since it
+/// started ([`HttpServer::plain_calls_answered`](crate::mcp::HttpServer::plain_calls_answered)):
+/// what the differential suite asserts in every run, so the calls it compares with rmcp's
+/// answers are known to have been the framework's. All zero with
+/// [`HttpOptions::answer_plain_calls`](crate::mcp::HttpOptions::answer_plain_calls) off, or on
+/// a server that mounts upstreams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PlainCallsAnswered {
+    /// 2025 calls naming no session, on a stateless endpoint.
+    pub stateless_2025: u64,
+    /// 2026-07-28 calls on a stateless endpoint (answered in JSON).
+    pub stateless_2026: u64,
+    /// 2026-07-28 calls on a stateful endpoint (answered in SSE).
+    pub stateful_2026: u64,
+    /// Calls in a live 2025 session.
+    pub live_session: u64,
 }
 
 impl Room {
@@ -85,7 +127,13 @@ impl Room {
             keep_alive,
             streams_end,
             json_response,
+            answered: Arc::default(),
         }
+    }
+
+    /// The room's counts, read where the endpoint is served.
+    pub(crate) fn answered(&self) -> Arc<Answered> {
+        Arc::clone(&self.answered)
     }
 
     /// The room's one entry: the answer to `request`, which the check routed here as `plain`,
@@ -133,6 +181,13 @@ impl Room {
                 }
             }
         };
+        let counter = match (&kind, self.json_response) {
+            (RoomCallKind::Stateless, _) => &self.answered.stateless_2025,
+            (RoomCallKind::Session(_), _) => &self.answered.live_session,
+            (RoomCallKind::Modern { .. }, true) => &self.answered.stateless_2026,
+            (RoomCallKind::Modern { .. }, false) => &self.answered.stateful_2026,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
         let name = name.to_owned();
         let (parts, _) = request.into_parts();
         let handler = Arc::clone(&self.handler);

@@ -1,11 +1,12 @@
 //! Which headers rmcp passes, on the way to its handler, with nothing to refuse or negotiate:
-//! the room answers only requests that carry such headers. Conservative wherever rmcp's
+//! the room answers only requests that carry such headers. (Their `Host` is the door's to
+//! check, once: a request that passed the door passes rmcp's `Host` check.) Conservative wherever rmcp's
 //! reading is richer than a look at the bytes (`Accept` with parameters or quotes, a
 //! Base64-wrapped standard header, `Mcp-Param-*`): `false` only sends the request to rmcp.
 
 use axum::http::{HeaderMap, header};
 
-use super::super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
+use super::super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
 use crate::mcp::facts::SESSION_HEADER;
 
 /// The standard header naming a 2026-07-28 request's method (SEP-2243).
@@ -22,16 +23,11 @@ const MCP_PARAM: &str = "mcp-param-";
 /// session's (`session` true: it names one, once). Conservative where rmcp's reading is
 /// richer than the check's (`Accept` with parameters or quotes): `false` only sends the
 /// request to rmcp.
-pub(crate) fn legacy_headers_pass(
-    headers: &HeaderMap,
-    allowed_hosts: &AllowedHosts,
-    session: bool,
-) -> bool {
+pub(crate) fn legacy_headers_pass(headers: &HeaderMap, session: bool) -> bool {
     plain_accept(headers)
         && !headers.contains_key(header::ORIGIN)
         && session_named(headers) == session
         && legacy_version(headers)
-        && allowed_hosts.allow(headers)
 }
 
 /// Whether the request names one session (`false` for none, or more than one).
@@ -61,23 +57,18 @@ fn plain_accept(headers: &HeaderMap) -> bool {
 }
 
 /// Whether rmcp passes a 2026-07-28 `tools/call` with these headers to its handler with
-/// nothing to refuse, once its body names the tool this returns: `Accept` and `Host` as for a
-/// 2025 call, no `Origin`, no session, `MCP-Protocol-Version: 2026-07-28` once, and the
+/// nothing to refuse, once its body names the tool this returns: `Accept` as for a 2025 call, no `Origin`, no session, `MCP-Protocol-Version: 2026-07-28` once, and the
 /// standard headers once each — `Mcp-Method: tools/call`, and `Mcp-Name` bare (rmcp decodes
 /// a Base64-wrapped one), the value returned for the caller to match against the body — and
 /// no `Mcp-Param-*` (rmcp checks them against a tool's schema). `None`: rmcp's to answer,
 /// and the body need not be read for the room.
-pub(crate) fn modern_headers_pass<'a>(
-    headers: &'a HeaderMap,
-    allowed_hosts: &AllowedHosts,
-) -> Option<&'a str> {
+pub(crate) fn modern_headers_pass(headers: &HeaderMap) -> Option<&str> {
     let pass = plain_accept(headers)
         && !headers.contains_key(header::ORIGIN)
         && !headers.contains_key(&SESSION_HEADER)
         && only(headers, HEADER_PROTOCOL_VERSION.as_str()) == Some("2026-07-28")
         && only(headers, MCP_METHOD) == Some("tools/call")
-        && !headers.keys().any(|k| k.as_str().starts_with(MCP_PARAM))
-        && allowed_hosts.allow(headers);
+        && !headers.keys().any(|k| k.as_str().starts_with(MCP_PARAM));
     only(headers, MCP_NAME).filter(|name| pass && !name.starts_with(BASE64_WRAPPED))
 }
 

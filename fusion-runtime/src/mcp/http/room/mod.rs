@@ -25,11 +25,16 @@
 //! | `headers.rs` | which headers rmcp passes with nothing to refuse (2025 and 2026-07-28) |
 //! | `answering.rs` | [`Room`]: the call in a task of its own, its answer as JSON or SSE as rmcp writes it |
 //! | `live.rs` | [`LiveSessions`]: the 2025 sessions whose plain calls skip rmcp's worker |
+//! | `route.rs` | [`RoomRoute`]: which requests are the room's, decided here from what the check read |
 
 mod answering;
 mod headers;
 mod live;
+mod route;
 
-pub(crate) use answering::{Plain, PlainKind, Room};
-pub(crate) use headers::{legacy_headers_pass, modern_headers_pass};
-pub(crate) use live::{Listing, LiveSessions};
+pub use answering::PlainCallsAnswered;
+pub(crate) use answering::{Answered, Plain, PlainKind, Room};
+#[cfg(test)]
+pub(crate) use headers::legacy_headers_pass;
+pub(crate) use live::LiveSessions;
+pub(crate) use route::{RoomRoute, Taken};

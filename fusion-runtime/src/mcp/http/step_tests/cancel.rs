@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use rmcp::model::RequestId;
 use tokio_util::sync::CancellationToken;
 
-use super::super::cancel::layer;
+use super::through_cancel as layer;
 use super::{Seen, canned, read, stalling_body, streamed_body};
 use crate::context::ClientKey;
 use crate::mcp::facts::{Calls, Owner, RequestFacts};
@@ -77,7 +77,7 @@ fn cancelled(request_id: i64) -> String {
 #[tokio::test]
 async fn the_facts_reaching_next_carry_an_exchange() -> anyhow::Result<()> {
     let calls = Arc::new(Calls::default());
-    // With the guard's facts: kept, an exchange added.
+    // The endpoint's facts: kept, with their exchange.
     let seen = Seen::default();
     let request = with_facts(Method::POST, "ip:192.0.2.1", Some("s-1"), Body::from("{}"))?;
     let response = layer(&calls, request, seen.next(canned(StatusCode::OK, "done"))).await;
@@ -90,21 +90,6 @@ async fn the_facts_reaching_next_carry_an_exchange() -> anyhow::Result<()> {
     assert_eq!(facts.session.as_deref(), Some("s-1"));
     assert_eq!(saw.body.map_err(anyhow::Error::msg)?, "{}");
 
-    // Without them (a router served without the guard): read from the request.
-    let seen = Seen::default();
-    let mut request = Request::builder()
-        .method(Method::GET)
-        .uri("/mcp")
-        .body(Body::empty())?;
-    request
-        .extensions_mut()
-        .insert(ClientKey::new("principal:bob"));
-    layer(&calls, request, seen.next(canned(StatusCode::OK, ""))).await;
-    let saw = seen.take()?;
-    let facts = saw.facts()?;
-    assert!(facts.exchange.is_some());
-    assert_eq!(facts.client, ClientKey::new("principal:bob"));
-    assert!(!facts.post);
     Ok(())
 }
 

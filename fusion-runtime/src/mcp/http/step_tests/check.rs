@@ -6,9 +6,9 @@ use axum::extract::Request;
 use axum::http::{Method, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::super::check::{JsonRpcStep, guard};
+use super::super::check::JsonRpcStep;
 use super::super::door::Cleared;
-use super::super::headers::AllowedHosts;
+use super::through_check as guard;
 use super::{Seen, canned, header_text, json_ok, read, read_json, streamed_body};
 use crate::mcp::jsonrpc::Passed;
 
@@ -17,11 +17,12 @@ const ACCEPT: &str = "application/json, text/event-stream";
 pub(super) fn check(max_body_bytes: usize) -> anyhow::Result<JsonRpcStep> {
     Ok(JsonRpcStep {
         server: crate::Server::builder().build()?,
-        allowed_hosts: AllowedHosts::new(&[]),
         max_body_bytes,
-        plain_calls: false,
-        sessions: false,
-        live: None,
+        room: super::super::room::RoomRoute {
+            on: false,
+            sessions: false,
+            live: None,
+        },
     })
 }
 
@@ -167,31 +168,6 @@ async fn an_oversized_body_with_headers_rmcp_refuses_goes_on_to_rmcp() -> anyhow
     assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
     assert_eq!(json, json_error(Value::Null, -32000, "Not Acceptable"));
     assert_eq!(seen.take()?.body.map_err(anyhow::Error::msg)?, body);
-    Ok(())
-}
-
-/// The check answers a malformed body only for a `Host` rmcp allows, read as rmcp reads the
-/// allowed hosts (an entry's port must match when it names one); rmcp refuses the others.
-#[tokio::test]
-async fn a_malformed_body_is_the_checks_only_for_a_host_rmcp_allows() -> anyhow::Result<()> {
-    for (entry, answered_here) in [("LOCALHOST:8080", true), ("localhost:9000", false)] {
-        let mut check = check(1024)?;
-        check.allowed_hosts = AllowedHosts::new(&[entry.to_owned()]);
-        let mut request = post("{\"jsonrpc\": nope")?;
-        let host = header::HeaderValue::from_static("localhost:8080");
-        request.headers_mut().insert(header::HOST, host);
-        let seen = Seen::default();
-        let forbidden = seen.next_routed(canned(StatusCode::FORBIDDEN, "Forbidden"));
-        let (status, _, json) =
-            read_json(guard(&check, Cleared::sessionless(), request, forbidden).await).await?;
-        let code = json["error"]["code"].clone();
-        let expected = match answered_here {
-            true => (StatusCode::BAD_REQUEST, json!(-32700)),
-            false => (StatusCode::FORBIDDEN, json!(-32000)),
-        };
-        assert_eq!((status, code), expected, "{entry}");
-        assert_eq!(seen.called(), !answered_here, "{entry}");
-    }
     Ok(())
 }
 

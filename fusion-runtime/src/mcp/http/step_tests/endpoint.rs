@@ -1,6 +1,6 @@
-//! The whole endpoint: the router (`router.rs`: the steps as one layer, `Endpoint`, in
-//! front of rmcp) called through `tower_service::Service::call`, as the listener calls it;
-//! and the listener's `Front`, which serves the MCP path without the router when it can.
+//! The whole endpoint: `http_router` (the endpoint's paths routed to an `HttpHandler`, whose
+//! `Endpoint` runs the steps in front of rmcp) called through `tower_service::Service::call`;
+//! and the handler a listener serves, which answers only the endpoint's path.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,8 +11,8 @@ use axum::http::{Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::json;
 
+use super::super::front::http_router;
 use super::super::options::HttpOptions;
-use super::super::router::http_router;
 use super::{header_text, read, read_json};
 
 const A: &str = "127.0.0.1:4000";
@@ -170,51 +170,66 @@ impl crate::auth::TokenVerifier for RefuseAll {
 }
 
 #[tokio::test]
-async fn the_listener_serves_the_mcp_path_without_the_router_unless_it_authenticates()
--> anyhow::Result<()> {
+async fn the_handler_serves_the_endpoints_path_and_authenticates_first() -> anyhow::Result<()> {
+    use super::super::front::HttpHandler;
     use super::super::health::Readiness;
-    use super::super::listener::Front;
-    use super::super::router::endpoint;
 
     let closing = tokio_util::sync::CancellationToken::new();
     let options = HttpOptions::default().stateless(true);
     let server = crate::Server::builder().build()?;
-    let (_, direct) = endpoint(server.clone(), &options, &closing);
-    let direct = direct.ok_or_else(|| anyhow::anyhow!("no direct endpoint without auth"))?;
-    assert!(direct.serves("/mcp"));
-    for other in ["/mcp/", "/mcp/x", "/", "/MCP"] {
-        assert!(!direct.serves(other), "{other}");
-    }
-
-    // The path goes to the endpoint itself (rmcp answers the ping); any other to the router.
-    let router = axum::Router::new().fallback(|| async { "router" });
-    let readiness = Readiness {
+    let readiness = || Readiness {
         draining: closing.clone(),
         checks: Vec::new().into(),
     };
-    let mut front = Front::new(readiness, router, Some(direct));
     let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
-    for (path, expected) in [
-        ("/mcp", &br#"{"jsonrpc":"2.0","id":7,"result":{}}"#[..]),
-        ("/mcp/", b"router"),
-        ("/elsewhere", b"router"),
-    ] {
+    let post = |path: &str| -> anyhow::Result<Request> {
         let mut request = request(Method::POST, A, None, ping)?;
         *request.uri_mut() = path.parse()?;
-        std::future::poll_fn(|cx| tower_service::Service::<Request>::poll_ready(&mut front, cx))
-            .await?;
-        let response = tower_service::Service::<Request>::call(&mut front, request).await?;
-        let (status, _, body) = read(response).await?;
-        assert_eq!((status, &body[..]), (StatusCode::OK, expected), "{path}");
+        Ok(request)
+    };
+
+    // The path goes to the endpoint (rmcp answers the ping); any other is `404`.
+    let handler = HttpHandler::listening(server.clone(), &options, &closing, readiness());
+    for (path, expected) in [
+        ("/mcp", StatusCode::OK),
+        ("/mcp/", StatusCode::NOT_FOUND),
+        ("/mcp/x", StatusCode::NOT_FOUND),
+        ("/MCP", StatusCode::NOT_FOUND),
+        ("/elsewhere", StatusCode::NOT_FOUND),
+    ] {
+        let (status, _, body) = read(handler.handle(post(path)?).await).await?;
+        assert_eq!(status, expected, "{path}");
+        if expected == StatusCode::OK {
+            assert_eq!(
+                &body[..],
+                br#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+                "{path}"
+            );
+        }
     }
 
-    // With authentication (the options' or the server's), only the router: its middleware.
+    // With authentication (the options' or the server's), the steps authenticate first, and
+    // the resource-metadata document is served.
     let auth = crate::auth::Auth::new(RefuseAll, "http://localhost/mcp")
         .authorization_server("http://localhost/issuer");
-    let (_, direct) = endpoint(server, &options.clone().auth(auth.clone()), &closing);
-    assert!(direct.is_none(), "the options' authentication");
+    let by_options = HttpHandler::listening(
+        server,
+        &options.clone().auth(auth.clone()),
+        &closing,
+        readiness(),
+    );
     let authenticated = crate::Server::builder().auth(auth).build()?;
-    let (_, direct) = endpoint(authenticated, &options, &closing);
-    assert!(direct.is_none(), "the server's authentication");
+    let by_server = HttpHandler::listening(authenticated, &options, &closing, readiness());
+    for handler in [&by_options, &by_server] {
+        let (status, headers, _) = read(handler.handle(post("/mcp")?).await).await?;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert!(header_text(&headers, "www-authenticate").starts_with("Bearer"));
+        let metadata = "/.well-known/oauth-protected-resource/mcp";
+        let mut get = request(Method::GET, A, None, "")?;
+        *get.uri_mut() = metadata.parse()?;
+        let (status, _, body) = read(handler.handle(get).await).await?;
+        assert_eq!(status, StatusCode::OK, "{metadata}");
+        assert!(body.starts_with(b"{"), "{metadata}");
+    }
     Ok(())
 }

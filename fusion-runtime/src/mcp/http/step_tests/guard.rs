@@ -1,5 +1,6 @@
-//! The request guard (`guard.rs`): the client's key, the request's facts, session
-//! ownership, session admission and the body's deadline.
+//! The walk before the check (`steps.rs`, `door.rs`, `identity.rs`): the client's key, the
+//! request's facts, session ownership, session admission and the body's deadline, through
+//! [`Steps::serve`] with a recording route.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,11 +13,13 @@ use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::super::check::{JsonRpcStep, Route};
 use super::super::door::{AllowedOrigins, Door};
-use super::super::guard::{Guard, guard_request};
+use super::super::forwarded::Forwarded;
 use super::super::headers::AllowedHosts;
 use super::super::identity::{ForwardedHeader, Identity};
 use super::super::sessions::{self, Admission, CappedSessions};
+use super::super::steps::Steps;
 use super::{Seen, after_door, canned, header_text, read, read_json, stalling_body};
 use crate::context::ClientKey;
 use crate::mcp::facts::Calls;
@@ -24,15 +27,30 @@ use crate::mcp::facts::Calls;
 const A: &str = "198.51.100.1:4000";
 const B: &str = "198.51.100.2:4000";
 
+type Guard = Steps;
+
 fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
-    Guard {
-        identity: Identity::new(&[], ForwardedHeader::default()),
+    let server = crate::Server::builder()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let identity = Identity::new(&[], ForwardedHeader::default());
+    Steps {
+        auth: None,
+        forwarded: Forwarded::new(identity.clone(), 1024),
+        identity,
         body_timeout: Duration::from_secs(30),
         calls: Arc::new(Calls::default()),
+        check: JsonRpcStep {
+            server: server.clone(),
+            max_body_bytes: 1024,
+            room: super::super::room::RoomRoute {
+                on: false,
+                sessions: sessions.is_some(),
+                live: None,
+            },
+        },
         door: Door {
-            server: crate::Server::builder()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}")),
+            server,
             hosts: AllowedHosts::new(&["localhost".to_owned()]),
             origins: AllowedOrigins::new(&["http://localhost:*".to_owned()]),
             sessions,
@@ -40,6 +58,15 @@ fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
             body_timeout: Duration::from_secs(30),
         },
     }
+}
+
+/// The walk with `next` as its route.
+async fn guard_request<F, Fut>(steps: &Steps, request: Request, next: F) -> Response
+where
+    F: FnOnce(Request, Route) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    steps.serve(request, next).await
 }
 
 fn capped(total: usize, per_client: usize) -> Arc<CappedSessions> {

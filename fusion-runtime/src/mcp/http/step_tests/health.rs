@@ -1,5 +1,5 @@
-//! The probes (`health.rs`): `/healthz`, `/readyz`, and the front that sends every other
-//! path to the MCP router.
+//! The probes (`health.rs`): `/healthz`, `/readyz`, and the handler that sends every other
+//! path to the endpoint.
 
 use std::sync::Arc;
 
@@ -9,8 +9,9 @@ use axum::http::{Method, StatusCode};
 use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 
+use super::super::front::HttpHandler;
 use super::super::health::{Readiness, ReadyCheck};
-use super::super::listener::Front;
+use super::super::options::HttpOptions;
 use super::{header_text, read};
 
 fn readiness(checks: Vec<ReadyCheck>) -> Readiness {
@@ -20,17 +21,28 @@ fn readiness(checks: Vec<ReadyCheck>) -> Readiness {
     }
 }
 
-/// The front with an MCP router that answers `mcp` on any path.
-fn front(readiness: Readiness) -> Front {
-    let mcp = axum::Router::new().fallback(|| async { "mcp" });
-    Front::new(readiness, mcp, None)
+/// A listener's handler, with its probes, of a stateless endpoint.
+fn front(readiness: Readiness) -> HttpHandler {
+    let server = match crate::Server::builder().build() {
+        Ok(server) => server,
+        Err(e) => panic!("{e}"),
+    };
+    let options = HttpOptions::default().stateless(true);
+    HttpHandler::listening(server, &options, &CancellationToken::new(), readiness)
 }
 
-async fn call(front: &mut Front, method: Method, path: &str) -> anyhow::Result<Response> {
+/// A ping.
+const PING: &str = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+
+async fn call(front: &mut HttpHandler, method: Method, path: &str) -> anyhow::Result<Response> {
     let request = Request::builder()
         .method(method)
         .uri(path)
-        .body(Body::empty())?;
+        .header("host", "127.0.0.1")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(PING))?;
     std::future::poll_fn(|cx| tower_service::Service::<Request>::poll_ready(front, cx)).await?;
     Ok(tower_service::Service::<Request>::call(front, request).await?)
 }
@@ -96,7 +108,10 @@ async fn a_probe_path_with_another_method_is_405_and_never_reaches_mcp() -> anyh
             assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
             let allow = header_text(&headers, "allow");
             assert!(allow.contains("GET"), "{method} {path}: allow {allow:?}");
-            assert_ne!(&body[..], b"mcp", "{method} {path}");
+            assert!(
+                !body.starts_with(b"{"),
+                "{method} {path}: not the endpoint's"
+            );
         }
         // HEAD is answered as GET, without a body.
         let (status, _, body) = read(call(&mut front, Method::HEAD, path).await?).await?;
@@ -106,21 +121,29 @@ async fn a_probe_path_with_another_method_is_405_and_never_reaches_mcp() -> anyh
 }
 
 #[tokio::test]
-async fn every_other_path_goes_to_the_mcp_router() -> anyhow::Result<()> {
+async fn every_other_path_goes_to_the_endpoint_which_serves_only_its_own() -> anyhow::Result<()> {
     let mut front = front(readiness(Vec::new()));
+    let (status, _, body) = read(call(&mut front, Method::POST, "/mcp").await?).await?;
+    assert_eq!(
+        (status, &body[..]),
+        (
+            StatusCode::OK,
+            &br#"{"jsonrpc":"2.0","id":7,"result":{}}"#[..]
+        )
+    );
     for (method, path) in [
-        (Method::POST, "/mcp"),
         (Method::GET, "/"),
         (Method::GET, "/healthz/"),
         (Method::GET, "/healthz/x"),
         (Method::GET, "/HEALTHZ"),
         (Method::POST, "/readyzz"),
+        (Method::POST, "/mcp/"),
     ] {
         let (status, _, body) = read(call(&mut front, method.clone(), path).await?).await?;
-        assert_eq!(
-            (status, &body[..]),
-            (StatusCode::OK, &b"mcp"[..]),
-            "{method} {path}"
+        assert_eq!(status, StatusCode::NOT_FOUND, "{method} {path}");
+        assert!(
+            body.windows(9).any(|w| w == b"Not Found"),
+            "{method} {path}: the endpoint's 404"
         );
     }
     Ok(())

@@ -1,7 +1,8 @@
-//! Unit tests of the HTTP request steps' contracts, one file per step, as tower-http tests
-//! its middleware: each step is called alone with a `next` that records what it received
-//! and answers a canned response; the tests assert on both. `endpoint.rs` runs the whole
-//! chain (the router, rmcp behind the steps) through `tower_service::Service::call`.
+//! Unit tests of the HTTP request steps' contracts, one file per step: each step is called
+//! alone — as `steps.rs` calls it, before and after the route — with a `next` (the route)
+//! that records what it received and answers a canned response; the tests assert on both.
+//! `guard.rs` runs the whole walk ([`Steps::serve`](super::steps::Steps::serve)) with such a
+//! route; `endpoint.rs` the handler with rmcp behind the steps.
 
 mod body;
 mod cancel;
@@ -23,15 +24,65 @@ use axum::response::Response;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::check::{JsonRpcStep, Route};
 use super::door::Cleared;
+use crate::mcp::facts::{Calls, Exchange, RequestFacts};
 
-/// `next` as the guard calls it, with the door's `Cleared` (the session it cleared is in
-/// the request's facts).
-pub(super) fn after_door<F, Fut>(next: F) -> impl FnOnce(Request, Cleared) -> Fut
+/// A `next` taking only the request, as the route the steps lead to (the route the check
+/// decided left unread).
+pub(super) fn after_door<F, Fut>(next: F) -> impl FnOnce(Request, Route) -> Fut
 where
     F: FnOnce(Request) -> Fut,
 {
-    move |request, _cleared| next(request)
+    move |request, _route| next(request)
+}
+
+/// The check as the endpoint runs it (`steps.rs`): `check::check`, `next` on the route it
+/// decided, then `Checked::finish` on the answer.
+pub(super) async fn through_check<F, Fut>(
+    step: &JsonRpcStep,
+    cleared: Cleared,
+    request: Request,
+    next: F,
+) -> Response
+where
+    F: FnOnce(Request, Route) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    match super::check::check(step, &cleared, request).await {
+        Ok((request, route, checked)) => {
+            checked
+                .finish(next(request, route).await, &step.server)
+                .await
+        }
+        Err(answer) => answer,
+    }
+}
+
+/// The cancellation step as the endpoint runs it: made from the request's facts (given an
+/// exchange of `calls` when they have none), then its read, `next`, its end.
+pub(super) async fn through_cancel<F, Fut>(
+    calls: &Arc<Calls>,
+    mut request: Request,
+    next: F,
+) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    let cancelling = match request.extensions_mut().get_mut::<RequestFacts>() {
+        Some(facts) => {
+            facts
+                .exchange
+                .get_or_insert_with(|| Exchange::new(Arc::clone(calls)));
+            super::cancel::Cancelling::new(facts, calls)
+        }
+        None => return Response::new(Body::from("the request has no facts")),
+    };
+    match cancelling.read(request).await {
+        Ok((request, cancelling)) => cancelling.end(next(request).await),
+        Err(answer) => answer,
+    }
 }
 
 /// What a recording `next` received: the request's parts and its body as read to its end
@@ -85,7 +136,7 @@ impl Seen {
     pub(super) fn next_routed(
         &self,
         response: Response,
-    ) -> impl FnOnce(Request, super::check::Route) -> BoxFuture<'static, Response> + use<> {
+    ) -> impl FnOnce(Request, Route) -> BoxFuture<'static, Response> + use<> {
         let seen = self.clone();
         move |request: Request, route| {
             Box::pin(async move {
@@ -94,8 +145,8 @@ impl Seen {
                     .await
                     .map_err(|e| e.to_string());
                 let plain = match route {
-                    super::check::Route::Room(plain) => Some(*plain),
-                    super::check::Route::Rmcp => None,
+                    Route::Room(plain) => Some(*plain),
+                    Route::Rmcp => None,
                 };
                 seen.put(Saw { parts, body, plain });
                 response

@@ -6,12 +6,12 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use serde_json::Value;
 
-use super::super::check::{JsonRpcStep, guard};
+use super::super::check::JsonRpcStep;
 use super::super::door::Cleared;
-use super::super::headers::AllowedHosts;
+use super::super::front::http_router;
 use super::super::options::HttpOptions;
 use super::super::room::{Plain, PlainKind, legacy_headers_pass as headers_pass};
-use super::super::router::http_router;
+use super::through_check as guard;
 use super::{Seen, header_text, json_ok, read};
 
 const PLAIN: &str = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"billing.nothing","arguments":{"a":[1,"b"]}}}"#;
@@ -46,29 +46,15 @@ fn post(headers: &HeaderMap, body: &'static str) -> anyhow::Result<Request> {
 
 #[test]
 fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
-    let allowed = |hosts: &[&str]| {
-        AllowedHosts::new(&hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>())
-    };
-    let any = allowed(&[]);
+    // (Their `Host` is the door's: `headers::tests`.)
     let base = client_headers();
-    assert!(headers_pass(&base, &any, false));
-    for hosts in [
-        &["localhost"][..],
-        &["LOCALHOST"],
-        &["localhost:8080"],
-        &["example.com", " localhost "],
-    ] {
-        assert!(headers_pass(&base, &allowed(hosts), false), "{hosts:?}");
-    }
-    let mut v6 = base.clone();
-    v6.insert(header::HOST, HeaderValue::from_static("[::1]:80"));
-    assert!(headers_pass(&v6, &allowed(&["::1"]), false));
+    assert!(headers_pass(&base, false));
     let mut newer_2025 = base.clone();
     newer_2025.insert(
         "mcp-protocol-version",
         HeaderValue::from_static("2025-11-25"),
     );
-    assert!(headers_pass(&newer_2025, &any, false));
+    assert!(headers_pass(&newer_2025, false));
 
     let with = |name: &'static str, value: &'static str| {
         let mut headers = base.clone();
@@ -103,29 +89,20 @@ fn only_headers_rmcp_takes_straight_to_its_handler_pass() {
             with("accept", "application/json;q=0, text/event-stream"),
         ),
         ("an Accept without SSE", with("accept", "application/json")),
-        ("no Host", without("host")),
-        ("a malformed Host", with("host", "local host")),
     ];
     for (what, headers) in &refused {
-        assert!(!headers_pass(headers, &any, false), "{what}");
+        assert!(!headers_pass(headers, false), "{what}");
     }
     // A live session's call: the same headers, with one session id.
     let session = with("mcp-session-id", "s");
-    assert!(headers_pass(&session, &any, true));
-    assert!(!headers_pass(&base, &any, true), "no session");
+    assert!(headers_pass(&session, true));
+    assert!(!headers_pass(&base, true), "no session");
     let mut two_sessions = session.clone();
     two_sessions.append("mcp-session-id", HeaderValue::from_static("t"));
-    assert!(!headers_pass(&two_sessions, &any, true), "two sessions");
+    assert!(!headers_pass(&two_sessions, true), "two sessions");
     let mut session_origin = session.clone();
     session_origin.insert("origin", HeaderValue::from_static("http://localhost:8080"));
-    assert!(!headers_pass(&session_origin, &any, true), "an Origin");
-    for (hosts, what) in [
-        (&["example.com"][..], "another host"),
-        (&["localhost:9"], "another port"),
-        (&[""], "an empty entry"),
-    ] {
-        assert!(!headers_pass(&base, &allowed(hosts), false), "{what}");
-    }
+    assert!(!headers_pass(&session_origin, true), "an Origin");
 }
 
 /// What the check passes on for `body` with `headers`: whether it routed it to the room.
@@ -145,11 +122,12 @@ async fn routed(
 ) -> anyhow::Result<Option<Plain>> {
     let check = JsonRpcStep {
         server: crate::Server::builder().build()?,
-        allowed_hosts: AllowedHosts::new(&["localhost".to_owned()]),
         max_body_bytes: 4096,
-        plain_calls,
-        sessions: false,
-        live: None,
+        room: super::super::room::RoomRoute {
+            on: plain_calls,
+            sessions: false,
+            live: None,
+        },
     };
     let seen = Seen::default();
     let response = guard(

@@ -5,9 +5,10 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use serde_json::{Value, json};
 
-use super::super::check::{JsonRpcStep, guard};
+use super::super::check::JsonRpcStep;
 use super::super::door::Cleared;
 use super::check::{answered, check, post};
+use super::through_check as guard;
 use super::{Seen, canned, header_text, json_ok, read_json};
 use crate::mcp::jsonrpc::Passed;
 
@@ -34,10 +35,8 @@ fn modern(body: &'static str) -> anyhow::Result<Request> {
 
 /// The check of an endpoint without sessions, and of one that keeps them.
 fn endpoints() -> anyhow::Result<(JsonRpcStep, JsonRpcStep)> {
-    let stateful = JsonRpcStep {
-        sessions: true,
-        ..check(1024)?
-    };
+    let mut stateful = check(1024)?;
+    stateful.room.sessions = true;
     Ok((check(1024)?, stateful))
 }
 

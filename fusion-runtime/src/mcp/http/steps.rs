@@ -1,0 +1,180 @@
+//! One request through the endpoint, start to end, as one function: [`Steps::serve`]. Each
+//! step is a call in order, and what a step does to the answer comes after the route, in the
+//! reverse order — no step wraps another:
+//!
+//! | in | step | file |
+//! |---|---|---|
+//! | 1 | authentication (when configured): the principal and its client key, or `401` | `auth.rs` |
+//! | 2 | a slot per forwarded client (through trusted proxies only) | `forwarded.rs` |
+//! | 3 | who the client is (the key a layer or the accept loop put there, else its address) | `identity.rs` |
+//! | 4 | **the door**: `Host`, `Origin`, the session, whether it may open one | `door.rs` |
+//! | 5 | the request's facts, once, and the body's deadline | `facts.rs`, `body.rs` |
+//! | 6 | the JSON-RPC check: the one bounded body read, the framework's own answers, the route | `check.rs` |
+//! | 7 | cancellation: the request's exchange, a `notifications/cancelled` read | `cancel.rs` |
+//! | 8 | the route: the room, or rmcp | `endpoint.rs` |
+//!
+//! Out: the exchange's guarded body (7), rmcp's plain-text refusals as JSON-RPC and the
+//! 2025-11-25 tasks' advertising (6), a session the server could not open or a body that
+//! came too late (4, 5), refusals counted (`metrics`), the forwarded slot held until the
+//! answer's end (2).
+//!
+//! Reads: a request on the endpoint's path. Writes: its answer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode};
+use axum::response::Response;
+
+use super::auth::AuthLayer;
+use super::body::DeadlineBody;
+use super::cancel;
+use super::check::{self, Route};
+use super::door::Door;
+use super::forwarded;
+use super::identity::Identity;
+use super::rewrite::body_timed_out;
+use super::sessions;
+use crate::mcp::facts::{Calls, Exchange, RequestFacts};
+
+/// The steps of one endpoint, made once.
+pub(crate) struct Steps {
+    pub(crate) auth: Option<AuthLayer>,
+    /// Requests through a trusted proxy, capped per forwarded client.
+    pub(crate) forwarded: forwarded::Forwarded,
+    pub(crate) identity: Identity,
+    pub(crate) door: Door,
+    pub(crate) body_timeout: Duration,
+    /// The endpoint's running calls, which each request's [`Exchange`] lists its calls in.
+    pub(crate) calls: Arc<Calls>,
+    pub(crate) check: check::JsonRpcStep,
+}
+
+impl Steps {
+    /// `request` through every step, then `route` (the room, or rmcp) with the route the check
+    /// decided, then back out.
+    pub(crate) async fn serve<F, Fut>(&self, mut request: Request, route: F) -> Response
+    where
+        F: FnOnce(Request, Route) -> Fut,
+        Fut: Future<Output = Response>,
+    {
+        // 1. Authentication: before anything reads the request.
+        if let Some(auth) = &self.auth
+            && let Err(refused) = auth.authenticate(&mut request).await
+        {
+            return refused;
+        }
+        // 2. The forwarded client's slot.
+        let slot = match self.forwarded.admit(&request) {
+            Ok(slot) => slot,
+            Err(busy) => {
+                crate::metrics::refused(crate::metrics::Refusal::Busy);
+                return busy.response();
+            }
+        };
+        let response = self.through(request, route).await;
+        if crate::metrics::enabled() {
+            count_refusal(response.status());
+        }
+        forwarded::hold(slot, response)
+    }
+
+    /// Steps 3 to 8, and back.
+    async fn through<F, Fut>(&self, mut request: Request, route: F) -> Response
+    where
+        F: FnOnce(Request, Route) -> Fut,
+        Fut: Future<Output = Response>,
+    {
+        // 3. Who.
+        let client = self.identity.client(&mut request);
+        // 4. The door. Into `request` itself: a second `Request` in scope would take a place
+        // of its own in this future, which is moved on every request.
+        let cleared;
+        (request, cleared) = match self.door.pass(&client, request) {
+            Ok(passed) => passed,
+            Err(later) => match later.await {
+                Ok(passed) => passed,
+                Err(refusal) => return refusal,
+            },
+        };
+        let is_delete = request.method() == Method::DELETE;
+        // 5. The facts, once, with the request's exchange; the body's deadline.
+        let mut facts = RequestFacts::new(
+            client,
+            request.extensions().get::<crate::auth::Principal>(),
+            cleared.session().cloned(),
+            request.method(),
+        );
+        facts.exchange = Some(Exchange::new(Arc::clone(&self.calls)));
+        let cancelling = cancel::Cancelling::new(&facts, &self.calls);
+        request.extensions_mut().insert(facts);
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let request = request.map(|body| {
+            Body::new(DeadlineBody {
+                inner: body,
+                deadline: tokio::time::Instant::now() + self.body_timeout,
+                sleep: None,
+                timed_out: Arc::clone(&timed_out),
+            })
+        });
+        let admission = cleared.admission();
+        // 6. The check, 7. cancellation, 8. the route; a request that may open a session runs
+        // with its admission in scope (rmcp opens it inside).
+        let answered = self.routed(request, &cleared, cancelling, route);
+        let response = match &admission {
+            Some(admission) => sessions::admit(Some(Arc::clone(admission)), answered).await,
+            None => answered.await,
+        };
+        // Back through 5 and 4.
+        if let Some(refused) = admission.and_then(|a| self.door.refused(&a)) {
+            return refused;
+        }
+        if timed_out.load(Ordering::Relaxed) {
+            return body_timed_out();
+        }
+        let mut response = response;
+        if is_delete && response.status() == StatusCode::ACCEPTED {
+            // Clients (the Python SDK) expect 200 or 204 for a closed session.
+            *response.status_mut() = StatusCode::OK;
+        }
+        response
+    }
+
+    /// Steps 6 to 8, and back through 7 and 6.
+    async fn routed<F, Fut>(
+        &self,
+        request: Request,
+        cleared: &super::door::Cleared,
+        cancelling: cancel::Cancelling,
+        route: F,
+    ) -> Response
+    where
+        F: FnOnce(Request, Route) -> Fut,
+        Fut: Future<Output = Response>,
+    {
+        let (request, decided, checked) = match check::check(&self.check, cleared, request).await {
+            Ok(passed) => passed,
+            Err(answer) => return answer,
+        };
+        let (request, cancelling) = match cancelling.read(request).await {
+            Ok(read) => read,
+            Err(answer) => return answer,
+        };
+        let response = cancelling.end(route(request, decided).await);
+        checked.finish(response, &self.check.server).await
+    }
+}
+
+/// Counts a response that refused the request by a bound.
+fn count_refusal(status: StatusCode) {
+    use crate::metrics::{Refusal, refused};
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => refused(Refusal::BodyTooLarge),
+        StatusCode::TOO_MANY_REQUESTS => refused(Refusal::TooMany),
+        StatusCode::SERVICE_UNAVAILABLE => refused(Refusal::Busy),
+        _ => {}
+    }
+}
