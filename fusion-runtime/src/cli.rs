@@ -35,6 +35,9 @@
 //! my-server call TOOL 'JSON'     run one call through the full pipeline and print what
 //!           [--json]             the model reads (`--json`: the whole MCP result);
 //!                                exit status 1 when it is an error
+//! my-server openapi gen DOC      Rust for an OpenAPI document's operations (feature
+//!           [--tag T] [--operation O] [--path P] [--prefix P] [--out FILE]   `openapi`):
+//!                                a ToolInput struct and a #[tool_action] handler each
 //! my-server lock                 write the contract lockfile (fusion.lock)
 //!           [--check]            compare instead: exit status 1 and the deltas when stale
 //!           [--path PATH]        another lockfile than the server's (default ./fusion.lock)
@@ -167,6 +170,15 @@ pub enum Command {
         #[arg(long, default_value_t = 100.0, value_name = "PERCENT", value_parser = percent)]
         min_healed: f64,
     },
+    /// OpenAPI documents (feature `openapi`): `openapi gen` writes the Rust of the operations
+    /// you pick, to curate by hand.
+    #[cfg(feature = "openapi")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+    Openapi {
+        /// What to do.
+        #[command(subcommand)]
+        command: OpenapiCommand,
+    },
     /// Write the contract lockfile: every action's exposed name, description, hints,
     /// deprecation and input schema, with a SHA-256 digest each. Deterministic; commit it.
     Lock {
@@ -177,6 +189,34 @@ pub enum Command {
         /// The lockfile (default: the server's configured lockfile, else `./fusion.lock`).
         #[arg(long, value_name = "PATH")]
         path: Option<PathBuf>,
+    },
+}
+
+/// An `openapi` command.
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+#[derive(Debug, Subcommand)]
+pub enum OpenapiCommand {
+    /// Write a `#[derive(ToolInput)]` struct and a `#[tool_action]` handler for each selected
+    /// operation of an OpenAPI 3.1, 3.0 or Swagger 2.0 document (JSON or YAML).
+    Gen {
+        /// The document.
+        document: PathBuf,
+        /// Only the operations with this tag (repeatable).
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// Only this operation: its operationId or `METHOD /path` (repeatable).
+        #[arg(long = "operation", value_name = "OPERATION")]
+        operations: Vec<String>,
+        /// Only the operations under this path template (repeatable; ends in `/` or `*` for a prefix).
+        #[arg(long = "path", value_name = "PATH")]
+        paths: Vec<String>,
+        /// The actions' prefix (as `OpenApi::prefix`).
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Write to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -553,6 +593,35 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
                 return Ok(ExitCode::SUCCESS);
             }
             Ok(check_lockfile(&lock, &path))
+        }
+        #[cfg(feature = "openapi")]
+        Some(Command::Openapi {
+            command:
+                OpenapiCommand::Gen {
+                    document,
+                    tags,
+                    operations,
+                    paths,
+                    prefix,
+                    out,
+                },
+        }) => {
+            let mut api = crate::openapi::OpenApi::file(&document)
+                .tags(tags)
+                .operations(operations)
+                .paths(paths);
+            if let Some(p) = prefix {
+                api = api.prefix(p);
+            }
+            let options = crate::openapi::GenerateOptions {
+                document: Some(document.display().to_string()),
+            };
+            let code = crate::openapi::generate(&api.load()?, &options);
+            match out {
+                Some(path) => std::fs::write(&path, code)?,
+                None => print!("{code}"),
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::Heal { min_healed }) => {
             let report = crate::healing::run(&server).await;

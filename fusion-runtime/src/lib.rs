@@ -42,6 +42,7 @@
 //! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
 //! | `healing` | with `cli` | `healing`: the healing benchmark for your own server — broken calls from each tool's schema, repaired from the answers' text alone, a report per kind and per tool (`healing::run`, `TestServer::healing`, the CLI's `heal`); with a client feature, `healing::remote` for any MCP server (the `fusion-heal` command) | — | regex-syntax |
 //! | `full` | no | every feature above but `testing` | | |
+//! | `openapi` | no | `openapi`: an OpenAPI 3.1, 3.0 or Swagger 2.0 document's operations as validated actions that call the API (`ServerBuilder::openapi`), the `openapi gen` code generator; see `docs/openapi.md` | — | reqwest (without TLS of its own; the same version as the MCP HTTP client), serde_yaml_ng |
 //! | `testing` | no | `testing`: the test kit for your own tools — in-process calls as a given caller, envelopes read back, snapshot-friendly renderings, `testing::advance` on tokio's paused clock (turns on tokio's `test-util`); for `[dev-dependencies]` | — | — |
 //!
 //! Without any of them the crate still has the envelope, validation, the derive and
@@ -95,10 +96,11 @@
 //! | [`mcp`] | the only module that names `rmcp` or `axum`, in two rooms with one doorway: `mcp/http/` (the streamable HTTP listener and its caps, the one bounded body read, the request steps, sessions, client identity, authentication, cancellation, error rewriting) works out a request's facts once into `mcp/facts.rs`, which `mcp/handlers/` reads (the `ServerHandler`: tools in rmcp's types, prompts, resources, MCP tasks, elicitation, a request's scope and its notifier over the peer, the lists in pages behind sealed cursors); `mcp/jsonrpc/` checks a message before rmcp for both transports; stdio; the gateway's upstream connections (opened by `client`'s one connector) | `action`, `auth`, `client`, `completion`, `context`, `envelope`, `gateway`, `guard`, `input`, `metrics`, `prompt`, `server`, `store` |
 //! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `metrics`, `server`, `store`, `validation` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client and its tasks, the one place an rmcp client connection is opened (`transport`: a child's stdio or streamable HTTP, then the lifecycle) | `action`, `envelope` |
+//! | `openapi` | an OpenAPI 3.1 / 3.0 / Swagger 2.0 document's operations as actions (feature `openapi`): what to mount (`mount`), reading the document and its `$ref`s (`document`), its schemas as JSON Schema 2020-12 (`schema`), each operation's plan (`operation`), credentials (`security`), the action and its HTTP request (`call`), the answer as a result or an envelope (`reply`), the Rust of curated operations (`generate`) | `action`, `context`, `envelope`, `input`, `server`, `validation` |
 //! | `healing` | the healing benchmark for any server (feature `healing`, on with `testing` and `cli`): broken calls generated from each tool's schema (`cases`), a reader that repairs them from the answer's text alone (`reader`), the per-kind and per-tool report; in process, or over a `FusionClient` to any MCP server (`remote`, what the `fusion-heal` command runs) | `auth`, `client`, `context`, `envelope`, `server`, `validation` |
 //! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock, the healing benchmark on the kit's server | `action`, `auth`, `client`, `context`, `envelope`, `healing`, `input`, `server` |
 //! | [`lambda`] | serving as an AWS Lambda function (feature `lambda`): the names users call; the adapter is `mcp`'s (`mcp/lambda.rs`), which alone names axum | `mcp` |
-//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server | `auth`, `contract`, `guard`, `healing`, `mcp`, `server`, `store` |
+//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server (and `openapi gen` with the feature `openapi`) | `auth`, `contract`, `guard`, `healing`, `mcp`, `openapi`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -117,6 +119,9 @@ pub mod input;
 #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub mod lambda;
 pub mod metrics;
+#[cfg(feature = "openapi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openapi")))]
+pub mod openapi;
 pub mod store;
 
 pub use envelope::{

@@ -51,5 +51,8 @@ pub mod llms {}
 #[doc = include_str!("../../docs/serving.md")]
 pub mod serving {}
 
+#[doc = include_str!("../../docs/openapi.md")]
+pub mod openapi {}
+
 #[doc = include_str!("../../docs/serverless.md")]
 pub mod serverless {}

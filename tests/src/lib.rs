@@ -8,6 +8,7 @@ pub mod guides;
 pub mod healing;
 pub mod hs256;
 pub mod mrtr;
+pub mod openapi;
 pub mod raw_http;
 pub mod raw_stdio;
 pub mod services;

@@ -34,7 +34,14 @@ impl ServerBuilder {
         let guards = (self.guards)
             .build(&mut infos, &placed.callables, &shared, &mounted_tool)
             .map_err(BuildError::Guard)?;
-        let tools = tool_list(&placed, &infos)?;
+        let mut tools = tool_list(&placed, &infos)?;
+        let searchable = if self.tool_search {
+            let all = std::mem::take(&mut tools);
+            tools = super::tool_search::listed(all.len());
+            all
+        } else {
+            Vec::new()
+        };
         let Placed {
             layout,
             discriminator,
@@ -123,6 +130,8 @@ impl ServerBuilder {
                 sources: self.sources,
                 visibility,
                 listing: self.listing.built(declared_icons),
+                searchable,
+                tool_search: self.tool_search,
             }),
         })
     }
@@ -130,6 +139,9 @@ impl ServerBuilder {
     /// Phase 1, the server's own settings: its change notifier, the `requestState` key's
     /// length, the authentication's configuration.
     fn check_settings(&mut self) -> Result<(), BuildError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         self.states.changes = Notifier::new(self.changes.0, self.changes.1);
         if let Some(key) = &self.request_state_key
             && key.len() < 32

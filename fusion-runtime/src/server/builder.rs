@@ -62,6 +62,10 @@ pub enum BuildError {
     /// The authentication cannot be served (see [`Auth::check`]).
     #[error(transparent)]
     Auth(#[from] AuthConfigError),
+    /// An OpenAPI document cannot be mounted (`ServerBuilder::openapi`, feature `openapi`): the error is an
+    /// `openapi::OpenApiError` (downcast it to read the operation and the JSON pointer).
+    #[error("{0}")]
+    OpenApi(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Builds a [`Server`](crate::Server).
@@ -92,6 +96,11 @@ pub struct ServerBuilder {
     pub(super) disabled: Vec<(Item, String)>,
     /// Method middleware, page size, icons ([`listing`]).
     pub(super) listing: listing::Listing,
+    /// A fault found while registering (a mounted document that cannot be read), reported by
+    /// [`build`](ServerBuilder::build).
+    pub(super) failed: Option<BuildError>,
+    /// Tool search ([`ServerBuilder::tool_search`]).
+    pub(super) tool_search: bool,
 }
 
 /// The result bound of an action that declares none: 1 MiB of text. Generous on purpose —
@@ -138,6 +147,8 @@ impl Default for ServerBuilder {
             sources: Vec::new(),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             disabled: Vec::new(),
+            failed: None,
+            tool_search: false,
         }
     }
 }
@@ -240,6 +251,20 @@ impl ServerBuilder {
     /// Registers an action: the companion struct `#[tool_action]` generated.
     pub fn action<A: ToolAction>(mut self) -> Self {
         self.actions.push(Arc::new(Registered::<A>::new()));
+        self
+    }
+
+    /// Registers an action whose type is known only at run time (an OpenAPI operation's).
+    #[cfg(feature = "openapi")]
+    pub(crate) fn erased_action(mut self, action: Arc<dyn Erased>) -> Self {
+        self.actions.push(action);
+        self
+    }
+
+    /// Makes [`build`](Self::build) fail with `e` (the first such fault is kept).
+    #[cfg(feature = "openapi")]
+    pub(crate) fn fail(mut self, e: BuildError) -> Self {
+        self.failed.get_or_insert(e);
         self
     }
 
@@ -447,6 +472,16 @@ impl ServerBuilder {
     /// `tools/list` shows its tools after the actions'.
     pub fn tool_source(mut self, source: impl ToolSource) -> Self {
         self.sources.push(Arc::new(source));
+        self
+    }
+
+    /// Tool search, for servers with more tools than a model's context holds (off by
+    /// default): `tools/list` shows three tools — `search_tools`, `describe_tool`,
+    /// `call_tool` ([`tool_search`](crate::server::tool_search)) — instead of every tool, and
+    /// `call_tool` runs a call of the tool it names through the whole pipeline. Works with
+    /// flat and grouped exposure alike (the tools found are the exposure's).
+    pub fn tool_search(mut self, on: bool) -> Self {
+        self.tool_search = on;
         self
     }
 

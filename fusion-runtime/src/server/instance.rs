@@ -175,6 +175,9 @@ impl Server {
     /// actions', then every source's (a handoff domain's taking its handle as an argument).
     pub async fn listed_tool_specs_stateless(&self) -> Vec<ToolSpec> {
         let mut all = self.inner.tools.clone();
+        if self.inner.tool_search {
+            return all;
+        }
         for source in &self.inner.sources {
             all.extend(source.stateless_tools().await);
         }
@@ -199,6 +202,9 @@ impl Server {
             return all;
         }
         let mut all = self.inner.tools.clone();
+        if self.inner.tool_search {
+            return all;
+        }
         for source in &self.inner.sources {
             if source.handoff_domain().is_none() {
                 all.extend(source.tools().await);
@@ -456,35 +462,7 @@ impl Server {
     /// Whether `principal` holds every scope a call of the MCP tool `tool` requires (for a
     /// grouped tool: of one of its actions); `true` for a tool the server does not know.
     pub fn may_call(&self, tool: &str, principal: Option<&Principal>) -> bool {
-        fn granted<'a>(mut required: impl Iterator<Item = &'a str>, p: Option<&Principal>) -> bool {
-            match p {
-                Some(p) => required.all(|s| p.has_scope(s)),
-                None => required.next().is_none(),
-            }
-        }
-        let inner = &self.inner;
-        let action = |i: usize| {
-            inner
-                .entries
-                .get(i)
-                .is_none_or(|d| granted(d.info.scopes.iter().map(|s| s.as_ref()), principal))
-        };
-        match inner.routes.get(tool) {
-            Some(super::routing::Route::Action(i)) => action(*i),
-            Some(super::routing::Route::Group(g)) => inner
-                .groups
-                .get(*g)
-                .is_none_or(|g| g.members.iter().any(|(_, i)| action(*i))),
-            None => match inner.sources.iter().find(|s| s.owns(tool)) {
-                Some(source) => {
-                    let own = inner.mounted_scopes.get(tool).into_iter().flatten();
-                    let mount = source.scopes();
-                    let required = own.map(|s| s.as_ref());
-                    granted(required.chain(mount.iter().map(String::as_str)), principal)
-                }
-                None => true,
-            },
-        }
+        self.inner.may_call(tool, principal)
     }
 
     /// Whether any icon is set or declared (the lists skip looking them up when none is).

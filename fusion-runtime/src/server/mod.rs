@@ -40,6 +40,7 @@ mod routing;
 mod running;
 mod source;
 mod surface;
+pub mod tool_search;
 mod visibility;
 
 pub use crate::action::{Exposure, Placement, failure_from};
@@ -64,6 +65,8 @@ pub use listing::{
 };
 pub use middleware::{CallRequest, FnMiddleware, Middleware, Next, middleware_fn};
 pub use registry::ActionDescriptor;
+#[cfg(feature = "openapi")]
+pub(crate) use registry::{Erased, Started};
 pub use respond::SPANS;
 #[allow(deprecated)]
 pub use respond::{RESULT_TOO_LARGE, RESULT_TRUNCATED};

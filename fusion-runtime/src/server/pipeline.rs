@@ -97,9 +97,43 @@ async fn stages(
     let started = (counted || tracing::enabled!(tracing::Level::DEBUG)).then(Instant::now);
     // Who calls, for the metrics' healed calls: made only when they count.
     let client = counted.then(|| ClientKey::of(&scope));
+    // Tool search: `call_tool` goes on as a call of the tool it names, through every stage
+    // below, the handoff gate first (a handoff domain's tool is not reached around it); a
+    // search or a description is answered once the gate lets the call in.
+    let named: String;
+    let mut answered = None;
+    let (tool, arguments) = if inner.tool_search {
+        use super::tool_search::{self, Meta};
+        match tool_search::answer(inner, tool, arguments.as_ref(), scope.principal()).await {
+            Some(Meta::Answer(r)) => {
+                answered = Some(r);
+                (tool, arguments)
+            }
+            Some(Meta::Call(name, _))
+                if [
+                    tool_search::SEARCH_TOOL,
+                    tool_search::DESCRIBE_TOOL,
+                    tool_search::CALL_TOOL,
+                ]
+                .contains(&name.as_str()) =>
+            {
+                return ToolResponse::error(tool_search::no_nesting(&name));
+            }
+            Some(Meta::Call(name, args)) => {
+                named = name;
+                (named.as_str(), args)
+            }
+            None => (tool, arguments),
+        }
+    } else {
+        (tool, arguments)
+    };
     if let Some(slot) = &scope.handoff
         && let Some(answer) = gate(inner, tool, slot).await
     {
+        return answer;
+    }
+    if let Some(answer) = answered {
         return answer;
     }
     if hidden(inner, tool) {

@@ -124,6 +124,42 @@ impl<A: ToolAction> Erased for Registered<A> {
 }
 
 impl Inner {
+    /// [`Server::may_call`](super::Server::may_call).
+    pub(super) fn may_call(&self, tool: &str, principal: Option<&crate::auth::Principal>) -> bool {
+        fn granted<'a>(
+            mut required: impl Iterator<Item = &'a str>,
+            p: Option<&crate::auth::Principal>,
+        ) -> bool {
+            match p {
+                Some(p) => required.all(|s| p.has_scope(s)),
+                None => required.next().is_none(),
+            }
+        }
+        let inner = self;
+        let action = |i: usize| {
+            inner
+                .entries
+                .get(i)
+                .is_none_or(|d| granted(d.info.scopes.iter().map(|s| s.as_ref()), principal))
+        };
+        match inner.routes.get(tool) {
+            Some(super::routing::Route::Action(i)) => action(*i),
+            Some(super::routing::Route::Group(g)) => inner
+                .groups
+                .get(*g)
+                .is_none_or(|g| g.members.iter().any(|(_, i)| action(*i))),
+            None => match inner.sources.iter().find(|s| s.owns(tool)) {
+                Some(source) => {
+                    let own = inner.mounted_scopes.get(tool).into_iter().flatten();
+                    let mount = source.scopes();
+                    let required = own.map(|s| s.as_ref());
+                    granted(required.chain(mount.iter().map(String::as_str)), principal)
+                }
+                None => true,
+            },
+        }
+    }
+
     /// The names an `UNKNOWN_ACTION` answer picks the closest from: the server's enabled
     /// tools, then those every client sees of each source (not a handoff domain's), as
     /// listed now.
@@ -216,6 +252,11 @@ pub(super) struct Inner {
     pub(super) visibility: super::visibility::Visibility,
     /// Method middleware, page size, icons.
     pub(super) listing: super::listing::Listing,
+    /// With tool search on: the actions' tools, which `tools/list` does not show (it shows
+    /// the three of [`tool_search`](super::tool_search)); empty otherwise.
+    pub(super) searchable: Vec<ToolSpec>,
+    /// Whether tool search is on.
+    pub(super) tool_search: bool,
     /// Set when the server stops the calls still running (the end of an HTTP drain's grace):
     /// a call cancelled from then on was stopped by the server, not by its client.
     pub(super) stopping: std::sync::atomic::AtomicBool,
