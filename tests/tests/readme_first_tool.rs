@@ -2,6 +2,8 @@
 //! byte, and its `[dependencies]` block names every crate that program uses, with the features
 //! it needs. `scripts/first-tool` builds the two blocks as written in a fresh crate and calls
 //! the tool over stdio; this test keeps the example (which the workspace builds) the same code.
+//! The envelopes the README's first screen shows are what that server answers, byte for byte:
+//! a name it does not register, or a line it no longer writes, fails here.
 
 use std::path::Path;
 
@@ -89,4 +91,61 @@ fn the_readme_first_tool_names_every_dependency_it_uses() {
         3,
         "only the three crates: {deps}"
     );
+}
+
+// The README's first tool, compiled here as it is in `examples/hello` (the test harness
+// brings its own `main`).
+include!("../../examples/hello/main.rs");
+
+/// Each `cargo run -- call TOOL 'JSON'` block above the first tool, with the `xml` block that
+/// follows it: what the README says the model reads.
+fn shown_calls(readme: &str) -> Vec<(String, serde_json::Value, String)> {
+    let top = &readme[..readme.find("## Your first tool").unwrap_or(readme.len())];
+    let mut shown = Vec::new();
+    let mut rest = top;
+    while let Some(at) = rest.find("```sh\ncargo run -- call ") {
+        let after = &rest[at + "```sh\ncargo run -- call ".len()..];
+        let Some(line_end) = after.find('\n') else {
+            panic!("an unterminated call line")
+        };
+        let line = &after[..line_end];
+        let Some((tool, json)) = line.split_once(' ') else {
+            panic!("`{line}`: a tool and its arguments")
+        };
+        let json = json.trim().trim_matches('\'');
+        let arguments: serde_json::Value =
+            serde_json::from_str(json).unwrap_or_else(|e| panic!("`{json}`: {e}"));
+        let envelope = block(after, "", "xml");
+        shown.push((tool.to_string(), arguments, envelope.to_string()));
+        rest = &after[line_end..];
+        rest = &rest[rest.find("```xml").map_or(rest.len(), |x| x + 6)..];
+    }
+    shown
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_readme_shows_what_its_first_tool_answers() {
+    use fusion_runtime::testing::TestServer;
+
+    let readme = read("README.md");
+    let shown = shown_calls(&readme);
+    let tools: Vec<&str> = shown.iter().map(|(tool, _, _)| tool.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["greet", "gret"],
+        "the first screen shows greet's misspelt key and a misspelt tool"
+    );
+    // As the example's `main` builds it.
+    let kit = TestServer::build(Server::builder().name("hello").action::<GreetAction>())
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (tool, arguments, envelope) in shown {
+        let call = kit.call_tool(&tool, arguments.clone()).await;
+        assert!(call.is_error(), "{tool} {arguments}: an error");
+        let answered = call.response().texts().collect::<Vec<_>>().join("\n");
+        assert_eq!(
+            format!("{answered}\n"),
+            envelope,
+            "the README shows another answer than the server sends for {tool} {arguments}"
+        );
+    }
 }

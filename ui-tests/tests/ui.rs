@@ -33,6 +33,12 @@ fn ui() {
     let running = String::from_utf8_lossy(&output.stdout);
     let (running, recorded) = (running.trim(), TOOLCHAIN.trim());
     let overwrite = std::env::var_os("TRYBUILD").is_some_and(|v| v == "overwrite");
+    // Overwriting writes whatever the macros print as the expected errors and passes: a way to
+    // re-bless by hand, never a check.
+    assert!(
+        !(overwrite && std::env::var_os("CI").is_some()),
+        "ui-tests: TRYBUILD=overwrite with CI set would pass whatever the macros print; unset it"
+    );
     if running != recorded && !overwrite {
         let why = format!(
             "the compile-fail .stderr files were made with `{recorded}` (ui-tests/TOOLCHAIN); \
