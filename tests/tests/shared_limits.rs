@@ -303,3 +303,49 @@ async fn three_instances_behind_nginx_share_one_redis() {
     assert!(matches!(back[9], Answer::Limited(1..)), "{back:?}");
     drop(nginx);
 }
+
+/// The Redis backend attached as one bundle (`ServerBuilder::stores`), as `serve --redis-url`
+/// attaches it: two servers share the rate limit's bucket, and each keeps its one-time ids
+/// and tasks in Redis too.
+#[tokio::test]
+async fn one_redis_bundle_attaches_every_store() {
+    let redis = Redis::start();
+    let backend = fusion_runtime::store::Redis::new(redis.url.clone())
+        .prefix(format!("t{}", free_port()))
+        .timeout(Duration::from_secs(2));
+    let server = || {
+        let stores = backend.stores().unwrap_or_else(|e| panic!("{e}"));
+        examples::billing::builder()
+            .stores(stores, OnStoreFailure::Closed)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (a, b) = (server(), server());
+    let mut admitted = 0;
+    for i in 0..6 {
+        if limited(&charge(if i % 2 == 0 { &a } else { &b }, "carol").await).is_none() {
+            admitted += 1;
+        }
+    }
+    assert_eq!(
+        admitted, 3,
+        "one bucket for both servers: 3 a minute per client"
+    );
+    assert_eq!(a.once_store().name(), "redis");
+    assert!(a.has_tasks(), "billing has task actions");
+    assert_eq!(a.task_store().name(), "redis");
+    // Attached to a built server, what it already has is kept and said.
+    let kept = a.attach_stores(
+        backend.stores().unwrap_or_else(|e| panic!("{e}")),
+        OnStoreFailure::Open,
+    );
+    assert_eq!(
+        kept,
+        [
+            "rate limits",
+            "one-time ids",
+            "tasks",
+            "change notifications"
+        ]
+    );
+}

@@ -4,19 +4,14 @@
 #[cfg(feature = "auth-jwt")]
 use std::path::PathBuf;
 #[cfg(feature = "redis")]
-use std::sync::Arc;
-#[cfg(feature = "redis")]
 use std::time::Duration;
 
 #[cfg(feature = "auth-jwt")]
 use crate::auth::{Auth, AuthMode, JwtVerifier};
 #[cfg(feature = "redis")]
-use crate::guard::{OnStoreFailure, SharedLimits};
+use crate::guard::OnStoreFailure;
 #[cfg(feature = "redis")]
 use crate::server::Server;
-#[cfg(feature = "redis")]
-use crate::store::RedisOnce;
-use crate::store::RedisStore;
 
 #[cfg(feature = "auth-jwt")]
 /// `serve --http` authentication: any key flag turns it on. Each flag also reads the
@@ -164,59 +159,32 @@ fn parse_failure(text: &str) -> Result<OnStoreFailure, String> {
 
 #[cfg(feature = "redis")]
 impl StoreArgs {
-    /// Sets the store on `server` when `--redis-url` is given.
+    /// Attaches the Redis backend to `server` when `--redis-url` is given.
     pub fn apply(&self, server: &Server) -> anyhow::Result<()> {
         let Some(url) = &self.redis_url else {
             return Ok(());
         };
-        let mut store = RedisStore::new(url)?;
+        let mut redis = crate::store::Redis::new(url);
         if let Some(t) = self.redis_timeout {
-            store = store.timeout(t);
+            redis = redis.timeout(t);
         }
         if let Some(p) = &self.redis_prefix {
-            store = store.prefix(p.clone());
+            redis = redis.prefix(p.clone());
         }
+        if let Some(lease) = self.task_lease {
+            redis = redis.task_lease(lease);
+        }
+        // `--redis-on-failure` is the rate limits' alone: one-time ids (answered
+        // confirmations) always fail closed.
         let on_failure = self.redis_on_failure.unwrap_or_default();
-        if server
-            .set_rate_limit_store(Arc::new(SharedLimits::new(Arc::new(store), on_failure)))
-            .is_err()
+        let kept = server.attach_stores(redis.stores()?, on_failure);
+        // A bus or a task store set by the builder stays; two rate-limit or one-time stores
+        // would be a configuration mistake.
+        if let Some(kind) = kept
+            .iter()
+            .find(|kind| ["rate limits", "one-time ids"].contains(kind))
         {
-            anyhow::bail!("--redis-url: the server already has a rate-limit store");
-        }
-        // One-time ids (answered confirmations) always fail closed: `--redis-on-failure`
-        // is the rate limits' alone.
-        let mut once = RedisOnce::new(url)?;
-        if let Some(t) = self.redis_timeout {
-            once = once.timeout(t);
-        }
-        if let Some(p) = &self.redis_prefix {
-            once = once.prefix(p.clone());
-        }
-        if server.set_once_store(Arc::new(once)).is_err() {
-            anyhow::bail!("--redis-url: the server already has a one-time store");
-        }
-        // Change notifications: every instance's listeners hear every instance's changes.
-        let mut bus = crate::store::RedisChangeBus::new(url)?;
-        if let Some(t) = self.redis_timeout {
-            bus = bus.timeout(t);
-        }
-        if let Some(p) = &self.redis_prefix {
-            bus = bus.prefix(p);
-        }
-        let _ = server.set_change_bus(Arc::new(bus)); // one set by the builder stays
-        // Tasks: polled, cancelled and failed (when their instance dies) from any instance.
-        if server.has_tasks() {
-            let mut tasks = crate::store::RedisTasks::new(url)?;
-            if let Some(t) = self.redis_timeout {
-                tasks = tasks.timeout(t);
-            }
-            if let Some(p) = &self.redis_prefix {
-                tasks = tasks.prefix(p.clone());
-            }
-            if let Some(lease) = self.task_lease {
-                tasks = tasks.lease(lease);
-            }
-            let _ = server.set_task_store(Arc::new(tasks)); // one set by the builder stays
+            anyhow::bail!("--redis-url: the server already has a store for {kind}");
         }
         tracing::info!(
             ?on_failure,

@@ -450,6 +450,27 @@ impl ServerBuilder {
         self
     }
 
+    /// Attaches a backend's stores at once (e.g. [`Redis::stores`](crate::store::Redis::stores),
+    /// feature `redis`): each store the bundle has replaces the server's own, as
+    /// [`rate_limit_store`](Self::rate_limit_store) (with `on_failure`),
+    /// [`once_store`](Self::once_store), [`task_store`](Self::task_store) and
+    /// [`change_bus`](Self::change_bus) would; what it leaves out stays as it is.
+    pub fn stores(mut self, stores: crate::store::Stores, on_failure: OnStoreFailure) -> Self {
+        let crate::store::Stores {
+            rate_limits,
+            once,
+            tasks,
+            change_bus,
+        } = stores;
+        if let Some(store) = rate_limits {
+            self.auth.store = Some(Arc::new(SharedLimits::new(store, on_failure)));
+        }
+        self.once = once.or(self.once);
+        self.tasks = tasks.or(self.tasks);
+        self.change_bus = change_bus.or(self.change_bus);
+        self
+    }
+
     /// Keeps the one-time ids — answered 2026-07-28 confirmations (`requestState`) — in
     /// `store` (e.g. [`RedisOnce`](crate::store::RedisOnce)), shared by every instance using
     /// it, instead of this process's memory ([`MemoryOnce`](crate::store::MemoryOnce)). When

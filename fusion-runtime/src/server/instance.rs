@@ -272,6 +272,48 @@ impl Server {
         all
     }
 
+    /// Attaches a backend's stores to a built server (what `serve --redis-url` does): each
+    /// store the bundle has is set unless the server already has one (from its builder, or an
+    /// earlier attach), which stays; tasks only when the server has task actions. Returns
+    /// the kinds that were already set and kept (`"rate limits"`, `"one-time ids"`,
+    /// `"tasks"`, `"change notifications"`), for the caller to refuse or allow.
+    pub fn attach_stores(
+        &self,
+        stores: crate::store::Stores,
+        on_failure: crate::guard::OnStoreFailure,
+    ) -> Vec<&'static str> {
+        let crate::store::Stores {
+            rate_limits,
+            once,
+            tasks,
+            change_bus,
+        } = stores;
+        let mut kept = Vec::new();
+        if let Some(store) = rate_limits {
+            let limits = Arc::new(SharedLimits::new(store, on_failure));
+            if self.set_rate_limit_store(limits).is_err() {
+                kept.push("rate limits");
+            }
+        }
+        if let Some(store) = once
+            && self.set_once_store(store).is_err()
+        {
+            kept.push("one-time ids");
+        }
+        if let Some(store) = tasks
+            && self.has_tasks()
+            && self.set_task_store(store).is_err()
+        {
+            kept.push("tasks");
+        }
+        if let Some(bus) = change_bus
+            && self.set_change_bus(bus).is_err()
+        {
+            kept.push("change notifications");
+        }
+        kept
+    }
+
     /// Shares every rate limit through `store` from now on (the `serve --redis-url` flag):
     /// for a server built without [`ServerBuilder::rate_limit_store`], before it serves.
     /// `Err` (with the store given back) when one is already set.

@@ -17,53 +17,40 @@
 //!   process ([`GovernorStore`]) or, with [`RedisStore`], in Redis for every instance; the
 //!   guard ([`SharedLimits`](crate::guard::SharedLimits)) decides what a call gets from them.
 //!
+//! By backend: the traits and what every backend shares are this folder's files; each backend
+//! is one folder — `memory/` (the default) and `redis/` (feature `redis`, and [`Redis`], all
+//! four from one URL) — and a backend's stores attach to a server as one [`Stores`] bundle.
+//!
 //! Every Redis store opens the same kind of connection, bounded by [`DEFAULT_REDIS_TIMEOUT`].
 //! Every entry is keyed by a digest of what it guards (never the raw id a client sent) and
 //! expires with the thing it guards: nothing here grows without a bound.
 
+mod bundle;
 mod bus;
 mod error;
-mod memory_tasks;
+mod memory;
 mod once;
 mod rate_limit;
 #[cfg(feature = "redis")]
 mod redis;
-#[cfg(feature = "redis")]
-mod redis_bus;
-#[cfg(feature = "redis")]
-mod redis_limits;
-#[cfg(feature = "redis")]
-mod redis_once;
-#[cfg(feature = "redis")]
-mod redis_task_scripts;
-#[cfg(feature = "redis")]
-mod redis_tasks;
 pub(crate) mod tasks;
 
 pub use bus::{Change, ChangeBus, PUBLISH_QUEUE, Remote};
 pub use error::StoreError;
-pub use memory_tasks::MemoryTasks;
-pub use once::{DEFAULT_ONCE_CAPACITY, MemoryOnce, OnceStore};
-pub(crate) use rate_limit::Buckets;
-pub use rate_limit::{GovernorStore, RateLimit, RateLimitStore, TokioClock, Verdict};
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis::DEFAULT_REDIS_TIMEOUT;
+pub(crate) use memory::Buckets;
+pub use memory::{DEFAULT_ONCE_CAPACITY, GovernorStore, MemoryOnce, MemoryTasks, TokioClock};
+pub use once::OnceStore;
+pub use rate_limit::{RateLimit, RateLimitStore, Verdict};
 // The health check's Redis ping opens the same connection.
+pub use bundle::Stores;
 #[cfg(all(feature = "redis", feature = "server-http"))]
 pub(crate) use redis::managed_connection;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis_bus::{MAX_MESSAGE_BYTES, MAX_URI_BYTES, RedisChangeBus};
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis_limits::RedisStore;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis_once::RedisOnce;
-#[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis_tasks::{DEFAULT_TASK_LEASE, RedisTasks};
+pub use redis::{
+    DEFAULT_REDIS_TIMEOUT, DEFAULT_TASK_LEASE, MAX_MESSAGE_BYTES, MAX_URI_BYTES, Redis,
+    RedisChangeBus, RedisOnce, RedisStore, RedisTasks,
+};
 pub use tasks::{
     DEFAULT_TASK_HOLD, DEFAULT_TASK_MAX_TTL, DEFAULT_TASK_RESULT_BYTES, DEFAULT_TASKS_OVERALL,
     DEFAULT_TASKS_PER_OWNER, MAX_TASKS_PAGE, MIN_TASK_TTL, Running, TaskLimits, TaskOutcome,

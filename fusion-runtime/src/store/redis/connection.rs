@@ -1,12 +1,12 @@
-//! The one Redis connection every Redis store of this crate opens ([`RedisStore`](super::RedisStore),
-//! [`RedisOnce`](super::RedisOnce), [`RedisTasks`](super::RedisTasks),
-//! [`RedisChangeBus`](super::RedisChangeBus)), and its bound.
+//! The one Redis connection every Redis store of this crate opens ([`RedisStore`](crate::store::RedisStore),
+//! [`RedisOnce`](crate::store::RedisOnce), [`RedisTasks`](crate::store::RedisTasks),
+//! [`RedisChangeBus`](crate::store::RedisChangeBus)), and its bound.
 
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use super::StoreError;
+use crate::store::StoreError;
 
 /// The default bound on one check (connecting included).
 pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_millis(500);

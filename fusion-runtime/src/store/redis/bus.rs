@@ -23,9 +23,9 @@ use redis::aio::ConnectionManager;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use super::StoreError;
-use super::bus::{Change, ChangeBus, Remote};
-use super::redis::DEFAULT_REDIS_TIMEOUT;
+use super::connection::DEFAULT_REDIS_TIMEOUT;
+use crate::store::StoreError;
+use crate::store::bus::{Change, ChangeBus, Remote};
 
 /// Messages longer than this are dropped unparsed (a change is a few hundred bytes). The
 /// `redis` crate reads a message whole before this check; what bounds that read is Redis's
@@ -82,7 +82,7 @@ impl RedisChangeBus {
     /// while Redis is down and joins the others once it is up.
     pub fn new(url: &str) -> Result<Self, StoreError> {
         let client = redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?;
-        let connection = super::redis::managed_connection(url)?;
+        let connection = super::connection::managed_connection(url)?;
         let timeout = DEFAULT_REDIS_TIMEOUT;
         let mut id = [0u8; 16];
         getrandom::fill(&mut id).map_err(|e| StoreError(format!("no instance id: {e}")))?;

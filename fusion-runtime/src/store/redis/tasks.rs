@@ -22,12 +22,10 @@ use futures::future::BoxFuture;
 use redis::aio::ConnectionManager;
 use tokio_util::sync::CancellationToken;
 
-use super::StoreError;
-use super::redis::DEFAULT_REDIS_TIMEOUT;
-use super::redis_task_scripts::{
-    ANSWER, ASK, CREATE, END, LIST, MESSAGE, PRELUDE, RELEASE, RENEW, TAKE,
-};
-use super::tasks::{
+use super::connection::DEFAULT_REDIS_TIMEOUT;
+use super::task_scripts::{ANSWER, ASK, CREATE, END, LIST, MESSAGE, PRELUDE, RELEASE, RENEW, TAKE};
+use crate::store::StoreError;
+use crate::store::tasks::{
     MAX_TASKS_PAGE, Running, TaskLimits, TaskOutcome, TaskPage, TaskPosition, TaskRecord,
     TaskRefused, TaskStatus, TaskStore, TaskWatch, bounded, new_task_id, share_of,
 };
@@ -89,7 +87,7 @@ impl RedisTasks {
     pub fn new(url: &str) -> Result<Self, StoreError> {
         Ok(RedisTasks {
             client: redis::Client::open(url).map_err(|e| StoreError(e.to_string()))?,
-            connection: super::redis::managed_connection(url)?,
+            connection: super::connection::managed_connection(url)?,
             prefix: "fusion".into(),
             timeout: DEFAULT_REDIS_TIMEOUT,
             lease: DEFAULT_TASK_LEASE,
@@ -392,7 +390,9 @@ impl TaskStore for RedisTasks {
                 return Ok(None);
             }
             let record = record_of(id, &fields)?;
-            if record.status.is_terminal() || number(&fields, "lease") > super::tasks::now_ms() {
+            if record.status.is_terminal()
+                || number(&fields, "lease") > crate::store::tasks::now_ms()
+            {
                 return Ok(Some(record));
             }
             // The lease looks lapsed by this instance's clock: the script decides on Redis's.
@@ -497,7 +497,8 @@ impl TaskStore for RedisTasks {
                     fields.insert(k, v);
                 }
                 let record = record_of(id, &fields)?;
-                if record.status.is_terminal() || number(&fields, "lease") > super::tasks::now_ms()
+                if record.status.is_terminal()
+                    || number(&fields, "lease") > crate::store::tasks::now_ms()
                 {
                     tasks.push(record);
                 } else if let Some(settled) = self.get(owner, id).await? {

@@ -18,8 +18,8 @@ use futures::future::BoxFuture;
 use redis::aio::ConnectionManager;
 use sha2::{Digest as _, Sha256};
 
-use super::redis::{DEFAULT_REDIS_TIMEOUT, managed_connection};
-use super::{RateLimit, RateLimitStore, StoreError, Verdict};
+use super::connection::{DEFAULT_REDIS_TIMEOUT, managed_connection};
+use crate::store::{RateLimit, RateLimitStore, StoreError, Verdict};
 
 /// GCRA in one step. KEYS[1]: the bucket. ARGV[1]: the emission interval (µs, one call's
 /// share of the period); ARGV[2]: the burst. Returns `{1, 0}` to admit, `{0, wait_us}` to

@@ -1,6 +1,6 @@
-//! The Lua scripts of [`RedisTasks`](super::RedisTasks): each change to a task is one of
+//! The Lua scripts of [`RedisTasks`](crate::store::RedisTasks): each change to a task is one of
 //! them, run alone by Redis on its own clock (`TIME`). Their keys and arguments are
-//! `redis_tasks.rs`'s to pass.
+//! `tasks.rs`'s to pass.
 
 /// The Lua helpers every script shares: Redis's clock in ms, the sorted set of the tasks one
 /// client counts for (by its share, `share_of`: a task stored before shares has its owner),

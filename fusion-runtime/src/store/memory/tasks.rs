@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use super::StoreError;
-use super::tasks::*;
+use crate::store::StoreError;
+use crate::store::tasks::*;
 
 /// A record as [`MemoryTasks`] keeps it.
 #[derive(Debug)]

@@ -7,9 +7,9 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use redis::aio::ConnectionManager;
 
-use super::StoreError;
-use super::once::{OnceStore, digest};
-use super::redis::DEFAULT_REDIS_TIMEOUT;
+use super::connection::DEFAULT_REDIS_TIMEOUT;
+use crate::store::StoreError;
+use crate::store::once::{OnceStore, digest};
 
 /// One-time ids in Redis, shared by every instance pointed at it.
 ///
@@ -37,7 +37,7 @@ impl RedisOnce {
     /// while Redis is down, and its one-time checks fail (closed) until Redis answers.
     pub fn new(url: &str) -> Result<Self, StoreError> {
         Ok(RedisOnce {
-            connection: super::redis::managed_connection(url)?,
+            connection: super::connection::managed_connection(url)?,
             prefix: "fusion".into(),
             timeout: DEFAULT_REDIS_TIMEOUT,
         })
