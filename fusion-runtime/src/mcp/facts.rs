@@ -4,10 +4,11 @@
 //! log events waiting for a 2025 session call's own response stream.
 //!
 //! The HTTP side writes: [`RequestFacts`] (with its [`Exchange`]) into the request's
-//! extensions, once, in the guard step (`http/guard.rs`), after identity, authentication and
-//! the door (the session they carry is the one the door cleared). The cancellation step
-//! (`http/cancel.rs`) takes the exchange from them; it makes them itself
-//! (`RequestFacts::read`) only for a request served without the guard step.
+//! extensions, once, in the endpoint's steps (`http/steps.rs`), after authentication, identity
+//! and the door (the session they carry is the one the door cleared). The cancellation step
+//! (`http/cancel.rs`) takes the exchange from them. A request that did not pass the steps (a
+//! public [`McpHandler`](crate::mcp::McpHandler) under an rmcp service of the user's own) has
+//! its facts read from its parts when the handler asks (`RequestFacts::read`).
 //! The handler side reads: [`RequestFacts::of`] a `RequestContext`; [`watch`] / [`watched`]
 //! list a running call in the endpoint's [`Calls`], bounded per client
 //! ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]); [`Exchange::inject`] queues a

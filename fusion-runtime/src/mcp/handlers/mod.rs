@@ -16,7 +16,6 @@
 //! | `notify.rs`, `subscriptions.rs` | change notifications, `subscriptions/listen`, `resources/subscribe` |
 //! | `scope.rs`, `trace.rs` | a request's [`RequestScope`](crate::context::RequestScope) and span |
 //! | `mcp_handler.rs` | the handler's state, results as rmcp's `CallToolResult` |
-//! | `live.rs` | the stateful HTTP sessions whose plain calls skip rmcp's session worker |
 
 mod call;
 mod catalog;

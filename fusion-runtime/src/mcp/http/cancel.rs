@@ -169,9 +169,9 @@ impl Drop for GuardedBody {
 }
 
 /// The cancellation step of one request (see the module's documentation): made from the
-/// request's facts ([`new`](Self::new)), it reads a `notifications/cancelled` before the
-/// route ([`read`](Self::read)), and after it cancels what that message (or a session's
-/// `DELETE`) named and guards the answer's body ([`end`](Self::end)).
+/// request's facts as it reads a `notifications/cancelled` before the route
+/// ([`read`](Self::read)), and after it cancels what that message (or a session's `DELETE`)
+/// named and guards the answer's body ([`end`](Self::end)).
 pub(crate) struct Cancelling {
     calls: Arc<Calls>,
     guard: GoneGuard,
@@ -183,8 +183,8 @@ pub(crate) struct Cancelling {
 }
 
 impl Cancelling {
-    /// The step for the request whose `facts` (with their exchange) the endpoint just made.
-    pub(crate) fn new(facts: &RequestFacts, calls: &Arc<Calls>) -> Self {
+    /// The step for the request whose `facts` (with their exchange) the endpoint made.
+    fn new(facts: &RequestFacts, calls: &Arc<Calls>) -> Self {
         Cancelling {
             calls: Arc::clone(calls),
             guard: GoneGuard {
@@ -197,11 +197,28 @@ impl Cancelling {
         }
     }
 
-    /// Reads a `notifications/cancelled` the request may carry (a session's that the check
-    /// read, see [`Passed`]; a session-less one, sniffed), and notes a session's `DELETE`;
-    /// the request goes on whole, or a body that failed is `400`.
-    pub(crate) async fn read(mut self, request: Request) -> Result<(Request, Self), Response> {
+    /// The step for `request`, from the facts the endpoint put in it (their exchange lists
+    /// its calls in `calls`): reads a `notifications/cancelled` the request may carry (a
+    /// session's that the check read, see [`Passed`]; a session-less one, sniffed), and
+    /// notes a session's `DELETE`; the request goes on whole, or a body that failed is `400`.
+    /// A request without facts (no endpoint made it) is a `500`.
+    pub(crate) async fn read(
+        request: Request,
+        calls: &Arc<Calls>,
+    ) -> Result<(Request, Self), Response> {
         let (parts, body) = request.into_parts();
+        let Some(facts) = parts.extensions.get::<RequestFacts>() else {
+            return Err(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+        };
+        let step = Cancelling::new(facts, calls);
+        step.check_body(parts, body).await
+    }
+
+    async fn check_body(
+        mut self,
+        parts: axum::http::request::Parts,
+        body: Body,
+    ) -> Result<(Request, Self), Response> {
         // A live session's `notifications/cancelled` (the check read it, see `Passed`) may
         // name a call answered without rmcp, which rmcp does not know to cancel.
         let session_cancels =

@@ -9,8 +9,8 @@
 //!   the allowed hosts do not name is `403 Forbidden: Host header is not allowed`;
 //! - `Origin`: present and not an allowed origin (or malformed) is `403`;
 //! - `Host` and `Origin` each at most once (RFC 9112 §3.2: two `Host` headers are `400`); the
-//!   host of an absolute-form target (`POST http://host/mcp`) is the one checked, whatever
-//!   `Host` says (RFC 9112 §3.2.2);
+//!   host of an absolute-form target (`POST http://host/mcp`) is checked too, and both it and
+//!   `Host` must be allowed (RFC 9112 §3.2.2 has a server read the target's);
 //! - the session a request names, on an endpoint that keeps sessions, whenever rmcp would
 //!   route the request into that session: it must be live and opened by the same client
 //!   (principal, or address without a token), else `404 Not Found: Session not found` — the
@@ -84,24 +84,15 @@ pub(crate) type Passed = (Request, Cleared);
 /// A request that passed the door, and the session it may act in: the only way to a route.
 #[derive(Debug)]
 pub(crate) struct Cleared {
-    session: Option<Arc<str>>,
+    /// The session the request acts in: live, and opened by the same client; `None` for a
+    /// request that names none (or on an endpoint that keeps none).
+    pub(crate) session: Option<Arc<str>>,
     /// A request that may open a session (a `POST` naming none, on an endpoint that keeps
     /// sessions): its admission, which the session caps answer while rmcp opens it.
-    admission: Option<Arc<Admission>>,
+    pub(crate) admission: Option<Arc<Admission>>,
 }
 
 impl Cleared {
-    /// The session the request acts in: live, and opened by the same client. `None` for a
-    /// stateless endpoint, a request rmcp serves without a session, or one that names none.
-    pub(crate) fn session(&self) -> Option<&Arc<str>> {
-        self.session.as_ref()
-    }
-
-    /// The admission of a request that may open a session.
-    pub(crate) fn admission(&self) -> Option<Arc<Admission>> {
-        self.admission.clone()
-    }
-
     /// A request cleared with no session, for the step tests of the routes behind the door.
     #[cfg(test)]
     pub(crate) fn sessionless() -> Self {

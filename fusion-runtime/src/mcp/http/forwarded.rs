@@ -94,12 +94,13 @@ impl Forwarded {
     }
 
     /// Admits `request`: its forwarded client's place when its peer is a trusted proxy
-    /// (`None` for any other peer, which the connection cap counts), or [`Busy`].
-    pub(crate) fn admit(&self, request: &Request) -> Result<Option<Slot>, Busy> {
+    /// (`trusted`, which the identity step has just told), `None` for any other peer (the
+    /// connection cap counts it), or [`Busy`].
+    pub(crate) fn admit(&self, request: &Request, trusted: bool) -> Result<Option<Slot>, Busy> {
         let Some(peer) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
             return Ok(None);
         };
-        if !self.identity.trusts(peer.ip()) {
+        if !trusted {
             self.warn_untrusted(peer.0, request.headers());
             return Ok(None);
         }

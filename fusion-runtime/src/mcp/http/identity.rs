@@ -38,6 +38,14 @@ impl Identity {
         self.trusted_proxies.contains(&ip.to_canonical())
     }
 
+    /// Whether `request`'s peer is a trusted proxy (no peer address: not one).
+    pub(crate) fn peer_is_trusted_proxy(&self, request: &axum::extract::Request) -> bool {
+        request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .is_some_and(|peer| self.trusts(peer.ip()))
+    }
+
     /// Who sent `request`: the key already in its extensions (an authentication layer's, or
     /// the accept loop's for a peer that is not a trusted proxy), else the key of its peer
     /// address (`ConnectInfo`) and forwarding headers, which is put there.

@@ -5,18 +5,18 @@
 //! | in | step | file |
 //! |---|---|---|
 //! | 1 | authentication (when configured): the principal and its client key, or `401` | `auth.rs` |
-//! | 2 | a slot per forwarded client (through trusted proxies only) | `forwarded.rs` |
-//! | 3 | who the client is (the key a layer or the accept loop put there, else its address) | `identity.rs` |
+//! | 2 | who the client is (the key a layer or the accept loop put there, else its address), and whether its peer is a trusted proxy | `identity.rs` |
+//! | 3 | a slot per forwarded client (through trusted proxies only) | `forwarded.rs` |
 //! | 4 | **the door**: `Host`, `Origin`, the session, whether it may open one | `door.rs` |
 //! | 5 | the request's facts, once, and the body's deadline | `facts.rs`, `body.rs` |
 //! | 6 | the JSON-RPC check: the one bounded body read, the framework's own answers, the route | `check.rs` |
-//! | 7 | cancellation: the request's exchange, a `notifications/cancelled` read | `cancel.rs` |
+//! | 7 | cancellation, made from the facts where it reads: the request's exchange, a `notifications/cancelled` | `cancel.rs` |
 //! | 8 | the route: the room, or rmcp | `endpoint.rs` |
 //!
 //! Out: the exchange's guarded body (7), rmcp's plain-text refusals as JSON-RPC and the
 //! 2025-11-25 tasks' advertising (6), a session the server could not open or a body that
 //! came too late (4, 5), refusals counted (`metrics`), the forwarded slot held until the
-//! answer's end (2).
+//! answer's end (3).
 //!
 //! Reads: a request on the endpoint's path. Writes: its answer.
 
@@ -67,29 +67,35 @@ impl Steps {
         {
             return refused;
         }
-        // 2. The forwarded client's slot.
-        let slot = match self.forwarded.admit(&request) {
+        // 2. Who: the client, and whether its peer is a trusted proxy.
+        let client = self.identity.client(&mut request);
+        let trusted = self.identity.peer_is_trusted_proxy(&request);
+        // 3. The forwarded client's slot.
+        let slot = match self.forwarded.admit(&request, trusted) {
             Ok(slot) => slot,
             Err(busy) => {
                 crate::metrics::refused(crate::metrics::Refusal::Busy);
                 return busy.response();
             }
         };
-        let response = self.through(request, route).await;
+        let response = self.through(client, request, route).await;
         if crate::metrics::enabled() {
             count_refusal(response.status());
         }
         forwarded::hold(slot, response)
     }
 
-    /// Steps 3 to 8, and back.
-    async fn through<F, Fut>(&self, mut request: Request, route: F) -> Response
+    /// Steps 4 to 8, and back.
+    async fn through<F, Fut>(
+        &self,
+        client: crate::context::ClientKey,
+        mut request: Request,
+        route: F,
+    ) -> Response
     where
         F: FnOnce(Request, Route) -> Fut,
         Fut: Future<Output = Response>,
     {
-        // 3. Who.
-        let client = self.identity.client(&mut request);
         // 4. The door. Into `request` itself: a second `Request` in scope would take a place
         // of its own in this future, which is moved on every request.
         let cleared;
@@ -105,11 +111,10 @@ impl Steps {
         let mut facts = RequestFacts::new(
             client,
             request.extensions().get::<crate::auth::Principal>(),
-            cleared.session().cloned(),
+            cleared.session.clone(),
             request.method(),
         );
         facts.exchange = Some(Exchange::new(Arc::clone(&self.calls)));
-        let cancelling = cancel::Cancelling::new(&facts, &self.calls);
         request.extensions_mut().insert(facts);
         let timed_out = Arc::new(AtomicBool::new(false));
         let request = request.map(|body| {
@@ -120,10 +125,10 @@ impl Steps {
                 timed_out: Arc::clone(&timed_out),
             })
         });
-        let admission = cleared.admission();
+        let admission = cleared.admission.clone();
         // 6. The check, 7. cancellation, 8. the route; a request that may open a session runs
         // with its admission in scope (rmcp opens it inside).
-        let answered = self.routed(request, &cleared, cancelling, route);
+        let answered = self.routed(request, &cleared, route);
         let response = match &admission {
             Some(admission) => sessions::admit(Some(Arc::clone(admission)), answered).await,
             None => answered.await,
@@ -148,7 +153,6 @@ impl Steps {
         &self,
         request: Request,
         cleared: &super::door::Cleared,
-        cancelling: cancel::Cancelling,
         route: F,
     ) -> Response
     where
@@ -159,7 +163,7 @@ impl Steps {
             Ok(passed) => passed,
             Err(answer) => return answer,
         };
-        let (request, cancelling) = match cancelling.read(request).await {
+        let (request, cancelling) = match cancel::Cancelling::read(request, &self.calls).await {
             Ok(read) => read,
             Err(answer) => return answer,
         };

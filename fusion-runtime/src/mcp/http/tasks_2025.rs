@@ -70,7 +70,7 @@ pub(crate) async fn answer(
     if !server.has_tasks() {
         return None;
     }
-    let session = cleared.session()?;
+    let session = cleared.session.as_ref()?;
     let facts = RequestFacts::of_parts(parts);
     let version = parts.headers.get("mcp-protocol-version")?.to_str().ok()?;
     if version != "2025-11-25" {
@@ -347,7 +347,7 @@ fn too_many_streams(refused: StreamRefused) -> Value {
 }
 
 /// The endpoint's SSE keep-alive interval: rmcp's default, which the endpoint keeps
-/// (`router.rs` sets no other), so a `tasks/result` stream is kept alive as rmcp's own are.
+/// (`endpoint.rs` sets no other), so a `tasks/result` stream is kept alive as rmcp's own are.
 fn keep_alive() -> Option<Duration> {
     rmcp::transport::StreamableHttpServerConfig::default().sse_keep_alive
 }

@@ -70,16 +70,15 @@ where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
-    let cancelling = match request.extensions_mut().get_mut::<RequestFacts>() {
+    match request.extensions_mut().get_mut::<RequestFacts>() {
         Some(facts) => {
             facts
                 .exchange
                 .get_or_insert_with(|| Exchange::new(Arc::clone(calls)));
-            super::cancel::Cancelling::new(facts, calls)
         }
         None => return Response::new(Body::from("the request has no facts")),
     };
-    match cancelling.read(request).await {
+    match super::cancel::Cancelling::read(request, calls).await {
         Ok((request, cancelling)) => cancelling.end(next(request).await),
         Err(answer) => answer,
     }
