@@ -343,26 +343,14 @@ fn off_format(format: &str) -> String {
 /// The note of a wrong type sent to a field with a rule beyond its type.
 const CONSTRAINED_WRONG_TYPE: &str = "another type, unrelated to the valid value";
 
-/// The keywords that constrain a value beyond its type.
-const CONSTRAINTS: [&str; 10] = [
-    "pattern",
-    "format",
-    "enum",
-    "minLength",
-    "maxLength",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-];
-
 /// A value of another type that carries nothing of `valid` (`7` for an ID, `false` for an
 /// email, a word for a bounded number), for a string or number field with a rule beyond its
 /// type: what a model sends when it has the type wrong, so that only the answer's text can
 /// tell it the rest of the rule.
 fn constrained_wrong_type(node: &Value, valid: &Value) -> Option<Value> {
-    if !CONSTRAINTS.iter().any(|k| node.get(*k).is_some()) {
+    // The keywords that constrain a string or a number beyond its type, as the rules declare
+    // them.
+    if !crate::validation::rules::keywords::on_scalars().any(|k| node.get(k).is_some()) {
         return None;
     }
     match valid {

@@ -119,28 +119,22 @@ pub struct Plan {
     deny_unknown: bool,
 }
 
-/// The keywords of a field a typed value and its rules decide (besides annotations).
-const TYPED_KEYWORDS: &[&str] = &[
-    "type",
-    "items",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-];
+/// The keywords a typed field's schema may carry besides annotations: its `type`, a list's
+/// `items`, and every rule's keyword but `enum` (an enum field is decided by its options,
+/// `enum_const`), read from the rules' own declarations.
+static TYPED_KEYWORDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let rules = super::rules::keywords::all().filter(|k| k.on != super::rules::On::Any);
+    ["type", "items"]
+        .into_iter()
+        .chain(rules.map(|k| k.name))
+        .collect()
+});
 
 /// What a typed value decides of the field schema `s`, and whether it takes `null`.
 fn kind_of(s: &Value) -> (Option<Kind>, bool) {
     let Some(obj) = s
         .as_object()
-        .filter(|o| only_annotations_and(o, TYPED_KEYWORDS))
+        .filter(|o| only_annotations_and(o, &TYPED_KEYWORDS))
     else {
         return (None, false);
     };

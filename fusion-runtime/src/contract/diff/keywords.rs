@@ -544,3 +544,21 @@ fn alternatives(w: &mut Walker<'_>, c: &Change<'_>) {
         );
     }
 }
+
+#[cfg(test)]
+mod rule_rows {
+    use super::KEYWORDS;
+
+    /// A keyword a rule writes and the diff has no row for would be reported only as `Risky`
+    /// with both values: every rule's keyword has its row.
+    #[test]
+    fn every_rule_keyword_has_a_row() {
+        for keyword in crate::validation::rules::keywords::all() {
+            assert!(
+                KEYWORDS.iter().any(|(name, _)| *name == keyword.name),
+                "the contract diff has no row for `{}`",
+                keyword.name
+            );
+        }
+    }
+}

@@ -11,9 +11,16 @@ use serde_json::{Map, Value};
 
 use super::Check;
 use super::unknown_keys::{closest, push_did_you_mean};
+use super::{Keyword, On};
 use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
 use crate::validation::push_list;
 use crate::validation::sent::push_sent;
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
+    name: "enum",
+    on: On::Any,
+}];
 
 /// The problem: `Invalid option (did you mean 'open'?)`, or `Invalid value` for a constant.
 pub fn push_problem(out: &mut String, options: &[Value], sent: Option<&Value>) {

@@ -3,6 +3,13 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
+use super::{Keyword, On};
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
+    name: "format",
+    on: On::String,
+}];
 pub use crate::validation::issue::Format;
 
 /// Its keyword: the first name of its row (an attribute's format is a known one).

@@ -3,6 +3,19 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
+use super::{Keyword, On};
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[
+    Keyword {
+        name: "minItems",
+        on: On::Array,
+    },
+    Keyword {
+        name: "maxItems",
+        on: On::Array,
+    },
+];
 
 /// Its keywords.
 pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {

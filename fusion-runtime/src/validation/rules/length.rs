@@ -3,6 +3,19 @@
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
+use super::{Keyword, On};
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[
+    Keyword {
+        name: "minLength",
+        on: On::String,
+    },
+    Keyword {
+        name: "maxLength",
+        on: On::String,
+    },
+];
 
 /// Its keywords.
 pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {

@@ -10,9 +10,13 @@
 //!
 //! # How to add a rule
 //!
-//! 1. `rules/<name>.rs`, with `keywords`, `check` and the wording of its issue (a new
-//!    [`IssueKind`] variant when no existing one says it), and its `mod` line below; its
-//!    [`Rule`] variant, whose [`Rule::apply`] arm calls its `keywords`.
+//! 1. `rules/<name>.rs`, with its `KEYWORDS` (the keywords it writes, declared once: the
+//!    derive's typed path, the healing generator and the contract diff read them through
+//!    `keywords::ALL`, and a test fails when a rule writes one it does not declare, or the
+//!    contract diff has no row for one), `keywords`, `check` and the wording of its issue (a
+//!    new [`IssueKind`] variant when no existing one says it), and its `mod` line below and
+//!    its row in `keywords.rs`; its [`Rule`] variant, whose [`Rule::apply`] arm calls its
+//!    `keywords`.
 //! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table (plus the attribute's
 //!    parsing in `attr.rs`, and a line in `check.rs` if it fits some types only): the derive
 //!    writes `Rule::<Name>(args)` and `rules::<name>::check(value, args)`. State built once
@@ -29,6 +33,7 @@ pub mod custom;
 pub mod enum_const;
 pub mod format;
 pub mod items;
+pub(crate) mod keywords;
 pub mod length;
 pub mod multiple_of;
 pub mod num;
@@ -39,6 +44,26 @@ pub mod required;
 pub mod types;
 pub mod union;
 pub mod unknown_keys;
+
+/// A JSON Schema keyword a rule writes (declared once, in the rule's file, as its
+/// `KEYWORDS`), and the values it constrains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Keyword {
+    /// The keyword, as the schema spells it.
+    pub(crate) name: &'static str,
+    /// What it constrains beyond the value's type.
+    pub(crate) on: On,
+}
+
+/// The values a rule's keyword constrains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum On {
+    String,
+    Number,
+    Array,
+    /// Any value (`enum`).
+    Any,
+}
 
 /// A rule's verdict on a typed value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,14 @@ use serde_json::{Map, Value};
 
 use super::num::Num;
 use super::{Check, Typed};
+use super::{Keyword, On};
 use crate::validation::sent::push_number;
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
+    name: "multipleOf",
+    on: On::Number,
+}];
 
 /// Its keyword.
 pub fn keywords(divisor: Num, schema: &mut Map<String, Value>) {

@@ -13,6 +13,13 @@ use regex_automata::util::{primitives::StateID, start};
 use serde_json::{Map, Value};
 
 use super::{Check, Typed};
+use super::{Keyword, On};
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
+    name: "pattern",
+    on: On::String,
+}];
 
 /// Its keyword.
 pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {

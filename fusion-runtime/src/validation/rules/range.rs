@@ -4,7 +4,28 @@ use serde_json::{Map, Value};
 
 use super::num::Num;
 use super::{Check, Typed};
+use super::{Keyword, On};
 use crate::validation::sent::push_number;
+
+/// The keywords this rule writes into a field's schema, and the values they constrain.
+pub(crate) const KEYWORDS: &[Keyword] = &[
+    Keyword {
+        name: "minimum",
+        on: On::Number,
+    },
+    Keyword {
+        name: "maximum",
+        on: On::Number,
+    },
+    Keyword {
+        name: "exclusiveMinimum",
+        on: On::Number,
+    },
+    Keyword {
+        name: "exclusiveMaximum",
+        on: On::Number,
+    },
+];
 
 /// Its keywords.
 pub fn keywords(
