@@ -1,4 +1,4 @@
-//! The doorway between the two rooms of `mcp`: what the HTTP side (`mcp/http/`) works out
+//! The doorway between the two sides of `mcp`: what the HTTP side (`mcp/http/`) works out
 //! about one request, once, and the handler side (`mcp/handlers/`) reads — [`RequestFacts`] —
 //! and the request's [`Exchange`]: the calls it carries, whether its client went away, and the
 //! log events waiting for a 2025 session call's own response stream.
@@ -14,7 +14,7 @@
 //! ([`MAX_TRACKED_PER_CLIENT`]) and overall ([`MAX_TRACKED`]); [`Exchange::inject`] queues a
 //! log event (bounded: [`MAX_INJECTED_EVENTS`], [`MAX_INJECTED_BYTES`]).
 //!
-//! Neither room is imported here: both import this file.
+//! Neither side is imported here: both import this file.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};

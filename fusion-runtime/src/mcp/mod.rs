@@ -33,13 +33,13 @@
 //! `-32600` (over HTTP with status 400), and a `tools/call` with an unusable `name` or
 //! `arguments` an `isError` result with its envelope.
 //!
-//! ## Two rooms, one doorway
+//! ## Two sides, one doorway
 //!
 //! - `http` (`mcp/http/`): the listener and its caps, the one bounded and timed
 //!   body read, the request steps, sessions, identity, authentication, error rewriting. It
 //!   works out a request's facts once.
 //! - `handlers` (`mcp/handlers/`): [`McpHandler`], rmcp's `ServerHandler`, and what it needs.
-//! - `facts` (`mcp/facts.rs`): the doorway — what the HTTP room wrote and the handler room
+//! - `facts` (`mcp/facts.rs`): the doorway — what the HTTP side wrote and the handler side
 //!   reads ([`MAX_TRACKED`] and the other bounds of a request's exchange are there).
 //! - [`jsonrpc`] (`mcp/jsonrpc/`): the check both transports run before rmcp; `stdio.rs` is
 //!   the other transport, `upstream.rs` the client of mounted upstream servers.

@@ -15,7 +15,7 @@ use super::{elicit, request_state, scope, tasks};
 use crate::envelope::ToolResponse;
 
 /// One `tools/call`, however it was read — by rmcp ([`answer_call`](McpHandler::answer_call))
-/// or by the HTTP room ([`answer_room_call`](McpHandler::answer_room_call)) — made by either,
+/// or by the HTTP side ([`answer_room_call`](McpHandler::answer_room_call)) — made by either,
 /// run by [`run`](McpHandler::run): its tool and arguments, the scope its handler sees, what
 /// cancels it, and a 2026-07-28 call's way to end with `input_required`.
 pub(crate) struct CallEnv<'a> {
@@ -177,7 +177,7 @@ impl McpHandler {
         .await
     }
 
-    /// A `tools/call`, however it was read (by rmcp, or by the HTTP room), run: the
+    /// A `tools/call`, however it was read (by rmcp, or by the HTTP side), run: the
     /// pipeline in its scope, listed for cancellation once it has to wait (over HTTP), and a
     /// 2026-07-28 call's end (`input_required` when the handler asks).
     pub(crate) async fn run(&self, env: CallEnv<'_>) -> Result<CallToolResponse, ErrorData> {
@@ -209,7 +209,7 @@ impl McpHandler {
         }
     }
 
-    /// How a 2026-07-28 call ends, whoever read it (rmcp, or the HTTP room): `call` (the
+    /// How a 2026-07-28 call ends, whoever read it (rmcp, or the HTTP side): `call` (the
     /// pipeline, with `elicitor` in its scope) answers, or the handler asks a question the
     /// request carries no answer to and the call ends with `input_required`, bound by `bind`.
     pub(crate) async fn modern_outcome(
@@ -236,7 +236,7 @@ impl McpHandler {
     }
 }
 
-/// A `tools/call` the HTTP room read itself and answers without rmcp (`http::room`): what
+/// A `tools/call` the HTTP side read itself and answers without rmcp (`http::room`): what
 /// rmcp's context would have told [`answer_call`](McpHandler::answer_call).
 #[cfg(feature = "server-http")]
 pub(crate) struct RoomCall<'a> {

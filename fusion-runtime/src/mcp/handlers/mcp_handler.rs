@@ -288,7 +288,7 @@ pub(crate) fn stamp_input(
 }
 
 /// Where a stateful HTTP session is listed as it answers its `initialize`, when its calls may
-/// be answered without rmcp's worker (the HTTP room's live sessions).
+/// be answered without rmcp's worker (the HTTP side's live sessions).
 #[cfg(feature = "server-http")]
 pub(crate) trait LiveList: Send + Sync + std::fmt::Debug {
     /// Lists the session `id`, at `log_threshold`, until `end` is cancelled.

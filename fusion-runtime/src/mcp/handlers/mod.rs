@@ -1,9 +1,9 @@
-//! The handler room: [`McpHandler`], the rmcp `ServerHandler` of a Fusion server — tools,
+//! The handler side: [`McpHandler`], the rmcp `ServerHandler` of a Fusion server — tools,
 //! prompts, resources, completions, tasks, subscriptions — and what it needs: the protocol
 //! generation's rules ([`era`]), elicitation ([`elicit`]), change notifications, a request's
 //! scope.
 //!
-//! Nothing here knows HTTP: what the HTTP room worked out about a request (client, principal,
+//! Nothing here knows HTTP: what the HTTP side worked out about a request (client, principal,
 //! session, exchange) is read through [`facts`](super::facts), the one doorway.
 //!
 //! | file | answers |

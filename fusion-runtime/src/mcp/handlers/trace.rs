@@ -12,7 +12,7 @@ use tracing::field::Empty;
 
 use crate::server::SPANS;
 
-/// The span a `tools/call` runs in, however it was read (by rmcp, or by the HTTP room):
+/// The span a `tools/call` runs in, however it was read (by rmcp, or by the HTTP side):
 /// `mcp.request`, with the method; the pipeline records the tool, the client key and the
 /// outcome on it. It continues the trace context of the request's `_meta` (`meta`), else of
 /// its HTTP headers (`header`). Disabled (and free) when nothing listens.

@@ -1,4 +1,4 @@
-//! The HTTP room: streamable HTTP, held against hostile clients. Every cost a client can
+//! The HTTP side: streamable HTTP, held against hostile clients. Every cost a client can
 //! drive — open connections, slow requests, body size, live sessions — has a bound (see
 //! [`HttpOptions`]), and who a client is never comes from something the client picks (see
 //! [`ClientKey`](crate::context::ClientKey)).
@@ -23,9 +23,9 @@
 //! Back out, in reverse: the guarded body, rmcp's plain errors as JSON-RPC (`rewrite.rs`), a
 //! refused admission, a body too late, the forwarded slot held until the answer's end.
 //!
-//! Then rmcp, and the handler room (`mcp/handlers/`), which reads the facts — or, for a plain
+//! Then rmcp, and the handler side (`mcp/handlers/`), which reads the facts — or, for a plain
 //! `tools/call` the room took (a 2025 one, stateless or in a live session; a 2026-07-28 one),
-//! the handler room straight from the one room that answers without rmcp (`room/`: the
+//! the handler side straight from the room, the one part that answers without rmcp (`room/`: the
 //! check's read of the body is its only parse; rmcp would parse it again, make a service for
 //! it and spawn four tasks). `endpoint.rs` assembles the endpoint once from the options;
 //! `metrics.rs` is the metrics listener.

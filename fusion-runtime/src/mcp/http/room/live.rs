@@ -2,7 +2,7 @@
 //! worker (the [`room`](super)): what a session's call needs of its handler (the log level
 //! the client set) and whether rmcp's worker still holds the session.
 //!
-//! Reads: a session's `initialize` (its id, which the HTTP room's session manager puts in the
+//! Reads: a session's `initialize` (its id, which the HTTP side's session manager puts in the
 //! message's extensions; the capabilities its client declared). Writes: one [`Live`] per
 //! session whose client declared neither `elicitation` nor `sampling` (a call of such a
 //! session never asks the client anything, so nothing it does needs the worker's routing of
