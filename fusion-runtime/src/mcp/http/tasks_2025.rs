@@ -77,10 +77,7 @@ pub(crate) async fn answer(
         return None;
     }
     let principal = facts.principal.as_deref().cloned();
-    let owner = match &principal {
-        Some(p) => ClientKey::new(p.client_key()),
-        None => facts.client.clone(),
-    };
+    let owner = ClientKey::owner(principal.as_ref(), &facts.client);
     let Some(method) = message.get("method") else {
         return answered_question(server, &owner, message).await;
     };
