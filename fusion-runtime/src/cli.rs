@@ -424,12 +424,15 @@ where
 /// unit (and every crate: the user's `main` awaits [`run`]) that awaits it, with everything it
 /// awaits; behind a box made here the commands are compiled once.
 #[inline(never)]
-fn execute_boxed(
-    server: Server,
-    command: Option<Command>,
-) -> futures::future::BoxFuture<'static, anyhow::Result<ExitCode>> {
+fn execute_boxed(server: Server, command: Option<Command>) -> Commands {
     Box::pin(execute(server, command))
 }
+
+#[cfg(not(feature = "lambda"))]
+type Commands = futures::future::BoxFuture<'static, anyhow::Result<ExitCode>>;
+// `lambda_http::run`'s future is not `Send`, so neither is `execute`'s with `lambda` on.
+#[cfg(feature = "lambda")]
+type Commands = futures::future::LocalBoxFuture<'static, anyhow::Result<ExitCode>>;
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
     match command {
