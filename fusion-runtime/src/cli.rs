@@ -398,7 +398,7 @@ pub async fn run_command(server: Server, command: Option<Command>) -> ExitCode {
     // (When the exporter's subscriber is installed above, this one is not: the first wins.)
     #[cfg(feature = "tracing-subscriber")]
     init_tracing_as(serving, format);
-    let code = match execute(server, command).await {
+    let code = match execute_boxed(server, command).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -464,6 +464,20 @@ where
         LogFormat::Json => lines.json().with_filter(filter.and(spans)).boxed(),
     }
 }
+
+/// [`execute`], boxed by a plain function: an `async fn`'s body is copied into every codegen
+/// unit (and every crate: the user's `main` awaits [`run`]) that awaits it, with everything it
+/// awaits; behind a box made here the commands are compiled once.
+#[inline(never)]
+fn execute_boxed(server: Server, command: Option<Command>) -> Commands {
+    Box::pin(execute(server, command))
+}
+
+#[cfg(not(feature = "lambda"))]
+type Commands = futures::future::BoxFuture<'static, anyhow::Result<ExitCode>>;
+// `lambda_http::run`'s future is not `Send`, so neither is `execute`'s with `lambda` on.
+#[cfg(feature = "lambda")]
+type Commands = futures::future::LocalBoxFuture<'static, anyhow::Result<ExitCode>>;
 
 async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<ExitCode> {
     match command {

@@ -51,7 +51,22 @@ use crate::input::JsonObject;
 
 /// The whole pipeline for one call; when the spans are listened to, the tool, the client key
 /// and the outcome code are recorded on the request span.
-pub(crate) async fn call(
+// Boxed here, by a plain function: an optimized build copies an `async fn`'s body into every
+// codegen unit that awaits it (and so everything it awaits), and every transport awaits the
+// pipeline. Behind this one box its state machine is compiled once, for one allocation per
+// call (BENCHMARKS.md, "Build cost").
+#[inline(never)]
+pub(crate) fn call<'a>(
+    inner: &'a Inner,
+    tool: &'a str,
+    arguments: Option<JsonObject>,
+    scope: RequestScope,
+) -> BoxFuture<'a, ToolResponse> {
+    Box::pin(traced(inner, tool, arguments, scope))
+}
+
+/// [`call`], unboxed.
+async fn traced(
     inner: &Inner,
     tool: &str,
     arguments: Option<JsonObject>,
