@@ -368,7 +368,11 @@ where
 
 /// [`run_with`] for the tools `only` picks by name; the others still count as names that
 /// exist (a misspelt tool name is none of them, and a repair may call them).
-pub async fn run_among<F, Fut>(tools: &[Tool], only: &dyn Fn(&str) -> bool, send: F) -> Report
+pub async fn run_among<F, Fut>(
+    tools: &[Tool],
+    only: &(dyn Fn(&str) -> bool + Sync),
+    send: F,
+) -> Report
 where
     F: Fn(Call) -> Fut,
     Fut: Future<Output = Answer>,
