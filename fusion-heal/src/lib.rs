@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(required = true, num_args = 1.., value_name = "URL | COMMAND")]
     pub server: Vec<String>,
     /// The least share of broken calls, in percent, that must heal in one round.
-    #[arg(long, default_value_t = 100.0, value_name = "PERCENT", value_parser = percent)]
+    #[arg(long, default_value_t = 100.0, value_name = "PERCENT", value_parser = fusion_runtime::healing::parse_percent)]
     pub min_healed: f64,
     /// Only this tool (repeat for several); every listed tool by default.
     #[arg(long = "tool", value_name = "NAME")]
@@ -73,18 +73,6 @@ pub struct Args {
     /// Let a spawned server's stderr through (silenced by default).
     #[arg(long)]
     pub server_stderr: bool,
-}
-
-fn percent(s: &str) -> Result<f64, String> {
-    let p: f64 = s
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=100.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("{p} is not between 0 and 100"))
-    }
 }
 
 /// What a run printed, and its exit status.
@@ -232,16 +220,9 @@ pub async fn run(args: &Args) -> Outcome {
             );
         }
     }
-    let healed = report.healed_in_one_round();
-    let pct = report.pct_healed_in_one_round();
-    let met = pct >= args.min_healed && report.cases_left_out == 0;
-    let _ = writeln!(
-        output,
-        "\n{healed} of {} broken calls healed in one round ({pct:.1} %); threshold {} %: {}",
-        report.outcomes.len(),
-        args.min_healed,
-        if met { "met" } else { "not met" }
-    );
+    // `outcomes` is not empty here (an empty run is code 2 above).
+    let met = report.meets(args.min_healed);
+    let _ = writeln!(output, "\n{}", report.verdict(args.min_healed));
     Outcome {
         output,
         code: u8::from(!met),

@@ -167,7 +167,7 @@ pub enum Command {
     /// them (a CI gate). For a server that is not this one, in any language: `fusion-heal`.
     Heal {
         /// The least share of broken calls, in percent, that must heal in one round.
-        #[arg(long, default_value_t = 100.0, value_name = "PERCENT", value_parser = percent)]
+        #[arg(long, default_value_t = 100.0, value_name = "PERCENT", value_parser = crate::healing::parse_percent)]
         min_healed: f64,
     },
     /// OpenAPI documents (feature `openapi`): `openapi gen` writes the Rust of the operations
@@ -645,14 +645,8 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
                 println!("all {all} broken calls healed in one round");
                 return Ok(ExitCode::SUCCESS);
             }
-            let pct = report.pct_healed_in_one_round();
-            let met = all > 0 && pct >= min_healed && report.cases_left_out == 0;
-            println!(
-                "{} of {all} broken calls healed in one round ({pct:.1} %); threshold {min_healed} %: {}",
-                report.healed_in_one_round(),
-                if met { "met" } else { "not met" }
-            );
-            Ok(if met {
+            println!("{}", report.verdict(min_healed));
+            Ok(if report.meets(min_healed) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -806,19 +800,6 @@ fn check_lockfile(current: &Lockfile, path: &std::path::Path) -> ExitCode {
     }
     println!("run the `lock` command to update it, and review the deltas above");
     ExitCode::FAILURE
-}
-
-/// A share in percent, 0 to 100 (`90`, `97.5`, `90%`).
-fn percent(s: &str) -> Result<f64, String> {
-    let p: f64 = s
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
-    if (0.0..=100.0).contains(&p) {
-        Ok(p)
-    } else {
-        Err(format!("{p} is not between 0 and 100"))
-    }
 }
 
 #[cfg(test)]

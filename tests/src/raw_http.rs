@@ -72,32 +72,7 @@ pub async fn request_from(
     body: &str,
 ) -> std::io::Result<RawResponse> {
     let run = async {
-        let mut stream = match from {
-            None => tokio::net::TcpStream::connect(addr).await?,
-            Some(ip) => {
-                let socket = match ip {
-                    std::net::IpAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
-                    std::net::IpAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
-                };
-                socket.bind(SocketAddr::new(ip, 0))?;
-                socket.connect(addr).await?
-            }
-        };
-        // `127.0.0.1` unless the caller names its own `Host`.
-        let host = match headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-            true => "",
-            false => "host: 127.0.0.1\r\n",
-        };
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\n{host}connection: close\r\ncontent-length: {}\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).await?;
-        stream.write_all(body.as_bytes()).await?;
+        let mut stream = sent(from, addr, method, path, headers, body).await?;
         let mut raw = Vec::new();
         stream.read_to_end(&mut raw).await?;
         parse(&raw)
@@ -112,18 +87,17 @@ pub async fn request_from(
         })
 }
 
-/// [`request_from`] for a response that may stay open (a stream): what arrived within `wait`
-/// — the head and as much of the body as came, `open` set when the server had not closed
-/// the connection by then.
-pub async fn request_within(
+/// A connection to `addr` (from the local address `from`, when given) on which the request
+/// has been written: `Host: 127.0.0.1` unless `headers` name one, `Connection: close`, the
+/// body's `Content-Length`.
+async fn sent(
     from: Option<std::net::IpAddr>,
     addr: SocketAddr,
     method: &str,
     target: &str,
     headers: &[(&str, &str)],
     body: &str,
-    wait: Duration,
-) -> std::io::Result<(RawResponse, bool)> {
+) -> std::io::Result<tokio::net::TcpStream> {
     let mut stream = match from {
         None => tokio::net::TcpStream::connect(addr).await?,
         Some(ip) => {
@@ -149,6 +123,22 @@ pub async fn request_within(
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).await?;
     stream.write_all(body.as_bytes()).await?;
+    Ok(stream)
+}
+
+/// [`request_from`] for a response that may stay open (a stream): what arrived within `wait`
+/// — the head and as much of the body as came, `open` set when the server had not closed
+/// the connection by then.
+pub async fn request_within(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    wait: Duration,
+) -> std::io::Result<(RawResponse, bool)> {
+    let mut stream = sent(from, addr, method, target, headers, body).await?;
     let deadline = tokio::time::Instant::now() + wait;
     let mut raw = Vec::new();
     let mut buf = [0u8; 4096];

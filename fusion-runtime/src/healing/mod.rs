@@ -499,6 +499,19 @@ impl Row {
     }
 }
 
+/// A share in percent, 0 to 100 (`90`, `97.5`, `90%`): a `--min-healed` flag's parser.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=100.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not between 0 and 100"))
+    }
+}
+
 fn pct(n: usize, of: usize) -> f64 {
     if of == 0 {
         0.0
@@ -602,6 +615,30 @@ impl Report {
     /// The share of cases healed in one round, in percent (0 when there is none).
     pub fn pct_healed_in_one_round(&self) -> f64 {
         pct(self.healed_in_one_round(), self.outcomes.len())
+    }
+
+    /// Whether at least `min_healed` percent of the cases healed in one round, with every
+    /// case sent (none left out past the bound) and at least one case: a CI gate's verdict.
+    pub fn meets(&self, min_healed: f64) -> bool {
+        !self.outcomes.is_empty()
+            && self.pct_healed_in_one_round() >= min_healed
+            && self.cases_left_out == 0
+    }
+
+    /// The gate's line: `40 of 42 broken calls healed in one round (95.2 %); threshold 90 %:
+    /// met`.
+    pub fn verdict(&self, min_healed: f64) -> String {
+        format!(
+            "{} of {} broken calls healed in one round ({:.1} %); threshold {min_healed} %: {}",
+            self.healed_in_one_round(),
+            self.outcomes.len(),
+            self.pct_healed_in_one_round(),
+            if self.meets(min_healed) {
+                "met"
+            } else {
+                "not met"
+            }
+        )
     }
 
     /// A line per case that did not heal in one round (or was not refused at all): its kind,
