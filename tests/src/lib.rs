@@ -4,6 +4,7 @@ use std::any::Any;
 
 pub mod clients;
 pub mod echo;
+pub mod fixtures;
 pub mod guides;
 pub mod healing;
 pub mod hs256;

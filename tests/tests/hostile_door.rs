@@ -14,77 +14,26 @@
 //! Without authentication every loopback client is one client (its address), so "another
 //! principal's session" is tried with tokens only.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use fusion_runtime::auth::AuthMode;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
-use fusion_runtime::store::{MemoryTasks, TaskLimits};
-use fusion_runtime::{Context, ToolError, ToolInput, tool_action};
+use fusion_runtime::mcp::HttpServer;
+use fusion_tests::fixtures;
 use fusion_tests::raw_http::{self, RawResponse};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 const SECRET: &str = "door-secret-of-at-least-32-bytes-hs256";
-const ISSUER: &str = "https://auth.example.com";
-const RESOURCE: &str = "http://127.0.0.1/mcp";
 /// The id of every request the attacker sends.
 const ID: u64 = 99;
 
-/// How long to nap.
-#[derive(Deserialize, ToolInput)]
-struct Nap {
-    /// Milliseconds.
-    #[fusion(range(min = 0, max = 60000))]
-    ms: u64,
-}
-
-/// Naps started, by length: each test naps its own length.
-static NAPS_STARTED: Mutex<BTreeMap<u64, usize>> = Mutex::new(BTreeMap::new());
-
-fn naps_started(ms: u64) -> usize {
-    let started = NAPS_STARTED.lock().unwrap_or_else(PoisonError::into_inner);
-    started.get(&ms).copied().unwrap_or(0)
-}
-
-/// Counts itself started, then sleeps `ms` milliseconds.
-#[tool_action(name = "nap", task)]
-async fn nap(input: Nap, _cx: Context) -> Result<Value, ToolError> {
-    *NAPS_STARTED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .entry(input.ms)
-        .or_default() += 1;
-    tokio::time::sleep(Duration::from_millis(input.ms)).await;
-    Ok(json!({ "slept_ms": input.ms }))
-}
-
 fn token(sub: &str) -> String {
-    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
+    fixtures::token(SECRET, sub)
 }
 
 /// The billing example with `nap`, stateless or with 2025 sessions, bearer tokens required
 /// when `auth`.
 async fn serve(stateless: bool, auth: bool) -> HttpServer {
-    let server = examples::billing::builder()
-        .action::<NapAction>()
-        .task_store(MemoryTasks::new(TaskLimits::default()))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut options = HttpOptions::default().stateless(stateless);
-    if auth {
-        options = options.auth(fusion_tests::services::hs256_auth(
-            SECRET,
-            RESOURCE,
-            ISSUER,
-            AuthMode::Required,
-        ));
-    }
-    spawn_http(server, SocketAddr::from(([127, 0, 0, 1], 0)), options)
-        .await
-        .unwrap_or_else(|e| panic!("spawn: {e}"))
+    fixtures::billing_with_nap(SECRET, stateless, auth).await
 }
 
 /// Who sends a request, and how.
@@ -430,10 +379,10 @@ async fn attack(stateless: bool, auth: bool, nap_ms: u64) {
     // a loaded machine may run it a moment after the answer).
     let tasks = 1 + usize::from(t25.is_some());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while naps_started(nap_ms) < tasks && tokio::time::Instant::now() < deadline {
+    while fixtures::naps_started(nap_ms) < tasks && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let naps_before = naps_started(nap_ms);
+    let naps_before = fixtures::naps_started(nap_ms);
     assert_eq!(naps_before, tasks);
     let before = victim_state(addr, &victim, t25.as_deref(), &t26).await;
     assert_eq!(before.0, "working", "{before:?}");
@@ -597,7 +546,11 @@ async fn attack(stateless: bool, auth: bool, nap_ms: u64) {
     }
 
     // Nothing read or changed.
-    assert_eq!(naps_started(nap_ms), naps_before, "a nap was started");
+    assert_eq!(
+        fixtures::naps_started(nap_ms),
+        naps_before,
+        "a nap was started"
+    );
     let after = victim_state(addr, &victim, t25.as_deref(), &t26).await;
     assert_eq!(after, before, "the victim's state changed");
     if let Some(session) = &victim_session {

@@ -13,62 +13,22 @@
 //! router's `404` fallback, and the room answered without asking which route matched).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use fusion_runtime::auth::AuthMode;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http, spawn_metrics};
-use fusion_runtime::store::{MemoryTasks, TaskLimits};
-use fusion_runtime::{ToolError, ToolInput, tool_action};
+use fusion_runtime::mcp::{HttpServer, spawn_metrics};
+use fusion_tests::fixtures;
 use fusion_tests::raw_http::{self, RawResponse};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 const SECRET: &str = "routes-secret-of-at-least-32-bytes-hs256";
-const ISSUER: &str = "https://auth.example.com";
-const RESOURCE: &str = "http://127.0.0.1/mcp";
-
-/// How long to nap.
-#[derive(Deserialize, ToolInput)]
-struct Nap {
-    /// Milliseconds.
-    #[fusion(range(min = 0, max = 60000))]
-    ms: u64,
-}
-
-/// Naps started, by any test of this file.
-static NAPS: AtomicUsize = AtomicUsize::new(0);
-
-/// Counts itself, then sleeps.
-#[tool_action(name = "nap", task)]
-async fn nap(input: Nap) -> Result<Value, ToolError> {
-    NAPS.fetch_add(1, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(input.ms)).await;
-    Ok(json!({ "slept_ms": input.ms }))
-}
 
 fn token(sub: &str) -> String {
-    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
+    fixtures::token(SECRET, sub)
 }
 
+/// The billing example with `nap`, stateless or with 2025 sessions, bearer tokens required
+/// when `auth`.
 async fn serve(stateless: bool, auth: bool) -> HttpServer {
-    let server = examples::billing::builder()
-        .action::<NapAction>()
-        .task_store(MemoryTasks::new(TaskLimits::default()))
-        .build()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut options = HttpOptions::default().stateless(stateless);
-    if auth {
-        options = options.auth(fusion_tests::services::hs256_auth(
-            SECRET,
-            RESOURCE,
-            ISSUER,
-            AuthMode::Required,
-        ));
-    }
-    spawn_http(server, SocketAddr::from(([127, 0, 0, 1], 0)), options)
-        .await
-        .unwrap_or_else(|e| panic!("spawn: {e}"))
+    fixtures::billing_with_nap(SECRET, stateless, auth).await
 }
 
 /// One way a call arrives: its name, headers beyond the usual ones, body.
@@ -252,7 +212,7 @@ async fn every_path(stateless: bool, auth: bool) {
         "the charge at /mcp: {at_endpoint}"
     );
     let money = invoice(addr, session.as_deref(), bearer).await;
-    let naps = NAPS.load(Ordering::SeqCst);
+    let naps = fixtures::all_naps_started();
     let mut checked = 0;
     for path in PATHS {
         let ways = ways();
@@ -286,7 +246,7 @@ async fn every_path(stateless: bool, auth: bool) {
         money,
         "money moved"
     );
-    assert_eq!(NAPS.load(Ordering::SeqCst), naps, "a nap started");
+    assert_eq!(fixtures::all_naps_started(), naps, "a nap started");
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 

@@ -21,37 +21,17 @@ use fusion_runtime::store::{
     DEFAULT_TASKS_OVERALL, DEFAULT_TASKS_PER_OWNER, MIN_TASK_TTL, MemoryTasks, RedisTasks,
     TaskLimits, TaskOutcome, TaskRefused, TaskStore,
 };
-use fusion_runtime::{ToolError, ToolInput, tool_action};
+use fusion_tests::fixtures::{self, HangAction, QuickAction};
 use fusion_tests::raw_http;
 use fusion_tests::services::Redis;
 use fusion_tests::tasks;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 const SECRET: &str = "crowd-secret-of-at-least-32-bytes-hs256";
-const ISSUER: &str = "https://auth.example.com";
-const RESOURCE: &str = "http://127.0.0.1/mcp";
 const HOUR_MS: u64 = 3_600_000;
 
-/// Nothing.
-#[derive(Deserialize, ToolInput)]
-struct Nothing {}
-
-/// Runs for ten minutes (until the test ends).
-#[tool_action(name = "hang", task)]
-async fn hang(_input: Nothing) -> Result<String, ToolError> {
-    tokio::time::sleep(Duration::from_secs(600)).await;
-    Ok("woke".to_owned())
-}
-
-/// Answers at once.
-#[tool_action(name = "quick", task)]
-async fn quick(_input: Nothing) -> Result<String, ToolError> {
-    Ok("done".to_owned())
-}
-
 fn token(sub: &str) -> String {
-    fusion_tests::services::hs256_token(SECRET, RESOURCE, ISSUER, sub)
+    fixtures::token(SECRET, sub)
 }
 
 /// The billing example and the actions above, with sessions, optional bearer auth, and
@@ -63,7 +43,12 @@ async fn serve(store: impl TaskStore) -> HttpServer {
         .task_store(store)
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
-    let auth = fusion_tests::services::hs256_auth(SECRET, RESOURCE, ISSUER, AuthMode::Optional);
+    let auth = fusion_tests::services::hs256_auth(
+        SECRET,
+        fixtures::RESOURCE,
+        fixtures::ISSUER,
+        AuthMode::Optional,
+    );
     let options = HttpOptions::default()
         .stateless(false)
         .auth(auth)

@@ -15,22 +15,10 @@ use std::time::Duration;
 
 use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::DEFAULT_TASKS_PER_OWNER;
-use fusion_runtime::{ToolError, ToolInput, tool_action};
+use fusion_tests::fixtures::HangAction;
 use fusion_tests::raw_http::Streaming;
 use fusion_tests::tasks;
-use serde::Deserialize;
 use serde_json::{Value, json};
-
-/// Nothing.
-#[derive(Deserialize, ToolInput)]
-struct Nothing {}
-
-/// Runs for ten minutes (until the test ends).
-#[tool_action(name = "hang", task)]
-async fn hang(_input: Nothing) -> Result<String, ToolError> {
-    tokio::time::sleep(Duration::from_secs(600)).await;
-    Ok("woke".to_owned())
-}
 
 /// The billing example and `hang`, with sessions, no auth, loopback as a trusted proxy.
 async fn serve() -> HttpServer {
