@@ -41,6 +41,7 @@ mod front;
 mod headers;
 mod health;
 mod identity;
+mod keep_alive;
 mod listener;
 #[cfg(feature = "metrics")]
 mod metrics;
