@@ -178,7 +178,7 @@ async fn tasks_result_reads_on_stdio_are_bounded_and_given_back_when_the_input_e
 
     // The client goes: its reads end, and give their places back (the next connection is
     // the same client, `connection`, and may open as many).
-    raw.close();
+    drop(raw);
     let mut again = RawStdio::serve(server);
     again.initialize("2025-11-25", json!({})).await;
     // Once they are back (the reads notice within a poll), a read is held open again …
@@ -197,6 +197,7 @@ async fn tasks_result_reads_on_stdio_are_bounded_and_given_back_when_the_input_e
             }
             Some(answer) => assert_eq!(answer["error"]["code"], -32000, "{answer}"),
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(!refused_every_time, "the ended reads kept their places");
     // … and as many as the bound allows.
