@@ -171,14 +171,18 @@ struct Advertising {
 }
 
 impl Advertising {
-    /// The edit `item` calls for: `initialize`'s answer (edited only if it is
-    /// 2025-11-25's), a 2025-11-25 session's `tools/list` answer.
+    /// The edit `item` calls for: a 2025-11-25 `initialize` answer, a 2025-11-25 session's
+    /// `tools/list` answer. Any other answer is written as rmcp wrote it.
     fn of(&self, item: &TxJsonRpcMessage<RoleServer>) -> Option<Advertise> {
         let JsonRpcMessage::Response(response) = item else {
             return None;
         };
         let tools_list = match &response.result {
-            ServerResult::InitializeResult(_) => false,
+            ServerResult::InitializeResult(init)
+                if init.protocol_version == ProtocolVersion::V_2025_11_25 =>
+            {
+                false
+            }
             ServerResult::ListToolsResult(_) if self.tasks_2025.get().is_some() => true,
             _ => return None,
         };
