@@ -8,7 +8,8 @@
 //! - A stream's place is given back when its client goes: the same address opens as many
 //!   again once the first ones closed.
 //! - A stream silent past the endpoint's SSE keep-alive interval receives an SSE comment,
-//!   so a proxy's idle timeout does not cut it.
+//!   so a proxy's idle timeout does not cut it: at the interval rmcp keeps its own streams
+//!   alive at on the same endpoint (a differential test against the session's GET stream).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -198,29 +199,52 @@ async fn a_closed_stream_gives_its_place_back() {
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// How long after `stream` was opened its first SSE comment (a keep-alive) came, if one
+/// came within `within`.
+async fn first_comment(stream: &mut Streaming, within: Duration) -> Option<Duration> {
+    let opened = tokio::time::Instant::now();
+    let deadline = opened + within;
+    loop {
+        let body = stream.text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        if body.contains(":\n\n") {
+            return Some(opened.elapsed());
+        }
+        stream.read_until(deadline).await?;
+    }
+}
+
+/// A differential test: the interval the framework's `tasks/result` stream keeps itself
+/// alive at (`mcp/http/keep_alive.rs` takes rmcp's default, which the endpoint keeps) is the
+/// interval rmcp keeps its own streams alive at on the same endpoint (the session's GET
+/// stream). Should the endpoint's rmcp configuration set another, the two part.
 #[tokio::test]
-async fn a_silent_stream_receives_a_keep_alive_comment() {
+async fn a_silent_stream_is_kept_alive_as_rmcp_keeps_its_own() {
     let server = serve().await;
     let addr = server.local_addr;
     let (session, task) = hanging(addr, "203.0.113.10").await;
-    let Opened::Stream(mut stream) = open(addr, "203.0.113.10", &session, &task).await else {
+    let get_headers = [
+        ("accept", "text/event-stream"),
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session.as_str()),
+        ("x-forwarded-for", "203.0.113.10"),
+    ];
+    let mut rmcps = Streaming::open(addr, "GET", &get_headers, None).await;
+    let Opened::Stream(mut ours) = open(addr, "203.0.113.10", &session, &task).await else {
         panic!("no stream")
     };
-    // The endpoint's interval (rmcp's default, 15 s), and a moment.
-    let interval = rmcp::transport::StreamableHttpServerConfig::default()
-        .sse_keep_alive
-        .unwrap_or_else(|| panic!("the endpoint keeps streams alive"));
-    stream.during(interval + Duration::from_secs(2)).await;
-    let body = stream
-        .text
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    assert!(
-        body.contains(":\n\n"),
-        "nothing sent in {:?}: {body:?}",
-        interval + Duration::from_secs(2)
+    // rmcp's default is 15 s; a minute bounds a longer one.
+    let within = Duration::from_secs(60);
+    let (rmcp_at, our_at) = tokio::join!(
+        first_comment(&mut rmcps, within),
+        first_comment(&mut ours, within)
     );
-    assert!(stream.messages().is_empty(), "no message yet: {body:?}");
+    let rmcp_at = rmcp_at.unwrap_or_else(|| panic!("rmcp's stream: {:?}", rmcps.text));
+    let our_at = our_at.unwrap_or_else(|| panic!("ours: {:?}", ours.text));
+    let apart = rmcp_at.abs_diff(our_at);
+    assert!(
+        apart < Duration::from_secs(2),
+        "rmcp's stream's first keep-alive after {rmcp_at:?}, ours after {our_at:?}"
+    );
+    assert!(ours.messages().is_empty(), "no message yet: {:?}", ours.text);
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }

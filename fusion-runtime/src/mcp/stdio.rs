@@ -5,6 +5,13 @@
 //! Lifecycle: the server ends, successfully, when the client closes its input, at any
 //! point. Before `initialize` (or the first request of a 2026-07-28 client, which sends
 //! none), responses and notifications are ignored: rmcp would end the session on them.
+//!
+//! A session that initialized with 2025-11-25, on a server with task actions, has its task
+//! messages (which rmcp does not parse) answered before rmcp by
+//! [`handlers::tasks_2025`](super::handlers::tasks_2025), as over HTTP: each answer one line,
+//! a `tasks/result` of a task still running its messages line by line as they come (the
+//! stream is ended, unanswered, when the input ends). Its `initialize` and `tools/list`
+//! answers are edited on their way out to advertise the tasks (`Advertise`).
 
 use std::borrow::Cow;
 use std::io;
@@ -12,7 +19,9 @@ use std::io;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetMeta, ProtocolVersion};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, ProtocolVersion, ServerResult,
+};
 use rmcp::service::{ServerInitializeError, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{ServerHandler, ServiceExt};
@@ -20,8 +29,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::handlers::McpHandler;
+use super::handlers::tasks::Can;
+use super::handlers::tasks_2025::{self, Advertise, Answered, Caller};
 use super::jsonrpc::{self, Refusal, Reply};
 use crate::server::Server;
 
@@ -90,17 +102,32 @@ where
     let handler = McpHandler::new(server.clone()).with_principal(options.principal.clone());
     let out = Arc::new(Mutex::new(BufWriter::with_capacity(64 * 1024, write)));
     let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(QUEUE);
+    let tasks_2025 = Arc::new(std::sync::OnceLock::new());
+    let streams = CancellationToken::new();
     let reader = tokio::spawn(read_lines(Reading {
         lines: LineReader::new(read, options.max_line_bytes),
-        server,
+        server: server.clone(),
         lifecycle: Lifecycle {
             started: false,
             supported: handler.supported_protocol_versions(),
+            tasks_2025: Arc::clone(&tasks_2025),
+            has_tasks: server.has_tasks(),
         },
+        principal: options.principal.clone(),
         inbox: in_tx,
         out: out.clone(),
+        streams: streams.clone(),
+        _streams_end: streams.drop_guard(),
     }));
-    let transport = LineTransport { out, inbox: in_rx };
+    let transport = LineTransport {
+        out,
+        inbox: in_rx,
+        advertise: server.has_tasks().then(|| Advertising {
+            server,
+            listable: options.principal.is_some(),
+            tasks_2025,
+        }),
+    };
     let served = match handler.serve(transport).await {
         Ok(running) => running
             .waiting()
@@ -129,6 +156,42 @@ async fn write_line<W: AsyncWrite + Unpin>(out: &Out<W>, line: &[u8]) -> io::Res
 struct LineTransport<W> {
     out: Out<W>,
     inbox: mpsc::Receiver<ClientJsonRpcMessage>,
+    /// On a server with task actions: how a 2025-11-25 session's answers advertise them.
+    advertise: Option<Advertising>,
+}
+
+/// What a 2025-11-25 session's `initialize` and `tools/list` answers gain ([`Advertise`]).
+struct Advertising {
+    server: Server,
+    /// Whether the client is authenticated ([`StdioOptions::principal`]): only then is
+    /// `tasks/list` offered.
+    listable: bool,
+    /// Set when the client initialized with 2025-11-25.
+    tasks_2025: Arc<std::sync::OnceLock<Can>>,
+}
+
+impl Advertising {
+    /// The edit `item` calls for: a 2025-11-25 `initialize` answer, a 2025-11-25 session's
+    /// `tools/list` answer. Any other answer is written as rmcp wrote it.
+    fn of(&self, item: &TxJsonRpcMessage<RoleServer>) -> Option<Advertise> {
+        let JsonRpcMessage::Response(response) = item else {
+            return None;
+        };
+        let tools_list = match &response.result {
+            ServerResult::InitializeResult(init)
+                if init.protocol_version == ProtocolVersion::V_2025_11_25 =>
+            {
+                false
+            }
+            ServerResult::ListToolsResult(_) if self.tasks_2025.get().is_some() => true,
+            _ => return None,
+        };
+        Some(Advertise {
+            server: self.server.clone(),
+            tools_list,
+            listable: self.listable,
+        })
+    }
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> Transport<RoleServer> for LineTransport<W> {
@@ -139,7 +202,15 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Transport<RoleServer> for LineTrans
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
         let out = self.out.clone();
-        let line = serde_json::to_vec(&item).map(|mut line| {
+        let advertise = self.advertise.as_ref().and_then(|a| a.of(&item));
+        let line = match advertise {
+            None => serde_json::to_vec(&item),
+            Some(advertise) => serde_json::to_value(&item).and_then(|mut message| {
+                advertise.edit(&mut message);
+                serde_json::to_vec(&message)
+            }),
+        }
+        .map(|mut line| {
             line.push(b'\n');
             line
         });
@@ -159,12 +230,22 @@ struct Reading<R, W> {
     lines: LineReader<R>,
     server: Server,
     lifecycle: Lifecycle,
+    /// Who every call is made by ([`StdioOptions::principal`]).
+    principal: Option<crate::auth::Principal>,
     inbox: mpsc::Sender<ClientJsonRpcMessage>,
     out: Out<W>,
+    /// Ends the `tasks/result` streams being written ([`forward`]) …
+    streams: CancellationToken,
+    /// … when the reading ends (the input ended, or the transport stopped it).
+    _streams_end: DropGuard,
 }
 
 /// Reads lines until the input ends (or rmcp stops taking them).
-async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(mut r: Reading<R, W>) {
+async fn read_lines<R, W>(mut r: Reading<R, W>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     loop {
         let refusal = match r.lines.next().await {
             Line::Eof => return,
@@ -184,6 +265,28 @@ async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(mut r: Reading<
                 }
                 match jsonrpc::read_line(line, &r.server) {
                     Ok(message) => {
+                        if let Some(can) = r.lifecycle.tasks_2025.get().copied()
+                            && names_a_task(line, &r.server)
+                            && let Ok(value) = serde_json::from_slice::<serde_json::Value>(line)
+                        {
+                            let owner = crate::context::ClientKey::owner(
+                                r.principal.as_ref(),
+                                &crate::context::ClientKey::new(CONNECTION),
+                            );
+                            let caller = Caller {
+                                principal: r.principal.clone(),
+                                owner,
+                                can,
+                            };
+                            if let Some(answered) =
+                                Box::pin(tasks_2025::answer(&r.server, caller, &value)).await
+                            {
+                                if send_answered(&r.out, &r.streams, answered).await.is_err() {
+                                    return;
+                                }
+                                continue;
+                            }
+                        }
                         if r.lifecycle.admit(&message) && r.inbox.send(message).await.is_err() {
                             return;
                         }
@@ -206,11 +309,80 @@ async fn read_lines<R: AsyncRead + Unpin, W: AsyncWrite + Unpin>(mut r: Reading<
     }
 }
 
+/// The client key of the stdio connection's calls (as the 2026-07-28 tasks' owner is
+/// worked out over stdio: the principal's key, else this).
+const CONNECTION: &str = "connection";
+
+/// Whether `line` (a 2025-11-25 session's) may be a task message: it names a task (`task`,
+/// `tasks/…`, a question's id `tasks:…`), or it may call a tool that runs only as a task.
+/// Parsed again only then.
+fn names_a_task(line: &[u8], server: &Server) -> bool {
+    let mentions = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
+    mentions(b"\"task") || (server.has_required_tasks() && mentions(b"\"tools/call\""))
+}
+
+/// Writes a 2025-11-25 task message's answer: a line, or, for a `tasks/result` stream, a
+/// writer of its lines that runs until the stream or the reading ends.
+async fn send_answered<W>(
+    out: &Out<W>,
+    streams: &CancellationToken,
+    answered: Answered,
+) -> io::Result<()>
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    match answered {
+        Answered::Reply(message) => write_message(out, &message).await,
+        Answered::Stream(messages) => {
+            tokio::spawn(forward(messages, out.clone(), streams.clone()));
+            Ok(())
+        }
+        Answered::Taken => Ok(()),
+    }
+}
+
+/// Writes the messages of a `tasks/result` stream, each a line, until it ends, the output
+/// fails, or `stop` (the reading ended). Dropping `messages` ends the stream's look at its
+/// task and gives its place back.
+async fn forward<W: AsyncWrite + Unpin>(
+    mut messages: futures::channel::mpsc::Receiver<serde_json::Value>,
+    out: Out<W>,
+    stop: CancellationToken,
+) {
+    use futures::StreamExt as _;
+    loop {
+        let message = tokio::select! {
+            () = stop.cancelled() => return,
+            message = messages.next() => match message {
+                Some(message) => message,
+                None => return,
+            },
+        };
+        if write_message(&out, &message).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn write_message<W: AsyncWrite + Unpin>(
+    out: &Out<W>,
+    message: &serde_json::Value,
+) -> io::Result<()> {
+    let mut line = message.to_string().into_bytes();
+    line.push(b'\n');
+    write_line(out, &line).await
+}
+
 /// Whether the session has begun, as rmcp decides it: on `initialize`, or on the first
 /// request other than `ping` and `server/discover` with complete 2026-07-28 `_meta`.
 struct Lifecycle {
     started: bool,
     supported: Cow<'static, [ProtocolVersion]>,
+    /// Whether the server has task actions.
+    has_tasks: bool,
+    /// Set, on a server with task actions, when the client initializes with 2025-11-25:
+    /// what it declared it can answer (a task it starts may ask it that).
+    tasks_2025: Arc<std::sync::OnceLock<Can>>,
 }
 
 impl Lifecycle {
@@ -225,7 +397,16 @@ impl Lifecycle {
             return false;
         };
         self.started = match &request.request {
-            ClientRequest::InitializeRequest(_) => true,
+            ClientRequest::InitializeRequest(initialize) => {
+                let params = &initialize.params;
+                if self.has_tasks && params.protocol_version == ProtocolVersion::V_2025_11_25 {
+                    let _ = self.tasks_2025.set(Can {
+                        elicit: params.capabilities.elicitation.is_some(),
+                        sample: params.capabilities.sampling.is_some(),
+                    });
+                }
+                true
+            }
             ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => false,
             other => {
                 let meta = other.get_meta();

@@ -124,7 +124,7 @@ impl ServerBuilder {
                 running: Default::default(),
                 #[cfg(feature = "server-http")]
                 session_asks: Default::default(),
-                #[cfg(feature = "server-http")]
+                #[cfg(any(feature = "server-http", feature = "server-stdio"))]
                 result_streams: Default::default(),
                 read_cache: self.read_cache,
                 sources: self.sources,

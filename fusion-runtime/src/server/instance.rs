@@ -362,7 +362,7 @@ impl Server {
 
     /// Whether a call of `tool` reaches an enabled tool (by any spelling) or a mounted one:
     /// `false` for what a call answers `UNKNOWN_ACTION`.
-    #[cfg(feature = "server-http")]
+    #[cfg(any(feature = "server-http", feature = "server-stdio"))]
     pub(crate) fn leads_somewhere(&self, tool: &str) -> bool {
         pipeline::leads_somewhere(&self.inner, tool)
     }
@@ -398,13 +398,13 @@ impl Server {
     }
 
     /// The 2025 `tasks/result` streams this process holds open, by client.
-    #[cfg(feature = "server-http")]
+    #[cfg(any(feature = "server-http", feature = "server-stdio"))]
     pub(crate) fn result_streams(&self) -> &Arc<crate::store::tasks::ResultStreams> {
         &self.inner.result_streams
     }
 
     /// Whether any action runs only as a task (`task = "required"`).
-    #[cfg(feature = "server-http")]
+    #[cfg(any(feature = "server-http", feature = "server-stdio"))]
     pub(crate) fn has_required_tasks(&self) -> bool {
         self.inner
             .tasked

@@ -382,7 +382,7 @@ pub(super) fn task_support(inner: &Inner, tool: &str) -> crate::TaskSupport {
 /// Whether a call of `tool` reaches something: an enabled tool, an action's other spelling
 /// of one, or a mounted tool; `false` for what a call answers `UNKNOWN_ACTION`.
 #[cfg_attr(
-    not(feature = "server-http"),
+    not(any(feature = "server-http", feature = "server-stdio")),
     allow(dead_code, reason = "the 2025-11-25 task path's")
 )]
 pub(super) fn leads_somewhere(inner: &Inner, tool: &str) -> bool {

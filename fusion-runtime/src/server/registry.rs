@@ -244,7 +244,7 @@ pub(super) struct Inner {
     #[cfg(feature = "server-http")]
     pub(super) session_asks: crate::store::tasks::SessionAsks,
     /// The 2025 `tasks/result` streams this process holds open, by client.
-    #[cfg(feature = "server-http")]
+    #[cfg(any(feature = "server-http", feature = "server-stdio"))]
     pub(super) result_streams: Arc<crate::store::tasks::ResultStreams>,
     pub(super) read_cache: super::ReadCache,
     pub(super) sources: Vec<Arc<dyn super::source::ToolSource>>,

@@ -659,11 +659,11 @@ impl SessionAsks {
 /// them (one per task it may hold) and the process [`TaskLimits::overall`]. A stream's
 /// [`StreamSlot`] gives its place back when the stream ends, however it ends; a client with
 /// none left open is forgotten.
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 #[derive(Debug, Default)]
 pub(crate) struct ResultStreams(Mutex<OpenStreams>);
 
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 #[derive(Debug, Default)]
 struct OpenStreams {
     total: usize,
@@ -671,7 +671,7 @@ struct OpenStreams {
 }
 
 /// Why a `tasks/result` stream was not opened.
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum StreamRefused {
     /// The client holds this many open, the most it may.
@@ -680,7 +680,7 @@ pub(crate) enum StreamRefused {
     Server(usize),
 }
 
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 impl ResultStreams {
     /// A place for one more stream of `client` (a [`share_of`] key), within `limits`.
     pub(crate) fn open(
@@ -713,14 +713,14 @@ impl ResultStreams {
 }
 
 /// One open `tasks/result` stream's place in [`ResultStreams`], given back when dropped.
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 #[derive(Debug)]
 pub(crate) struct StreamSlot {
     streams: Arc<ResultStreams>,
     client: String,
 }
 
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 impl Drop for StreamSlot {
     fn drop(&mut self) {
         let mut open = self

@@ -5,14 +5,18 @@
 //! else in memory. Prints on stderr a bearer token for each of `alice` and `bob`
 //! (`token <who>: <jwt>`), then `fusion: serving MCP over streamable HTTP at <url>`, and
 //! serves until killed.
+//!
+//! With `--stdio`, it serves over stdio instead, every call made by `alice` (as an
+//! application embedding the server names its user: no token travels over stdio), until
+//! its input ends.
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fusion_runtime::auth::AuthMode;
+use fusion_runtime::auth::{AuthMode, Principal};
 use fusion_runtime::context::Elicited;
-use fusion_runtime::mcp::{HttpOptions, spawn_http};
+use fusion_runtime::mcp::{HttpOptions, StdioOptions, serve_stdio_with, spawn_http};
 use fusion_runtime::{Context, Elicitable, Server, ToolError, ToolInput, tool_action};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -84,6 +88,16 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if std::env::args().any(|a| a == "--stdio") {
+        let options = StdioOptions::default().principal(Principal::new("alice"));
+        return match serve_stdio_with(server, options).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let auth = fusion_tests::services::hs256_auth(
         SERVER_SECRET,
         SERVER_RESOURCE,

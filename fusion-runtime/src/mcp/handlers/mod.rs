@@ -13,6 +13,7 @@
 //! | `listing.rs`, `tools.rs` | the lists (paged, cached), and tools as rmcp `Tool`s |
 //! | `catalog.rs` | prompts, resources, completions |
 //! | `tasks.rs` | the 2026-07-28 tasks extension |
+//! | `tasks_2025.rs` | the 2025-11-25 tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, a `tools/call` with `task`), which rmcp does not parse: handed here by both transports before rmcp |
 //! | `notify.rs`, `subscriptions.rs` | change notifications, `subscriptions/listen`, `resources/subscribe` |
 //! | `scope.rs`, `trace.rs` | a request's [`RequestScope`](crate::context::RequestScope) and span |
 //! | `mcp_handler.rs` | the handler's state, results as rmcp's `CallToolResult` |
@@ -30,6 +31,8 @@ pub(crate) mod scope;
 mod subscriptions;
 mod task_run;
 pub(crate) mod tasks;
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
+pub(crate) mod tasks_2025;
 mod tools;
 mod trace;
 

@@ -262,7 +262,7 @@ fn owner(
 }
 
 /// The key list cursors are sealed with (see `listing`): a `tasks/list` cursor too.
-#[cfg(feature = "server-http")]
+#[cfg(any(feature = "server-http", feature = "server-stdio"))]
 pub(crate) fn cursor_key(server: &Server) -> Option<Arc<[u8]>> {
     super::listing::key(server)
 }

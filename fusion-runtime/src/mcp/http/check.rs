@@ -47,7 +47,7 @@ pub(crate) enum Route {
 /// task actions, how a 2025-11-25 answer is to advertise them.
 pub(crate) struct Checked {
     read: Read,
-    advertise: Option<super::tasks_2025::Advertise>,
+    advertise: Option<super::tasks_2025::Advertising>,
 }
 
 impl Checked {

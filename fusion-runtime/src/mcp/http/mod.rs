@@ -28,6 +28,7 @@
 //! the handler side straight from the room, the one part that answers without rmcp (`room/`: the
 //! check's read of the body is its only parse; rmcp would parse it again, make a service for
 //! it and spawn four tasks). `endpoint.rs` assembles the endpoint once from the options;
+//! `keep_alive.rs` keeps the streams the framework writes itself alive as rmcp keeps its own;
 //! `metrics.rs` is the metrics listener.
 
 mod auth;
@@ -41,6 +42,7 @@ mod front;
 mod headers;
 mod health;
 mod identity;
+mod keep_alive;
 mod listener;
 #[cfg(feature = "metrics")]
 mod metrics;

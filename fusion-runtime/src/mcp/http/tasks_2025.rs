@@ -1,61 +1,28 @@
-//! The experimental tasks of MCP 2025-11-25 over streamable HTTP, for the clients of that
-//! version (the TypeScript SDK's `client.experimental.tasks`): a `tools/call` with a `task`
-//! parameter (`{"ttl": ms}`) of a task action is answered with `{"task": {…}}`; `tasks/get`
-//! reads it, `tasks/result` waits for its end and answers what the call would have
-//! (the `CallToolResult`, or the JSON-RPC error of a `failed` task), `tasks/cancel` cancels
-//! it, `tasks/list` pages through the caller's own tasks (offered to an authenticated client
-//! only: without a principal, clients cannot be told apart, and the spec asks not to). The same tasks,
-//! store, owner rules and bounds as the 2026-07-28 extension (`handlers/tasks.rs`).
-//!
-//! A `tasks/result` for a task still running answers on an SSE stream: each status change
-//! as `notifications/tasks/status` (the full task), each question the handler asks
-//! (`cx.elicit`, kept in the store as 2026-07-28 questions are) as an `elicitation/create`
-//! request carrying the related-task `_meta`, and last the result. The client's answer, a
-//! JSON-RPC response POSTed in any of its sessions on any instance, goes to the store
-//! (its id, `tasks:<task>:<key>`, names the question); the handler, wherever it runs, takes
-//! it from there. A task asks only what its session's client declared at `initialize`.
-//!
-//! rmcp 3.11 knows only the 2026-07-28 shapes (it drops the `task` parameter and refuses
-//! `tasks/*` from a client without the extension), so these requests are answered by the
-//! HTTP JSON-RPC step before rmcp, behind the door, from facts the request steps already
-//! worked out (the principal, the client's key, the session the door found live and the
-//! caller's); a request in no session is left to rmcp. For the same
-//! reason the session's `initialize` and `tools/list` answers are edited on their way out
-//! ([`Advertise`]): `capabilities.tasks` and each task tool's `execution.taskSupport`.
-
-use std::time::{Duration, Instant};
+//! The HTTP framing of the experimental tasks of MCP 2025-11-25, which
+//! [`handlers::tasks_2025`](crate::mcp::handlers::tasks_2025) answers for every transport:
+//! which requests are its (a 2025-11-25 session's, the door found live and the caller's),
+//! who sends them (from the facts the request steps worked out: the principal, the client's
+//! key, what the session's client declared it can answer), and how the answer is sent: one
+//! JSON answer, `202` for the client's answer to a task's question, or, for a `tasks/result`
+//! of a task still running, an SSE stream of its messages with a comment at the endpoint's
+//! keep-alive interval between them (a proxy cuts a silent stream). A request in no session
+//! is left to rmcp. The session's `initialize` and `tools/list` answers are edited on their
+//! way out ([`Advertising`]), event by event.
 
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rmcp::ErrorData;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sse_stream::{KeepAlive, Sse, SseBody};
 
 use super::body::mentions;
 use super::door::Cleared;
-use crate::auth::Seal;
-use crate::context::{ClientKey, RequestScope};
+use super::keep_alive::{self, Tick};
+use crate::context::ClientKey;
 use crate::mcp::facts::RequestFacts;
-use crate::mcp::handlers::era::Era;
-use crate::mcp::handlers::tasks::{self, Can};
+use crate::mcp::handlers::tasks::Can;
+use crate::mcp::handlers::tasks_2025::{self, Advertise, Answered, Caller};
 use crate::server::Server;
-use crate::store::tasks::StreamRefused;
-use crate::store::{TaskOutcome, TaskPosition, TaskRecord, TaskStatus};
-
-/// How often `tasks/result` looks at a running task.
-const RESULT_POLL: Duration = Duration::from_millis(200);
-
-/// Tasks in one `tasks/list` page when the server sets no page size; a larger page size is
-/// cut to [`MAX_TASKS_PAGE`](crate::store::MAX_TASKS_PAGE).
-const TASKS_PAGE: usize = 50;
-
-/// A `tasks/list` cursor: `tk1.`, the position in base64url, `.`, its HMAC-SHA256.
-const CURSOR: Seal = Seal::new("tk1.", crate::mcp::MAX_CURSOR_BYTES);
-
-/// The prefix of the id of a question sent on a `tasks/result` stream:
-/// `tasks:<task id>:<question key>`.
-const QUESTION_ID: &str = "tasks:";
 
 /// The answer to a 2025-11-25 task message in `message`, in the session the door `cleared`
 /// (live, and the caller's own): a JSON-RPC answer, the SSE stream of a `tasks/result` for a
@@ -78,56 +45,20 @@ pub(crate) async fn answer(
     }
     let principal = facts.principal.as_deref().cloned();
     let owner = ClientKey::owner(principal.as_ref(), &facts.client);
-    let Some(method) = message.get("method") else {
-        return answered_question(server, &owner, message).await;
-    };
-    let method = method.as_str()?;
-    let id = message.get("id")?.clone();
-    let params = message.get("params").cloned().unwrap_or_else(|| json!({}));
-    let task_id = || params.get("taskId").and_then(Value::as_str).unwrap_or("");
-    let answered = match method {
-        "tools/call" => match params.get("task").filter(|t| t.is_object()) {
-            Some(task) => {
-                let asks = server.session_asks().of(session);
-                let can = Can {
-                    elicit: asks.elicit,
-                    sample: asks.sample,
-                };
-                call(server, &params, task, principal, owner, can).await
-            }
-            None => {
-                let name = params.get("name").and_then(Value::as_str)?;
-                if server.task_support(name) != crate::TaskSupport::Required {
-                    return None;
-                }
-                // The spec's answer to a tool that runs only as a task, called without one.
-                Err(json!({
-                    "code": -32601,
-                    "message": format!("`{}` runs only as a task: call it with `task`", name.chars().take(64).collect::<String>()),
-                }))
-            }
+    let asks = server.session_asks().of(session);
+    let caller = Caller {
+        principal,
+        owner,
+        can: Can {
+            elicit: asks.elicit,
+            sample: asks.sample,
         },
-        "tasks/get" => get(server, &owner, task_id()).await,
-        "tasks/result" => match read(server, &owner, task_id()).await {
-            Ok(record) if !record.status.is_terminal() => {
-                return Some(stream_result(server, owner, record, id));
-            }
-            Ok(record) => ended(server, &owner, record).await,
-            Err(e) => Err(e),
-        },
-        "tasks/cancel" => cancel(server, &owner, task_id()).await,
-        "tasks/list" => list(server, &owner, principal.is_some(), &params).await,
-        _ => return None,
     };
-    Some(json_answer(&rpc(id, answered)))
-}
-
-/// A JSON-RPC answer to request `id`.
-fn rpc(id: Value, answered: Result<Value, Value>) -> Value {
-    match answered {
-        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-        Err(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
-    }
+    Some(match tasks_2025::answer(server, caller, message).await? {
+        Answered::Reply(message) => json_answer(&message),
+        Answered::Stream(messages) => sse(messages),
+        Answered::Taken => StatusCode::ACCEPTED.into_response(),
+    })
 }
 
 fn json_answer(message: &Value) -> Response {
@@ -142,175 +73,14 @@ fn json_answer(message: &Value) -> Response {
         .into_response()
 }
 
-/// The client's answer to a task's question (a JSON-RPC response whose id is
-/// `tasks:<task>:<key>`), handed to the store for the task's handler: `202`, as the
-/// transport answers every response. Only the task's owner answers it; anyone else's
-/// answer is dropped, as an unknown task's. `None` for any other response (rmcp's).
-async fn answered_question(
-    server: &Server,
-    owner: &ClientKey,
-    message: &Value,
-) -> Option<Response> {
-    let (task, key) = message
-        .get("id")?
-        .as_str()?
-        .strip_prefix(QUESTION_ID)?
-        .split_once(':')?;
-    let accepted = StatusCode::ACCEPTED.into_response();
-    // Only ids this server sends: a task id, a question key `e<k>`.
-    if task.len() > 64 || key.len() > 8 || !key.starts_with('e') {
-        return Some(accepted);
-    }
-    let answer = match (message.get("result"), message.get("error")) {
-        (Some(result), _) => result.clone(),
-        // An error is no answer the handler can read: its question fails.
-        (None, Some(error)) => json!({ "error": error }),
-        (None, None) => return Some(accepted),
-    };
-    let mut responses = serde_json::Map::new();
-    responses.insert(key.to_owned(), answer);
-    match server.task_store().answer(&owner.0, task, responses).await {
-        Ok(true) => {}
-        Ok(false) => tracing::debug!(task, "an answer to a question of no task of this client"),
-        Err(e) => {
-            crate::metrics::store_error("tasks");
-            tracing::warn!(task, error = %e.0, "could not store a client's answer to a task's question");
-        }
-    }
-    Some(accepted)
-}
-
-/// A task-augmented `tools/call`: `{"task": {…}}`, or `-32601` for a tool that does not run
-/// as a task (the spec's word for it). A name no call reaches (unknown, or a disabled tool)
-/// is answered as its call: the `UNKNOWN_ACTION` result, so a task request shows no more
-/// than a call does.
-async fn call(
-    server: &Server,
-    params: &Value,
-    task: &Value,
-    principal: Option<crate::auth::Principal>,
-    owner: ClientKey,
-    can: Can,
-) -> Result<Value, Value> {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-    if !server.leads_somewhere(name) {
-        return Ok(unreached(server, name, params, principal, owner).await);
-    }
-    if !server.task_support(name).allows_task() {
-        return Err(json!({
-            "code": -32601,
-            "message": format!("`{}` does not run as a task: call it without `task`", name.chars().take(64).collect::<String>()),
-        }));
-    }
-    // What the client asked, floored (a `ttl` of 0 would be gone before its first poll)
-    // and cut to the ceiling; the default when it asked nothing readable.
-    let asked = task
-        .get("ttl")
-        .and_then(Value::as_u64)
-        .map(Duration::from_millis);
-    let ttl = server.task_store().limits().ttl(asked);
-    let arguments = params.get("arguments").and_then(Value::as_object).cloned();
-    let mut scope = RequestScope::detached();
-    scope.principal = principal.map(std::sync::Arc::new);
-    scope.client = Some(owner);
-    match tasks::launch(server, &Era::Legacy, name, arguments, scope, can, ttl).await {
-        Ok(record) => Ok(json!({ "task": task_json(&record) })),
-        // A refused task is answered as the call would be refused: an `isError` result.
-        Err(refusal) => Ok(json!({
-            "content": [{"type": "text", "text": refusal.render()}],
-            "isError": true,
-        })),
-    }
-}
-
-/// The answer to a call of `name`, a tool no call reaches: the pipeline's own refusal
-/// (`UNKNOWN_ACTION`, its closest enabled name suggested), written as a 2025-11-25
-/// `tools/call` result.
-async fn unreached(
-    server: &Server,
-    name: &str,
-    params: &Value,
-    principal: Option<crate::auth::Principal>,
-    owner: ClientKey,
-) -> Value {
-    let arguments = params.get("arguments").and_then(Value::as_object).cloned();
-    let mut scope = RequestScope::detached();
-    scope.principal = principal.map(std::sync::Arc::new);
-    scope.client = Some(owner);
-    let response = server.call(name, arguments, scope).await;
-    let result = crate::mcp::handlers::to_call_tool_result(response);
-    match serde_json::to_value(result) {
-        Ok(Value::Object(mut object)) => {
-            // rmcp writes `resultType` for 2026-07-28 peers only.
-            object.remove("resultType");
-            Value::Object(object)
-        }
-        _ => json!({"content": [], "isError": true}),
-    }
-}
-
-async fn read(server: &Server, owner: &ClientKey, id: &str) -> Result<TaskRecord, Value> {
-    match server.task_store().get(&owner.0, id).await {
-        Ok(Some(record)) => Ok(record),
-        Ok(None) => Err(error(&tasks::not_found(id))),
-        Err(e) => Err(error(&tasks::store_error(&e))),
-    }
-}
-
-async fn get(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, Value> {
-    read(server, owner, id).await.map(|r| task_json(&r))
-}
-
-/// `tasks/result` of an ended task: what the call would have answered: its result, with
-/// the related-task `_meta`, or the error of a `failed` or `cancelled` task. The task's
-/// place in the bounds is freed.
-async fn ended(server: &Server, owner: &ClientKey, record: TaskRecord) -> Result<Value, Value> {
-    // Not freed now (Redis unreachable): the hold frees it.
-    let _ = server.task_store().release(&owner.0, &record.id).await;
-    match record.outcome {
-        Some(TaskOutcome::Completed(mut result)) => {
-            let meta = result.entry("_meta").or_insert_with(|| json!({}));
-            if let Some(meta) = meta.as_object_mut() {
-                meta.insert(
-                    "io.modelcontextprotocol/related-task".to_owned(),
-                    json!({ "taskId": record.id }),
-                );
-            }
-            Ok(Value::Object(result))
-        }
-        Some(TaskOutcome::Failed(error)) => Err(Value::Object(error)),
-        _ => Err(json!({"code": -32603, "message": "the task was cancelled (tasks/cancel)"})),
-    }
-}
-
-/// `tasks/result` of a task still running: an SSE stream that sends each status change
-/// (`notifications/tasks/status`) and each question of the handler (`elicitation/create`,
-/// `sampling/createMessage`, with the related-task `_meta`), then the answer to `request`
-/// once the task ended, or an error once its TTL and a second passed; between them an SSE
-/// comment at the endpoint's keep-alive interval (a proxy cuts a silent stream). The stream
-/// stops looking at the task when the client goes, and gives its place back.
-///
-/// A client holds at most [`TaskLimits::per_owner`](crate::store::TaskLimits::per_owner)
-/// such streams open in this process (counted as for the task bounds), the process
-/// [`TaskLimits::overall`](crate::store::TaskLimits::overall): past them, the request is
-/// answered at once with a JSON-RPC error that says what to do.
-fn stream_result(server: &Server, owner: ClientKey, first: TaskRecord, request: Value) -> Response {
-    let client = crate::store::share_of(&owner.0).into_owned();
-    let limits = *server.task_store().limits();
-    let slot = match server.result_streams().open(&client, &limits) {
-        Ok(slot) => slot,
-        Err(refused) => return json_answer(&rpc(request, Err(too_many_streams(refused)))),
-    };
-    let (tx, rx) = futures::channel::mpsc::channel::<Value>(8);
-    let server = server.clone();
-    tokio::spawn(async move {
-        follow(&server, &owner, first, request, tx).await;
-        drop(slot);
-    });
-    let events = futures::StreamExt::map(rx, |message| {
+/// The messages of a `tasks/result` stream as an SSE answer: one `message` event each, and
+/// an SSE comment at the endpoint's keep-alive interval between them. Dropped when the
+/// client goes, which ends the stream's look at its task.
+fn sse(messages: futures::channel::mpsc::Receiver<Value>) -> Response {
+    let events = futures::StreamExt::map(messages, |message| {
         Ok::<_, std::convert::Infallible>(Sse::default().event("message").data(message.to_string()))
     });
-    let body = match keep_alive() {
+    let body = match keep_alive::interval() {
         Some(every) => axum::body::Body::new(
             SseBody::new(events).with_keep_alive::<Tick>(KeepAlive::new().interval(every)),
         ),
@@ -330,265 +100,20 @@ fn stream_result(server: &Server, owner: ClientKey, first: TaskRecord, request: 
         .into_response()
 }
 
-/// The JSON-RPC error of a `tasks/result` refused a stream.
-fn too_many_streams(refused: StreamRefused) -> Value {
-    let message = match refused {
-        StreamRefused::Client(n) => format!(
-            "this client already has {n} tasks/result streams open, the most it may; close one, or poll tasks/get until the task ends and call tasks/result then (it answers at once)"
-        ),
-        StreamRefused::Server(n) => format!(
-            "the server holds {n} tasks/result streams open, the most it keeps; poll tasks/get until the task ends and call tasks/result then (it answers at once)"
-        ),
-    };
-    json!({"code": -32000, "message": message})
-}
-
-/// The endpoint's SSE keep-alive interval: rmcp's default, which the endpoint keeps
-/// (`endpoint.rs` sets no other), so a `tasks/result` stream is kept alive as rmcp's own are.
-fn keep_alive() -> Option<Duration> {
-    rmcp::transport::StreamableHttpServerConfig::default().sse_keep_alive
-}
-
-/// The keep-alive's timer, on tokio.
-struct Tick(std::pin::Pin<Box<tokio::time::Sleep>>);
-
-impl std::future::Future for Tick {
-    type Output = ();
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<()> {
-        self.0.as_mut().poll(cx)
-    }
-}
-
-impl sse_stream::Timer for Tick {
-    fn from_duration(duration: Duration) -> Self {
-        Tick(Box::pin(tokio::time::sleep(duration)))
-    }
-
-    fn reset(mut self: std::pin::Pin<&mut Self>, when: std::time::Instant) {
-        self.0.as_mut().reset(tokio::time::Instant::from_std(when));
-    }
-}
-
-/// What [`stream_result`] sends, until the task ends or the client goes.
-async fn follow(
-    server: &Server,
-    owner: &ClientKey,
-    first: TaskRecord,
-    request: Value,
-    mut tx: futures::channel::mpsc::Sender<Value>,
-) {
-    use futures::SinkExt as _;
-    let id = first.id.clone();
-    let deadline = Instant::now() + Duration::from_millis(first.ttl_ms) + Duration::from_secs(1);
-    let mut status = first.status;
-    // The questions sent on this stream: at most the rounds a call may ask.
-    let mut asked = std::collections::HashSet::new();
-    let mut record = first;
-    loop {
-        if record.status != status {
-            status = record.status;
-            let note = json!({
-                "jsonrpc": "2.0",
-                "method": "notifications/tasks/status",
-                "params": task_json(&record),
-            });
-            if tx.send(note).await.is_err() {
-                return;
-            }
-        }
-        if record.status == TaskStatus::InputRequired {
-            for (key, question) in &record.input_requests {
-                if asked.len() >= crate::mcp::elicit::MAX_ELICITATION_ROUNDS
-                    || !asked.insert(key.clone())
-                {
-                    continue;
-                }
-                let Some(method) = question.get("method").and_then(Value::as_str) else {
-                    continue;
-                };
-                let mut params = question.get("params").cloned().unwrap_or_else(|| json!({}));
-                if let Some(params) = params.as_object_mut() {
-                    let meta = params.entry("_meta").or_insert_with(|| json!({}));
-                    if let Some(meta) = meta.as_object_mut() {
-                        meta.insert(
-                            "io.modelcontextprotocol/related-task".to_owned(),
-                            json!({ "taskId": id }),
-                        );
-                    }
-                }
-                let ask = json!({
-                    "jsonrpc": "2.0",
-                    "id": format!("{QUESTION_ID}{id}:{key}"),
-                    "method": method,
-                    "params": params,
-                });
-                if tx.send(ask).await.is_err() {
-                    return;
-                }
-            }
-        }
-        if record.status.is_terminal() {
-            let answered = ended(server, owner, record).await;
-            let _ = tx.send(rpc(request, answered)).await;
-            return;
-        }
-        if Instant::now() >= deadline {
-            let late =
-                json!({"code": -32603, "message": "the task did not end within its time to live"});
-            let _ = tx.send(rpc(request, Err(late))).await;
-            return;
-        }
-        tokio::select! {
-            () = tokio::time::sleep(RESULT_POLL) => {}
-            () = closed(&tx) => return,
-        }
-        record = match read(server, owner, &id).await {
-            Ok(record) => record,
-            Err(e) => {
-                let _ = tx.send(rpc(request, Err(e))).await;
-                return;
-            }
-        };
-    }
-}
-
-/// Resolves when the stream's reader is gone.
-async fn closed(tx: &futures::channel::mpsc::Sender<Value>) {
-    while !tx.is_closed() {
-        tokio::time::sleep(RESULT_POLL).await;
-    }
-}
-
-/// Where a `tasks/list` page starts, from `params.cursor`: `-32602` for a cursor that is not
-/// a string or not one this server issued.
-fn list_start(server: &Server, params: &Value) -> Result<Option<TaskPosition>, Value> {
-    let bad = |why: &str| {
-        json!({
-            "code": -32602,
-            "message": format!("Invalid cursor for tasks/list: {why}. Send the nextCursor of the previous page exactly as received, or list again without a cursor."),
-            "data": {"method": "tasks/list"},
-        })
-    };
-    let cursor = match params.get("cursor") {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(cursor)) => cursor,
-        Some(_) => return Err(bad("it is not a string")),
-    };
-    let key = tasks::cursor_key(server).ok_or_else(|| bad("this server cannot check cursors"))?;
-    let payload = CURSOR.open(&key, cursor).map_err(|e| {
-        bad(match e {
-            crate::auth::SealError::TooLarge => "it is longer than any cursor this server issues",
-            _ => "it is not a cursor this server issued",
-        })
-    })?;
-    let (created_ms, id): (u64, String) = serde_json::from_slice(&payload)
-        .map_err(|_| bad("it is not a cursor this server issued"))?;
-    Ok(Some(TaskPosition { created_ms, id }))
-}
-
-/// `tasks/list`: a page of the caller's own tasks (those `tasks/get` finds), oldest first,
-/// and the cursor of the next one. Refused (`-32601`) to a caller without a principal (a
-/// server without auth, or optional auth), to whom it is not offered.
-async fn list(
-    server: &Server,
-    owner: &ClientKey,
-    identified: bool,
-    params: &Value,
-) -> Result<Value, Value> {
-    if !identified {
-        return Err(json!({
-            "code": -32601,
-            "message": "tasks/list is offered only to an authenticated client: without a principal, a list could show one client's tasks to another",
-        }));
-    }
-    let after = list_start(server, params)?;
-    let size = server
-        .page_size()
-        .unwrap_or(TASKS_PAGE)
-        .clamp(1, crate::store::MAX_TASKS_PAGE);
-    let page = server
-        .task_store()
-        .list(&owner.0, after, size)
-        .await
-        .map_err(|e| error(&tasks::store_error(&e)))?;
-    let mut result = json!({ "tasks": page.tasks.iter().map(task_json).collect::<Vec<_>>() });
-    if let Some(next) = page.next {
-        let sealed = tasks::cursor_key(server)
-            .and_then(|key| {
-                let payload = serde_json::to_vec(&(next.created_ms, &next.id)).ok()?;
-                CURSOR.seal(&key, &payload).ok()
-            })
-            .ok_or_else(
-                || json!({"code": -32603, "message": "no key to seal the next page's cursor with"}),
-            )?;
-        result["nextCursor"] = json!(sealed);
-    }
-    Ok(result)
-}
-
-/// `tasks/cancel`: the task, now `cancelled`; `-32602` for a task that already ended.
-async fn cancel(server: &Server, owner: &ClientKey, id: &str) -> Result<Value, Value> {
-    let record = read(server, owner, id).await?;
-    if record.status.is_terminal() {
-        return Err(json!({
-            "code": -32602,
-            "message": format!("the task already ended ({}): there is nothing to cancel", record.status.as_str()),
-        }));
-    }
-    match server.task_store().cancel(&owner.0, id).await {
-        Ok(true) => read(server, owner, id).await.map(|r| task_json(&r)),
-        Ok(false) => Err(error(&tasks::not_found(id))),
-        Err(e) => Err(error(&tasks::store_error(&e))),
-    }
-}
-
-/// A 2025-11-25 `Task`: `ttl` and `pollInterval` (not 2026-07-28's `ttlMs`,
-/// `pollIntervalMs`).
-fn task_json(record: &TaskRecord) -> Value {
-    let mut task = json!({
-        "taskId": record.id,
-        "status": record.status.as_str(),
-        "createdAt": tasks::iso8601(record.created_ms),
-        "lastUpdatedAt": tasks::iso8601(record.updated_ms),
-        "ttl": record.ttl_ms,
-        "pollInterval": record.poll_interval_ms,
-    });
-    if let Some(message) = &record.status_message {
-        task["statusMessage"] = json!(message);
-    }
-    task
-}
-
-fn error(e: &ErrorData) -> Value {
-    serde_json::to_value(e).unwrap_or_else(|_| json!({"code": -32603, "message": e.message}))
-}
-
-/// The longest answer [`Advertise`] reads whole (an SSE event, or a plain JSON answer);
+/// The longest answer [`Advertising`] reads whole (an SSE event, or a plain JSON answer);
 /// past it the answer passes unchanged.
 const MAX_ADVERTISED_BYTES: usize = 8 << 20;
 
-/// What a 2025-11-25 session's `initialize` and `tools/list` answers gain on a server with
-/// task actions: `capabilities.tasks` (`tools/call` as a task, `tasks/cancel`, and
-/// `tasks/list` for an authenticated client), and each
-/// task tool's `execution.taskSupport`. rmcp's types have neither field, so the answer is
-/// edited on its way out, event by event.
-pub(crate) struct Advertise {
-    server: Server,
-    tools_list: bool,
-    /// Whether the client is authenticated (a principal): only then is `tasks/list` offered.
-    listable: bool,
-}
+/// A 2025-11-25 session's `initialize` or `tools/list` answer, to be edited on its way out
+/// ([`Advertise`]), event by event.
+pub(crate) struct Advertising(Advertise);
 
 /// The edit `bytes` (a request body the check passed) calls for, if any.
 pub(crate) fn advertising(
     server: &Server,
     request: &axum::extract::Request,
     bytes: &[u8],
-) -> Option<Advertise> {
+) -> Option<Advertising> {
     if !server.has_tasks() {
         return None;
     }
@@ -612,54 +137,14 @@ pub(crate) fn advertising(
         .extensions()
         .get::<RequestFacts>()
         .is_some_and(|facts| facts.principal.is_some());
-    Some(Advertise {
+    Some(Advertising(Advertise {
         server: server.clone(),
         tools_list,
         listable,
-    })
+    }))
 }
 
-impl Advertise {
-    /// Edits one JSON-RPC answer.
-    fn edit(&self, message: &mut Value) {
-        let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
-            return;
-        };
-        if !self.tools_list {
-            if result.get("protocolVersion").and_then(Value::as_str) != Some("2025-11-25") {
-                return;
-            }
-            if let Some(caps) = result
-                .get_mut("capabilities")
-                .and_then(Value::as_object_mut)
-            {
-                // `list` only where a client's tasks can be told from another's (auth).
-                let advertised = match self.listable {
-                    true => json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
-                    false => json!({"cancel": {}, "requests": {"tools": {"call": {}}}}),
-                };
-                caps.insert("tasks".to_owned(), advertised);
-            }
-            return;
-        }
-        let Some(tools) = result.get_mut("tools").and_then(Value::as_array_mut) else {
-            return;
-        };
-        for tool in tools {
-            let support = tool
-                .get("name")
-                .and_then(Value::as_str)
-                .map(|name| self.server.task_support(name))
-                .filter(|s| s.allows_task());
-            if let (Some(support), Some(tool)) = (support, tool.as_object_mut()) {
-                tool.insert(
-                    "execution".to_owned(),
-                    json!({ "taskSupport": support.as_str() }),
-                );
-            }
-        }
-    }
-
+impl Advertising {
     /// `unit` (one SSE event, or a whole JSON answer) with its answer edited.
     fn edit_unit(&self, unit: &[u8], sse: bool) -> axum::body::Bytes {
         let Ok(text) = std::str::from_utf8(unit) else {
@@ -668,7 +153,7 @@ impl Advertise {
         if !sse {
             return match serde_json::from_str::<Value>(text) {
                 Ok(mut message) => {
-                    self.edit(&mut message);
+                    self.0.edit(&mut message);
                     axum::body::Bytes::from(message.to_string())
                 }
                 Err(_) => axum::body::Bytes::copy_from_slice(unit),
@@ -682,7 +167,7 @@ impl Advertise {
                 };
                 match serde_json::from_str::<Value>(data.trim()) {
                     Ok(mut message) if message.get("result").is_some() => {
-                        self.edit(&mut message);
+                        self.0.edit(&mut message);
                         format!("data: {message}")
                     }
                     _ => line.to_owned(),

@@ -15,11 +15,9 @@
 //! `DELETE`, through the cancellation step).
 
 use std::convert::Infallible;
-use std::future::{Future, ready};
-use std::pin::Pin;
+use std::future::ready;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -33,6 +31,7 @@ use sse_stream::{KeepAlive, Sse, SseBody};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::super::keep_alive::Tick;
 use crate::context::LogThreshold;
 use crate::mcp::handlers::era;
 use crate::mcp::handlers::{McpHandler, RoomCall, RoomCallKind};
@@ -345,25 +344,4 @@ fn sse(
         HeaderValue::from_static("no"),
     );
     response
-}
-
-/// The keep-alive's timer, on tokio.
-struct Tick(Pin<Box<tokio::time::Sleep>>);
-
-impl Future for Tick {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0.as_mut().poll(cx)
-    }
-}
-
-impl sse_stream::Timer for Tick {
-    fn from_duration(duration: Duration) -> Self {
-        Tick(Box::pin(tokio::time::sleep(duration)))
-    }
-
-    fn reset(mut self: Pin<&mut Self>, when: std::time::Instant) {
-        self.0.as_mut().reset(tokio::time::Instant::from_std(when));
-    }
 }
