@@ -205,7 +205,10 @@ async fn first_comment(stream: &mut Streaming, within: Duration) -> Option<Durat
     let opened = tokio::time::Instant::now();
     let deadline = opened + within;
     loop {
-        let body = stream.text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        let body = stream
+            .text
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, body)| body);
         if body.contains(":\n\n") {
             return Some(opened.elapsed());
         }
@@ -245,6 +248,10 @@ async fn a_silent_stream_is_kept_alive_as_rmcp_keeps_its_own() {
         apart < Duration::from_secs(2),
         "rmcp's stream's first keep-alive after {rmcp_at:?}, ours after {our_at:?}"
     );
-    assert!(ours.messages().is_empty(), "no message yet: {:?}", ours.text);
+    assert!(
+        ours.messages().is_empty(),
+        "no message yet: {:?}",
+        ours.text
+    );
     server.shutdown().await.unwrap_or_else(|e| panic!("{e}"));
 }
