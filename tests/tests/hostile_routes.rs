@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fusion_runtime::auth::AuthMode;
-use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http, spawn_metrics};
+use fusion_runtime::http::spawn_metrics;
+use fusion_runtime::mcp::{HttpOptions, HttpServer, spawn_http};
 use fusion_runtime::store::{MemoryTasks, TaskLimits};
 use fusion_runtime::{ToolError, ToolInput, tool_action};
 use fusion_tests::raw_http::{self, RawResponse};

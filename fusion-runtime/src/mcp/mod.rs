@@ -70,13 +70,7 @@ pub use handlers::{
 pub use facts::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
-pub use http::{
-    ForwardedHeader, HttpHandler, HttpOptions, HttpServer, PlainCallsAnswered, ReadyCheck,
-    http_router, spawn_http,
-};
-#[cfg(all(feature = "server-http", feature = "metrics"))]
-#[cfg_attr(docsrs, doc(cfg(all(feature = "server-http", feature = "metrics"))))]
-pub use http::{MetricsServer, spawn_metrics};
+pub use http::{HttpHandler, HttpOptions, HttpServer, PlainCallsAnswered, http_router, spawn_http};
 
 #[cfg(feature = "server-stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-stdio")))]

@@ -15,11 +15,11 @@ use axum::response::Response;
 use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
-use super::body::read_bounded;
 use super::door::Cleared;
 use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
 use super::rewrite::{Read, answer_with_status, json_errors, reply, too_large};
 use super::room::{Plain, PlainKind, RoomRoute, Taken};
+use crate::http::body::{mentions, read_bounded};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
@@ -195,9 +195,8 @@ async fn read(
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
             .is_some_and(|v| v == "2025-11-25")
-        && (super::body::mentions(&bytes, b"\"task")
-            || (guard.server.has_required_tasks()
-                && super::body::mentions(&bytes, b"\"tools/call\"")));
+        && (mentions(&bytes, b"\"task")
+            || (guard.server.has_required_tasks() && mentions(&bytes, b"\"tools/call\"")));
     if tasks
         && passed.is_none()
         && let Err(answer) = jsonrpc::check_body(&bytes, &guard.server)

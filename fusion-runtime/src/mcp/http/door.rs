@@ -55,11 +55,11 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::Response;
 
-use super::body::read_bounded;
 use super::headers::{AllowedHosts, HEADER_PROTOCOL_VERSION, HostFault, is_json};
 use super::rewrite::{Read, body_timed_out, json_errors, too_large};
 use super::sessions::{Admission, CappedSessions, Refusal};
 use crate::context::ClientKey;
+use crate::http::body::read_bounded;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::handlers::era::is_modern_version;
 use crate::mcp::jsonrpc::{Reply, SERVER_ERROR};

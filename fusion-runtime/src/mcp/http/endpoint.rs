@@ -19,13 +19,13 @@ use tokio_util::sync::CancellationToken;
 use super::auth::AuthLayer;
 use super::check::{self, Route};
 use super::door::{AllowedOrigins, Door};
-use super::forwarded;
 use super::headers::AllowedHosts;
-use super::identity::Identity;
 use super::options::HttpOptions;
 use super::room::{Answered, LiveSessions, Room, RoomRoute};
 use super::sessions::CappedSessions;
 use super::steps::Steps;
+use crate::http::forwarded;
+use crate::http::identity::Identity;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
 use crate::mcp::handlers::{LiveList, McpHandler, notify};
 use crate::server::Server;
@@ -304,8 +304,8 @@ fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationT
 mod tests {
     use std::time::Duration;
 
-    use super::super::identity::ForwardedHeader;
     use super::*;
+    use crate::http::ForwardedHeader;
 
     /// The endpoint's future is moved on every request (into hyper's request slot): it
     /// stays smaller than rmcp's own (which has its own box), rather than holding it inline

@@ -31,19 +31,12 @@
 //! `metrics.rs` is the metrics listener.
 
 mod auth;
-mod body;
 mod cancel;
 mod check;
 mod door;
 mod endpoint;
-mod forwarded;
 mod front;
 mod headers;
-mod health;
-mod identity;
-mod listener;
-#[cfg(feature = "metrics")]
-mod metrics;
 mod options;
 mod rewrite;
 mod room;
@@ -53,15 +46,9 @@ mod step_tests;
 mod steps;
 mod tasks_2025;
 
-pub use front::{HttpHandler, http_router};
-pub use health::ReadyCheck;
-pub use identity::ForwardedHeader;
-/// The key of a client known by its address (a function runtime's event names it).
-#[cfg(feature = "lambda")]
-pub(crate) use identity::ip_key;
-pub use listener::{HttpServer, spawn_http};
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use metrics::{MetricsServer, spawn_metrics};
+// `tasks_2025.rs` reads a body through `super::body`.
+use crate::http::body;
+
+pub use front::{HttpHandler, HttpServer, http_router, spawn_http};
 pub use options::HttpOptions;
 pub use room::PlainCallsAnswered;

@@ -30,14 +30,14 @@ use axum::http::{Method, StatusCode};
 use axum::response::Response;
 
 use super::auth::AuthLayer;
-use super::body::DeadlineBody;
 use super::cancel;
 use super::check::{self, Route};
 use super::door::Door;
-use super::forwarded;
-use super::identity::Identity;
 use super::rewrite::body_timed_out;
 use super::sessions;
+use crate::http::body::DeadlineBody;
+use crate::http::forwarded;
+use crate::http::identity::Identity;
 use crate::mcp::facts::{Calls, Exchange, RequestFacts};
 
 /// The steps of one endpoint, made once.

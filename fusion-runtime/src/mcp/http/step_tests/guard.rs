@@ -15,13 +15,14 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 use super::super::check::{JsonRpcStep, Route};
 use super::super::door::{AllowedOrigins, Door};
-use super::super::forwarded::Forwarded;
 use super::super::headers::AllowedHosts;
-use super::super::identity::{ForwardedHeader, Identity};
 use super::super::sessions::{self, Admission, CappedSessions};
 use super::super::steps::Steps;
 use super::{Seen, after_door, canned, header_text, read, read_json, stalling_body};
 use crate::context::ClientKey;
+use crate::http::ForwardedHeader;
+use crate::http::forwarded::Forwarded;
+use crate::http::identity::Identity;
 use crate::mcp::facts::Calls;
 
 const A: &str = "198.51.100.1:4000";
