@@ -16,9 +16,9 @@ use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
 use super::door::Cleared;
-use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
+use super::headers::{HEADER_PROTOCOL_VERSION, is_json};
 use super::rewrite::{Read, answer_with_status, json_errors, reply, too_large};
-use super::room::{Plain, PlainKind, RoomRoute, Taken};
+use super::room::{Plain, PlainKind, RoomRoute, Taken, accepts_json_and_sse};
 use crate::http::body::{mentions, read_bounded};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, request_id};
@@ -31,6 +31,10 @@ pub(crate) struct JsonRpcStep {
     pub(crate) max_body_bytes: usize,
     /// Which requests are the [`room`]'s: the room decides.
     pub(crate) room: RoomRoute,
+    /// Whether the server has task actions ([`Server::has_tasks`], fixed when it is built),
+    /// read once when the endpoint is assembled: only such a server answers 2025-11-25 task
+    /// methods and edits a 2025-11-25 answer.
+    pub(crate) tasks: bool,
 }
 
 /// Where the check sends a request it passed on: decided once, here.
@@ -70,9 +74,7 @@ pub(crate) async fn check(
     cleared: &Cleared,
     request: Request,
 ) -> Result<(Request, Route, Checked), Response> {
-    // Only a server with task actions answers 2025-11-25 task methods and edits a 2025-11-25
-    // answer.
-    let tasks = step.server.has_tasks();
+    let tasks = step.tasks;
     let (request, read, route) = read(step, cleared, request, tasks).await?;
     let advertise = read
         .bytes()

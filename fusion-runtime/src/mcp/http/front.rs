@@ -245,7 +245,11 @@ impl HttpHandler {
                 Either::Right(ready(auth.metadata(request.method())))
             }
             (path, _, _) if path == endpoint.path => {
-                Either::Left(endpoint.serve(request.map(Body::new)))
+                // A future of its own type that holds the endpoint: hyper keeps it in the
+                // connection's one request slot, unboxed.
+                let endpoint = Arc::clone(endpoint);
+                let request = request.map(Body::new);
+                Either::Left(async move { endpoint.steps.serve(request, &endpoint.routes).await })
             }
             (path, _, _) => Either::Right(ready(not_served(path))),
         };

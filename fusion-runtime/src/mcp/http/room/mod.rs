@@ -35,6 +35,6 @@ mod route;
 pub use answering::PlainCallsAnswered;
 pub(crate) use answering::{Answered, Plain, PlainKind, Room};
 #[cfg(test)]
-pub(crate) use headers::legacy_headers_pass;
+pub(crate) use headers::{accepts_json_and_sse, legacy_headers_pass};
 pub(crate) use live::LiveSessions;
 pub(crate) use route::{RoomRoute, Taken};
