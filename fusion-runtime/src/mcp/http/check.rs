@@ -58,7 +58,12 @@ impl Checked {
     /// The route's `response` as the endpoint answers it: rmcp's plain-text refusals as
     /// JSON-RPC errors ([`json_errors`]), a 2025-11-25 answer advertising the tasks.
     pub(crate) async fn finish(self, response: Response, server: &Server) -> Response {
-        let response = json_errors(response, self.read, server).await;
+        // Only an error can be rmcp's plain text: a success goes back as it is.
+        let status = response.status();
+        let response = match status.is_client_error() || status.is_server_error() {
+            true => json_errors(response, self.read, server).await,
+            false => response,
+        };
         match self.advertise {
             Some(advertise) => advertise.apply(response),
             None => response,
@@ -76,10 +81,13 @@ pub(crate) async fn check(
 ) -> Result<(Request, Route, Checked), Response> {
     let tasks = step.tasks;
     let (request, read, route) = read(step, cleared, request, tasks).await?;
-    let advertise = read
-        .bytes()
-        .filter(|_| tasks)
-        .and_then(|bytes| super::tasks_2025::advertising(&step.server, &request, bytes));
+    // (What was read is looked at again only on a server with task actions.)
+    let advertise = match tasks {
+        true => read
+            .bytes()
+            .and_then(|bytes| super::tasks_2025::advertising(&step.server, &request, bytes)),
+        false => None,
+    };
     Ok((request, route, Checked { read, advertise }))
 }
 
