@@ -34,7 +34,9 @@ use crate::context::ClientKey;
 mod exchange;
 mod watch;
 
-pub(crate) use exchange::{Calls, Exchange, Owner, Tracked};
+#[cfg(test)]
+pub(crate) use exchange::Tracked;
+pub(crate) use exchange::{Calls, Exchange, Owner};
 pub use exchange::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 pub(crate) use watch::{watch, watched_request};
 
