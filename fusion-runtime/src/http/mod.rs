@@ -6,7 +6,7 @@
 //! request body read once, bounded in size and time (`body.rs`).
 //!
 //! The MCP endpoint (`mcp/http/`) is served by it, and imports it; nothing here imports
-//! `mcp`: the listener is generic over the service it serves ([`listener::Serve`]).
+//! `mcp`: the listener is generic over the service it serves (`listener::Serve`).
 //!
 //! Reads: sockets, requests' peers and forwarding headers, bodies. Writes: connections
 //! served or refused, client keys, bodies' bytes, probe and metrics answers.
