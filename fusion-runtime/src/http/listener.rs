@@ -2,7 +2,7 @@
 //! shutdown, and a service of the caller's ([`Serve`]) answering each request of a
 //! connection — the MCP endpoint's (`mcp/http/front.rs`, [`spawn_http`]), or any other.
 //!
-//! The drain cuts nothing: once the shutdown token is cancelled `/readyz` says so, the
+//! The drain cuts nothing: once the shutdown token is cancelled `/readyz` says so (`health.rs`), the
 //! listener stops accepting (what the kernel already accepted is served), every answer says
 //! `Connection: close`, and a connection is closed only between requests — once it began
 //! none for [`DRAIN_QUIET`] — so a request a client wrote is answered, or its connection was
