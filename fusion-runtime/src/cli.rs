@@ -77,7 +77,8 @@ pub use serve_auth::AuthArgs;
 pub use serve_auth::StoreArgs;
 
 use crate::contract::Lockfile;
-use crate::mcp::{self, ForwardedHeader, HttpOptions};
+use crate::http::ForwardedHeader;
+use crate::mcp::{self, HttpOptions};
 use crate::server::Server;
 
 /// The command line.
@@ -572,7 +573,7 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
                 let timeout = store
                     .redis_timeout
                     .unwrap_or(crate::store::DEFAULT_REDIS_TIMEOUT);
-                options = options.ready_check(mcp::ReadyCheck::redis_ping(url, timeout)?);
+                options = options.ready_check(crate::http::ReadyCheck::redis_ping(url, timeout)?);
             }
             let shutdown = options.shutdown.clone();
             let running = mcp::spawn_http(server, addr, options).await?;
@@ -692,11 +693,11 @@ async fn execute(server: Server, command: Option<Command>) -> anyhow::Result<Exi
 async fn serve_metrics(
     addr: Option<SocketAddr>,
     format: LogFormat,
-) -> anyhow::Result<Option<mcp::MetricsServer>> {
+) -> anyhow::Result<Option<crate::http::MetricsServer>> {
     let Some(addr) = addr else {
         return Ok(None);
     };
-    let running = mcp::spawn_metrics(addr).await?;
+    let running = crate::http::spawn_metrics(addr).await?;
     announce(format, "serving metrics", &running.url, None);
     Ok(Some(running))
 }

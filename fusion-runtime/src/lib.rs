@@ -36,7 +36,7 @@
 //! | `tracing-subscriber` | yes | [`cli::init_tracing`]: the CLI's logging on stderr, filtered by `RUST_LOG` | — | tracing-subscriber |
 //! | `auth-jwt` | no | [`JwtVerifier`](auth::JwtVerifier): the built-in [`TokenVerifier`](auth::TokenVerifier) (HS256, RS256, ES256, JWKS files); with `cli`, the `serve --auth-*` flags ([`AuthArgs`](cli::AuthArgs)) | — | jsonwebtoken |
 //! | `redis` | no | [`RedisStore`](store::RedisStore): rate limits shared by every instance through Redis; with `cli`, the `serve --redis-*` flags ([`StoreArgs`](cli::StoreArgs)) | — | redis |
-//! | `metrics` | no | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`mcp::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
+//! | `metrics` | no | [`metrics`]: calls, latency, validation issues, healed calls, refusals, open connections / sessions / listens, store errors in the Prometheus text format; [`http::spawn_metrics`] and `serve --metrics ADDR` serve them | — | prometheus-client |
 //! | `gateway` | no | [`gateway`]: [`ServerBuilder::mount`] upstream MCP servers over stdio or streamable HTTP ([`Upstream`](gateway::Upstream)), hand off to them, `HANDOFF_*` envelopes (turns on `server-stdio`, `client-stdio`, `client-http`) | — | (the client's) |
 //! | `lambda` | no | [`lambda`]: serve as an AWS Lambda function (`lambda::run`): API Gateway, ALB and function-URL events answered by the stateless endpoint, buffered or streamed; with `cli`, `serve --lambda` (turns on `server-http`) | — | lambda_http |
 //! | `otel` | no | `serve --otlp-endpoint URL` (or `OTEL_EXPORTER_OTLP_ENDPOINT`): the request and stage spans (target [`server::SPANS`]) exported as OTLP/HTTP protobuf, continuing the client's W3C `traceparent` (turns on `cli`, `tracing-subscriber`) | — | opentelemetry, opentelemetry_sdk, opentelemetry-otlp (over reqwest), tracing-opentelemetry |
@@ -72,8 +72,9 @@
 //! server → {contract, action → context} → {validation, guard, schema, envelope}` — and no
 //! module imports one that imports it back, directly or around a circle; nor do two files of
 //! one module. `tests/tests/module_graph.rs` reads the sources and holds the crate to this
-//! table (a row per module, its last column exactly what the module imports), to `rmcp` /
-//! `axum` only in `mcp` (and `rmcp` in `client` and `cli`, which speak MCP as a client), and
+//! table (a row per module, its last column exactly what the module imports), to `rmcp` only
+//! in `mcp` (and in `client` and `cli`, which speak MCP as a client), `axum` only in `mcp` and
+//! `http`, and
 //! to module names that differ by more than a letter.
 //!
 //! | module | owns | may import |
@@ -93,14 +94,15 @@
 //! | [`resource`](mod@resource) | what `#[resource]` registers: a URI or a URI template with typed, validated parameters, the handler returning contents | `action`, `completion`, `context`, `envelope`, `input`, `validation` |
 //! | [`contract`] | tool contracts, the lockfile, the table-driven diff (`diff/`: `walk`, `keywords`, `metadata`), `<contract_awareness>` | `action`, `envelope`, `schema`, `validation` |
 //! | [`server`] | the registry (`registry`: one [`ActionDescriptor`](server::ActionDescriptor) per action — metadata, handler, guards), routing (flat / grouped; `group`: a grouped tool's schema and hints), the admit stage's guards (`limits`), the one call pipeline, middleware, what each client sees (`visibility`; `listing`: method middleware, page size, icons, `hide_forbidden`), [`ToolSpec`](server::ToolSpec) | `action`, `auth`, `completion`, `context`, `contract`, `envelope`, `guard`, `input`, `metrics`, `prompt`, `resource`, `schema`, `store`, `validation` |
-//! | [`mcp`] | the only module that names `rmcp` or `axum`, in two sides with one doorway: `mcp/http/` (the streamable HTTP listener and its caps, the one bounded body read, the request steps, sessions, client identity, authentication, cancellation, error rewriting) works out a request's facts once into `mcp/facts.rs`, which `mcp/handlers/` reads (the `ServerHandler`: tools in rmcp's types, prompts, resources, MCP tasks (with the 2025-11-25 task methods rmcp does not parse, for both transports), elicitation, a request's scope and its notifier over the peer, the lists in pages behind sealed cursors); `mcp/jsonrpc/` checks a message before rmcp for both transports; stdio; the gateway's upstream connections (opened by `client`'s one connector) | `action`, `auth`, `client`, `completion`, `context`, `envelope`, `gateway`, `guard`, `input`, `metrics`, `prompt`, `server`, `store` |
+//! | [`mcp`] | the only module that names `rmcp` (with `http`, the only ones that name `axum`), in two sides with one doorway: `mcp/http/` (the streamable HTTP endpoint: the request steps, the door, sessions, authentication, cancellation, error rewriting, on `http`'s listener) works out a request's facts once into `mcp/facts.rs`, which `mcp/handlers/` reads (the `ServerHandler`: tools in rmcp's types, prompts, resources, MCP tasks (with the 2025-11-25 task methods rmcp does not parse, for both transports), elicitation, a request's scope and its notifier over the peer, the lists in pages behind sealed cursors); `mcp/jsonrpc/` checks a message before rmcp for both transports; stdio; the gateway's upstream connections (opened by `client`'s one connector) | `action`, `auth`, `client`, `completion`, `context`, `envelope`, `gateway`, `guard`, `http`, `input`, `metrics`, `prompt`, `server`, `store` |
+//! | [`http`] | serving HTTP, whatever is served (feature `server-http`; nothing of MCP): the listener (connection caps, the drain) generic over the service it serves, client identity ([`ForwardedHeader`](http::ForwardedHeader)) and the forwarded client's cap, `/healthz` and `/readyz` ([`ReadyCheck`](http::ReadyCheck)), the metrics listener ([`spawn_metrics`](http::spawn_metrics)), a request body bounded in size and time | `context`, `metrics`, `store` |
 //! | [`gateway`] | mounted upstream MCP servers ([`Upstream`](gateway::Upstream), [`MountOptions`](gateway::MountOptions)): prefixing, connection state, bounded jittered backoff and the circuit, handoff (2025 sessions, 2026-07-28 handles), the `HANDOFF_*` envelopes; the connections themselves are `mcp`'s | `action`, `auth`, `client`, `context`, `envelope`, `guard`, `input`, `metrics`, `server`, `store`, `validation` |
 //! | [`client`] | the envelope parser (quick-xml), [`FusionClientError`](client::FusionClientError), the typed client and its tasks, the one place an rmcp client connection is opened (`transport`: a child's stdio or streamable HTTP, then the lifecycle) | `action`, `envelope` |
 //! | `openapi` | an OpenAPI 3.1 / 3.0 / Swagger 2.0 document's operations as actions (feature `openapi`): what to mount (`mount`), reading the document and its `$ref`s (`document`), its schemas as JSON Schema 2020-12 (`schema`), each operation's plan (`operation`), credentials (`security`), the action and its HTTP request (`call`), the answer as a result or an envelope (`reply`), the Rust of curated operations (`generate`) | `action`, `context`, `envelope`, `input`, `server`, `validation` |
 //! | `healing` | the healing benchmark for any server (feature `healing`, on with `testing` and `cli`): broken calls generated from each tool's schema (`cases`), a reader that repairs them from the answer's text alone (`reader`), the per-kind and per-tool report; in process, or over a `FusionClient` to any MCP server (`remote`, what the `fusion-heal` command runs) | `auth`, `client`, `context`, `envelope`, `server`, `validation` |
 //! | `testing` | the test kit (feature `testing`, off by default): `TestServer` calls actions in process as a given caller, `TestCall` reads the answer back with the client's parser, stable renderings for snapshots, `advance` on tokio's paused clock, the healing benchmark on the kit's server | `action`, `auth`, `client`, `context`, `envelope`, `healing`, `input`, `server` |
 //! | [`lambda`] | serving as an AWS Lambda function (feature `lambda`): the names users call; the adapter is `mcp`'s (`mcp/lambda.rs`), which alone names axum | `mcp` |
-//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server (and `openapi gen` with the feature `openapi`) | `auth`, `contract`, `guard`, `healing`, `mcp`, `openapi`, `server`, `store` |
+//! | [`cli`] | `serve \| tools \| call \| heal \| lock` for every server (and `openapi gen` with the feature `openapi`) | `auth`, `contract`, `guard`, `healing`, `http`, `mcp`, `openapi`, `server`, `store` |
 //! | `__private` | what the macros' expansions call | `action`, `validation` |
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -114,6 +116,9 @@ pub mod envelope;
 #[cfg_attr(docsrs, doc(cfg(feature = "gateway")))]
 pub mod gateway;
 pub mod guard;
+#[cfg(feature = "server-http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
+pub mod http;
 pub mod input;
 #[cfg(feature = "lambda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]

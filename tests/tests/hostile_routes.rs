@@ -14,7 +14,8 @@
 
 use std::net::SocketAddr;
 
-use fusion_runtime::mcp::{HttpServer, spawn_metrics};
+use fusion_runtime::http::spawn_metrics;
+use fusion_runtime::mcp::HttpServer;
 use fusion_tests::fixtures;
 use fusion_tests::raw_http::{self, RawResponse};
 use serde_json::{Value, json};

@@ -57,7 +57,8 @@ async fn scraped_once(addr: SocketAddr) -> anyhow::Result<TcpStream> {
 
 #[tokio::test]
 async fn a_scrape_is_served_while_idle_connections_are_open() -> anyhow::Result<()> {
-    let metrics = fusion_runtime::mcp::spawn_metrics(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let metrics =
+        fusion_runtime::http::spawn_metrics(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     let addr = metrics.local_addr;
     // 16 keep-alive connections idle after one scrape, 16 that never sent a byte.
     let mut idle = Vec::new();
@@ -138,7 +139,8 @@ async fn trickle(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scrape_is_served_while_slow_clients_trickle_headers() -> anyhow::Result<()> {
     use std::net::{IpAddr, Ipv4Addr};
-    let metrics = fusion_runtime::mcp::spawn_metrics(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let metrics =
+        fusion_runtime::http::spawn_metrics(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     let addr = metrics.local_addr;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let slow: Vec<_> = (0..200)

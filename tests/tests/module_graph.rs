@@ -15,8 +15,8 @@
 //!   child (a file, or a folder with every file below it: edges from a sub-folder's files are
 //!   lifted to the folder); the crate's top level is one such level;
 //! - only `mcp/` names `rmcp` or `axum`; the typed client (`client/`) and the CLI (`cli.rs`)
-//!   may name `rmcp` (they speak MCP as a client), and `lib.rs` re-exports it
-//!   (`pub use rmcp;`) and nothing else of it;
+//!   may name `rmcp` (they speak MCP as a client), `http/` (serving HTTP, none of it MCP) may
+//!   name `axum`, and `lib.rs` re-exports `rmcp` (`pub use rmcp;`) and nothing else of it;
 //! - no two modules whose names differ by one letter (`guard` / `guards`);
 //! - the module table in `lib.rs`'s docs names every top-level module, and its "may import"
 //!   column is what each one imports.
@@ -916,6 +916,8 @@ fn only_mcp_names_rmcp_or_axum() {
         let allowed: &[&str] = match f.module.first().map(String::as_str) {
             Some("mcp") => continue,
             Some("client" | "cli") => &["rmcp"],
+            // Serving HTTP, whatever is served: the listener, probes, bodies; never MCP.
+            Some("http") => &["axum"],
             _ => &[],
         };
         for (first, line) in names {

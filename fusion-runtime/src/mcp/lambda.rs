@@ -20,8 +20,9 @@ use http_body_util::BodyExt as _;
 use lambda_http::request::RequestContext;
 use lambda_http::{RequestExt as _, lambda_runtime};
 
-use super::http::{HttpHandler, HttpOptions, ip_key};
+use super::http::{HttpHandler, HttpOptions};
 use crate::context::ClientKey;
+use crate::http::identity::ip_key;
 use crate::server::Server;
 
 pub use lambda_http::Error;

@@ -35,11 +35,12 @@
 //!
 //! ## Two sides, one doorway
 //!
-//! - `http` (`mcp/http/`): the listener and its caps, the one bounded and timed
-//!   body read, the request steps, sessions, identity, authentication, error rewriting. It
-//!   works out a request's facts once.
+//! - `http` (`mcp/http/`): the endpoint, on the crate's generic HTTP serving
+//!   ([`crate::http`]: the listener and its caps, identity, the one bounded and timed body
+//!   read): the request steps, the door, sessions, authentication, error rewriting. It works
+//!   out a request's facts once.
 //! - `handlers` (`mcp/handlers/`): [`McpHandler`], rmcp's `ServerHandler`, and what it needs.
-//! - `facts` (`mcp/facts.rs`): the doorway — what the HTTP side wrote and the handler side
+//! - `facts` (`mcp/facts/`): the doorway — what the HTTP side wrote and the handler side
 //!   reads ([`MAX_TRACKED`] and the other bounds of a request's exchange are there).
 //! - [`jsonrpc`] (`mcp/jsonrpc/`): the check both transports run before rmcp; `stdio.rs` is
 //!   the other transport, `upstream.rs` the client of mounted upstream servers.
@@ -70,13 +71,7 @@ pub use handlers::{
 pub use facts::{MAX_TRACKED, MAX_TRACKED_PER_CLIENT};
 #[cfg(feature = "server-http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-http")))]
-pub use http::{
-    ForwardedHeader, HttpHandler, HttpOptions, HttpServer, PlainCallsAnswered, ReadyCheck,
-    http_router, spawn_http,
-};
-#[cfg(all(feature = "server-http", feature = "metrics"))]
-#[cfg_attr(docsrs, doc(cfg(all(feature = "server-http", feature = "metrics"))))]
-pub use http::{MetricsServer, spawn_metrics};
+pub use http::{HttpHandler, HttpOptions, HttpServer, PlainCallsAnswered, http_router, spawn_http};
 
 #[cfg(feature = "server-stdio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "server-stdio")))]

@@ -1,5 +1,9 @@
 //! The doorway's unit tests: the calls it tracks and the events it queues.
 
+use rmcp::model::RequestId;
+use tokio_util::sync::CancellationToken;
+
+use super::exchange::*;
 use super::*;
 
 fn client(name: &str) -> Owner {

@@ -37,7 +37,7 @@ use http_body::{Frame, SizeHint};
 use rmcp::model::RequestId;
 use serde::Deserialize;
 
-use super::body::read_bounded;
+use crate::http::body::read_bounded;
 use crate::mcp::facts::{Calls, Exchange, Owner, RequestFacts};
 use crate::mcp::jsonrpc::Passed;
 

@@ -15,11 +15,11 @@ use axum::response::Response;
 use rmcp::model::{ErrorCode, ProtocolVersion, RequestId};
 use serde_json::Value;
 
-use super::body::read_bounded;
 use super::door::Cleared;
-use super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse, is_json};
+use super::headers::{HEADER_PROTOCOL_VERSION, is_json};
 use super::rewrite::{Read, answer_with_status, json_errors, reply, too_large};
-use super::room::{Plain, PlainKind, RoomRoute, Taken};
+use super::room::{Plain, PlainKind, RoomRoute, Taken, accepts_json_and_sse};
+use crate::http::body::{mentions, read_bounded};
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
@@ -31,6 +31,10 @@ pub(crate) struct JsonRpcStep {
     pub(crate) max_body_bytes: usize,
     /// Which requests are the [`room`]'s: the room decides.
     pub(crate) room: RoomRoute,
+    /// Whether the server has task actions ([`Server::has_tasks`], fixed when it is built),
+    /// read once when the endpoint is assembled: only such a server answers 2025-11-25 task
+    /// methods and edits a 2025-11-25 answer.
+    pub(crate) tasks: bool,
 }
 
 /// Where the check sends a request it passed on: decided once, here.
@@ -54,7 +58,12 @@ impl Checked {
     /// The route's `response` as the endpoint answers it: rmcp's plain-text refusals as
     /// JSON-RPC errors ([`json_errors`]), a 2025-11-25 answer advertising the tasks.
     pub(crate) async fn finish(self, response: Response, server: &Server) -> Response {
-        let response = json_errors(response, self.read, server).await;
+        // Only an error can be rmcp's plain text: a success goes back as it is.
+        let status = response.status();
+        let response = match status.is_client_error() || status.is_server_error() {
+            true => json_errors(response, self.read, server).await,
+            false => response,
+        };
         match self.advertise {
             Some(advertise) => advertise.apply(response),
             None => response,
@@ -70,14 +79,15 @@ pub(crate) async fn check(
     cleared: &Cleared,
     request: Request,
 ) -> Result<(Request, Route, Checked), Response> {
-    // Only a server with task actions answers 2025-11-25 task methods and edits a 2025-11-25
-    // answer.
-    let tasks = step.server.has_tasks();
+    let tasks = step.tasks;
     let (request, read, route) = read(step, cleared, request, tasks).await?;
-    let advertise = read
-        .bytes()
-        .filter(|_| tasks)
-        .and_then(|bytes| super::tasks_2025::advertising(&step.server, &request, bytes));
+    // (What was read is looked at again only on a server with task actions.)
+    let advertise = match tasks {
+        true => read
+            .bytes()
+            .and_then(|bytes| super::tasks_2025::advertising(&step.server, &request, bytes)),
+        false => None,
+    };
     Ok((request, route, Checked { read, advertise }))
 }
 
@@ -195,9 +205,8 @@ async fn read(
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
             .is_some_and(|v| v == "2025-11-25")
-        && (super::body::mentions(&bytes, b"\"task")
-            || (guard.server.has_required_tasks()
-                && super::body::mentions(&bytes, b"\"tools/call\"")));
+        && (mentions(&bytes, b"\"task")
+            || (guard.server.has_required_tasks() && mentions(&bytes, b"\"tools/call\"")));
     if tasks
         && passed.is_none()
         && let Err(answer) = jsonrpc::check_body(&bytes, &guard.server)

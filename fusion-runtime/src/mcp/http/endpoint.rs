@@ -18,14 +18,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::auth::AuthLayer;
 use super::check::{self, Route};
-use super::door::{AllowedOrigins, Door};
-use super::forwarded;
-use super::headers::AllowedHosts;
-use super::identity::Identity;
+use super::door::{AllowedHosts, AllowedOrigins, Door};
 use super::options::HttpOptions;
 use super::room::{Answered, LiveSessions, Room, RoomRoute};
 use super::sessions::CappedSessions;
-use super::steps::Steps;
+use super::steps::{Routes, Steps};
+use crate::http::forwarded;
+use crate::http::identity::Identity;
 use crate::mcp::facts::{Calls, SESSION_HEADER};
 use crate::mcp::handlers::{LiveList, McpHandler, notify};
 use crate::server::Server;
@@ -33,32 +32,26 @@ use crate::server::Server;
 /// The endpoint at its path: the steps, then the room or rmcp.
 pub(crate) struct Endpoint {
     pub(crate) steps: Steps,
-    /// What answers the calls the check routes to the room; `None` with the room off.
-    room: Option<Room>,
-    rmcp: Shared,
+    /// Where the steps lead.
+    pub(crate) routes: EndpointRoutes,
     /// The path it serves.
     pub(crate) path: String,
 }
 
-impl Endpoint {
-    /// The answer to `request` (for the endpoint's path), as a future of its own type that
-    /// holds the endpoint: hyper keeps it in the connection's one request slot, unboxed.
-    pub(crate) fn serve(
-        self: &Arc<Self>,
-        request: Request,
-    ) -> impl Future<Output = Response> + Send + use<> {
-        let this = Arc::clone(self);
-        async move {
-            let endpoint = &*this;
-            endpoint
-                .steps
-                .serve(request, |request, route| endpoint.route(request, route))
-                .await
-        }
-    }
+/// The two routes the steps lead to: the room, and rmcp.
+pub(crate) struct EndpointRoutes {
+    /// What answers the calls the check routes to the room; `None` with the room off.
+    room: Option<Room>,
+    rmcp: Shared,
+}
 
+impl Routes for EndpointRoutes {
     /// The route the check decided: the room (unless it hands the request back), or rmcp.
-    fn route(&self, request: Request, route: Route) -> impl Future<Output = Response> + use<> {
+    fn route(
+        &self,
+        request: Request,
+        route: Route,
+    ) -> impl Future<Output = Response> + Send + use<> {
         // Routed before the future is made: it holds one request or the room's boxed answer,
         // not both.
         let routed = match (route, &self.room) {
@@ -179,6 +172,7 @@ pub(crate) fn endpoint(
                 sessions: !options.stateless,
                 live: live.clone(),
             },
+            tasks: server.has_tasks(),
         },
     };
     let listed = live.clone();
@@ -202,10 +196,12 @@ pub(crate) fn endpoint(
     );
     let endpoint = Endpoint {
         steps,
-        room,
-        rmcp: Shared {
-            rmcp: Arc::new(rmcp),
-            live,
+        routes: EndpointRoutes {
+            room,
+            rmcp: Shared {
+                rmcp: Arc::new(rmcp),
+                live,
+            },
         },
         path: options.path.clone(),
     };
@@ -304,8 +300,8 @@ fn streams_token(server: &Server, shutdown: &CancellationToken) -> CancellationT
 mod tests {
     use std::time::Duration;
 
-    use super::super::identity::ForwardedHeader;
     use super::*;
+    use crate::http::ForwardedHeader;
 
     /// The endpoint's future is moved on every request (into hyper's request slot): it
     /// stays smaller than rmcp's own (which has its own box), rather than holding it inline
@@ -329,7 +325,13 @@ mod tests {
             StreamableHttpServerConfig::default(),
         );
         let handle = rmcp.handle(Request::new(Body::empty()));
-        let serve = assembled.endpoint.serve(Request::new(Body::empty()));
+        let endpoint = Arc::clone(&assembled.endpoint);
+        let serve = async move {
+            endpoint
+                .steps
+                .serve(Request::new(Body::empty()), &endpoint.routes)
+                .await
+        };
         let (serve, rmcp) = (size_of_val(&serve), size_of_val(&handle));
         assert!(
             serve < rmcp,

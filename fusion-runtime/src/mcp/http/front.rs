@@ -1,6 +1,7 @@
 //! One request in, one answer out: [`HttpHandler`], the streamable HTTP endpoint with no
-//! listener of its own. Every way the endpoint is served goes through it: [`spawn_http`]'s
-//! accept loop calls it for each request of a connection, [`http_router`] routes the
+//! listener of its own. Every way the endpoint is served goes through it: [`spawn_http`] serves
+//! it on the listener of [`crate::http`] ([`HttpServer`] is the running one), whose accept
+//! loop calls it for each request of a connection, [`http_router`] routes the
 //! endpoint's paths to it in an axum app, and a function runtime (AWS Lambda through
 //! `lambda_http`, or anything that hands over an `http::Request`) calls it as a
 //! `tower::Service`. So each gets the same door, bounds, authentication, room and envelopes.
@@ -12,10 +13,10 @@
 //! Reads: a request (its peer from `ConnectInfo<SocketAddr>` or a [`ClientKey`] in its
 //! extensions). Writes: its answer.
 //!
-//! [`spawn_http`]: crate::mcp::spawn_http
 //! [`ClientKey`]: crate::context::ClientKey
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Body;
@@ -24,11 +25,79 @@ use futures::future::{BoxFuture, Either, Ready, ready};
 use tokio_util::sync::CancellationToken;
 
 use super::endpoint::{Endpoint, Stopper, endpoint, not_served};
-use super::health;
 use super::options::HttpOptions;
 use super::room::{Answered, PlainCallsAnswered};
 use crate::auth::{Auth, METADATA_PATH};
+use crate::http::{health, listener};
 use crate::server::Server;
+
+/// A running HTTP server.
+#[derive(Debug)]
+pub struct HttpServer {
+    /// The address it listens on (the real port when asked for port 0).
+    pub local_addr: SocketAddr,
+    /// The endpoint URL (`http://127.0.0.1:PORT/mcp`).
+    pub url: String,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    handler: HttpHandler,
+}
+
+impl HttpServer {
+    /// Stops accepting connections and waits for the server task.
+    pub async fn shutdown(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        self.task.await??;
+        Ok(())
+    }
+
+    /// How many plain calls the endpoint answered without rmcp so far, by kind.
+    pub fn plain_calls_answered(&self) -> PlainCallsAnswered {
+        self.handler.plain_calls_answered()
+    }
+
+    /// Waits until the server stops (on its shutdown token).
+    pub async fn wait(self) -> anyhow::Result<()> {
+        self.task.await??;
+        Ok(())
+    }
+}
+
+/// Binds `addr` and serves `server` over streamable HTTP in a background task, within the
+/// bounds of `options`. Fails before binding when [`HttpOptions::auth`] does not pass
+/// [`Auth::check`](crate::auth::Auth::check).
+pub async fn spawn_http(
+    server: Server,
+    addr: SocketAddr,
+    options: HttpOptions,
+) -> anyhow::Result<HttpServer> {
+    if let Some(auth) = &options.auth {
+        auth.check()?;
+    }
+    let bound = tokio::net::TcpListener::bind(addr).await?;
+    let local_addr = bound.local_addr()?;
+    let readiness = health::Readiness {
+        draining: options.shutdown.clone(),
+        checks: options.ready_checks.clone().into(),
+    };
+    // The probes first, outside the MCP path and its steps (no authentication, no session).
+    // rmcp's streams end when the drain does (calls in flight finish first); listens are
+    // answered on the shutdown token itself.
+    let drained = CancellationToken::new();
+    let handler = HttpHandler::listening(server, &options, &drained, readiness);
+    let task = listener::spawn(bound, handler.clone(), options.listening(), drained);
+    let host = match local_addr {
+        SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        SocketAddr::V4(a) => a.ip().to_string(),
+    };
+    Ok(HttpServer {
+        url: format!("http://{host}:{}{}", local_addr.port(), options.path),
+        local_addr,
+        shutdown: options.shutdown.clone(),
+        task,
+        handler,
+    })
+}
 
 /// The streamable HTTP endpoint as one handler of single requests: a
 /// `tower::Service<axum::http::Request<B>>` (any body of `Bytes`) that answers `http::Response`s
@@ -98,7 +167,7 @@ impl HttpHandler {
     }
 
     /// The handler a listener serves: with its probes, its streams ended by `streams_end`.
-    pub(super) fn listening(
+    pub(crate) fn listening(
         server: Server,
         options: &HttpOptions,
         streams_end: &CancellationToken,
@@ -152,15 +221,10 @@ impl HttpHandler {
         self.inner.answered.read()
     }
 
-    /// What stops the endpoint's running calls when a drain's grace is over.
-    pub(super) fn stopper(&self) -> &Stopper {
-        &self.inner.stopper
-    }
-
     /// Serves `request` by its path, borrowing the handler: the accept loop calls it for
     /// every request of a connection without cloning it. Its future is not boxed: hyper keeps
     /// it in the connection's one request slot.
-    pub(super) fn serve<B>(
+    pub(crate) fn serve<B>(
         &self,
         request: axum::http::Request<B>,
     ) -> impl Future<Output = Result<Response, Infallible>> + Send + use<B>
@@ -181,11 +245,30 @@ impl HttpHandler {
                 Either::Right(ready(auth.metadata(request.method())))
             }
             (path, _, _) if path == endpoint.path => {
-                Either::Left(endpoint.serve(request.map(Body::new)))
+                // A future of its own type that holds the endpoint: hyper keeps it in the
+                // connection's one request slot, unboxed.
+                let endpoint = Arc::clone(endpoint);
+                let request = request.map(Body::new);
+                Either::Left(async move { endpoint.steps.serve(request, &endpoint.routes).await })
             }
             (path, _, _) => Either::Right(ready(not_served(path))),
         };
         Either::Right(answer.map(Ok))
+    }
+}
+
+/// What the listener serves: each request by its path ([`HttpHandler::serve`]); past a
+/// drain's grace, the endpoint's running calls stopped.
+impl listener::Serve for HttpHandler {
+    fn serve(
+        &self,
+        request: hyper::Request<hyper::body::Incoming>,
+    ) -> impl Future<Output = Result<Response, Infallible>> + Send + use<> {
+        HttpHandler::serve(self, request)
+    }
+
+    fn stop(&self) -> usize {
+        self.inner.stopper.stop()
     }
 }
 

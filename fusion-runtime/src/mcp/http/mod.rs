@@ -3,22 +3,24 @@
 //! [`HttpOptions`]), and who a client is never comes from something the client picks (see
 //! [`ClientKey`](crate::context::ClientKey)).
 //!
-//! A request comes in through the listener (`listener.rs`: connection caps, the peer's
-//! `ClientKey`) or straight to [`HttpHandler`] (`front.rs`: a function runtime, an axum app),
-//! which sends the endpoint's path to its steps, and nothing else: the probes (`health.rs`)
-//! and the resource-metadata document answer only themselves, every other path `404`. The
-//! steps are one linear function, `steps.rs`, calling each step's file in order:
+//! A request comes in through the listener of [`crate::http`] ([`spawn_http`]: connection
+//! caps, the peer's `ClientKey`) or straight to [`HttpHandler`] (`front.rs`: a function
+//! runtime, an axum app), which sends the endpoint's path to its steps, and nothing else: the
+//! probes (`crate::http`'s) and the resource-metadata document answer only themselves, every
+//! other path `404`. The steps are one linear function, `steps.rs`, calling each step's file
+//! in order (`forwarded.rs`, `identity.rs` and `body.rs` are `crate::http`'s, which is not
+//! MCP):
 //!
 //! | step | file | reads | writes |
 //! |---|---|---|---|
 //! | authentication (when configured) | `auth.rs` | the bearer token | `Principal`, its `ClientKey`, or `401`/`403` |
 //! | forwarded caps | `forwarded.rs` | trusted proxies' headers | a slot per forwarded client |
 //! | identity | `identity.rs` | `ClientKey`, the peer's address | the `ClientKey` |
-//! | the door | `door.rs`, `headers.rs`, `sessions.rs` | `Host`, `Origin`, `mcp-session-id`, the client | a refusal (`rewrite.rs`), or the door's `Cleared` — the only way on to a route — with the session and its admission |
+//! | the door | `door.rs`, `sessions.rs` | `Host`, `Origin`, `mcp-session-id`, the client | a refusal (`rewrite.rs`), or the door's `Cleared` — the only way on to a route — with the session and its admission |
 //! | facts, deadline | `steps.rs`, `body.rs` | the `Cleared` | the request's facts ([`facts`](super::facts)) with its exchange, the body's deadline |
-//! | JSON-RPC check | `check.rs`, `tasks_2025.rs`, `room/route.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; the request's route (`check::Route`), rmcp or the room, which the room decides |
+//! | JSON-RPC check | `check.rs`, `headers.rs`, `tasks_2025.rs`, `room/route.rs` | the body, read once and bounded (`body.rs`) | the framework's own answers; the request's route (`check::Route`), rmcp or the room, which the room decides |
 //! | cancellation | `cancel.rs` | the facts | a `notifications/cancelled` read; the answer's guarded body |
-//! | the route | `endpoint.rs`, `room/` | the route | rmcp's answer, or the room's |
+//! | the route | `endpoint.rs` (the steps' `Routes`), `room/` | the route | rmcp's answer, or the room's |
 //!
 //! Back out, in reverse: the guarded body, rmcp's plain errors as JSON-RPC (`rewrite.rs`), a
 //! refused admission, a body too late, the forwarded slot held until the answer's end.
@@ -28,24 +30,16 @@
 //! the handler side straight from the room, the one part that answers without rmcp (`room/`: the
 //! check's read of the body is its only parse; rmcp would parse it again, make a service for
 //! it and spawn four tasks). `endpoint.rs` assembles the endpoint once from the options;
-//! `keep_alive.rs` keeps the streams the framework writes itself alive as rmcp keeps its own;
-//! `metrics.rs` is the metrics listener.
+//! `keep_alive.rs` keeps the streams the framework writes itself alive as rmcp keeps its own.
 
 mod auth;
-mod body;
 mod cancel;
 mod check;
 mod door;
 mod endpoint;
-mod forwarded;
 mod front;
 mod headers;
-mod health;
-mod identity;
 mod keep_alive;
-mod listener;
-#[cfg(feature = "metrics")]
-mod metrics;
 mod options;
 mod rewrite;
 mod room;
@@ -55,15 +49,9 @@ mod step_tests;
 mod steps;
 mod tasks_2025;
 
-pub use front::{HttpHandler, http_router};
-pub use health::ReadyCheck;
-pub use identity::ForwardedHeader;
-/// The key of a client known by its address (a function runtime's event names it).
-#[cfg(feature = "lambda")]
-pub(crate) use identity::ip_key;
-pub use listener::{HttpServer, spawn_http};
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use metrics::{MetricsServer, spawn_metrics};
+// `tasks_2025.rs` reads a body through `super::body`.
+use crate::http::body;
+
+pub use front::{HttpHandler, HttpServer, http_router, spawn_http};
 pub use options::HttpOptions;
 pub use room::PlainCallsAnswered;

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::health::ReadyCheck;
-use super::identity::ForwardedHeader;
 use crate::auth::Auth;
+use crate::http::listener::Listening;
+use crate::http::{ForwardedHeader, ReadyCheck};
 
 /// Options of the streamable HTTP transport. The defaults are safe to face the internet:
 ///
@@ -107,11 +107,20 @@ pub(crate) const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://[::1]:*",
 ];
 
-/// The largest request head (request line and headers).
-pub(crate) const MAX_HEADER_BYTES: usize = 64 * 1024;
-
-/// How long the accept loop rests after a failed accept (e.g. out of file descriptors).
-pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+impl HttpOptions {
+    /// The listener's bounds among these options.
+    pub(crate) fn listening(&self) -> Listening {
+        Listening {
+            max_connections: self.max_connections,
+            max_connections_per_ip: self.max_connections_per_ip,
+            header_timeout: self.header_timeout,
+            trusted_proxies: self.trusted_proxies.clone(),
+            forwarded_header: self.forwarded_header,
+            drain_grace: self.drain_grace,
+            shutdown: self.shutdown.clone(),
+        }
+    }
+}
 
 impl Default for HttpOptions {
     fn default() -> Self {

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use rmcp::model::{ErrorCode, RequestId};
 use serde_json::Value;
 
-use super::body::read_bounded;
 use super::headers::is_json;
+use crate::http::body::read_bounded;
 use crate::mcp::jsonrpc::{self, Reply, SERVER_ERROR, request_id};
 use crate::server::Server;
 

@@ -11,7 +11,7 @@
 //! | 5 | the request's facts, once, and the body's deadline | `facts.rs`, `body.rs` |
 //! | 6 | the JSON-RPC check: the one bounded body read, the framework's own answers, the route | `check.rs` |
 //! | 7 | cancellation, made from the facts where it reads: the request's exchange, a `notifications/cancelled` | `cancel.rs` |
-//! | 8 | the route: the room, or rmcp | `endpoint.rs` |
+//! | 8 | the route: the room, or rmcp ([`Routes`], which `endpoint.rs` implements: this file names neither) | `endpoint.rs` |
 //!
 //! Out: the exchange's guarded body (7), rmcp's plain-text refusals as JSON-RPC and the
 //! 2025-11-25 tasks' advertising (6), a session the server could not open or a body that
@@ -30,15 +30,26 @@ use axum::http::{Method, StatusCode};
 use axum::response::Response;
 
 use super::auth::AuthLayer;
-use super::body::DeadlineBody;
 use super::cancel;
 use super::check::{self, Route};
 use super::door::Door;
-use super::forwarded;
-use super::identity::Identity;
 use super::rewrite::body_timed_out;
 use super::sessions;
+use crate::http::body::DeadlineBody;
+use crate::http::forwarded;
+use crate::http::identity::Identity;
 use crate::mcp::facts::{Calls, Exchange, RequestFacts};
+
+/// Where the steps lead once the check decided the route: the room, or rmcp. The endpoint
+/// implements it (`endpoint.rs`), so the steps name neither, and call it once.
+pub(crate) trait Routes {
+    /// The answer of the route the check decided to `request`.
+    fn route(
+        &self,
+        request: Request,
+        route: Route,
+    ) -> impl Future<Output = Response> + Send + use<Self>;
+}
 
 /// The steps of one endpoint, made once.
 pub(crate) struct Steps {
@@ -54,13 +65,9 @@ pub(crate) struct Steps {
 }
 
 impl Steps {
-    /// `request` through every step, then `route` (the room, or rmcp) with the route the check
-    /// decided, then back out.
-    pub(crate) async fn serve<F, Fut>(&self, mut request: Request, route: F) -> Response
-    where
-        F: FnOnce(Request, Route) -> Fut,
-        Fut: Future<Output = Response>,
-    {
+    /// `request` through every step, then `routes` (the room, or rmcp) with the route the
+    /// check decided, then back out.
+    pub(crate) async fn serve<R: Routes>(&self, mut request: Request, routes: &R) -> Response {
         // 1. Authentication: before anything reads the request.
         if let Some(auth) = &self.auth
             && let Err(refused) = auth.authenticate(&mut request).await
@@ -78,7 +85,7 @@ impl Steps {
                 return busy.response();
             }
         };
-        let response = self.through(client, request, route).await;
+        let response = self.through(client, request, routes).await;
         if crate::metrics::enabled() {
             count_refusal(response.status());
         }
@@ -86,16 +93,12 @@ impl Steps {
     }
 
     /// Steps 4 to 8, and back.
-    async fn through<F, Fut>(
+    async fn through<R: Routes>(
         &self,
         client: crate::context::ClientKey,
         mut request: Request,
-        route: F,
-    ) -> Response
-    where
-        F: FnOnce(Request, Route) -> Fut,
-        Fut: Future<Output = Response>,
-    {
+        routes: &R,
+    ) -> Response {
         // 4. The door. Into `request` itself: a second `Request` in scope would take a place
         // of its own in this future, which is moved on every request.
         let cleared;
@@ -107,14 +110,19 @@ impl Steps {
             },
         };
         let is_delete = request.method() == Method::DELETE;
-        // 5. The facts, once, with the request's exchange; the body's deadline.
-        let mut facts = RequestFacts::new(
+        // 5. The facts, once, with the request's exchange (written here, the one writer: the
+        // handler side reads them); the body's deadline.
+        let facts = RequestFacts {
             client,
-            request.extensions().get::<crate::auth::Principal>(),
-            cleared.session.clone(),
-            request.method(),
-        );
-        facts.exchange = Some(Exchange::new(Arc::clone(&self.calls)));
+            principal: request
+                .extensions()
+                .get::<crate::auth::Principal>()
+                .cloned()
+                .map(Arc::new),
+            session: cleared.session.clone(),
+            post: request.method() == Method::POST,
+            exchange: Some(Exchange::new(Arc::clone(&self.calls))),
+        };
         request.extensions_mut().insert(facts);
         let timed_out = Arc::new(AtomicBool::new(false));
         let request = request.map(|body| {
@@ -128,7 +136,7 @@ impl Steps {
         let admission = cleared.admission.clone();
         // 6. The check, 7. cancellation, 8. the route; a request that may open a session runs
         // with its admission in scope (rmcp opens it inside).
-        let answered = self.routed(request, &cleared, route);
+        let answered = self.routed(request, &cleared, routes);
         let response = match &admission {
             Some(admission) => sessions::admit(Some(Arc::clone(admission)), answered).await,
             None => answered.await,
@@ -149,16 +157,12 @@ impl Steps {
     }
 
     /// Steps 6 to 8, and back through 7 and 6.
-    async fn routed<F, Fut>(
+    async fn routed<R: Routes>(
         &self,
         request: Request,
         cleared: &super::door::Cleared,
-        route: F,
-    ) -> Response
-    where
-        F: FnOnce(Request, Route) -> Fut,
-        Fut: Future<Output = Response>,
-    {
+        routes: &R,
+    ) -> Response {
         let (request, decided, checked) = match check::check(&self.check, cleared, request).await {
             Ok(passed) => passed,
             Err(answer) => return answer,
@@ -167,7 +171,7 @@ impl Steps {
             Ok(read) => read,
             Err(answer) => return answer,
         };
-        let response = cancelling.end(route(request, decided).await);
+        let response = cancelling.end(routes.route(request, decided).await);
         checked.finish(response, &self.check.server).await
     }
 }

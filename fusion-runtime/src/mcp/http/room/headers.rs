@@ -6,7 +6,7 @@
 
 use axum::http::{HeaderMap, header};
 
-use super::super::headers::{HEADER_PROTOCOL_VERSION, accepts_json_and_sse};
+use super::super::headers::HEADER_PROTOCOL_VERSION;
 use crate::mcp::facts::SESSION_HEADER;
 
 /// The standard header naming a 2026-07-28 request's method (SEP-2243).
@@ -44,6 +44,22 @@ fn legacy_version(headers: &HeaderMap) -> bool {
         (Some(v), None) => v == "2025-06-18" || v == "2025-11-25",
         _ => false,
     }
+}
+
+/// An `Accept` naming both JSON and SSE (the essence of each entry, its parameters unread).
+pub(crate) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    let types = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.split(';').next().unwrap_or_default().trim());
+    for t in types {
+        json |= t.eq_ignore_ascii_case("application/json");
+        sse |= t.eq_ignore_ascii_case("text/event-stream");
+    }
+    json && sse
 }
 
 /// `Accept` naming JSON and SSE ([`accepts_json_and_sse`], as the check reads it), with no

@@ -34,6 +34,7 @@ mod route;
 
 pub use answering::PlainCallsAnswered;
 pub(crate) use answering::{Answered, Plain, PlainKind, Room};
+pub(crate) use headers::accepts_json_and_sse;
 #[cfg(test)]
 pub(crate) use headers::legacy_headers_pass;
 pub(crate) use live::LiveSessions;

@@ -91,7 +91,7 @@ impl RoomRoute {
             });
         }
         // Only a cancellation is read further.
-        if !super::super::body::mentions(bytes, b"\"notifications/cancelled\"") {
+        if !crate::http::body::mentions(bytes, b"\"notifications/cancelled\"") {
             return None;
         }
         let passed = jsonrpc::check_body(bytes, server).ok()?;

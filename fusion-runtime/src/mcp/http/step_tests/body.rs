@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes, HttpBody};
 
-use super::super::body::{DeadlineBody, read_bounded};
 use super::{stalling_body, streamed_body};
+use crate::http::body::{DeadlineBody, read_bounded};
 
 #[tokio::test]
 async fn read_bounded_reads_a_body_up_to_its_limit() -> anyhow::Result<()> {

@@ -23,6 +23,7 @@ pub(super) fn check(max_body_bytes: usize) -> anyhow::Result<JsonRpcStep> {
             sessions: false,
             live: None,
         },
+        tasks: false,
     })
 }
 

@@ -172,7 +172,7 @@ impl crate::auth::TokenVerifier for RefuseAll {
 #[tokio::test]
 async fn the_handler_serves_the_endpoints_path_and_authenticates_first() -> anyhow::Result<()> {
     use super::super::front::HttpHandler;
-    use super::super::health::Readiness;
+    use crate::http::health::Readiness;
 
     let closing = tokio_util::sync::CancellationToken::new();
     let options = HttpOptions::default().stateless(true);

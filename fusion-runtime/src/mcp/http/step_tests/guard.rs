@@ -14,14 +14,14 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use super::super::check::{JsonRpcStep, Route};
-use super::super::door::{AllowedOrigins, Door};
-use super::super::forwarded::Forwarded;
-use super::super::headers::AllowedHosts;
-use super::super::identity::{ForwardedHeader, Identity};
+use super::super::door::{AllowedHosts, AllowedOrigins, Door};
 use super::super::sessions::{self, Admission, CappedSessions};
 use super::super::steps::Steps;
 use super::{Seen, after_door, canned, header_text, read, read_json, stalling_body};
 use crate::context::ClientKey;
+use crate::http::ForwardedHeader;
+use crate::http::forwarded::Forwarded;
+use crate::http::identity::Identity;
 use crate::mcp::facts::Calls;
 
 const A: &str = "198.51.100.1:4000";
@@ -48,6 +48,7 @@ fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
                 sessions: sessions.is_some(),
                 live: None,
             },
+            tasks: false,
         },
         door: Door {
             server,
@@ -63,10 +64,39 @@ fn guard(sessions: Option<Arc<CappedSessions>>) -> Guard {
 /// The walk with `next` as its route.
 async fn guard_request<F, Fut>(steps: &Steps, request: Request, next: F) -> Response
 where
-    F: FnOnce(Request, Route) -> Fut,
-    Fut: Future<Output = Response>,
+    F: FnOnce(Request, Route) -> Fut + Send,
+    Fut: Future<Output = Response> + Send + 'static,
 {
-    steps.serve(request, next).await
+    steps
+        .serve(request, &Next(std::sync::Mutex::new(Some(next))))
+        .await
+}
+
+/// A route of the test's own: `next`, taken once.
+struct Next<F>(std::sync::Mutex<Option<F>>);
+
+impl<F, Fut> super::super::steps::Routes for Next<F>
+where
+    F: FnOnce(Request, Route) -> Fut + Send,
+    Fut: Future<Output = Response> + Send + 'static,
+{
+    fn route(
+        &self,
+        request: Request,
+        route: Route,
+    ) -> impl Future<Output = Response> + Send + use<F, Fut> {
+        let next = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        async move {
+            match next {
+                Some(next) => next(request, route).await,
+                None => panic!("the steps called the route twice"),
+            }
+        }
+    }
 }
 
 fn capped(total: usize, per_client: usize) -> Arc<CappedSessions> {

@@ -10,9 +10,9 @@ use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 
 use super::super::front::HttpHandler;
-use super::super::health::{Readiness, ReadyCheck};
 use super::super::options::HttpOptions;
 use super::{header_text, read};
+use crate::http::health::{Readiness, ReadyCheck};
 
 fn readiness(checks: Vec<ReadyCheck>) -> Readiness {
     Readiness {

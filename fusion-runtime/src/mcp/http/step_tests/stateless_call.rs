@@ -128,6 +128,7 @@ async fn routed(
             sessions: false,
             live: None,
         },
+        tasks: false,
     };
     let seen = Seen::default();
     let response = guard(

@@ -117,14 +117,14 @@ impl ReadyCheck {
 
 /// What `/readyz` looks at.
 #[derive(Clone, Debug)]
-pub(super) struct Readiness {
-    pub(super) draining: CancellationToken,
-    pub(super) checks: Arc<[ReadyCheck]>,
+pub(crate) struct Readiness {
+    pub(crate) draining: CancellationToken,
+    pub(crate) checks: Arc<[ReadyCheck]>,
 }
 
 impl Readiness {
     /// `Ok`, or why not ready (one line).
-    pub(super) async fn check(&self) -> Result<(), String> {
+    pub(crate) async fn check(&self) -> Result<(), String> {
         if self.draining.is_cancelled() {
             return Err("draining: shutting down".into());
         }
@@ -139,7 +139,7 @@ impl Readiness {
 }
 
 /// The two routes.
-pub(super) fn routes(readiness: Readiness) -> axum::Router {
+pub(crate) fn routes(readiness: Readiness) -> axum::Router {
     axum::Router::new()
         .route(
             "/healthz",

@@ -1,17 +1,22 @@
-//! The listener of [`spawn_http`]: the connection caps (count, per IP, header size and time),
-//! the health routes, draining on shutdown, and [`HttpServer`], the handle of a running one.
+//! The listener: the connection caps (count, per IP, header size and time), draining on
+//! shutdown, and a service of the caller's ([`Serve`]) answering each request of a
+//! connection — the MCP endpoint's (`mcp/http/front.rs`, [`spawn_http`]), or any other.
 //!
-//! The drain cuts nothing: once the shutdown token is cancelled `/readyz` says so, the
+//! The drain cuts nothing: once the shutdown token is cancelled `/readyz` says so (`health.rs`), the
 //! listener stops accepting (what the kernel already accepted is served), every answer says
 //! `Connection: close`, and a connection is closed only between requests — once it began
 //! none for [`DRAIN_QUIET`] — so a request a client wrote is answered, or its connection was
 //! closed before it wrote it. A GET stream (a 2025 session's server-sent events) ends when
-//! the drain starts, as 2026-07-28 listens do; calls in flight finish within the grace.
+//! the drain starts, as 2026-07-28 listens do; calls in flight finish within the grace, and
+//! past it the service is told to stop them ([`Serve::stop`]).
 //!
-//! Reads: the [`HttpOptions`]. Writes: connections served by the [`router`]; refused ones
-//! answered `503` and closed.
+//! Reads: the [`Listening`] bounds, a bound socket. Writes: connections served by the
+//! service; refused ones answered `503` and closed.
+//!
+//! [`spawn_http`]: crate::mcp::spawn_http
 
-use std::net::SocketAddr;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -26,81 +31,55 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::forwarded;
-use super::front::HttpHandler;
-use super::health;
-use super::identity::{Identity, ip_key};
-use super::options::{ACCEPT_BACKOFF, HttpOptions, MAX_HEADER_BYTES};
-use super::room::PlainCallsAnswered;
-use crate::server::Server;
+use super::identity::{ForwardedHeader, Identity, ip_key};
 
-/// A running HTTP server.
-#[derive(Debug)]
-pub struct HttpServer {
-    /// The address it listens on (the real port when asked for port 0).
-    pub local_addr: SocketAddr,
-    /// The endpoint URL (`http://127.0.0.1:PORT/mcp`).
-    pub url: String,
-    shutdown: CancellationToken,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-    handler: HttpHandler,
+/// What a listener serves: the answer to each request of a connection, and what stops the
+/// calls still running once a drain's grace is over.
+pub(crate) trait Serve: Clone + Send + Sync + 'static {
+    /// The answer to `request`. Its future is not boxed by the listener: hyper keeps it in
+    /// the connection's one request slot.
+    fn serve(
+        &self,
+        request: hyper::Request<hyper::body::Incoming>,
+    ) -> impl Future<Output = Result<Response, Infallible>> + Send + use<Self>;
+
+    /// Stops every call still running (each answered on its own stream); returns how many.
+    fn stop(&self) -> usize;
 }
 
-impl HttpServer {
-    /// Stops accepting connections and waits for the server task.
-    pub async fn shutdown(self) -> anyhow::Result<()> {
-        self.shutdown.cancel();
-        self.task.await??;
-        Ok(())
-    }
-
-    /// How many plain calls the endpoint answered without rmcp so far, by kind.
-    pub fn plain_calls_answered(&self) -> PlainCallsAnswered {
-        self.handler.plain_calls_answered()
-    }
-
-    /// Waits until the server stops (on its shutdown token).
-    pub async fn wait(self) -> anyhow::Result<()> {
-        self.task.await??;
-        Ok(())
-    }
+/// The listener's bounds.
+#[derive(Clone, Debug)]
+pub(crate) struct Listening {
+    /// Connections open at once; past it a connection is answered `503` and closed.
+    pub(crate) max_connections: usize,
+    /// Connections open at once from one address (a trusted proxy's are not counted here).
+    pub(crate) max_connections_per_ip: usize,
+    /// How long a request's head may take.
+    pub(crate) header_timeout: Duration,
+    /// The proxies whose forwarding headers name the client.
+    pub(crate) trusted_proxies: Vec<IpAddr>,
+    pub(crate) forwarded_header: ForwardedHeader,
+    /// How long calls in flight have to finish once draining.
+    pub(crate) drain_grace: Duration,
+    /// Cancelled to drain and stop.
+    pub(crate) shutdown: CancellationToken,
 }
 
-/// Binds `addr` and serves `server` over streamable HTTP in a background task, within the
-/// bounds of `options`. Fails before binding when [`HttpOptions::auth`] does not pass
-/// [`Auth::check`](crate::auth::Auth::check).
-pub async fn spawn_http(
-    server: Server,
-    addr: SocketAddr,
-    options: HttpOptions,
-) -> anyhow::Result<HttpServer> {
-    if let Some(auth) = &options.auth {
-        auth.check()?;
-    }
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local_addr = listener.local_addr()?;
-    let readiness = health::Readiness {
-        draining: options.shutdown.clone(),
-        checks: options.ready_checks.clone().into(),
-    };
-    // The probes first, outside the MCP path and its steps (no authentication, no session).
-    // rmcp's streams end when the drain does (calls in flight finish first); listens are
-    // answered on the shutdown token itself.
-    let drained = CancellationToken::new();
-    let handler = HttpHandler::listening(server, &options, &drained, readiness);
-    let shutdown = options.shutdown.clone();
-    let path = options.path.clone();
-    let task = tokio::spawn(accept_loop(listener, handler.clone(), options, drained));
-    let host = match local_addr {
-        SocketAddr::V6(a) => format!("[{}]", a.ip()),
-        SocketAddr::V4(a) => a.ip().to_string(),
-    };
-    Ok(HttpServer {
-        url: format!("http://{host}:{}{path}", local_addr.port()),
-        local_addr,
-        shutdown,
-        task,
-        handler,
-    })
+/// The largest request head (request line and headers).
+pub(crate) const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// How long the accept loop rests after a failed accept (e.g. out of file descriptors).
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Serves `service` on `listener` in a background task, within `bounds`, until
+/// `bounds.shutdown` is cancelled and the drain is over; then cancels `drained`.
+pub(crate) fn spawn<S: Serve>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    bounds: Listening,
+    drained: CancellationToken,
+) -> tokio::task::JoinHandle<std::io::Result<()>> {
+    tokio::spawn(accept_loop(listener, service, bounds, drained))
 }
 
 /// Refused connections get this, written without waiting, then are closed.
@@ -148,16 +127,16 @@ impl Drop for Counted {
 /// After the shutdown token, how long a connection must have begun no request before the
 /// drain closes it: a client that just wrote its next request on a keep-alive connection
 /// gets its answer (with `Connection: close`), not a closed socket.
-pub(super) const DRAIN_QUIET: Duration = Duration::from_millis(250);
+pub(crate) const DRAIN_QUIET: Duration = Duration::from_millis(250);
 
 /// Once the drain's grace is over and the calls still running are stopped, how long their
 /// answers (`SERVER_BUSY`) have to be written before what is still open is cut.
-pub(super) const STOPPED_ANSWERS: Duration = Duration::from_secs(1);
+pub(crate) const STOPPED_ANSWERS: Duration = Duration::from_secs(1);
 
 /// What every connection of one listener shares.
-struct Acceptor {
+struct Acceptor<S> {
     http: http1::Builder,
-    handler: HttpHandler,
+    service: S,
     slots: Arc<Semaphore>,
     max: usize,
     lingering: Arc<Semaphore>,
@@ -168,7 +147,7 @@ struct Acceptor {
     expired: CancellationToken,
 }
 
-impl Acceptor {
+impl<S: Serve> Acceptor<S> {
     /// Serves `stream` from `peer` in a task of its own, or refuses it (`503`) past a bound.
     fn admit(&self, stream: tokio::net::TcpStream, peer: SocketAddr) {
         let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
@@ -189,7 +168,7 @@ impl Acceptor {
             }
         };
         let _ = stream.set_nodelay(true);
-        let handler = self.handler.clone();
+        let service = self.service.clone();
         // A peer that is not a trusted proxy is its own client: its key is made once here
         // rather than for every request (a trusted proxy's clients are named per request).
         let key = ip_slot.is_some().then(|| ip_key(peer.ip()));
@@ -208,7 +187,7 @@ impl Acceptor {
                         extensions.insert(key.clone());
                     }
                     let listening = request.method() == axum::http::Method::GET;
-                    let answer = handler.serve(request);
+                    let answer = service.serve(request);
                     let draining = draining.clone();
                     async move {
                         let response = answer.await?;
@@ -278,10 +257,10 @@ fn while_draining(
     response
 }
 
-async fn accept_loop(
+async fn accept_loop<S: Serve>(
     listener: tokio::net::TcpListener,
-    handler: HttpHandler,
-    options: HttpOptions,
+    service: S,
+    options: Listening,
     drained: CancellationToken,
 ) -> std::io::Result<()> {
     let stop = options.shutdown.clone();
@@ -293,7 +272,7 @@ async fn accept_loop(
         .max_header_size(MAX_HEADER_BYTES);
     let acceptor = Acceptor {
         http,
-        handler: handler.clone(),
+        service: service.clone(),
         slots: Arc::clone(&slots),
         max,
         lingering: Arc::new(Semaphore::new(MAX_LINGERING)),
@@ -335,7 +314,7 @@ async fn accept_loop(
         // The calls still running are stopped, each answered on its own stream (a client
         // still waiting — for the user's answer to a question, say — reads why), before what
         // is still open is cut.
-        let stopped = handler.stopper().stop();
+        let stopped = service.stop();
         if stopped > 0
             && tokio::time::timeout(STOPPED_ANSWERS, slots.acquire_many(all))
                 .await
