@@ -10,6 +10,25 @@ use super::rules;
 use super::sent::{self, push_int, push_sent};
 use crate::envelope::{MAX_ENVELOPE_BYTES, xml};
 
+impl IssueKind {
+    /// The kind's Zod-style code (`invalid_type`, `too_small`, …; `missing` for a required
+    /// field); a rule's own kind's code is in its rule's file.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IssueKind::InvalidType { .. } => "invalid_type",
+            IssueKind::Missing { .. } => "missing",
+            IssueKind::TooSmall { .. } => "too_small",
+            IssueKind::TooBig { .. } => "too_big",
+            IssueKind::InvalidFormat { .. } => "invalid_format",
+            IssueKind::UnrecognizedKey { .. } => "unrecognized_keys",
+            IssueKind::InvalidValue { .. } => "invalid_value",
+            IssueKind::InvalidUnion { .. } => "invalid_union",
+            IssueKind::Custom { .. } => "custom",
+            own => rules::table::own_issue(own).map_or("custom", |own| own.code),
+        }
+    }
+}
+
 impl Issue {
     /// The line's text (unescaped): problem, `You sent: …`, `Expected …`.
     pub fn line(&self) -> String {
@@ -25,7 +44,6 @@ impl Issue {
             IssueKind::TooSmall { measure, .. } => out.push_str(measure.problem(false)),
             IssueKind::TooBig { measure, .. } => out.push_str(measure.problem(true)),
             IssueKind::InvalidFormat { format } => format.push_problem(out),
-            IssueKind::NotMultipleOf { divisor } => rules::multiple_of::push_problem(out, *divisor),
             IssueKind::UnrecognizedKey { key, known } => {
                 rules::unknown_keys::push_problem(out, key, known);
             }
@@ -34,6 +52,11 @@ impl Issue {
             }
             IssueKind::InvalidUnion { .. } => out.push_str(rules::union::PROBLEM),
             IssueKind::Custom { message } => rules::custom::push_problem(out, message),
+            own => {
+                if let Some(own_issue) = rules::table::own_issue(own) {
+                    (own_issue.problem)(own, out);
+                }
+            }
         }
         out.push('.');
         if let Some(sent) = &self.sent {
@@ -81,15 +104,17 @@ impl Issue {
                 inclusive,
             } => measure.push_expected(out, *limit, *inclusive, true),
             IssueKind::InvalidFormat { format } => format.push_expected(out),
-            IssueKind::NotMultipleOf { divisor } => {
-                rules::multiple_of::push_expected(out, *divisor);
-            }
             IssueKind::UnrecognizedKey { known, .. } => {
                 rules::unknown_keys::push_expected(out, known);
             }
             IssueKind::InvalidValue { options } => rules::enum_const::push_expected(out, options),
             IssueKind::InvalidUnion { shapes } => rules::union::push_expected(out, shapes),
             IssueKind::Custom { .. } => {}
+            own => {
+                if let Some(own_issue) = rules::table::own_issue(own) {
+                    (own_issue.expected)(own, out);
+                }
+            }
         }
     }
 }

@@ -9,18 +9,36 @@
 
 use serde_json::{Map, Value};
 
-use super::Check;
-use super::unknown_keys::{closest, push_did_you_mean};
-use super::{Keyword, On};
-use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
-use crate::validation::push_list;
-use crate::validation::sent::push_sent;
+use jsonschema::error::ValidationErrorKind as K;
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
-    name: "enum",
-    on: On::Any,
-}];
+use super::unknown_keys::{closest, push_did_you_mean};
+use super::{Change, Check, Declaration, Keyword, On};
+use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
+use crate::validation::sent::push_sent;
+use crate::validation::{IssueKind, push_list};
+
+/// The rule: its keyword and `jsonschema`'s errors for `enum` and `const` (an
+/// `invalid_value` issue, worded here).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[Keyword {
+        name: "enum",
+        on: On::Any,
+        change: Change::Choice,
+    }],
+    reads: |error| match error {
+        K::Enum { options } => Some(IssueKind::InvalidValue {
+            options: match &**options {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            },
+        }),
+        K::Constant { expected_value } => Some(IssueKind::InvalidValue {
+            options: vec![(**expected_value).clone()],
+        }),
+        _ => None,
+    },
+    issue: None,
+};
 
 /// The problem: `Invalid option (did you mean 'open'?)`, or `Invalid value` for a constant.
 pub fn push_problem(out: &mut String, options: &[Value], sent: Option<&Value>) {

@@ -2,18 +2,34 @@
 
 use serde_json::{Map, Value};
 
-use super::{Check, Typed};
-use super::{Keyword, On};
+use jsonschema::error::ValidationErrorKind as K;
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
-    name: "format",
-    on: On::String,
-}];
+use super::{Change, Check, Declaration, Keyword, On, Typed};
+use crate::validation::IssueKind;
 pub use crate::validation::issue::Format;
 
+/// The rule: its keyword and `jsonschema`'s error for it (worded by its [`Format`]).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[Keyword {
+        name: "format",
+        on: On::String,
+        change: Change::WhenSet([
+            "now must have a format",
+            "must have a different format",
+            "no longer must have a format",
+        ]),
+    }],
+    reads: |error| match error {
+        K::Format { format } => Some(IssueKind::InvalidFormat {
+            format: Format::from_keyword(format),
+        }),
+        _ => None,
+    },
+    issue: None,
+};
+
 /// Its keyword: the first name of its row (an attribute's format is a known one).
-pub fn keywords(format: &Format, schema: &mut Map<String, Value>) {
+pub fn keywords(format: Format, schema: &mut Map<String, Value>) {
     if let Some(row) = format.row() {
         schema.insert("format".into(), row.1[0].into());
     }

@@ -1,8 +1,13 @@
 //! The rules: each file is one rule, and owns its JSON Schema keyword(s), its check on the
-//! typed value serde has read, and its SPEC §4 wording (the text of its `<field>` line).
+//! typed value serde has read, its SPEC §4 wording (the text of its `<field>` line), and its
+//! [`Declaration`] (`RULE`): the keywords it writes and what a change of each means to a
+//! caller, how `jsonschema`'s error for them reads as an issue, and an issue kind of its own
+//! with its code and words. What reads "the rules" reads [`table::ALL`], never a list of
+//! its own: the derive's typed path, the healing generator, the contract diff, the issue
+//! reader (`explain`), the report's lines, OpenAPI's import.
 //!
 //! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
-//! has `fn keywords(args, schema)`, which [`Rule::apply`] calls for `Rule::<Name>(args)`, and
+//! has `fn keywords(args, schema)`, which the field's [`Rule`] calls, and
 //! `fn check(value: Typed<'_>, args) -> Check`, whose [`Check::Engine`] says a typed value
 //! cannot decide: `jsonschema` then checks the value sent on the field's sub-schema. The other
 //! rules have no attribute: serde, the key count or `jsonschema` decide them (the typed path
@@ -10,30 +15,30 @@
 //!
 //! # How to add a rule
 //!
-//! 1. `rules/<name>.rs`, with its `KEYWORDS` (the keywords it writes, declared once: the
-//!    derive's typed path, the healing generator and the contract diff read them through
-//!    `keywords::ALL`, and a test fails when a rule writes one it does not declare, or the
-//!    contract diff has no row for one), `keywords`, `check` and the wording of its issue (a
-//!    new [`IssueKind`] variant when no existing one says it), and its `mod` line below and
-//!    its row in `keywords.rs`; its [`Rule`] variant, whose [`Rule::apply`] arm calls its
-//!    `keywords`.
-//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table (plus the attribute's
-//!    parsing in `attr.rs`, and a line in `check.rs` if it fits some types only): the derive
-//!    writes `Rule::<Name>(args)` and `rules::<name>::check(value, args)`. State built once
-//!    (the pattern's matcher) comes through the row's `check_args`, as a `static`.
+//! 1. `rules/<name>.rs`, with its `RULE` ([`Declaration`]), `keywords`, `check` and the
+//!    wording of its issue; its `mod` line below and its row in [`table::ALL`] (a test fails
+//!    when a rule file is missing from the table). A new issue kind is one [`IssueKind`]
+//!    variant, its code and words in the rule's [`OwnIssue`].
+//! 2. One row in fusion-macros' attribute table (`fusion-macros/src/rules.rs`): the
+//!    attribute's name, the value it takes, the fields it applies to and the rule it writes.
+//!    The derive writes `Rule(|schema| rules::<name>::keywords(args, schema))` and
+//!    `rules::<name>::check(value, args)`. A test fails when a row names no rule of the
+//!    table, or a rule with `keywords` has no row.
 //!
 //! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
-//! [`format::FORMATS`] and its attribute in the macro's format table.
+//! [`format::FORMATS`] and its row in the macro's attribute table.
 //!
 //! [`Rule`]: crate::validation::spec::Rule
-//! [`Rule::apply`]: crate::validation::spec::Rule::apply
 //! [`IssueKind`]: super::IssueKind
+
+use jsonschema::error::ValidationErrorKind;
+
+use super::IssueKind;
 
 pub mod custom;
 pub mod enum_const;
 pub mod format;
 pub mod items;
-pub(crate) mod keywords;
 pub mod length;
 pub mod multiple_of;
 pub mod num;
@@ -41,18 +46,50 @@ pub mod pattern;
 pub mod properties;
 pub mod range;
 pub mod required;
+pub(crate) mod table;
 pub mod types;
 pub mod union;
 pub mod unknown_keys;
 
-/// A JSON Schema keyword a rule writes (declared once, in the rule's file, as its
-/// `KEYWORDS`), and the values it constrains.
+/// A rule, declared once in its file as its `RULE` and listed in [`table::ALL`].
+pub(crate) struct Declaration {
+    /// The keywords it writes into a field's schema.
+    pub(crate) keywords: &'static [Keyword],
+    /// `jsonschema`'s error, when it is about one of its keywords, as the issue.
+    pub(crate) reads: fn(&ValidationErrorKind) -> Option<IssueKind>,
+    /// An issue kind of its own; `None` when its issues are of a kind several rules share
+    /// (a bound, a format), which the report words by its measure or format.
+    pub(crate) issue: Option<OwnIssue>,
+}
+
+/// An issue kind a rule owns: its code and the words of its line.
+pub(crate) struct OwnIssue {
+    /// Its Zod-style code (`not_multiple_of`).
+    pub(crate) code: &'static str,
+    /// Whether an issue kind is this one.
+    pub(crate) is: fn(&IssueKind) -> bool,
+    /// The problem (`Not a multiple of 5`), for a kind this one.
+    pub(crate) problem: fn(&IssueKind, &mut String),
+    /// The default "Expected …" text (`a multiple of 5`), for a kind this one.
+    pub(crate) expected: fn(&IssueKind, &mut String),
+}
+
+/// Reads no error: a rule whose keywords `jsonschema` reports as another rule's issue.
+pub(crate) fn reads_none(_: &ValidationErrorKind) -> Option<IssueKind> {
+    None
+}
+
+/// A JSON Schema keyword a rule writes (declared once, in the rule's [`Declaration`]), the
+/// values it constrains, and what a change of it means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Keyword {
     /// The keyword, as the schema spells it.
     pub(crate) name: &'static str,
     /// What it constrains beyond the value's type.
     pub(crate) on: On,
+    /// What a change of it between two versions of a schema means for a caller that learned
+    /// the old one (the contract diff reads it).
+    pub(crate) change: Change,
 }
 
 /// The values a rule's keyword constrains.
@@ -63,6 +100,22 @@ pub(crate) enum On {
     Array,
     /// Any value (`enum`).
     Any,
+}
+
+/// What a change of a rule's keyword means for a caller (`contract::diff` words it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Change {
+    /// A lower bound: adding or raising it tightens, removing or lowering it loosens.
+    Lower,
+    /// An upper bound: adding or lowering it tightens.
+    Upper,
+    /// Restricts when present: adding or changing it tightens, removing it loosens. The words
+    /// after the subject when it is added, changed, removed.
+    WhenSet([&'static str; 3]),
+    /// A divisor: a new one that divides the old loosens (every old value stays valid).
+    Divisor,
+    /// A list of the values allowed, compared value by value.
+    Choice,
 }
 
 /// A rule's verdict on a typed value.

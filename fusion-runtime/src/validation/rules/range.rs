@@ -3,29 +3,50 @@
 use serde_json::{Map, Value};
 
 use super::num::Num;
-use super::{Check, Typed};
-use super::{Keyword, On};
-use crate::validation::sent::push_number;
+use jsonschema::error::ValidationErrorKind as K;
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[
-    Keyword {
-        name: "minimum",
-        on: On::Number,
+use super::{Change, Check, Declaration, Keyword, On, Typed};
+use crate::validation::sent::push_number;
+use crate::validation::{IssueKind, Measure};
+
+/// The rule: its keywords and `jsonschema`'s errors for them (a bound, worded by its
+/// [`Measure`]).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[
+        Keyword {
+            name: "minimum",
+            on: On::Number,
+            change: Change::Lower,
+        },
+        Keyword {
+            name: "maximum",
+            on: On::Number,
+            change: Change::Upper,
+        },
+        Keyword {
+            name: "exclusiveMinimum",
+            on: On::Number,
+            change: Change::Lower,
+        },
+        Keyword {
+            name: "exclusiveMaximum",
+            on: On::Number,
+            change: Change::Upper,
+        },
+    ],
+    reads: |error| {
+        let (upper, limit, inclusive) = match error {
+            K::Minimum { limit } => (false, limit, true),
+            K::ExclusiveMinimum { limit } => (false, limit, false),
+            K::Maximum { limit } => (true, limit, true),
+            K::ExclusiveMaximum { limit } => (true, limit, false),
+            _ => return None,
+        };
+        let limit = limit.as_f64().unwrap_or(0.0);
+        Some(IssueKind::bound(upper, Measure::Number, limit, inclusive))
     },
-    Keyword {
-        name: "maximum",
-        on: On::Number,
-    },
-    Keyword {
-        name: "exclusiveMinimum",
-        on: On::Number,
-    },
-    Keyword {
-        name: "exclusiveMaximum",
-        on: On::Number,
-    },
-];
+    issue: None,
+};
 
 /// Its keywords.
 pub fn keywords(
