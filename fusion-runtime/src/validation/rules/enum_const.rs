@@ -7,12 +7,11 @@
 //! hand-written `Deserialize` accept more. So [`check`] looks the value sent up among the
 //! [`Options`] instead; any other shape is left to `jsonschema`.
 
+use jsonschema::error::ValidationErrorKind as K;
 use serde_json::{Map, Value};
 
-use jsonschema::error::ValidationErrorKind as K;
-
 use super::unknown_keys::{closest, push_did_you_mean};
-use super::{Change, Check, Declaration, Keyword, On};
+use super::{Change, Check, Declaration, Keyword, On, no_attribute};
 use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
 use crate::validation::sent::push_sent;
 use crate::validation::{IssueKind, push_list};
@@ -38,6 +37,7 @@ pub(crate) const RULE: Declaration = Declaration {
         _ => None,
     },
     issue: None,
+    attribute: no_attribute,
 };
 
 /// The problem: `Invalid option (did you mean 'open'?)`, or `Invalid value` for a constant.

@@ -1,8 +1,7 @@
 //! `email`, `url`, `uuid`, `date_time`, `date`, `ipv4`, `ipv6`: `format`, a row of [`FORMATS`].
 
-use serde_json::{Map, Value};
-
 use jsonschema::error::ValidationErrorKind as K;
+use serde_json::{Map, Value};
 
 use super::{Change, Check, Declaration, Keyword, On, Typed};
 use crate::validation::IssueKind;
@@ -26,7 +25,27 @@ pub(crate) const RULE: Declaration = Declaration {
         _ => None,
     },
     issue: None,
+    attribute: attribute,
 };
+
+/// The attribute of a format the macro has one for, unless the schema's pattern is written
+/// (the macro takes one of the two).
+fn attribute(schema: &Value, integer: bool) -> Option<String> {
+    if (super::pattern::RULE.attribute)(schema, integer).is_some() {
+        return None;
+    }
+    let attribute = match schema.get("format").and_then(Value::as_str)? {
+        "email" => "email",
+        "uri" | "url" => "url",
+        "uuid" => "uuid",
+        "date-time" => "date_time",
+        "date" => "date",
+        "ipv4" => "ipv4",
+        "ipv6" => "ipv6",
+        _ => return None,
+    };
+    Some(attribute.to_owned())
+}
 
 /// Its keyword: the first name of its row (an attribute's format is a known one).
 pub fn keywords(format: Format, schema: &mut Map<String, Value>) {

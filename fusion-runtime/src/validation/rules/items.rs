@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use jsonschema::error::ValidationErrorKind as K;
 
+use super::num::counts_attribute;
 use super::{Change, Check, Declaration, Keyword, On, Typed};
 use crate::validation::{IssueKind, Measure};
 
@@ -28,6 +29,7 @@ pub(crate) const RULE: Declaration = Declaration {
         _ => None,
     },
     issue: None,
+    attribute: |schema, _| counts_attribute("items", schema, ["minItems", "maxItems"]),
 };
 
 /// Its keywords.

@@ -32,6 +32,7 @@
 //! [`IssueKind`]: super::IssueKind
 
 use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
 
 use super::IssueKind;
 
@@ -60,6 +61,17 @@ pub(crate) struct Declaration {
     /// An issue kind of its own; `None` when its issues are of a kind several rules share
     /// (a bound, a format), which the report words by its measure or format.
     pub(crate) issue: Option<OwnIssue>,
+    /// The `#[fusion(..)]` attribute that writes what a field's schema holds of its keywords,
+    /// for a field of the type its keywords constrain (`true`: an integer field, whose bounds
+    /// are written as integers); `None` when the schema holds none of them, or holds what the
+    /// macro would refuse. What `openapi gen` writes.
+    #[cfg_attr(not(feature = "openapi"), allow(dead_code))]
+    pub(crate) attribute: fn(&Value, bool) -> Option<String>,
+}
+
+/// Writes no attribute: a rule no attribute writes.
+pub(crate) fn no_attribute(_: &Value, _: bool) -> Option<String> {
+    None
 }
 
 /// An issue kind a rule owns: its code and the words of its line.

@@ -3,7 +3,7 @@
 use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
-use super::num::Num;
+use super::num::{self, Num};
 use super::{Change, Check, Declaration, Keyword, On, OwnIssue, Typed};
 use crate::validation::IssueKind;
 use crate::validation::sent::push_number;
@@ -35,6 +35,11 @@ pub(crate) const RULE: Declaration = Declaration {
             }
         },
     }),
+    attribute: |schema, integer| {
+        let m = schema.get("multipleOf").and_then(Value::as_f64)?;
+        (m > 0.0 && (!integer || m.fract() == 0.0))
+            .then(|| format!("multiple_of = {}", num::literal(m, integer, true)))
+    },
 };
 
 /// Its keyword.

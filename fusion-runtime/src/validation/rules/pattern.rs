@@ -28,7 +28,19 @@ pub(crate) const RULE: Declaration = Declaration {
     }],
     reads: reads_none,
     issue: None,
+    attribute: attribute,
 };
+
+/// `pattern = ".."`, when the schema's pattern is one the validation engine reads (an
+/// ECMA-262 regex, as the macro checks it).
+fn attribute(schema: &Value, _: bool) -> Option<String> {
+    let pattern = schema.get("pattern").and_then(Value::as_str)?;
+    let compiles = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&serde_json::json!({ "pattern": pattern }))
+        .is_ok();
+    compiles.then(|| format!("pattern = {pattern:?}"))
+}
 
 /// Its keyword.
 pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {

@@ -6,7 +6,7 @@
 
 use jsonschema::error::ValidationErrorKind as K;
 
-use super::Declaration;
+use super::{Declaration, no_attribute};
 use crate::validation::sent::push_int;
 use crate::validation::{IssueKind, Measure};
 
@@ -30,6 +30,7 @@ pub(crate) const RULE: Declaration = Declaration {
         _ => None,
     },
     issue: None,
+    attribute: no_attribute,
 };
 
 /// The problems, below and above the bounds.

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::num::Num;
+use super::num::{self, Num};
 use jsonschema::error::ValidationErrorKind as K;
 
 use super::{Change, Check, Declaration, Keyword, On, Typed};
@@ -46,7 +46,36 @@ pub(crate) const RULE: Declaration = Declaration {
         Some(IssueKind::bound(upper, Measure::Number, limit, inclusive))
     },
     issue: None,
+    attribute: attribute,
 };
+
+/// `range(..)`: the tighter of each inclusive and exclusive bound, when some number fits.
+fn attribute(schema: &Value, integer: bool) -> Option<String> {
+    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
+    let lower = match (num("minimum"), num("exclusiveMinimum")) {
+        (Some(m), Some(e)) if e >= m => Some(("exclusive_min", e)),
+        (Some(m), _) => Some(("min", m)),
+        (None, Some(e)) => Some(("exclusive_min", e)),
+        (None, None) => None,
+    };
+    let upper = match (num("maximum"), num("exclusiveMaximum")) {
+        (Some(m), Some(e)) if e <= m => Some(("exclusive_max", e)),
+        (Some(m), _) => Some(("max", m)),
+        (None, Some(e)) => Some(("exclusive_max", e)),
+        (None, None) => None,
+    };
+    let fits = match (lower, upper) {
+        (Some(("min", l)), Some(("max", u))) => l <= u,
+        (Some((_, l)), Some((_, u))) => l < u,
+        _ => true,
+    };
+    let range: Vec<String> = [lower.map(|b| (b, true)), upper.map(|b| (b, false))]
+        .into_iter()
+        .flatten()
+        .map(|((key, x), is_lower)| format!("{key} = {}", num::literal(x, integer, is_lower)))
+        .collect();
+    (fits && !range.is_empty()).then(|| format!("range({})", range.join(", ")))
+}
 
 /// Its keywords.
 pub fn keywords(

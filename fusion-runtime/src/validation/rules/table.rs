@@ -10,16 +10,17 @@ use super::{
 };
 use crate::validation::IssueKind;
 
-/// Each rule's declaration, the rules in their files' order.
+/// Each rule's declaration, in the order `openapi gen` writes their attributes on a field
+/// (`length`, then `pattern`, then a format; `range`, then `multiple_of`).
 pub(crate) const ALL: &[&Declaration] = &[
-    &enum_const::RULE,
-    &format::RULE,
-    &items::RULE,
     &length::RULE,
-    &multiple_of::RULE,
     &pattern::RULE,
-    &properties::RULE,
+    &format::RULE,
     &range::RULE,
+    &multiple_of::RULE,
+    &items::RULE,
+    &enum_const::RULE,
+    &properties::RULE,
 ];
 
 /// Every rule keyword, with what it constrains.
