@@ -1,6 +1,6 @@
 //! A validation rule is declared in two places, and each half needs the other: its file in
-//! `fusion-runtime/src/validation/rules/` (its `RULE`, listed in `table.rs`'s `ALL`, which is
-//! what every reader of "the rules" reads), and its row in the macro's attribute table
+//! `fusion-runtime/src/validation/rules/` (its `RULE`, listed in the folder's `mod.rs`, `ALL`,
+//! which is what every reader of "the rules" reads), and its row in the macro's attribute table
 //! (`fusion-macros/src/rules.rs`'s `RULES`), which names the rule it writes. Read from the
 //! sources with `syn`, as the compiler reads them:
 //!
@@ -33,7 +33,8 @@ struct RuleFile {
     fns: BTreeSet<String>,
 }
 
-/// Every file of `validation/rules/` but `mod.rs` and `table.rs`, by module name.
+/// Every file of `validation/rules/` but `mod.rs` and the two that declare what a rule is
+/// (`check.rs`, `declaration.rs`), by module name.
 fn rule_files() -> Vec<(String, RuleFile)> {
     let mut out = Vec::new();
     let entries = std::fs::read_dir(rules_dir()).expect("the rules folder");
@@ -42,7 +43,9 @@ fn rule_files() -> Vec<(String, RuleFile)> {
         let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
             continue;
         };
-        if path.extension().is_none_or(|e| e != "rs") || stem == "mod" || stem == "table" {
+        if path.extension().is_none_or(|e| e != "rs")
+            || ["mod", "check", "declaration"].contains(&stem)
+        {
             continue;
         }
         let file = parse(&path);
@@ -65,9 +68,9 @@ fn rule_files() -> Vec<(String, RuleFile)> {
     out
 }
 
-/// The modules `table.rs`'s `ALL` lists (`&multiple_of::RULE` is `multiple_of`).
+/// The modules `mod.rs`'s `ALL` lists (`&multiple_of::RULE` is `multiple_of`).
 fn table() -> Vec<String> {
-    let file = parse(&rules_dir().join("table.rs"));
+    let file = parse(&rules_dir().join("mod.rs"));
     let all = file
         .items
         .iter()
@@ -75,7 +78,7 @@ fn table() -> Vec<String> {
             syn::Item::Const(c) if c.ident == "ALL" => Some(&*c.expr),
             _ => None,
         })
-        .expect("table.rs has `const ALL`");
+        .expect("validation/rules/mod.rs has `const ALL`");
     let syn::Expr::Reference(r) = all else {
         panic!("`ALL` is `&[..]`");
     };
@@ -187,7 +190,7 @@ fn every_rule_file_is_in_the_table_and_every_entry_is_a_rule() {
         if file.declares_rule {
             assert!(
                 table.contains(name),
-                "validation/rules/{name}.rs declares a RULE that `table::ALL` does not list: \
+                "validation/rules/{name}.rs declares a RULE that `rules::ALL` does not list: \
                  add `&{name}::RULE` there"
             );
         }
@@ -195,7 +198,7 @@ fn every_rule_file_is_in_the_table_and_every_entry_is_a_rule() {
     for name in &table {
         assert!(
             files.iter().any(|(n, f)| n == name && f.declares_rule),
-            "`table::ALL` lists `{name}`, which is no rule file with a `RULE`"
+            "`rules::ALL` lists `{name}`, which is no rule file with a `RULE`"
         );
     }
     let distinct: BTreeSet<&String> = table.iter().collect();
@@ -216,7 +219,7 @@ fn every_attribute_row_writes_a_rule_of_the_table() {
         );
         assert!(
             table.contains(rule),
-            "the attribute `{attribute}` writes the rule `{rule}`, which `table::ALL` does not list"
+            "the attribute `{attribute}` writes the rule `{rule}`, which `rules::ALL` does not list"
         );
         let file = files.iter().find(|(n, _)| n == rule).map(|(_, f)| f);
         for f in ["keywords", "check"] {

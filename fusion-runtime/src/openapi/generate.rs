@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::Operation;
 use super::operation::snake;
-use crate::validation::rules::{On, table};
+use crate::validation::rules::{ALL as RULES, On};
 
 /// How deep nested objects become structs; deeper ones are `serde_json::Value`.
 const MAX_STRUCT_DEPTH: usize = 8;
@@ -405,7 +405,7 @@ fn rules(schema: &Value, class: Class) -> Vec<String> {
         Class::Other => return Vec::new(),
     };
     let integer = class == Class::Integer;
-    table::ALL
+    RULES
         .iter()
         .filter(|rule| rule.keywords.iter().any(|k| k.on == on))
         .filter_map(|rule| (rule.attribute)(schema, integer))

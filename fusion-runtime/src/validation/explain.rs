@@ -9,7 +9,7 @@ use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use super::rules::{enum_const, length, pattern, properties, table, types};
+use super::rules::{self, enum_const, length, pattern, properties, types};
 use super::{
     Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, MAX_OBJECT_BYTES, MAX_OBJECT_DEPTH,
     MAX_OBJECT_KEYS, Measure, ValidationReport,
@@ -330,7 +330,7 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             message: "Items must be unique".into(),
         },
         // The rest is a rule's keyword, read by its rule, or else the engine's own words.
-        other => match table::read(other) {
+        other => match rules::read(other) {
             Some(kind) => kind,
             None => IssueKind::Custom {
                 message: cut(&e.to_string(), MAX_MESSAGE),

@@ -24,7 +24,7 @@ impl IssueKind {
             IssueKind::InvalidValue { .. } => "invalid_value",
             IssueKind::InvalidUnion { .. } => "invalid_union",
             IssueKind::Custom { .. } => "custom",
-            own => rules::table::own_issue(own).map_or("custom", |own| own.code),
+            own => rules::own_issue(own).map_or("custom", |own| own.code),
         }
     }
 }
@@ -53,7 +53,7 @@ impl Issue {
             IssueKind::InvalidUnion { .. } => out.push_str(rules::union::PROBLEM),
             IssueKind::Custom { message } => rules::custom::push_problem(out, message),
             own => {
-                if let Some(own_issue) = rules::table::own_issue(own) {
+                if let Some(own_issue) = rules::own_issue(own) {
                     (own_issue.problem)(own, out);
                 }
             }
@@ -111,7 +111,7 @@ impl Issue {
             IssueKind::InvalidUnion { shapes } => rules::union::push_expected(out, shapes),
             IssueKind::Custom { .. } => {}
             own => {
-                if let Some(own_issue) = rules::table::own_issue(own) {
+                if let Some(own_issue) = rules::own_issue(own) {
                     (own_issue.expected)(own, out);
                 }
             }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::delta::{DeltaSeverity, json};
 use super::walk::{Change, Walker, capitalized, join_field, subject};
 use crate::schema::without_annotations;
-use crate::validation::rules::{Change as RuleChange, table};
+use crate::validation::rules::{self, Change as RuleChange};
 
 use DeltaSeverity::{Cosmetic, Risky, Safe};
 
@@ -80,7 +80,7 @@ const KEYWORDS: &[(&str, Effect)] = &[
 
 /// The deltas of one keyword that differs, through its row: its rule's, else the table's.
 pub(super) fn compare(w: &mut Walker<'_>, c: &Change<'_>) {
-    if let Some(rule) = table::keywords().find(|k| k.name == c.keyword) {
+    if let Some(rule) = rules::keywords().find(|k| k.name == c.keyword) {
         return match rule.change {
             RuleChange::Lower => bound(w, c, false),
             RuleChange::Upper => bound(w, c, true),
@@ -540,7 +540,7 @@ mod rule_rows {
     /// never be read, and could say something else.
     #[test]
     fn no_rule_keyword_has_a_row_here() {
-        for keyword in crate::validation::rules::table::keywords() {
+        for keyword in crate::validation::rules::keywords() {
             assert!(
                 !KEYWORDS.iter().any(|(name, _)| *name == keyword.name),
                 "`{}` has a row in the contract diff's table and in its rule's declaration",
