@@ -186,7 +186,7 @@ impl ContainerAttrs {
 
 impl FieldAttrs {
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
-        let mut rules: Vec<RuleUse> = Vec::new();
+        let mut used: Vec<RuleUse> = Vec::new();
         let mut expected = Attr::none(cx, EXPECTED);
         let mut description = Attr::none(cx, DESCRIPTION);
         let mut validate = Attr::none(cx, VALIDATE);
@@ -196,13 +196,13 @@ impl FieldAttrs {
                 if let Some(row) = rules::find(&meta.path) {
                     // #[fusion(length(min = 1))], #[fusion(email)], #[fusion(multiple_of = 5)], ..
                     let value = parse_rule_value(cx, &meta, row)?;
-                    if rules.iter().any(|r| r.attr.name == row.name) {
+                    if used.iter().any(|r| r.attr.name == row.name) {
                         cx.error_spanned_by(
                             &meta.path,
                             format_args!("duplicate fusion attribute `{}`", row.name),
                         );
                     } else {
-                        rules.push(RuleUse {
+                        used.push(RuleUse {
                             attr: row,
                             key: meta.path.span(),
                             value,
@@ -244,7 +244,7 @@ impl FieldAttrs {
             }
         }
         FieldAttrs {
-            rules,
+            rules: used,
             expected: expected.get(),
             description: description.get(),
             validate: validate.get(),

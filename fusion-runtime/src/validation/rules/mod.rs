@@ -1,10 +1,11 @@
 //! The rules: each file is one rule, and owns its JSON Schema keyword(s), its check on the
 //! typed value serde has read, its SPEC §4 wording (the text of its `<field>` line), and its
-//! [`Declaration`] (`RULE`): the keywords it writes and what a change of each means to a
-//! caller, how `jsonschema`'s error for them reads as an issue, and an issue kind of its own
-//! with its code and words. What reads "the rules" reads [`ALL`], never a list of
-//! its own: the derive's typed path, the healing generator, the contract diff, the issue
-//! reader (`explain`), the report's lines, OpenAPI's import.
+//! declaration, `RULE`: the keywords it writes and what a change of each means to a caller,
+//! how `jsonschema`'s error for them reads as an issue, an issue kind of its own with its code
+//! and words, and the attribute `openapi gen` writes for them. What reads "the rules" reads
+//! `ALL`, the table below, never a list of its own: the derive's typed path, the healing
+//! generator, the contract diff, the issue reader (`explain`), the report's lines, OpenAPI's
+//! generator.
 //!
 //! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
 //! has `fn keywords(args, schema)`, which the field's [`Rule`] calls, and
@@ -15,10 +16,10 @@
 //!
 //! # How to add a rule
 //!
-//! 1. `rules/<name>.rs`, with its `RULE` ([`Declaration`]), `keywords`, `check` and the
-//!    wording of its issue; its `mod` line and its row in [`ALL`], both below (a test
-//!    fails when a rule file is missing from the table). A new issue kind is one [`IssueKind`]
-//!    variant, its code and words in the rule's [`OwnIssue`].
+//! 1. `rules/<name>.rs`, with its `RULE`, `keywords`, `check` and the wording of its issue;
+//!    its `mod` line and its row in `ALL`, both below (a test fails when a rule file is
+//!    missing from the table). A new issue kind is one [`IssueKind`] variant, its code and
+//!    words in the rule's `RULE`.
 //! 2. One row in fusion-macros' attribute table (`fusion-macros/src/rules.rs`): the
 //!    attribute's name, the value it takes, the fields it applies to and the rule it writes.
 //!    The derive writes `Rule(|schema| rules::<name>::keywords(args, schema))` and
@@ -26,7 +27,8 @@
 //!    table, or a rule with `keywords` has no row.
 //!
 //! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
-//! [`format::FORMATS`] and its row in the macro's attribute table.
+//! [`format::FORMATS`] (and its name in the attribute `openapi gen` writes, beside it) and
+//! its row in the macro's attribute table.
 //!
 //! [`Rule`]: crate::validation::spec::Rule
 //! [`IssueKind`]: super::IssueKind
