@@ -310,3 +310,76 @@ impl std::fmt::Display for ValidationReport {
 }
 
 impl std::error::Error for ValidationReport {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::validation::Format;
+
+    /// Every issue kind has its own code and a problem to say: a kind no arm here and no
+    /// rule's `RULE` owns would read as `custom`, with no problem before `You sent`. The match
+    /// has an arm per variant, so a new variant does not compile here until it has a sample.
+    #[test]
+    fn every_issue_kind_has_its_code_and_words() {
+        let bound = |upper| IssueKind::bound(upper, Measure::Number, 1.0, true);
+        let samples = [
+            IssueKind::InvalidType {
+                expected: "a string".into(),
+            },
+            IssueKind::Missing {
+                expected: "a string".into(),
+            },
+            bound(false),
+            bound(true),
+            IssueKind::InvalidFormat {
+                format: Format::Email,
+            },
+            IssueKind::NotMultipleOf { divisor: 5.0 },
+            IssueKind::UnrecognizedKey {
+                key: "x".into(),
+                known: vec!["y".into()],
+            },
+            IssueKind::InvalidValue {
+                options: vec![json!("a"), json!("b")],
+            },
+            IssueKind::InvalidUnion {
+                shapes: vec!["a string".into()],
+            },
+            IssueKind::Custom {
+                message: "Not allowed".into(),
+            },
+        ];
+        let mut codes = Vec::new();
+        for kind in samples {
+            match &kind {
+                IssueKind::InvalidType { .. }
+                | IssueKind::Missing { .. }
+                | IssueKind::TooSmall { .. }
+                | IssueKind::TooBig { .. }
+                | IssueKind::InvalidFormat { .. }
+                | IssueKind::NotMultipleOf { .. }
+                | IssueKind::UnrecognizedKey { .. }
+                | IssueKind::InvalidValue { .. }
+                | IssueKind::InvalidUnion { .. }
+                | IssueKind::Custom { .. } => {}
+            }
+            let code = kind.code();
+            assert!(
+                code != "custom" || matches!(kind, IssueKind::Custom { .. }),
+                "{kind:?} has no code of its own"
+            );
+            codes.push(code);
+            let line = Issue::new("x", kind.clone(), Some(json!(3))).line();
+            assert!(
+                !line.starts_with('.'),
+                "{kind:?} has no problem to say: {line}"
+            );
+        }
+        let distinct: std::collections::BTreeSet<_> = codes.iter().collect();
+        // too_small / too_big are two kinds with two codes; every code is one kind's.
+        assert_eq!(distinct.len(), codes.len(), "{codes:?}");
+        assert!(codes.contains(&"not_multiple_of"), "{codes:?}");
+    }
+}
