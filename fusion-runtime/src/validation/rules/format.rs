@@ -25,7 +25,7 @@ pub(crate) const RULE: Declaration = Declaration {
         _ => None,
     },
     issue: None,
-    attribute: attribute,
+    attribute,
 };
 
 /// The attribute of a format the macro has one for, unless the schema's pattern is written

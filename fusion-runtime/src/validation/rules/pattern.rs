@@ -28,7 +28,7 @@ pub(crate) const RULE: Declaration = Declaration {
     }],
     reads: reads_none,
     issue: None,
-    attribute: attribute,
+    attribute,
 };
 
 /// `pattern = ".."`, when the schema's pattern is one the validation engine reads (an

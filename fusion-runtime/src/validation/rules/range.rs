@@ -46,7 +46,7 @@ pub(crate) const RULE: Declaration = Declaration {
         Some(IssueKind::bound(upper, Measure::Number, limit, inclusive))
     },
     issue: None,
-    attribute: attribute,
+    attribute,
 };
 
 /// `range(..)`: the tighter of each inclusive and exclusive bound, when some number fits.
