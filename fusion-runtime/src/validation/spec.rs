@@ -1,6 +1,7 @@
 //! What `#[derive(ToolInput)]` writes down: each field's [`Rule`]s from its `#[fusion(..)]`
-//! attributes, and the JSON Schema (draft 2020-12) built from them. One [`Rule`] list per
-//! field feeds both the schema keywords and the typed checks, so the two cannot disagree.
+//! attributes, and the JSON Schema (draft 2020-12) built from them. One attribute gives a
+//! field both its [`Rule`] (its rule's keywords) and its typed check (its rule's `check`),
+//! with the same arguments, so the two cannot disagree.
 
 use serde_json::{Map, Value};
 
