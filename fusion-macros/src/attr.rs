@@ -8,6 +8,7 @@ use syn::spanned::Spanned as _;
 use syn::{Attribute, LitFloat, LitInt, LitStr, Token};
 
 use crate::ctxt::Ctxt;
+use crate::rules::{self, RuleAttr, Takes};
 use crate::symbol::*;
 
 /// A slot for one attribute: a second occurrence is a "duplicate" error at its key.
@@ -58,35 +59,27 @@ pub struct Count {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum StringFormat {
-    Email,
-    Url,
-    Uuid,
-    DateTime,
-    Date,
-    Ipv4,
-    Ipv6,
-}
-
-impl StringFormat {
-    pub fn keyword(self) -> Symbol {
-        match self {
-            StringFormat::Email => EMAIL,
-            StringFormat::Url => URL,
-            StringFormat::Uuid => UUID,
-            StringFormat::DateTime => DATE_TIME,
-            StringFormat::Date => DATE,
-            StringFormat::Ipv4 => IPV4,
-            StringFormat::Ipv6 => IPV6,
-        }
-    }
-}
-
-/// A rule and the key it was written with (for errors pointing at it).
+/// An attribute's value and the key it was written with (for errors pointing at it).
 pub struct Keyed<T> {
     pub key: Span,
     pub value: T,
+}
+
+/// A validation attribute on a field: its row, its key, its value.
+pub struct RuleUse {
+    pub attr: &'static RuleAttr,
+    pub key: Span,
+    pub value: RuleValue,
+}
+
+/// A validation attribute's value, by the kind its row takes.
+pub enum RuleValue {
+    Counts(Bounds<Count>),
+    Bounds(RangeBounds),
+    Number(NumLit),
+    Regex(LitStr),
+    /// A format flag: the runtime's `Format` variant it names.
+    Format(&'static str),
 }
 
 pub struct Bounds<B> {
@@ -104,12 +97,8 @@ pub struct RangeBounds {
 /// `#[fusion(..)]` on a field.
 #[derive(Default)]
 pub struct FieldAttrs {
-    pub length: Option<Keyed<Bounds<Count>>>,
-    pub range: Option<Keyed<RangeBounds>>,
-    pub items: Option<Keyed<Bounds<Count>>>,
-    pub formats: Vec<Keyed<StringFormat>>,
-    pub pattern: Option<Keyed<LitStr>>,
-    pub multiple_of: Option<Keyed<NumLit>>,
+    /// The validation attributes, as written (at most one of each).
+    pub rules: Vec<RuleUse>,
     pub expected: Option<LitStr>,
     pub description: Option<LitStr>,
     pub validate: Option<syn::Path>,
@@ -197,90 +186,28 @@ impl ContainerAttrs {
 
 impl FieldAttrs {
     pub fn from_ast(cx: &Ctxt, attrs: &[Attribute]) -> Self {
-        let mut length = Attr::none(cx, LENGTH);
-        let mut range = Attr::none(cx, RANGE);
-        let mut items = Attr::none(cx, ITEMS);
-        let mut formats: Vec<Keyed<StringFormat>> = Vec::new();
-        let mut pattern = Attr::none(cx, PATTERN);
-        let mut multiple_of = Attr::none(cx, MULTIPLE_OF);
+        let mut used: Vec<RuleUse> = Vec::new();
         let mut expected = Attr::none(cx, EXPECTED);
         let mut description = Attr::none(cx, DESCRIPTION);
         let mut validate = Attr::none(cx, VALIDATE);
         let mut deprecated = Attr::none(cx, DEPRECATED);
-        const FORMATS: [StringFormat; 7] = [
-            StringFormat::Email,
-            StringFormat::Url,
-            StringFormat::Uuid,
-            StringFormat::DateTime,
-            StringFormat::Date,
-            StringFormat::Ipv4,
-            StringFormat::Ipv6,
-        ];
         for attr in fusion_attrs(attrs) {
             let result = attr.parse_nested_meta(|meta| {
-                if meta.path == LENGTH {
-                    // #[fusion(length(min = 1, max = 64))]
-                    let b = parse_counts(cx, &meta, LENGTH)?;
-                    length.set(
-                        &meta.path,
-                        Keyed {
-                            key: meta.path.span(),
-                            value: b,
-                        },
-                    );
-                } else if meta.path == RANGE {
-                    // #[fusion(range(min = 1, max = 10))], #[fusion(range(exclusive_min = 0))]
-                    let b = parse_range(cx, &meta)?;
-                    range.set(
-                        &meta.path,
-                        Keyed {
-                            key: meta.path.span(),
-                            value: b,
-                        },
-                    );
-                } else if meta.path == ITEMS {
-                    // #[fusion(items(min = 1, max = 100))]
-                    let b = parse_counts(cx, &meta, ITEMS)?;
-                    items.set(
-                        &meta.path,
-                        Keyed {
-                            key: meta.path.span(),
-                            value: b,
-                        },
-                    );
-                } else if let Some(f) = FORMATS.iter().find(|f| meta.path == f.keyword()) {
-                    // #[fusion(email)], #[fusion(url)], #[fusion(uuid)], #[fusion(date_time)], ..
-                    if formats.iter().any(|g| g.value == *f) {
+                if let Some(row) = rules::find(&meta.path) {
+                    // #[fusion(length(min = 1))], #[fusion(email)], #[fusion(multiple_of = 5)], ..
+                    let value = parse_rule_value(cx, &meta, row)?;
+                    if used.iter().any(|r| r.attr.name == row.name) {
                         cx.error_spanned_by(
                             &meta.path,
-                            format_args!("duplicate fusion attribute `{}`", f.keyword()),
+                            format_args!("duplicate fusion attribute `{}`", row.name),
                         );
                     } else {
-                        formats.push(Keyed {
+                        used.push(RuleUse {
+                            attr: row,
                             key: meta.path.span(),
-                            value: *f,
+                            value,
                         });
                     }
-                } else if meta.path == PATTERN {
-                    // #[fusion(pattern = "^inv_[0-9]{4}$")]
-                    let s: LitStr = meta.value()?.parse()?;
-                    pattern.set(
-                        &meta.path,
-                        Keyed {
-                            key: meta.path.span(),
-                            value: s,
-                        },
-                    );
-                } else if meta.path == MULTIPLE_OF {
-                    // #[fusion(multiple_of = 5)]
-                    let n = parse_num(&meta)?;
-                    multiple_of.set(
-                        &meta.path,
-                        Keyed {
-                            key: meta.path.span(),
-                            value: n,
-                        },
-                    );
                 } else if meta.path == EXPECTED {
                     // #[fusion(expected = "an invoice ID like inv_2026_0001")]
                     let s: LitStr = meta.value()?.parse()?;
@@ -317,18 +244,29 @@ impl FieldAttrs {
             }
         }
         FieldAttrs {
-            length: length.get(),
-            range: range.get(),
-            items: items.get(),
-            formats,
-            pattern: pattern.get(),
-            multiple_of: multiple_of.get(),
+            rules: used,
             expected: expected.get(),
             description: description.get(),
             validate: validate.get(),
             deprecated: deprecated.get(),
         }
     }
+}
+
+/// The value of a validation attribute, by the kind its row takes.
+fn parse_rule_value(cx: &Ctxt, meta: &ParseNestedMeta, row: &RuleAttr) -> syn::Result<RuleValue> {
+    Ok(match row.takes {
+        // length(min = 1, max = 64)
+        Takes::Counts => RuleValue::Counts(parse_counts(cx, meta, Symbol(row.name))?),
+        // range(min = 1, max = 10), range(exclusive_min = 0)
+        Takes::Bounds => RuleValue::Bounds(parse_range(cx, meta)?),
+        // multiple_of = 5
+        Takes::Positive => RuleValue::Number(parse_num(meta)?),
+        // pattern = "^inv_[0-9]{4}$"
+        Takes::Regex => RuleValue::Regex(meta.value()?.parse()?),
+        // email
+        Takes::Format(variant) => RuleValue::Format(variant),
+    })
 }
 
 /// The note of `deprecated = ".."`: a non-empty string saying what to use instead, which the

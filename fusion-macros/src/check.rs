@@ -3,8 +3,9 @@
 use proc_macro2::Span;
 
 use crate::ast::{Container, Field, TypeClass};
-use crate::attr::{Bounds, Count, NumLit};
+use crate::attr::{Bounds, Count, NumLit, RangeBounds, RuleValue};
 use crate::ctxt::Ctxt;
+use crate::rules::{On, Takes};
 
 pub fn check(cx: &Ctxt, cont: &Container) {
     check_schema_name(cx, cont);
@@ -65,75 +66,23 @@ fn check_applies_to_type(cx: &Ctxt, field: &Field) {
     if class == TypeClass::Other {
         return;
     }
-    let a = &field.attrs;
-    let is_string = class == TypeClass::String;
-    let is_number = matches!(class, TypeClass::Integer | TypeClass::Float);
-    let is_array = class == TypeClass::Array;
-    if let (Some(l), false) = (&a.length, is_string) {
-        err(
-            cx,
-            l.key,
-            format_args!(
-                "`length` is only supported on string fields, and `{}` is {}; use `range` for numbers or `items` for arrays",
-                field.ident,
-                class.words()
-            ),
-        );
-    }
-    if let (Some(r), false) = (&a.range, is_number) {
-        err(
-            cx,
-            r.key,
-            format_args!(
-                "`range` is only supported on numeric fields, and `{}` is {}; use `length` for strings or `items` for arrays",
-                field.ident,
-                class.words()
-            ),
-        );
-    }
-    if let (Some(m), false) = (&a.multiple_of, is_number) {
-        err(
-            cx,
-            m.key,
-            format_args!(
-                "`multiple_of` is only supported on numeric fields, and `{}` is {}",
-                field.ident,
-                class.words()
-            ),
-        );
-    }
-    if let (Some(i), false) = (&a.items, is_array) {
-        err(
-            cx,
-            i.key,
-            format_args!(
-                "`items` is only supported on array fields, and `{}` is {}",
-                field.ident,
-                class.words()
-            ),
-        );
-    }
-    if !is_string {
-        for f in &a.formats {
+    for r in &field.attrs.rules {
+        let applies = match r.attr.on {
+            On::Strings => class == TypeClass::String,
+            On::Numbers => matches!(class, TypeClass::Integer | TypeClass::Float),
+            On::Arrays => class == TypeClass::Array,
+        };
+        if !applies {
             err(
                 cx,
-                f.key,
+                r.key,
                 format_args!(
-                    "`{}` is only supported on string fields, and `{}` is {}",
-                    f.value.keyword(),
+                    "`{}` is only supported on {}, and `{}` is {}{}",
+                    r.attr.name,
+                    r.attr.on.words(),
                     field.ident,
-                    class.words()
-                ),
-            );
-        }
-        if let Some(p) = &a.pattern {
-            err(
-                cx,
-                p.key,
-                format_args!(
-                    "`pattern` is only supported on string fields, and `{}` is {}",
-                    field.ident,
-                    class.words()
+                    class.words(),
+                    r.attr.instead
                 ),
             );
         }
@@ -142,7 +91,6 @@ fn check_applies_to_type(cx: &Ctxt, field: &Field) {
 
 /// Bounds that no value can meet are a schema no agent can satisfy.
 fn check_bounds(cx: &Ctxt, field: &Field) {
-    let a = &field.attrs;
     let counts = |b: &Bounds<Count>| {
         if let (Some(min), Some(max)) = (b.min, b.max)
             && min.value > max.value
@@ -157,75 +105,81 @@ fn check_bounds(cx: &Ctxt, field: &Field) {
             );
         }
     };
-    if let Some(l) = &a.length {
-        counts(&l.value);
-    }
-    if let Some(i) = &a.items {
-        counts(&i.value);
-    }
-    if let Some(r) = &a.range {
-        let r = &r.value;
-        if let (Some(_), Some(emin)) = (&r.min, &r.exclusive_min) {
-            err(
-                cx,
-                emin.span,
-                "`range` takes `min` or `exclusive_min`, not both",
-            );
-        }
-        if let (Some(_), Some(emax)) = (&r.max, &r.exclusive_max) {
-            err(
-                cx,
-                emax.span,
-                "`range` takes `max` or `exclusive_max`, not both",
-            );
-        }
-        let lower = r
-            .min
-            .as_ref()
-            .map(|n| (n, true))
-            .or(r.exclusive_min.as_ref().map(|n| (n, false)));
-        let upper = r
-            .max
-            .as_ref()
-            .map(|n| (n, true))
-            .or(r.exclusive_max.as_ref().map(|n| (n, false)));
-        if let (Some((lo, lo_incl)), Some((hi, hi_incl))) = (lower, upper) {
-            let empty = if lo_incl && hi_incl {
-                lo.value > hi.value
-            } else {
-                lo.value >= hi.value
-            };
-            if empty {
+    for rule in &field.attrs.rules {
+        match &rule.value {
+            RuleValue::Counts(b) => counts(b),
+            RuleValue::Bounds(r) => check_range(cx, field, r),
+            // Positive: a multiple of 0 or less is no rule
+            RuleValue::Number(n) if n.value <= 0.0 => {
                 err(
                     cx,
-                    lo.span,
-                    format_args!(
-                        "the lower bound ({}) is not below the upper bound ({}): no number fits",
-                        show(lo),
-                        show(hi)
-                    ),
+                    n.span,
+                    format_args!("`{}` must be greater than 0", rule.attr.name),
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `range`'s bounds: one of each side, an interval some number is in, integers for an
+/// integer field.
+fn check_range(cx: &Ctxt, field: &Field, r: &RangeBounds) {
+    if let (Some(_), Some(emin)) = (&r.min, &r.exclusive_min) {
+        err(
+            cx,
+            emin.span,
+            "`range` takes `min` or `exclusive_min`, not both",
+        );
+    }
+    if let (Some(_), Some(emax)) = (&r.max, &r.exclusive_max) {
+        err(
+            cx,
+            emax.span,
+            "`range` takes `max` or `exclusive_max`, not both",
+        );
+    }
+    let lower = r
+        .min
+        .as_ref()
+        .map(|n| (n, true))
+        .or(r.exclusive_min.as_ref().map(|n| (n, false)));
+    let upper = r
+        .max
+        .as_ref()
+        .map(|n| (n, true))
+        .or(r.exclusive_max.as_ref().map(|n| (n, false)));
+    if let (Some((lo, lo_incl)), Some((hi, hi_incl))) = (lower, upper) {
+        let empty = if lo_incl && hi_incl {
+            lo.value > hi.value
+        } else {
+            lo.value >= hi.value
+        };
+        if empty {
+            err(
+                cx,
+                lo.span,
+                format_args!(
+                    "the lower bound ({}) is not below the upper bound ({}): no number fits",
+                    show(lo),
+                    show(hi)
+                ),
+            );
+        }
+    }
+    if field.class == TypeClass::Integer {
+        for n in [&r.min, &r.max, &r.exclusive_min, &r.exclusive_max]
+            .into_iter()
+            .flatten()
+        {
+            if !n.is_int {
+                err(
+                    cx,
+                    n.span,
+                    "this field is an integer: write the bound as an integer",
                 );
             }
         }
-        if field.class == TypeClass::Integer {
-            for n in [&r.min, &r.max, &r.exclusive_min, &r.exclusive_max]
-                .into_iter()
-                .flatten()
-            {
-                if !n.is_int {
-                    err(
-                        cx,
-                        n.span,
-                        "this field is an integer: write the bound as an integer",
-                    );
-                }
-            }
-        }
-    }
-    if let Some(m) = &a.multiple_of
-        && m.value.value <= 0.0
-    {
-        err(cx, m.value.span, "`multiple_of` must be greater than 0");
     }
 }
 
@@ -240,26 +194,28 @@ fn show(n: &NumLit) -> String {
 /// Two formats (or a format and a pattern) on one field: a value can rarely satisfy both,
 /// and the issue could only name one of them.
 fn check_formats(cx: &Ctxt, field: &Field) {
-    let a = &field.attrs;
-    if let Some(first) = a.formats.first() {
-        for other in &a.formats[1..] {
+    let rules = &field.attrs.rules;
+    let mut formats = rules
+        .iter()
+        .filter(|r| matches!(r.attr.takes, Takes::Format(_)));
+    if let Some(first) = formats.next() {
+        for other in formats {
             err(
                 cx,
                 other.key,
                 format_args!(
                     "`#[fusion({})]` cannot be combined with `{}`",
-                    first.value.keyword(),
-                    other.value.keyword()
+                    first.attr.name, other.attr.name
                 ),
             );
         }
-        if let Some(p) = &a.pattern {
+        for regex in rules.iter().filter(|r| r.attr.takes == Takes::Regex) {
             err(
                 cx,
-                p.key,
+                regex.key,
                 format_args!(
-                    "`#[fusion({})]` cannot be combined with `pattern`",
-                    first.value.keyword()
+                    "`#[fusion({})]` cannot be combined with `{}`",
+                    first.attr.name, regex.attr.name
                 ),
             );
         }
@@ -276,22 +232,27 @@ fn check_formats(cx: &Ctxt, field: &Field) {
 /// `regex-automata` under it, a second time for the host (a proc-macro's dependencies are),
 /// for every server's first build.
 fn check_pattern(cx: &Ctxt, field: &Field) {
-    let Some(p) = &field.attrs.pattern else {
-        return;
-    };
-    let pattern = p.value.value();
-    if accepted(&pattern) {
-        return;
+    for rule in &field.attrs.rules {
+        let RuleValue::Regex(lit) = &rule.value else {
+            continue;
+        };
+        let pattern = lit.value();
+        if accepted(&pattern) {
+            continue;
+        }
+        let msg = match regex_syntax::Parser::new().parse(&pattern) {
+            Err(e) => e.to_string(),
+            Ok(_) => format!(
+                "the run-time validator (jsonschema) reads `{}` as an ECMA-262 regex, and this is not one",
+                rule.attr.name
+            ),
+        };
+        err(
+            cx,
+            lit.span(),
+            format_args!("invalid regex in `{}`:\n{msg}", rule.attr.name),
+        );
     }
-    let msg = match regex_syntax::Parser::new().parse(&pattern) {
-        Err(e) => e.to_string(),
-        Ok(_) => "the run-time validator (jsonschema) reads `pattern` as an ECMA-262 regex, and this is not one".to_owned(),
-    };
-    err(
-        cx,
-        p.value.span(),
-        format_args!("invalid regex in `pattern`:\n{msg}"),
-    );
 }
 
 /// Whether `pattern` reads as `jsonschema` reads it: its translation succeeds, and then

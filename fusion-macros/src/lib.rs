@@ -8,6 +8,7 @@ mod check;
 mod ctxt;
 mod doc;
 mod expand;
+mod rules;
 mod symbol;
 
 /// Derives `fusion_runtime::ToolInput`; documented on its re-export in `fusion_runtime`.

@@ -14,18 +14,7 @@ pub const DOC: Symbol = Symbol("doc");
 pub const ALLOW_UNKNOWN_FIELDS: Symbol = Symbol("allow_unknown_fields");
 
 // field
-pub const LENGTH: Symbol = Symbol("length");
-pub const RANGE: Symbol = Symbol("range");
-pub const ITEMS: Symbol = Symbol("items");
-pub const EMAIL: Symbol = Symbol("email");
-pub const URL: Symbol = Symbol("url");
-pub const UUID: Symbol = Symbol("uuid");
-pub const DATE_TIME: Symbol = Symbol("date_time");
-pub const DATE: Symbol = Symbol("date");
-pub const IPV4: Symbol = Symbol("ipv4");
-pub const IPV6: Symbol = Symbol("ipv6");
-pub const PATTERN: Symbol = Symbol("pattern");
-pub const MULTIPLE_OF: Symbol = Symbol("multiple_of");
+// (the validation attributes are rows of `rules::RULES`)
 pub const EXPECTED: Symbol = Symbol("expected");
 pub const DESCRIPTION: Symbol = Symbol("description");
 pub const VALIDATE: Symbol = Symbol("validate");

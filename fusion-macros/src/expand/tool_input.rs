@@ -4,8 +4,9 @@ use syn::DeriveInput;
 use syn::spanned::Spanned;
 
 use crate::ast::{Container, Field};
-use crate::attr::{Bounds, Count, FieldAttrs, Keyed, NumLit, StringFormat};
+use crate::attr::{Bounds, Count, FieldAttrs, NumLit, RuleValue};
 use crate::ctxt::Ctxt;
+use crate::rules::{RULES, Takes};
 use crate::{check, doc};
 
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -46,7 +47,7 @@ fn expand(cont: &Container) -> TokenStream {
         let ident = f.ident;
         let p = quote!(::fusion_runtime::__private);
         let checks = rule_uses(&f.attrs).into_iter().map(|u| {
-            let (m, args) = (u.module, (u.check_args)(&u.args));
+            let (m, args) = (u.module, u.check_args);
             quote!(.and(#p::rules::#m::check(__fusion_v, #args)))
         });
         quote! {
@@ -190,8 +191,8 @@ fn field_spec(field: &Field) -> TokenStream {
     let default = field.serde_default;
     let p = quote!(::fusion_runtime::__private);
     let rules = rule_uses(a).into_iter().map(|u| {
-        let (v, args) = (u.variant, u.args);
-        quote!(#p::Rule::#v(#args))
+        let (m, args) = (u.module, u.args);
+        quote!(#p::Rule(|__fusion_schema| #p::rules::#m::keywords(#args, __fusion_schema)))
     });
     quote! {
         #p::FieldSpec {
@@ -207,116 +208,57 @@ fn field_spec(field: &Field) -> TokenStream {
     }
 }
 
-/// The arguments of each use of a rule on a field.
-type RuleArgs = fn(&FieldAttrs) -> Vec<TokenStream>;
-
-/// The typed check's arguments, made from the spec's: [`same`] for every rule but one whose
-/// check needs state built once, such as a compiled regex (a `static` at the call site).
-type CheckArgs = fn(&TokenStream) -> TokenStream;
-
-/// The arguments of a `length` or `items` rule: its optional `min` and `max` counts.
-fn count_bounds(bounds: &Option<Keyed<Bounds<Count>>>) -> Vec<TokenStream> {
-    bounds
-        .iter()
-        .map(|b| {
-            let min = opt(b.value.min, |c| count(c.value));
-            let max = opt(b.value.max, |c| count(c.value));
-            quote!(#min, #max)
-        })
-        .collect()
-}
-
-/// The rules the derive writes, one row each: the rule's module in
-/// `fusion_runtime::validation::rules` and its `Rule` variant, the arguments of each use on a
-/// field, read from its attributes, and the typed check's arguments made from them. The
-/// field's spec gets `Rule::<Variant>(args)` (its schema keywords) and its typed check
-/// `rules::<module>::check(value, check_args(args))`. Adding a rule is one row here, its
-/// attribute in `attr.rs`, and its file in the runtime.
-const RULES: &[(&str, &str, RuleArgs, CheckArgs)] = &[
-    ("length", "Length", |a| count_bounds(&a.length), same),
-    (
-        "range",
-        "Range",
-        |a| {
-            a.range
-                .iter()
-                .map(|r| {
-                    let r = &r.value;
-                    let min = opt(r.min.as_ref(), num);
-                    let max = opt(r.max.as_ref(), num);
-                    let emin = opt(r.exclusive_min.as_ref(), num);
-                    let emax = opt(r.exclusive_max.as_ref(), num);
-                    quote!(#min, #max, #emin, #emax)
-                })
-                .collect()
-        },
-        same,
-    ),
-    ("items", "Items", |a| count_bounds(&a.items), same),
-    (
-        "format",
-        "Format",
-        |a| {
-            a.formats
-                .iter()
-                .map(|f| {
-                    let v = format_variant(f.value);
-                    quote!(::fusion_runtime::__private::Format::#v)
-                })
-                .collect()
-        },
-        same,
-    ),
-    (
-        "pattern",
-        "Pattern",
-        |a| {
-            a.pattern
-                .iter()
-                .map(|p| {
-                    let s = &p.value;
-                    quote!(#s)
-                })
-                .collect()
-        },
-        compiled_pattern,
-    ),
-    (
-        "multiple_of",
-        "MultipleOf",
-        |a| a.multiple_of.iter().map(|m| num(&m.value)).collect(),
-        same,
-    ),
-];
-
-/// One use of a rule on a field.
+/// One use of a rule on a field: its module in `fusion_runtime::validation::rules`, the
+/// arguments of its `keywords` and of its `check`.
 struct RuleUse {
     module: syn::Ident,
-    variant: syn::Ident,
     args: TokenStream,
-    check_args: CheckArgs,
+    check_args: TokenStream,
 }
 
-/// Each use of a rule on a field: its module, variant and arguments.
+/// Each rule on a field, in the table's order: the field's spec gets
+/// `Rule(|schema| rules::<rule>::keywords(args, schema))` (its schema keywords) and its typed
+/// check `rules::<rule>::check(value, check_args)`.
 fn rule_uses(a: &FieldAttrs) -> Vec<RuleUse> {
     RULES
         .iter()
-        .flat_map(|(module, variant, args, check_args)| {
-            let m = syn::Ident::new(module, proc_macro2::Span::call_site());
-            let v = syn::Ident::new(variant, proc_macro2::Span::call_site());
-            args(a).into_iter().map(move |args| RuleUse {
-                module: m.clone(),
-                variant: v.clone(),
+        .flat_map(|row| a.rules.iter().filter(move |r| r.attr.name == row.name))
+        .map(|r| {
+            let args = match &r.value {
+                RuleValue::Counts(b) => count_bounds(b),
+                RuleValue::Bounds(b) => {
+                    let min = opt(b.min.as_ref(), num);
+                    let max = opt(b.max.as_ref(), num);
+                    let emin = opt(b.exclusive_min.as_ref(), num);
+                    let emax = opt(b.exclusive_max.as_ref(), num);
+                    quote!(#min, #max, #emin, #emax)
+                }
+                RuleValue::Number(n) => num(n),
+                RuleValue::Regex(s) => quote!(#s),
+                RuleValue::Format(variant) => {
+                    let v = syn::Ident::new(variant, proc_macro2::Span::call_site());
+                    quote!(::fusion_runtime::__private::Format::#v)
+                }
+            };
+            // The pattern's check takes it compiled, once, in a `static` of its own.
+            let check_args = match r.attr.takes {
+                Takes::Regex => compiled_pattern(&args),
+                _ => args.clone(),
+            };
+            RuleUse {
+                module: syn::Ident::new(r.attr.rule, proc_macro2::Span::call_site()),
                 args,
-                check_args: *check_args,
-            })
+                check_args,
+            }
         })
         .collect()
 }
 
-/// The check takes the arguments the spec takes.
-fn same(args: &TokenStream) -> TokenStream {
-    args.clone()
+/// The arguments of a count rule (`length`, `items`): its optional `min` and `max`.
+fn count_bounds(b: &Bounds<Count>) -> TokenStream {
+    let min = opt(b.min, |c| count(c.value));
+    let max = opt(b.max, |c| count(c.value));
+    quote!(#min, #max)
 }
 
 /// The pattern's check takes it compiled, once, in a `static` of its own.
@@ -330,19 +272,6 @@ fn compiled_pattern(pattern: &TokenStream) -> TokenStream {
 
 fn count(v: u64) -> TokenStream {
     quote!(#v)
-}
-
-/// The runtime's `StringFormat` variant of a format attribute.
-fn format_variant(f: StringFormat) -> TokenStream {
-    match f {
-        StringFormat::Email => quote!(Email),
-        StringFormat::Url => quote!(Url),
-        StringFormat::Uuid => quote!(Uuid),
-        StringFormat::DateTime => quote!(DateTime),
-        StringFormat::Date => quote!(Date),
-        StringFormat::Ipv4 => quote!(Ipv4),
-        StringFormat::Ipv6 => quote!(Ipv6),
-    }
 }
 
 fn validator_calls(field: &Field) -> TokenStream {

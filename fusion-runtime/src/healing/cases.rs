@@ -350,7 +350,7 @@ const CONSTRAINED_WRONG_TYPE: &str = "another type, unrelated to the valid value
 fn constrained_wrong_type(node: &Value, valid: &Value) -> Option<Value> {
     // The keywords that constrain a string or a number beyond its type, as the rules declare
     // them.
-    if !crate::validation::rules::keywords::on_scalars().any(|k| node.get(k).is_some()) {
+    if !crate::validation::rules::on_scalars().any(|k| node.get(k).is_some()) {
         return None;
     }
     match valid {

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use super::Operation;
 use super::operation::snake;
+use crate::validation::rules::{ALL as RULES, On};
 
 /// How deep nested objects become structs; deeper ones are `serde_json::Value`.
 const MAX_STRUCT_DEPTH: usize = 8;
@@ -395,95 +396,20 @@ fn class_of(ty: &str) -> Class {
 
 /// The `#[fusion(..)]` rules a field's schema implies, those that apply to its type (a
 /// document's keyword on a type it does not fit, or a contradiction, is left out: the macro
-/// would refuse it).
+/// would refuse it): each rule's own attribute, from its declaration, in the table's order.
 fn rules(schema: &Value, class: Class) -> Vec<String> {
-    let mut rules = Vec::new();
-    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
-    let int = |k: &str| schema.get(k).and_then(Value::as_u64);
-    let counts = |name: &str, min: Option<u64>, max: Option<u64>| match (min, max) {
-        (Some(a), Some(b)) if a > b => None,
-        (Some(a), Some(b)) => Some(format!("{name}(min = {a}, max = {b})")),
-        (Some(a), None) => Some(format!("{name}(min = {a})")),
-        (None, Some(b)) => Some(format!("{name}(max = {b})")),
-        (None, None) => None,
+    let on = match class {
+        Class::String => On::String,
+        Class::Integer | Class::Float => On::Number,
+        Class::Array => On::Array,
+        Class::Other => return Vec::new(),
     };
-    match class {
-        Class::String => {
-            rules.extend(counts("length", int("minLength"), int("maxLength")));
-            let pattern = schema
-                .get("pattern")
-                .and_then(Value::as_str)
-                .filter(|p| pattern_compiles(p));
-            if let Some(p) = pattern {
-                rules.push(format!("pattern = {p:?}"));
-            } else if let Some(f) = schema.get("format").and_then(Value::as_str) {
-                let attr = match f {
-                    "email" => Some("email"),
-                    "uri" | "url" => Some("url"),
-                    "uuid" => Some("uuid"),
-                    "date-time" => Some("date_time"),
-                    "date" => Some("date"),
-                    "ipv4" => Some("ipv4"),
-                    "ipv6" => Some("ipv6"),
-                    _ => None,
-                };
-                rules.extend(attr.map(str::to_owned));
-            }
-        }
-        Class::Integer | Class::Float => {
-            let integer = class == Class::Integer;
-            // An integer field's bounds are integers: a fractional lower bound rounds up, an
-            // upper one down (the same integers fit).
-            let lit = |x: f64, lower: bool| {
-                if !integer {
-                    return format!("{x:?}");
-                }
-                let x = if lower { x.ceil() } else { x.floor() };
-                format!("{}", x as i64)
-            };
-            let lower = match (num("minimum"), num("exclusiveMinimum")) {
-                (Some(m), Some(e)) if e >= m => Some(("exclusive_min", e)),
-                (Some(m), _) => Some(("min", m)),
-                (None, Some(e)) => Some(("exclusive_min", e)),
-                (None, None) => None,
-            };
-            let upper = match (num("maximum"), num("exclusiveMaximum")) {
-                (Some(m), Some(e)) if e <= m => Some(("exclusive_max", e)),
-                (Some(m), _) => Some(("max", m)),
-                (None, Some(e)) => Some(("exclusive_max", e)),
-                (None, None) => None,
-            };
-            let fits = match (lower, upper) {
-                (Some(("min", l)), Some(("max", u))) => l <= u,
-                (Some((_, l)), Some((_, u))) => l < u,
-                _ => true,
-            };
-            let range: Vec<String> = [lower.map(|b| (b, true)), upper.map(|b| (b, false))]
-                .into_iter()
-                .flatten()
-                .map(|((key, x), is_lower)| format!("{key} = {}", lit(x, is_lower)))
-                .collect();
-            if fits && !range.is_empty() {
-                rules.push(format!("range({})", range.join(", ")));
-            }
-            if let Some(m) = num("multipleOf").filter(|m| *m > 0.0)
-                && (!integer || m.fract() == 0.0)
-            {
-                rules.push(format!("multiple_of = {}", lit(m, true)));
-            }
-        }
-        Class::Array => rules.extend(counts("items", int("minItems"), int("maxItems"))),
-        Class::Other => {}
-    }
-    rules
-}
-
-/// Whether the validation engine reads `pattern` (an ECMA-262 regex): what the macro checks.
-fn pattern_compiles(pattern: &str) -> bool {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&serde_json::json!({ "pattern": pattern }))
-        .is_ok()
+    let integer = class == Class::Integer;
+    RULES
+        .iter()
+        .filter(|rule| rule.keywords.iter().any(|k| k.on == on))
+        .filter_map(|rule| (rule.attribute)(schema, integer))
+        .collect()
 }
 
 /// `text` as doc comment lines. A description is prose, not code to test: a fenced block is

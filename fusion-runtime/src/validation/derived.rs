@@ -123,7 +123,7 @@ pub struct Plan {
 /// `items`, and every rule's keyword but `enum` (an enum field is decided by its options,
 /// `enum_const`), read from the rules' own declarations.
 static TYPED_KEYWORDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-    let rules = super::rules::keywords::all().filter(|k| k.on != super::rules::On::Any);
+    let rules = super::rules::keywords().filter(|k| k.on != super::rules::On::Any);
     ["type", "items"]
         .into_iter()
         .chain(rules.map(|k| k.name))

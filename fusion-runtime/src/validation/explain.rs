@@ -9,7 +9,7 @@ use jsonschema::error::ValidationErrorKind as K;
 use jsonschema::paths::LocationSegment;
 use serde_json::Value;
 
-use super::rules::{enum_const, length, pattern, properties, types};
+use super::rules::{self, enum_const, length, pattern, properties, types};
 use super::{
     Format, Issue, IssueKind, IssuePath, MAX_COLLECTED_ISSUES, MAX_OBJECT_BYTES, MAX_OBJECT_DEPTH,
     MAX_OBJECT_KEYS, Measure, ValidationReport,
@@ -242,22 +242,6 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         }
     }
     let node = index.node(at.node);
-    let bound = |upper: bool, measure, limit: f64, inclusive| {
-        if upper {
-            IssueKind::TooBig {
-                measure,
-                limit,
-                inclusive,
-            }
-        } else {
-            IssueKind::TooSmall {
-                measure,
-                limit,
-                inclusive,
-            }
-        }
-    };
-    let number = |v: &Value| v.as_f64().unwrap_or(0.0);
     let shapes = || IssueKind::InvalidUnion {
         shapes: node.map_or_else(Vec::new, |n| n.shapes.clone()),
     };
@@ -302,19 +286,6 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             }
             return;
         }
-        K::Minimum { limit } => bound(false, Measure::Number, number(limit), true),
-        K::ExclusiveMinimum { limit } => bound(false, Measure::Number, number(limit), false),
-        K::Maximum { limit } => bound(true, Measure::Number, number(limit), true),
-        K::ExclusiveMaximum { limit } => bound(true, Measure::Number, number(limit), false),
-        K::MinLength { limit } => bound(false, Measure::Length, *limit as f64, true),
-        K::MaxLength { limit } => bound(true, Measure::Length, *limit as f64, true),
-        K::MinItems { limit } => bound(false, Measure::Items, *limit as f64, true),
-        K::MaxItems { limit } => bound(true, Measure::Items, *limit as f64, true),
-        K::MinProperties { limit } => bound(false, Measure::Properties, *limit as f64, true),
-        K::MaxProperties { limit } => bound(true, Measure::Properties, *limit as f64, true),
-        K::Format { format } => IssueKind::InvalidFormat {
-            format: Format::from_keyword(format),
-        },
         K::Pattern { .. } => {
             let parts = e.into_parts();
             let K::Pattern { pattern } = parts.kind else {
@@ -326,18 +297,6 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
             push_issue(found, at, kind, parts.instance.into_owned(), node);
             return;
         }
-        K::MultipleOf { multiple_of } => IssueKind::NotMultipleOf {
-            divisor: *multiple_of,
-        },
-        K::Enum { options } => IssueKind::InvalidValue {
-            options: match &**options {
-                Value::Array(items) => items.clone(),
-                other => vec![other.clone()],
-            },
-        },
-        K::Constant { expected_value } => IssueKind::InvalidValue {
-            options: vec![(**expected_value).clone()],
-        },
         // A union of constants (a documented Rust enum) reads as the enum it is.
         K::AnyOf { .. } | K::OneOfNotValid { .. } if node.is_some_and(|n| n.options.is_some()) => {
             IssueKind::InvalidValue {
@@ -370,8 +329,12 @@ fn push_error(index: &SchemaIndex, e: ValidationError<'_>, depth: usize, found: 
         K::UniqueItems => IssueKind::Custom {
             message: "Items must be unique".into(),
         },
-        _ => IssueKind::Custom {
-            message: cut(&e.to_string(), MAX_MESSAGE),
+        // The rest is a rule's keyword, read by its rule, or else the engine's own words.
+        other => match rules::read(other) {
+            Some(kind) => kind,
+            None => IssueKind::Custom {
+                message: cut(&e.to_string(), MAX_MESSAGE),
+            },
         },
     };
     push_issue(found, at, kind, e.into_parts().instance.into_owned(), node);

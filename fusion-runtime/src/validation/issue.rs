@@ -122,19 +122,20 @@ pub enum IssueKind {
 }
 
 impl IssueKind {
-    /// The kind's Zod-style code (`invalid_type`, `too_small`, …; `missing` for a required field).
-    pub fn code(&self) -> &'static str {
-        match self {
-            IssueKind::InvalidType { .. } => "invalid_type",
-            IssueKind::Missing { .. } => "missing",
-            IssueKind::TooSmall { .. } => "too_small",
-            IssueKind::TooBig { .. } => "too_big",
-            IssueKind::InvalidFormat { .. } => "invalid_format",
-            IssueKind::NotMultipleOf { .. } => "not_multiple_of",
-            IssueKind::UnrecognizedKey { .. } => "unrecognized_keys",
-            IssueKind::InvalidValue { .. } => "invalid_value",
-            IssueKind::InvalidUnion { .. } => "invalid_union",
-            IssueKind::Custom { .. } => "custom",
+    /// A size bound broken: [`IssueKind::TooBig`] when `upper`, else [`IssueKind::TooSmall`].
+    pub(crate) fn bound(upper: bool, measure: Measure, limit: f64, inclusive: bool) -> Self {
+        if upper {
+            IssueKind::TooBig {
+                measure,
+                limit,
+                inclusive,
+            }
+        } else {
+            IssueKind::TooSmall {
+                measure,
+                limit,
+                inclusive,
+            }
         }
     }
 }

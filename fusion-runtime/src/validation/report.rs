@@ -10,6 +10,25 @@ use super::rules;
 use super::sent::{self, push_int, push_sent};
 use crate::envelope::{MAX_ENVELOPE_BYTES, xml};
 
+impl IssueKind {
+    /// The kind's Zod-style code (`invalid_type`, `too_small`, …; `missing` for a required
+    /// field); a rule's own kind's code is in its rule's file.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IssueKind::InvalidType { .. } => "invalid_type",
+            IssueKind::Missing { .. } => "missing",
+            IssueKind::TooSmall { .. } => "too_small",
+            IssueKind::TooBig { .. } => "too_big",
+            IssueKind::InvalidFormat { .. } => "invalid_format",
+            IssueKind::UnrecognizedKey { .. } => "unrecognized_keys",
+            IssueKind::InvalidValue { .. } => "invalid_value",
+            IssueKind::InvalidUnion { .. } => "invalid_union",
+            IssueKind::Custom { .. } => "custom",
+            own => rules::own_issue(own).map_or("custom", |own| own.code),
+        }
+    }
+}
+
 impl Issue {
     /// The line's text (unescaped): problem, `You sent: …`, `Expected …`.
     pub fn line(&self) -> String {
@@ -25,7 +44,6 @@ impl Issue {
             IssueKind::TooSmall { measure, .. } => out.push_str(measure.problem(false)),
             IssueKind::TooBig { measure, .. } => out.push_str(measure.problem(true)),
             IssueKind::InvalidFormat { format } => format.push_problem(out),
-            IssueKind::NotMultipleOf { divisor } => rules::multiple_of::push_problem(out, *divisor),
             IssueKind::UnrecognizedKey { key, known } => {
                 rules::unknown_keys::push_problem(out, key, known);
             }
@@ -34,6 +52,11 @@ impl Issue {
             }
             IssueKind::InvalidUnion { .. } => out.push_str(rules::union::PROBLEM),
             IssueKind::Custom { message } => rules::custom::push_problem(out, message),
+            own => {
+                if let Some(own_issue) = rules::own_issue(own) {
+                    (own_issue.problem)(own, out);
+                }
+            }
         }
         out.push('.');
         if let Some(sent) = &self.sent {
@@ -81,15 +104,17 @@ impl Issue {
                 inclusive,
             } => measure.push_expected(out, *limit, *inclusive, true),
             IssueKind::InvalidFormat { format } => format.push_expected(out),
-            IssueKind::NotMultipleOf { divisor } => {
-                rules::multiple_of::push_expected(out, *divisor);
-            }
             IssueKind::UnrecognizedKey { known, .. } => {
                 rules::unknown_keys::push_expected(out, known);
             }
             IssueKind::InvalidValue { options } => rules::enum_const::push_expected(out, options),
             IssueKind::InvalidUnion { shapes } => rules::union::push_expected(out, shapes),
             IssueKind::Custom { .. } => {}
+            own => {
+                if let Some(own_issue) = rules::own_issue(own) {
+                    (own_issue.expected)(own, out);
+                }
+            }
         }
     }
 }
@@ -285,3 +310,76 @@ impl std::fmt::Display for ValidationReport {
 }
 
 impl std::error::Error for ValidationReport {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::validation::Format;
+
+    /// Every issue kind has its own code and a problem to say: a kind no arm here and no
+    /// rule's `RULE` owns would read as `custom`, with no problem before `You sent`. The match
+    /// has an arm per variant, so a new variant does not compile here until it has a sample.
+    #[test]
+    fn every_issue_kind_has_its_code_and_words() {
+        let bound = |upper| IssueKind::bound(upper, Measure::Number, 1.0, true);
+        let samples = [
+            IssueKind::InvalidType {
+                expected: "a string".into(),
+            },
+            IssueKind::Missing {
+                expected: "a string".into(),
+            },
+            bound(false),
+            bound(true),
+            IssueKind::InvalidFormat {
+                format: Format::Email,
+            },
+            IssueKind::NotMultipleOf { divisor: 5.0 },
+            IssueKind::UnrecognizedKey {
+                key: "x".into(),
+                known: vec!["y".into()],
+            },
+            IssueKind::InvalidValue {
+                options: vec![json!("a"), json!("b")],
+            },
+            IssueKind::InvalidUnion {
+                shapes: vec!["a string".into()],
+            },
+            IssueKind::Custom {
+                message: "Not allowed".into(),
+            },
+        ];
+        let mut codes = Vec::new();
+        for kind in samples {
+            match &kind {
+                IssueKind::InvalidType { .. }
+                | IssueKind::Missing { .. }
+                | IssueKind::TooSmall { .. }
+                | IssueKind::TooBig { .. }
+                | IssueKind::InvalidFormat { .. }
+                | IssueKind::NotMultipleOf { .. }
+                | IssueKind::UnrecognizedKey { .. }
+                | IssueKind::InvalidValue { .. }
+                | IssueKind::InvalidUnion { .. }
+                | IssueKind::Custom { .. } => {}
+            }
+            let code = kind.code();
+            assert!(
+                code != "custom" || matches!(kind, IssueKind::Custom { .. }),
+                "{kind:?} has no code of its own"
+            );
+            codes.push(code);
+            let line = Issue::new("x", kind.clone(), Some(json!(3))).line();
+            assert!(
+                !line.starts_with('.'),
+                "{kind:?} has no problem to say: {line}"
+            );
+        }
+        let distinct: std::collections::BTreeSet<_> = codes.iter().collect();
+        // too_small / too_big are two kinds with two codes; every code is one kind's.
+        assert_eq!(distinct.len(), codes.len(), "{codes:?}");
+        assert!(codes.contains(&"not_multiple_of"), "{codes:?}");
+    }
+}

@@ -1,42 +1,24 @@
 //! What `#[derive(ToolInput)]` writes down: each field's [`Rule`]s from its `#[fusion(..)]`
-//! attributes, and the JSON Schema (draft 2020-12) built from them. One [`Rule`] list per
-//! field feeds both the schema keywords and the typed checks, so the two cannot disagree.
+//! attributes, and the JSON Schema (draft 2020-12) built from them. One attribute gives a
+//! field both its [`Rule`] (its rule's keywords) and its typed check (its rule's `check`),
+//! with the same arguments, so the two cannot disagree.
 
 use serde_json::{Map, Value};
 
-use super::Format;
 pub use super::rules::num::Num;
 use crate::schema::{DEPRECATED_KEY, EXPECTED_KEY, KEYS_KEY, for_each_schema, strip_rust_formats};
-/// One constraint of a field, as written in `#[fusion(..)]`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Rule {
-    /// `length(min = .., max = ..)`: `minLength` / `maxLength`, in characters.
-    Length(Option<u64>, Option<u64>),
-    /// `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`: `minimum`,
-    /// `maximum`, `exclusiveMinimum`, `exclusiveMaximum`.
-    Range(Option<Num>, Option<Num>, Option<Num>, Option<Num>),
-    /// `items(min = .., max = ..)`: `minItems` / `maxItems`.
-    Items(Option<u64>, Option<u64>),
-    /// `email`, `url`, …: `format`.
-    Format(Format),
-    /// `pattern = ".."`: `pattern`.
-    Pattern(&'static str),
-    /// `multiple_of = n`: `multipleOf`.
-    MultipleOf(Num),
-}
+
+/// One constraint of a field, as written in `#[fusion(..)]`: its rule's keywords, written
+/// into the field's schema. The derive writes it as
+/// `Rule(|schema| rules::<rule>::keywords(<the attribute's arguments>, schema))`, so the rule's
+/// file alone knows its keywords.
+#[derive(Clone, Copy, Debug)]
+pub struct Rule(pub fn(&mut Map<String, Value>));
 
 impl Rule {
-    /// Writes this rule's keywords (its file's `keywords`) into a field's schema object.
+    /// Writes this rule's keywords into a field's schema object.
     pub fn apply(&self, schema: &mut Map<String, Value>) {
-        use crate::validation::rules::{format, items, length, multiple_of, pattern, range};
-        match *self {
-            Rule::Length(min, max) => length::keywords(min, max, schema),
-            Rule::Range(min, max, emin, emax) => range::keywords(min, max, emin, emax, schema),
-            Rule::Items(min, max) => items::keywords(min, max, schema),
-            Rule::Format(ref f) => format::keywords(f, schema),
-            Rule::Pattern(p) => pattern::keywords(p, schema),
-            Rule::MultipleOf(n) => multiple_of::keywords(n, schema),
-        }
+        (self.0)(schema)
     }
 }
 

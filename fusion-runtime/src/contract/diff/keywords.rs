@@ -1,6 +1,8 @@
 //! One row per JSON Schema keyword: what a change of it means for an agent that learned the
-//! old schema, and the words for it. Adding a keyword is adding a row; a keyword without a row
-//! is reported as `Risky` with both values, so no change goes unreported.
+//! old schema, and the words for it. A keyword a validation rule writes has its row in its
+//! rule's declaration (its [`Change`]), read here; every other keyword has its row below. A
+//! keyword without a row is reported as `Risky` with both values, so no change goes
+//! unreported.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,6 +11,7 @@ use serde_json::Value;
 use super::delta::{DeltaSeverity, json};
 use super::walk::{Change, Walker, capitalized, join_field, subject};
 use crate::schema::without_annotations;
+use crate::validation::rules::{self, Change as RuleChange};
 
 use DeltaSeverity::{Cosmetic, Risky, Safe};
 
@@ -38,7 +41,6 @@ use Effect::{Elsewhere, Lower, Recurse, Rule, Upper, WhenSet};
 
 const KEYWORDS: &[(&str, Effect)] = &[
     ("type", Rule(types)),
-    ("enum", Rule(enums)),
     (
         "const",
         WhenSet([
@@ -47,33 +49,8 @@ const KEYWORDS: &[(&str, Effect)] = &[
             "no longer accepts only one value",
         ]),
     ),
-    (
-        "pattern",
-        WhenSet([
-            "now must match a pattern",
-            "must match a different pattern",
-            "no longer must match a pattern",
-        ]),
-    ),
-    (
-        "format",
-        WhenSet([
-            "now must have a format",
-            "must have a different format",
-            "no longer must have a format",
-        ]),
-    ),
-    ("minLength", Lower),
-    ("minimum", Lower),
-    ("exclusiveMinimum", Lower),
-    ("minItems", Lower),
     ("minProperties", Lower),
-    ("maxLength", Upper),
-    ("maximum", Upper),
-    ("exclusiveMaximum", Upper),
-    ("maxItems", Upper),
     ("maxProperties", Upper),
-    ("multipleOf", Rule(multiple_of)),
     ("uniqueItems", Rule(unique_items)),
     ("additionalProperties", Recurse(additional)),
     ("items", Recurse(items)),
@@ -101,8 +78,17 @@ const KEYWORDS: &[(&str, Effect)] = &[
     ("$ref", Elsewhere),
 ];
 
-/// The deltas of one keyword that differs, through its row.
+/// The deltas of one keyword that differs, through its row: its rule's, else the table's.
 pub(super) fn compare(w: &mut Walker<'_>, c: &Change<'_>) {
+    if let Some(rule) = rules::keywords().find(|k| k.name == c.keyword) {
+        return match rule.change {
+            RuleChange::Lower => bound(w, c, false),
+            RuleChange::Upper => bound(w, c, true),
+            RuleChange::WhenSet(words) => when_set(w, c, words),
+            RuleChange::Divisor => divisor(w, c),
+            RuleChange::Choice => enums(w, c),
+        };
+    }
     let Some((_, effect)) = KEYWORDS.iter().find(|(k, _)| *k == c.keyword) else {
         return unclassified(w, c);
     };
@@ -414,7 +400,8 @@ fn bound(w: &mut Walker<'_>, c: &Change<'_>, upper: bool) {
     w.push(field, severity, format!("{words}."), before, after);
 }
 
-fn multiple_of(w: &mut Walker<'_>, c: &Change<'_>) {
+/// A divisor (`multipleOf`): a new one that divides the old keeps every old value valid.
+fn divisor(w: &mut Walker<'_>, c: &Change<'_>) {
     let (ov, nv, field) = (c.old, c.new, c.field);
     let subj = subject(field);
     let (before, after) = (ov.map(json), nv.map(json));
@@ -549,14 +536,14 @@ fn alternatives(w: &mut Walker<'_>, c: &Change<'_>) {
 mod rule_rows {
     use super::KEYWORDS;
 
-    /// A keyword a rule writes and the diff has no row for would be reported only as `Risky`
-    /// with both values: every rule's keyword has its row.
+    /// A rule's keyword has its row in its rule's declaration only: a second row here would
+    /// never be read, and could say something else.
     #[test]
-    fn every_rule_keyword_has_a_row() {
-        for keyword in crate::validation::rules::keywords::all() {
+    fn no_rule_keyword_has_a_row_here() {
+        for keyword in crate::validation::rules::keywords() {
             assert!(
-                KEYWORDS.iter().any(|(name, _)| *name == keyword.name),
-                "the contract diff has no row for `{}`",
+                !KEYWORDS.iter().any(|(name, _)| *name == keyword.name),
+                "`{}` has a row in the contract diff's table and in its rule's declaration",
                 keyword.name
             );
         }

@@ -7,20 +7,38 @@
 //! hand-written `Deserialize` accept more. So [`check`] looks the value sent up among the
 //! [`Options`] instead; any other shape is left to `jsonschema`.
 
+use jsonschema::error::ValidationErrorKind as K;
 use serde_json::{Map, Value};
 
-use super::Check;
 use super::unknown_keys::{closest, push_did_you_mean};
-use super::{Keyword, On};
+use super::{Change, Check, Declaration, Keyword, On, no_attribute};
 use crate::schema::{ANNOTATION_KEYWORDS, ANNOTATION_PREFIX, ref_target};
-use crate::validation::push_list;
 use crate::validation::sent::push_sent;
+use crate::validation::{IssueKind, push_list};
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
-    name: "enum",
-    on: On::Any,
-}];
+/// The rule: its keyword and `jsonschema`'s errors for `enum` and `const` (an
+/// `invalid_value` issue, worded here).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[Keyword {
+        name: "enum",
+        on: On::Any,
+        change: Change::Choice,
+    }],
+    reads: |error| match error {
+        K::Enum { options } => Some(IssueKind::InvalidValue {
+            options: match &**options {
+                Value::Array(items) => items.clone(),
+                other => vec![other.clone()],
+            },
+        }),
+        K::Constant { expected_value } => Some(IssueKind::InvalidValue {
+            options: vec![(**expected_value).clone()],
+        }),
+        _ => None,
+    },
+    issue: None,
+    attribute: no_attribute,
+};
 
 /// The problem: `Invalid option (did you mean 'open'?)`, or `Invalid value` for a constant.
 pub fn push_problem(out: &mut String, options: &[Value], sent: Option<&Value>) {

@@ -1,19 +1,54 @@
 //! `email`, `url`, `uuid`, `date_time`, `date`, `ipv4`, `ipv6`: `format`, a row of [`FORMATS`].
 
+use jsonschema::error::ValidationErrorKind as K;
 use serde_json::{Map, Value};
 
-use super::{Check, Typed};
-use super::{Keyword, On};
-
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
-    name: "format",
-    on: On::String,
-}];
+use super::{Change, Check, Declaration, Keyword, On, Typed};
+use crate::validation::IssueKind;
 pub use crate::validation::issue::Format;
 
+/// The rule: its keyword and `jsonschema`'s error for it (worded by its [`Format`]).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[Keyword {
+        name: "format",
+        on: On::String,
+        change: Change::WhenSet([
+            "now must have a format",
+            "must have a different format",
+            "no longer must have a format",
+        ]),
+    }],
+    reads: |error| match error {
+        K::Format { format } => Some(IssueKind::InvalidFormat {
+            format: Format::from_keyword(format),
+        }),
+        _ => None,
+    },
+    issue: None,
+    attribute,
+};
+
+/// The attribute of a format the macro has one for, unless the schema's pattern is written
+/// (the macro takes one of the two).
+fn attribute(schema: &Value, integer: bool) -> Option<String> {
+    if (super::pattern::RULE.attribute)(schema, integer).is_some() {
+        return None;
+    }
+    let attribute = match schema.get("format").and_then(Value::as_str)? {
+        "email" => "email",
+        "uri" | "url" => "url",
+        "uuid" => "uuid",
+        "date-time" => "date_time",
+        "date" => "date",
+        "ipv4" => "ipv4",
+        "ipv6" => "ipv6",
+        _ => return None,
+    };
+    Some(attribute.to_owned())
+}
+
 /// Its keyword: the first name of its row (an attribute's format is a known one).
-pub fn keywords(format: &Format, schema: &mut Map<String, Value>) {
+pub fn keywords(format: Format, schema: &mut Map<String, Value>) {
     if let Some(row) = format.row() {
         schema.insert("format".into(), row.1[0].into());
     }

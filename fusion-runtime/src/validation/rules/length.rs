@@ -2,20 +2,42 @@
 
 use serde_json::{Map, Value};
 
-use super::{Check, Typed};
-use super::{Keyword, On};
+use jsonschema::error::ValidationErrorKind as K;
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[
-    Keyword {
-        name: "minLength",
-        on: On::String,
+use super::num::counts_attribute;
+use super::{Change, Check, Declaration, Keyword, On, Typed};
+use crate::validation::{IssueKind, Measure};
+
+/// The rule: its keywords and `jsonschema`'s errors for them (a bound, worded by its
+/// [`Measure`]).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[
+        Keyword {
+            name: "minLength",
+            on: On::String,
+            change: Change::Lower,
+        },
+        Keyword {
+            name: "maxLength",
+            on: On::String,
+            change: Change::Upper,
+        },
+    ],
+    reads: |error| match error {
+        K::MinLength { limit } => Some(IssueKind::bound(
+            false,
+            Measure::Length,
+            *limit as f64,
+            true,
+        )),
+        K::MaxLength { limit } => {
+            Some(IssueKind::bound(true, Measure::Length, *limit as f64, true))
+        }
+        _ => None,
     },
-    Keyword {
-        name: "maxLength",
-        on: On::String,
-    },
-];
+    issue: None,
+    attribute: |schema, _| counts_attribute("length", schema, ["minLength", "maxLength"]),
+};
 
 /// Its keywords.
 pub fn keywords(min: Option<u64>, max: Option<u64>, schema: &mut Map<String, Value>) {

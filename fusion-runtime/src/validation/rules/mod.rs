@@ -1,8 +1,14 @@
 //! The rules: each file is one rule, and owns its JSON Schema keyword(s), its check on the
-//! typed value serde has read, and its SPEC §4 wording (the text of its `<field>` line).
+//! typed value serde has read, its SPEC §4 wording (the text of its `<field>` line), and its
+//! declaration, `RULE`: the keywords it writes and what a change of each means to a caller,
+//! how `jsonschema`'s error for them reads as an issue, an issue kind of its own with its code
+//! and words, and the attribute `openapi gen` writes for them. What reads "the rules" reads
+//! `ALL`, the table below, never a list of its own: the derive's typed path, the healing
+//! generator, the contract diff, the issue reader (`explain`), the report's lines, OpenAPI's
+//! generator.
 //!
 //! A rule the derive writes (`length`, `range`, `items`, `format`, `pattern`, `multiple_of`)
-//! has `fn keywords(args, schema)`, which [`Rule::apply`] calls for `Rule::<Name>(args)`, and
+//! has `fn keywords(args, schema)`, which the field's [`Rule`] calls, and
 //! `fn check(value: Typed<'_>, args) -> Check`, whose [`Check::Engine`] says a typed value
 //! cannot decide: `jsonschema` then checks the value sent on the field's sub-schema. The other
 //! rules have no attribute: serde, the key count or `jsonschema` decide them (the typed path
@@ -10,30 +16,33 @@
 //!
 //! # How to add a rule
 //!
-//! 1. `rules/<name>.rs`, with its `KEYWORDS` (the keywords it writes, declared once: the
-//!    derive's typed path, the healing generator and the contract diff read them through
-//!    `keywords::ALL`, and a test fails when a rule writes one it does not declare, or the
-//!    contract diff has no row for one), `keywords`, `check` and the wording of its issue (a
-//!    new [`IssueKind`] variant when no existing one says it), and its `mod` line below and
-//!    its row in `keywords.rs`; its [`Rule`] variant, whose [`Rule::apply`] arm calls its
-//!    `keywords`.
-//! 2. One row in fusion-macros' `expand/tool_input.rs` `RULES` table (plus the attribute's
-//!    parsing in `attr.rs`, and a line in `check.rs` if it fits some types only): the derive
-//!    writes `Rule::<Name>(args)` and `rules::<name>::check(value, args)`. State built once
-//!    (the pattern's matcher) comes through the row's `check_args`, as a `static`.
+//! 1. `rules/<name>.rs`, with its `RULE`, `keywords`, `check` and the wording of its issue;
+//!    its `mod` line and its row in `ALL`, both below (a test fails when a rule file is
+//!    missing from the table). A new issue kind is one [`IssueKind`] variant, its code and
+//!    words in the rule's `RULE`.
+//! 2. One row in fusion-macros' attribute table (`fusion-macros/src/rules.rs`): the
+//!    attribute's name, the value it takes, the fields it applies to and the rule it writes.
+//!    The derive writes `Rule(|schema| rules::<name>::keywords(args, schema))` and
+//!    `rules::<name>::check(value, args)`. A test fails when a row names no rule of the
+//!    table, or a rule with `keywords` has no row.
 //!
 //! A new `format` is one [`Format`](crate::validation::Format) variant, its row in
-//! [`format::FORMATS`] and its attribute in the macro's format table.
+//! [`format::FORMATS`] (and its name in the attribute `openapi gen` writes, beside it) and
+//! its row in the macro's attribute table.
 //!
 //! [`Rule`]: crate::validation::spec::Rule
-//! [`Rule::apply`]: crate::validation::spec::Rule::apply
 //! [`IssueKind`]: super::IssueKind
 
+use jsonschema::error::ValidationErrorKind;
+
+use crate::validation::IssueKind;
+
+mod check;
 pub mod custom;
+mod declaration;
 pub mod enum_const;
 pub mod format;
 pub mod items;
-pub(crate) mod keywords;
 pub mod length;
 pub mod multiple_of;
 pub mod num;
@@ -45,152 +54,103 @@ pub mod types;
 pub mod union;
 pub mod unknown_keys;
 
-/// A JSON Schema keyword a rule writes (declared once, in the rule's file, as its
-/// `KEYWORDS`), and the values it constrains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Keyword {
-    /// The keyword, as the schema spells it.
-    pub(crate) name: &'static str,
-    /// What it constrains beyond the value's type.
-    pub(crate) on: On,
+pub use check::{Check, Probe, ProbeOpaque, ProbeTrusted, Trusted, Typed};
+pub(crate) use declaration::{
+    Change, Declaration, Keyword, On, OwnIssue, no_attribute, reads_none,
+};
+
+/// Each rule's declaration, in the order `openapi gen` writes their attributes on a field
+/// (`length`, then `pattern`, then a format; `range`, then `multiple_of`).
+pub(crate) const ALL: &[&Declaration] = &[
+    &length::RULE,
+    &pattern::RULE,
+    &format::RULE,
+    &range::RULE,
+    &multiple_of::RULE,
+    &items::RULE,
+    &enum_const::RULE,
+    &properties::RULE,
+];
+
+/// Every rule keyword, with what it constrains.
+pub(crate) fn keywords() -> impl Iterator<Item = Keyword> {
+    ALL.iter().flat_map(|rule| rule.keywords.iter().copied())
 }
 
-/// The values a rule's keyword constrains.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum On {
-    String,
-    Number,
-    Array,
-    /// Any value (`enum`).
-    Any,
+/// The keywords that constrain a string or a number beyond its type (`enum` too): the
+/// healing generator's.
+#[cfg_attr(not(feature = "healing"), allow(dead_code))]
+pub(crate) fn on_scalars() -> impl Iterator<Item = &'static str> {
+    keywords()
+        .filter(|k| matches!(k.on, On::String | On::Number | On::Any))
+        .map(|k| k.name)
 }
 
-/// A rule's verdict on a typed value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[must_use]
-pub enum Check {
-    /// The value satisfies the rule.
-    Pass,
-    /// The value breaks the rule: the schema rejects the arguments.
-    Fail,
-    /// The typed value cannot decide: `jsonschema` checks the value sent on the field's
-    /// sub-schema.
-    Engine,
+/// `jsonschema`'s error as the issue of the rule whose keyword it is about, if one reads it.
+pub(crate) fn read(error: &ValidationErrorKind) -> Option<IssueKind> {
+    ALL.iter().find_map(|rule| (rule.reads)(error))
 }
 
-impl Check {
-    /// Both verdicts: a failure wins, then the engine.
-    #[inline(always)]
-    pub const fn and(self, other: Check) -> Check {
-        match (self, other) {
-            (Check::Fail, _) | (_, Check::Fail) => Check::Fail,
-            (Check::Engine, _) | (_, Check::Engine) => Check::Engine,
-            _ => Check::Pass,
-        }
+/// The rule's own issue kind `kind` is, if a rule owns it.
+pub(crate) fn own_issue(kind: &IssueKind) -> Option<&'static OwnIssue> {
+    ALL.iter()
+        .filter_map(|rule| rule.issue.as_ref())
+        .find(|own| (own.is)(kind))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value};
+
+    use super::num::Num;
+    use super::*;
+    use crate::validation::Format;
+
+    /// What each rule's `keywords` writes, given every argument it takes.
+    fn written() -> Vec<(&'static str, &'static Declaration, Map<String, Value>)> {
+        let mut out = Vec::new();
+        let mut one = |name, rule, write: &dyn Fn(&mut Map<String, Value>)| {
+            let mut schema = Map::new();
+            write(&mut schema);
+            out.push((name, rule, schema));
+        };
+        one("length", &length::RULE, &|s| {
+            length::keywords(Some(1), Some(2), s)
+        });
+        one("range", &range::RULE, &|s| {
+            let n = Some(Num::Int(1));
+            range::keywords(n, n, n, n, s)
+        });
+        one("items", &items::RULE, &|s| {
+            items::keywords(Some(1), Some(2), s)
+        });
+        one("format", &format::RULE, &|s| {
+            format::keywords(Format::Email, s)
+        });
+        one("pattern", &pattern::RULE, &|s| pattern::keywords("^a$", s));
+        one("multiple_of", &multiple_of::RULE, &|s| {
+            multiple_of::keywords(Num::Int(5), s)
+        });
+        out
     }
 
-    /// [`Check::Pass`] when `ok`, else [`Check::Fail`].
-    #[inline(always)]
-    pub const fn from_bool(ok: bool) -> Check {
-        if ok { Check::Pass } else { Check::Fail }
-    }
-}
-
-/// What a field's value, as serde read it, tells its rules.
-#[derive(Clone, Copy, Debug)]
-pub enum Typed<'a> {
-    /// A string was sent.
-    Str(&'a str),
-    /// An integer was sent.
-    Int(i128),
-    /// A boolean was sent.
-    Bool,
-    /// An array of this many strings was sent.
-    Strs(usize),
-    /// An `Option` holds `None`: the key was absent or `null`.
-    Unset,
-    /// The type tells nothing: `jsonschema` checks the value sent.
-    Opaque,
-}
-
-/// Types whose successful deserialization proves the JSON type that was sent.
-pub trait Trusted {
-    /// What the value tells the rules.
-    fn typed(&self) -> Typed<'_>;
-}
-
-impl Trusted for String {
-    fn typed(&self) -> Typed<'_> {
-        Typed::Str(self)
-    }
-}
-
-impl Trusted for str {
-    fn typed(&self) -> Typed<'_> {
-        Typed::Str(self)
-    }
-}
-
-impl Trusted for bool {
-    fn typed(&self) -> Typed<'_> {
-        Typed::Bool
-    }
-}
-
-macro_rules! trusted_int {
-    ($($t:ty),*) => {$(
-        impl Trusted for $t {
-            fn typed(&self) -> Typed<'_> {
-                i128::try_from(*self).map_or(Typed::Opaque, Typed::Int)
+    #[test]
+    fn every_keyword_a_rule_writes_is_declared_by_it() {
+        for (name, rule, schema) in written() {
+            assert!(!schema.is_empty(), "{name} wrote nothing");
+            for keyword in schema.keys() {
+                assert!(
+                    rule.keywords.iter().any(|k| k.name == keyword),
+                    "rule {name} writes `{keyword}`, which its RULE does not declare"
+                );
             }
         }
-    )*};
-}
-trusted_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+    }
 
-impl Trusted for Vec<String> {
-    fn typed(&self) -> Typed<'_> {
-        Typed::Strs(self.len())
+    #[test]
+    fn the_scalar_keywords_leave_arrays_out() {
+        let scalars: Vec<&str> = on_scalars().collect();
+        assert!(scalars.contains(&"multipleOf") && scalars.contains(&"enum"));
+        assert!(!scalars.contains(&"minItems"), "{scalars:?}");
     }
 }
-
-impl<T: Trusted + ?Sized> Trusted for Box<T> {
-    fn typed(&self) -> Typed<'_> {
-        (**self).typed()
-    }
-}
-
-impl<T: Trusted> Trusted for Option<T> {
-    fn typed(&self) -> Typed<'_> {
-        match self {
-            Some(v) => v.typed(),
-            None => Typed::Unset,
-        }
-    }
-}
-
-/// A field the derive probes: `(&Probe(&field)).typed()` is the field's [`Trusted`] answer
-/// when its type has one, and [`Typed::Opaque`] otherwise (autoref specialization).
-pub struct Probe<'a, T: ?Sized>(pub &'a T);
-
-/// The [`Probe`] branch for [`Trusted`] types.
-pub trait ProbeTrusted {
-    /// What the value tells.
-    fn typed(&self) -> Typed<'_>;
-}
-
-impl<T: Trusted + ?Sized> ProbeTrusted for Probe<'_, T> {
-    fn typed(&self) -> Typed<'_> {
-        self.0.typed()
-    }
-}
-
-/// The [`Probe`] branch for every other type.
-pub trait ProbeOpaque {
-    /// Nothing.
-    fn typed(&self) -> Typed<'_> {
-        Typed::Opaque
-    }
-}
-
-impl<T: ?Sized> ProbeOpaque for &Probe<'_, T> {}

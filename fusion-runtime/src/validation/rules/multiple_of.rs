@@ -1,17 +1,46 @@
-//! `multiple_of = n`: `multipleOf`.
+//! `multiple_of = n`: `multipleOf`, and its issue, `not_multiple_of`.
 
+use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
 
-use super::num::Num;
-use super::{Check, Typed};
-use super::{Keyword, On};
+use super::num::{self, Num};
+use super::{Change, Check, Declaration, Keyword, On, OwnIssue, Typed};
+use crate::validation::IssueKind;
 use crate::validation::sent::push_number;
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
-    name: "multipleOf",
-    on: On::Number,
-}];
+/// The rule: its keyword, `jsonschema`'s error for it, and its issue.
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[Keyword {
+        name: "multipleOf",
+        on: On::Number,
+        change: Change::Divisor,
+    }],
+    reads: |error| match error {
+        ValidationErrorKind::MultipleOf { multiple_of } => Some(IssueKind::NotMultipleOf {
+            divisor: *multiple_of,
+        }),
+        _ => None,
+    },
+    issue: Some(OwnIssue {
+        code: "not_multiple_of",
+        is: |kind| matches!(kind, IssueKind::NotMultipleOf { .. }),
+        problem: |kind, out| {
+            if let IssueKind::NotMultipleOf { divisor } = kind {
+                push_problem(out, *divisor);
+            }
+        },
+        expected: |kind, out| {
+            if let IssueKind::NotMultipleOf { divisor } = kind {
+                push_expected(out, *divisor);
+            }
+        },
+    }),
+    attribute: |schema, integer| {
+        let m = schema.get("multipleOf").and_then(Value::as_f64)?;
+        (m > 0.0 && (!integer || m.fract() == 0.0))
+            .then(|| format!("multiple_of = {}", num::literal(m, integer, true)))
+    },
+};
 
 /// Its keyword.
 pub fn keywords(divisor: Num, schema: &mut Map<String, Value>) {

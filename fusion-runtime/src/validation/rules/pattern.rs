@@ -12,14 +12,35 @@ use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::util::{primitives::StateID, start};
 use serde_json::{Map, Value};
 
-use super::{Check, Typed};
-use super::{Keyword, On};
+use super::{Change, Check, Declaration, Keyword, On, Typed, reads_none};
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[Keyword {
-    name: "pattern",
-    on: On::String,
-}];
+/// The rule: its keyword. `explain` reads `jsonschema`'s error for it itself, taking the
+/// pattern out of the error rather than copying it (an `invalid_format` issue, worded here).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[Keyword {
+        name: "pattern",
+        on: On::String,
+        change: Change::WhenSet([
+            "now must match a pattern",
+            "must match a different pattern",
+            "no longer must match a pattern",
+        ]),
+    }],
+    reads: reads_none,
+    issue: None,
+    attribute,
+};
+
+/// `pattern = ".."`, when the schema's pattern is one the validation engine reads (an
+/// ECMA-262 regex, as the macro checks it).
+fn attribute(schema: &Value, _: bool) -> Option<String> {
+    let pattern = schema.get("pattern").and_then(Value::as_str)?;
+    let compiles = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&serde_json::json!({ "pattern": pattern }))
+        .is_ok();
+    compiles.then(|| format!("pattern = {pattern:?}"))
+}
 
 /// Its keyword.
 pub fn keywords(pattern: &'static str, schema: &mut Map<String, Value>) {

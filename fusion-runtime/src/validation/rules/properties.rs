@@ -4,7 +4,34 @@
 //! (an integer >= 1 and <= 99), note (optional, a string)`), for the lines of an object sent
 //! as another type, missing, or as too few items of an array.
 
+use jsonschema::error::ValidationErrorKind as K;
+
+use super::{Declaration, no_attribute};
 use crate::validation::sent::push_int;
+use crate::validation::{IssueKind, Measure};
+
+/// The rule: no keyword of its own (a nested input's fields write them), `jsonschema`'s
+/// errors for the bounds of an object's size (a bound, worded by its [`Measure`]).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[],
+    reads: |error| match error {
+        K::MinProperties { limit } => Some(IssueKind::bound(
+            false,
+            Measure::Properties,
+            *limit as f64,
+            true,
+        )),
+        K::MaxProperties { limit } => Some(IssueKind::bound(
+            true,
+            Measure::Properties,
+            *limit as f64,
+            true,
+        )),
+        _ => None,
+    },
+    issue: None,
+    attribute: no_attribute,
+};
 
 /// The problems, below and above the bounds.
 pub const PROBLEMS: (&str, &str) = ("Too few properties", "Too many properties");

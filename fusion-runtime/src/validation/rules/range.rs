@@ -2,30 +2,80 @@
 
 use serde_json::{Map, Value};
 
-use super::num::Num;
-use super::{Check, Typed};
-use super::{Keyword, On};
-use crate::validation::sent::push_number;
+use super::num::{self, Num};
+use jsonschema::error::ValidationErrorKind as K;
 
-/// The keywords this rule writes into a field's schema, and the values they constrain.
-pub(crate) const KEYWORDS: &[Keyword] = &[
-    Keyword {
-        name: "minimum",
-        on: On::Number,
+use super::{Change, Check, Declaration, Keyword, On, Typed};
+use crate::validation::sent::push_number;
+use crate::validation::{IssueKind, Measure};
+
+/// The rule: its keywords and `jsonschema`'s errors for them (a bound, worded by its
+/// [`Measure`]).
+pub(crate) const RULE: Declaration = Declaration {
+    keywords: &[
+        Keyword {
+            name: "minimum",
+            on: On::Number,
+            change: Change::Lower,
+        },
+        Keyword {
+            name: "maximum",
+            on: On::Number,
+            change: Change::Upper,
+        },
+        Keyword {
+            name: "exclusiveMinimum",
+            on: On::Number,
+            change: Change::Lower,
+        },
+        Keyword {
+            name: "exclusiveMaximum",
+            on: On::Number,
+            change: Change::Upper,
+        },
+    ],
+    reads: |error| {
+        let (upper, limit, inclusive) = match error {
+            K::Minimum { limit } => (false, limit, true),
+            K::ExclusiveMinimum { limit } => (false, limit, false),
+            K::Maximum { limit } => (true, limit, true),
+            K::ExclusiveMaximum { limit } => (true, limit, false),
+            _ => return None,
+        };
+        let limit = limit.as_f64().unwrap_or(0.0);
+        Some(IssueKind::bound(upper, Measure::Number, limit, inclusive))
     },
-    Keyword {
-        name: "maximum",
-        on: On::Number,
-    },
-    Keyword {
-        name: "exclusiveMinimum",
-        on: On::Number,
-    },
-    Keyword {
-        name: "exclusiveMaximum",
-        on: On::Number,
-    },
-];
+    issue: None,
+    attribute,
+};
+
+/// `range(..)`: the tighter of each inclusive and exclusive bound, when some number fits.
+fn attribute(schema: &Value, integer: bool) -> Option<String> {
+    let num = |k: &str| schema.get(k).and_then(Value::as_f64);
+    let lower = match (num("minimum"), num("exclusiveMinimum")) {
+        (Some(m), Some(e)) if e >= m => Some(("exclusive_min", e)),
+        (Some(m), _) => Some(("min", m)),
+        (None, Some(e)) => Some(("exclusive_min", e)),
+        (None, None) => None,
+    };
+    let upper = match (num("maximum"), num("exclusiveMaximum")) {
+        (Some(m), Some(e)) if e <= m => Some(("exclusive_max", e)),
+        (Some(m), _) => Some(("max", m)),
+        (None, Some(e)) => Some(("exclusive_max", e)),
+        (None, None) => None,
+    };
+    let fits = match (lower, upper) {
+        (Some(("min", l)), Some(("max", u))) => l <= u,
+        (Some((_, l)), Some((_, u))) => l < u,
+        _ => true,
+    };
+    let range: Vec<String> = [lower.map(|b| (b, true)), upper.map(|b| (b, false))]
+        .into_iter()
+        .flatten()
+        .map(|((key, x), is_lower)| format!("{key} = {}", num::literal(x, integer, is_lower)))
+        .collect();
+    (fits && !range.is_empty()).then(|| format!("range({})", range.join(", ")))
+}
 
 /// Its keywords.
 pub fn keywords(
