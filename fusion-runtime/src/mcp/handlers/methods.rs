@@ -24,6 +24,31 @@ use super::mcp_handler::{McpHandler, stamp_input};
 use super::{catalog, era, listing, notify, scope, tasks, trace};
 use crate::context::LogThreshold;
 
+/// The methods the [`ServerHandler`] below answers, by name: beside the methods themselves, so
+/// a new one is written in this file and the one that answers it. stdio's check
+/// (`jsonrpc/check.rs`) reads it: a served method whose params rmcp cannot read is answered
+/// `Invalid params`, any other unreadable method is rmcp's (`Method not found`). The task
+/// methods are not in it (as before the list moved here): stdio hands a 2025-11-25 session's
+/// task messages to `tasks_2025.rs` after this check, whatever rmcp makes of them.
+#[cfg(feature = "server-stdio")]
+pub(crate) const SERVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
 impl McpHandler {
     /// `get_info`'s answer, made anew: the capabilities the server's catalog and tasks call
     /// for, its name, version and instructions.

@@ -43,6 +43,8 @@ pub use listing::MAX_CURSOR_BYTES;
 #[cfg(feature = "server-http")]
 pub(crate) use mcp_handler::LiveList;
 pub use mcp_handler::{McpHandler, to_call_tool_result};
+#[cfg(feature = "server-stdio")]
+pub(crate) use methods::SERVED_METHODS;
 pub use scope::request_scope;
 pub use subscriptions::{MAX_SUBSCRIPTIONS, Subscriptions};
 pub use tools::MOUNT_META_KEY;

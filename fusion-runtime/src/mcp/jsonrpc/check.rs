@@ -13,6 +13,8 @@ use super::probe::Probe;
 use super::reply::{Reply, parse_error};
 #[cfg(feature = "server-stdio")]
 use crate::mcp::handlers::CursorNotAString;
+#[cfg(feature = "server-stdio")]
+use crate::mcp::handlers::SERVED_METHODS;
 use crate::server::Server;
 
 #[cfg(feature = "server-stdio")]
@@ -164,23 +166,3 @@ pub(crate) fn unusable_call(
 pub(crate) fn refused_by_rmcp(bytes: &[u8]) -> Option<Reply> {
     Probe::of(bytes).err().map(|e| parse_error(&e))
 }
-
-#[cfg(feature = "server-stdio")]
-/// The methods this server answers (the others are rmcp's `Method not found`).
-const SERVED_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "logging/setLevel",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-    "subscriptions/listen",
-];
