@@ -266,7 +266,7 @@ where
                 match jsonrpc::read_line(line, &r.server) {
                     Ok(message) => {
                         if let Some(can) = r.lifecycle.tasks_2025.get().copied()
-                            && names_a_task(line, &r.server)
+                            && tasks_2025::may_name_a_task(line, &r.server)
                             && let Ok(value) = serde_json::from_slice::<serde_json::Value>(line)
                         {
                             let owner = crate::context::ClientKey::owner(
@@ -312,14 +312,6 @@ where
 /// The client key of the stdio connection's calls (as the 2026-07-28 tasks' owner is
 /// worked out over stdio: the principal's key, else this).
 const CONNECTION: &str = "connection";
-
-/// Whether `line` (a 2025-11-25 session's) may be a task message: it names a task (`task`,
-/// `tasks/…`, a question's id `tasks:…`), or it may call a tool that runs only as a task.
-/// Parsed again only then.
-fn names_a_task(line: &[u8], server: &Server) -> bool {
-    let mentions = |needle: &[u8]| line.windows(needle.len()).any(|w| w == needle);
-    mentions(b"\"task") || (server.has_required_tasks() && mentions(b"\"tools/call\""))
-}
 
 /// Writes a 2025-11-25 task message's answer: a line, or, for a `tasks/result` stream, a
 /// writer of its lines that runs until the stream or the reading ends.

@@ -41,6 +41,14 @@ use crate::server::Server;
 use crate::store::tasks::StreamRefused;
 use crate::store::{TaskOutcome, TaskPosition, TaskRecord, TaskStatus};
 
+/// Whether a 2025-11-25 message (its bytes, not yet parsed) may be a task message, for both
+/// transports: it names a task (`task`, `tasks/…`, a question's id `tasks:…`), or it may call
+/// a tool that runs only as a task. Only such a message is parsed again for [`answer`].
+pub(crate) fn may_name_a_task(message: &[u8], server: &Server) -> bool {
+    let mentions = |needle: &[u8]| memchr::memmem::find(message, needle).is_some();
+    mentions(b"\"task") || (server.has_required_tasks() && mentions(b"\"tools/call\""))
+}
+
 /// How often `tasks/result` looks at a running task.
 const RESULT_POLL: Duration = Duration::from_millis(200);
 

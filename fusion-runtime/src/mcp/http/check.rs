@@ -19,7 +19,7 @@ use super::door::Cleared;
 use super::headers::{HEADER_PROTOCOL_VERSION, is_json};
 use super::rewrite::{Read, answer_with_status, json_errors, reply, too_large};
 use super::room::{Plain, PlainKind, RoomRoute, Taken, accepts_json_and_sse};
-use crate::http::body::{mentions, read_bounded};
+use crate::http::body::read_bounded;
 use crate::mcp::facts::SESSION_HEADER;
 use crate::mcp::jsonrpc::{self, Reply, request_id};
 use crate::server::Server;
@@ -205,8 +205,7 @@ async fn read(
             .headers
             .get(&HEADER_PROTOCOL_VERSION)
             .is_some_and(|v| v == "2025-11-25")
-        && (mentions(&bytes, b"\"task")
-            || (guard.server.has_required_tasks() && mentions(&bytes, b"\"tools/call\"")));
+        && crate::mcp::handlers::tasks_2025::may_name_a_task(&bytes, &guard.server);
     if tasks
         && passed.is_none()
         && let Err(answer) = jsonrpc::check_body(&bytes, &guard.server)
